@@ -1,0 +1,26 @@
+/// One scheduled piece of work: a small value, 32 bytes, no references.
+///
+/// `target` names who handles it (a device index, or `Event.world` for the world's own
+/// schedule); `kind` and `arg` are interpreted by the handler. `seq` is the insertion
+/// order, set by the queue, which breaks ties so equal times run first-in first-out.
+public struct Event: Sendable, Equatable {
+    public var time: SimTime
+    public var seq: UInt64
+    public var target: UInt32
+    public var arg: UInt32
+    public var kind: UInt8
+
+    /// The target of events that belong to the world rather than to one device.
+    public static let world: UInt32 = .max
+
+    @inlinable
+    public init(time: SimTime, seq: UInt64 = 0, target: UInt32, kind: UInt8, arg: UInt32 = 0) {
+        self.time = time; self.seq = seq; self.target = target; self.arg = arg; self.kind = kind
+    }
+
+    /// The queue's order: earlier time first, then earlier insertion.
+    @inlinable
+    public static func precedes(_ a: Event, _ b: Event) -> Bool {
+        a.time < b.time || (a.time == b.time && a.seq < b.seq)
+    }
+}

@@ -1,0 +1,2 @@
+import SimKit
+print("simkit")
