@@ -1,0 +1,116 @@
+/// What the SDK can ask the server for. Every kind carries the app's key (S1).
+public enum RequestKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+    /// The key check of D1, for a device that holds a credential.
+    case check
+    /// Registration with App Attest (S6); also the key check of a device without a credential.
+    case register
+    case query, profile, placeData, modelDownload, runReport
+    /// Deletes the device's record on the server (S8).
+    case reset
+
+    public var description: String {
+        switch self {
+        case .check: "check"
+        case .register: "register"
+        case .query: "query"
+        case .profile: "profile"
+        case .placeData: "place-data"
+        case .modelDownload: "model-download"
+        case .runReport: "run-report"
+        case .reset: "reset"
+        }
+    }
+}
+
+/// How a request ended, as the SDK sees it: a server verdict, or a transient failure.
+public enum Answer: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+    /// 200: served.
+    case ok
+    /// 401 `app_key_invalid` (S2.1).
+    case appKeyInvalid
+    /// 403 `app_disabled` (S2.2).
+    case appDisabled
+    /// 403 `app_pending` (S2.3).
+    case appPending
+    /// 401 `device_unknown` (S2.4).
+    case deviceUnknown
+    /// 401 `app_key_mismatch` (S2.5).
+    case appKeyMismatch
+    /// 401 `attestation_failed` (S6).
+    case attestationFailed
+    /// A 5xx from the server (error injection or outage).
+    case serverError
+    /// No answer within the request's timeout (D9).
+    case timedOut
+    /// The device had no network.
+    case offline
+
+    /// The three answers that stop access (D2).
+    @inlinable public var isLockError: Bool {
+        self == .appKeyInvalid || self == .appDisabled || self == .appKeyMismatch
+    }
+    /// A verdict from the server on the key: 200 or one of the 4xx of S2 (D1 "answered").
+    @inlinable public var isVerdict: Bool {
+        switch self {
+        case .ok, .appKeyInvalid, .appDisabled, .appPending, .deviceUnknown, .appKeyMismatch, .attestationFailed: true
+        case .serverError, .timedOut, .offline: false
+        }
+    }
+    /// Offline, a timeout or a 5xx: never a reason to lock (D6).
+    @inlinable public var isTransient: Bool { !isVerdict }
+
+    /// The HTTP status for reports; 5xx answers carry their own status in `Response`.
+    public var httpStatus: UInt16 {
+        switch self {
+        case .ok: 200
+        case .appKeyInvalid, .deviceUnknown, .appKeyMismatch, .attestationFailed: 401
+        case .appDisabled, .appPending: 403
+        case .serverError: 503
+        case .timedOut, .offline: 0
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .ok: "200"
+        case .appKeyInvalid: "app_key_invalid"
+        case .appDisabled: "app_disabled"
+        case .appPending: "app_pending"
+        case .deviceUnknown: "device_unknown"
+        case .appKeyMismatch: "app_key_mismatch"
+        case .attestationFailed: "attestation_failed"
+        case .serverError: "5xx"
+        case .timedOut: "timeout"
+        case .offline: "offline"
+        }
+    }
+}
+
+/// A request as it reaches the server: everything the server may judge it by.
+public struct Request: Sendable, Equatable {
+    public var kind: RequestKind
+    /// The publishable key the installed app version carries.
+    public var key: KeyID
+    /// The device credential, or `.none` (always `.none` on `register`).
+    public var credential: Credential
+    /// The device sending it; used only to issue a credential on `register`.
+    public var device: DeviceIndex
+    /// App Attest: the app whose team ID and bundle ID this install genuinely is, or nil
+    /// for a non-genuine install (a clone). Only `register` is judged by it.
+    public var attestedApp: AppID?
+
+    @inlinable
+    public init(kind: RequestKind, key: KeyID, credential: Credential, device: DeviceIndex, attestedApp: AppID?) {
+        self.kind = kind; self.key = key; self.credential = credential
+        self.device = device; self.attestedApp = attestedApp
+    }
+}
+
+/// The server's answer to one request. `credential` is set on a served `register`.
+public struct ServerReply: Sendable, Equatable {
+    public var answer: Answer
+    public var credential: Credential
+    @inlinable public init(_ answer: Answer, credential: Credential = .none) {
+        self.answer = answer; self.credential = credential
+    }
+}
