@@ -1,7 +1,8 @@
 /// One scheduled piece of work: a small value, 32 bytes, no references.
 ///
 /// `target` names who handles it (a device index, or `Event.world` for the world's own
-/// schedule); `kind` and `arg` are interpreted by the handler. `seq` is the insertion
+/// schedule); `kind`, `arg`, `sub` and `aux` are interpreted by the handler (the last two
+/// fit in what would otherwise be padding). `seq` is the insertion
 /// order, set by the queue, which breaks ties so equal times run first-in first-out.
 public struct Event: Sendable, Equatable {
     public var time: SimTime
@@ -9,13 +10,16 @@ public struct Event: Sendable, Equatable {
     public var target: UInt32
     public var arg: UInt32
     public var kind: UInt8
+    public var sub: UInt8
+    public var aux: UInt16
 
     /// The target of events that belong to the world rather than to one device.
     public static let world: UInt32 = .max
 
     @inlinable
-    public init(time: SimTime, seq: UInt64 = 0, target: UInt32, kind: UInt8, arg: UInt32 = 0) {
-        self.time = time; self.seq = seq; self.target = target; self.arg = arg; self.kind = kind
+    public init(time: SimTime, seq: UInt64 = 0, target: UInt32, kind: UInt8, arg: UInt32 = 0, sub: UInt8 = 0, aux: UInt16 = 0) {
+        self.time = time; self.seq = seq; self.target = target; self.arg = arg
+        self.kind = kind; self.sub = sub; self.aux = aux
     }
 
     /// The queue's order: earlier time first, then earlier insertion.

@@ -1,0 +1,90 @@
+/// What the SDK keeps on the device's disk. It survives the app process (a cold launch
+/// reads it back) and only changes through `StoreOp`s, which the engine applies and
+/// traces, so the invariant checkers see every write and delete.
+public struct LocalData: Sendable, Equatable {
+    /// Photos indexed so far: the library only grows, so the index is photos `0..<indexedCount`.
+    public var indexedCount: UInt32 = 0
+    /// Model downloads saved since the models were last deleted.
+    public var modelDownloads: UInt16 = 0
+    /// Run reports waiting to be uploaded (D10).
+    public var reportsQueued: UInt16 = 0
+    public var modelsPresent = false
+    public var placeDataPresent = false
+    /// Access is stopped (D3): the SDK is locked, `.failed(.accessRevoked)`.
+    public var locked = false
+    /// Access stopped and the data was deleted after 30 days (D5); cleared when access returns.
+    public var purged = false
+    /// Whether the SDK has a background indexing task registered with the OS.
+    public var backgroundScheduled = false
+    /// The device credential from the server, or `.none`.
+    public var credential: Credential = .none
+    /// A reset whose server-side delete has not succeeded yet (D7): the old credential.
+    public var pendingReset: Credential = .none
+    /// When access stopped (D3), or `LocalData.never`; kept by later lock errors.
+    public var lockedSince: SimTime = LocalData.never
+    /// The last check the server answered with a verdict (D1), or `LocalData.never`.
+    public var lastAnsweredCheck: SimTime = LocalData.never
+
+    /// "No such time" for the optional times above, without an Optional's extra bytes.
+    public static let never: SimTime = .max
+
+    public init() {}
+
+    @inlinable public var isLocked: Bool { locked }
+    /// True when nothing that `reset()` must delete is left (D7).
+    public var isEmpty: Bool {
+        indexedCount == 0 && !modelsPresent && !placeDataPresent && reportsQueued == 0 && credential.isNone
+    }
+
+    /// Applies one storage operation.
+    /// - Complexity: O(1).
+    @inlinable
+    public mutating func apply(_ op: StoreOp) {
+        switch op {
+        case .indexPhotos(let from, let count):
+            indexedCount = from &+ UInt32(count)
+        case .deleteIndex: indexedCount = 0
+        case .saveModels: modelsPresent = true; modelDownloads &+= 1
+        case .deleteModels: modelsPresent = false; modelDownloads = 0
+        case .savePlaceData: placeDataPresent = true
+        case .deletePlaceData: placeDataPresent = false
+        case .setCredential(let c): credential = c
+        case .deleteCredential: credential = .none
+        case .queueReport: reportsQueued &+= 1
+        case .reportsUploaded(let n): reportsQueued -= min(reportsQueued, n)
+        case .dropReports: reportsQueued = 0
+        case .lock: locked = true
+        case .unlock: locked = false; purged = false
+        case .setLockedSince(let t): lockedSince = t
+        case .markPurged: purged = true
+        case .setLastAnsweredCheck(let t): lastAnsweredCheck = t
+        case .setPendingReset(let c): pendingReset = c
+        case .scheduleBackground: backgroundScheduled = true
+        case .cancelBackground: backgroundScheduled = false
+        }
+    }
+}
+
+/// One write or delete on the device's disk.
+public enum StoreOp: Sendable, Equatable {
+    /// Photos `from..<from+count` were indexed; `from` must equal the index's size.
+    case indexPhotos(from: UInt32, count: UInt16)
+    case deleteIndex
+    case saveModels, deleteModels
+    case savePlaceData, deletePlaceData
+    case setCredential(Credential), deleteCredential
+    case queueReport
+    case reportsUploaded(UInt16)
+    case dropReports
+    /// Access stopped (D3).
+    case lock
+    /// Access is back: the lock (and the purged mark) is lifted; `lockedSince` is separate.
+    case unlock
+    /// `LocalData.never` clears it.
+    case setLockedSince(SimTime)
+    case markPurged
+    case setLastAnsweredCheck(SimTime)
+    /// `.none` clears it once the server has deleted the record.
+    case setPendingReset(Credential)
+    case scheduleBackground, cancelBackground
+}

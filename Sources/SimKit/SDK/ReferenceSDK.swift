@@ -1,0 +1,444 @@
+/// The reference SDK core: every D rule of SPEC §1.2, as a sans-IO state machine.
+///
+/// One value is one app process (about 40 bytes). Persistent state lives in `LocalData`;
+/// this value holds only what a process forgets when it dies: requests in flight, the
+/// indexing run, and the state last reported. With `SDKConfig.flaws` set it becomes a
+/// mutant; every flaw is tested at the one spot where it bends a rule.
+public struct ReferenceSDK: SDKCore {
+    /// The phase of the current indexing run.
+    enum RunPhase: UInt8, Sendable { case none, checking, models, placeData, indexing }
+
+    /// The next request id; ids start at 1 and never repeat within a process.
+    var nextRequestID: UInt32 = 1
+    /// Requests in flight, a window over the 32 newest ids: bit i is id `nextRequestID-1-i`.
+    /// Older requests are abandoned; their answers are stale (D9).
+    var inFlight: UInt32 = 0
+    /// Run reports in the upload in flight.
+    var reportsUploading: UInt16 = 0
+    var phase: RunPhase = .none
+    var runInBackground = false
+    /// Resume indexing once a check in flight unlocks the SDK (D4).
+    var resumeAfterUnlock = false
+    var configured = false
+    var foreground = false
+    var state: SDKState = .unconfigured
+    /// Back-off exponents of the reset and report retries (bounded by `retryMaxMs`).
+    var resetAttempts: UInt8 = 0
+    var reportAttempts: UInt8 = 0
+
+    /// The most requests a process may have in flight before the oldest is abandoned.
+    static let inFlightWindow: UInt32 = 32
+
+    public init() {}
+
+    public mutating func handle(_ input: SDKInput, now: SimTime, context: SDKContext, disk: LocalData, effects: inout [Effect]) {
+        var step = Step(now: now, context: context, disk: disk)
+        swap(&step.effects, &effects)
+        switch input {
+        case .launch(let inBackground): launch(inBackground: inBackground, &step)
+        case .becameActive: becameActive(&step)
+        case .wentToBackground: foreground = false
+        case .backgroundRun:
+            if configured, !step.disk.isLocked, phase == .none { startRun(background: true, &step) }
+        case .call(let call): apiCall(call, &step)
+        case .reset: reset(&step)
+        case .response(let id, let kind, let reply): response(id: id, kind: kind, reply: reply, &step)
+        case .timer(let kind, let arg): timer(kind, arg: arg, &step)
+        }
+        swap(&step.effects, &effects)
+    }
+
+    /// One handling: the time, the device's facts, a working copy of the disk kept in step
+    /// with the `.store` effects, and the effects so far.
+    struct Step {
+        let now: SimTime
+        let context: SDKContext
+        var disk: LocalData
+        var effects: [Effect] = []
+        var flaws: SDKFlaws { context.config.flaws }
+        var config: SDKConfig { context.config }
+        mutating func store(_ op: StoreOp) { disk.apply(op); effects.append(.store(op)) }
+    }
+
+    // MARK: - Lifecycle
+
+    /// D1, D4, D8: a cold start calls `configure`, which checks the key.
+    mutating func launch(inBackground: Bool, _ s: inout Step) {
+        configured = true
+        foreground = !inBackground
+        deleteIndexIfPhotosRevoked(&s)
+        if s.disk.isLocked {
+            report(s.disk.purged ? .purged : .locked, &s)
+            resumeAfterUnlock = !inBackground
+            sendCheck(&s)
+            return
+        }
+        report(.idle, &s)
+        if !s.disk.backgroundScheduled { s.store(.scheduleBackground) }
+        if inBackground || hasWork(s) { startRun(background: inBackground, &s) } else { sendCheck(&s) }
+    }
+
+    /// D1, D4, D8: becoming active checks when locked or when the last answer is old.
+    mutating func becameActive(_ s: inout Step) {
+        guard configured else { return }
+        foreground = true
+        deleteIndexIfPhotosRevoked(&s)
+        if s.disk.isLocked {
+            if s.flaws.contains(.noCheckOnActivationWhenLocked) { return }
+            resumeAfterUnlock = true
+            sendCheck(&s)
+        } else if phase == .none, hasWork(s) {
+            startRun(background: false, &s)
+        } else if checkIsDue(s) {
+            sendCheck(&s)
+        }
+    }
+
+    /// D8: without Photos access the index is deleted when the app runs.
+    mutating func deleteIndexIfPhotosRevoked(_ s: inout Step) {
+        if !s.context.photosAllowed, s.disk.indexedCount > 0, !s.flaws.contains(.ignoresPhotosRevoked) {
+            s.store(.deleteIndex)
+        }
+    }
+
+    func checkIsDue(_ s: Step) -> Bool {
+        let interval = s.flaws.contains(.checksEvery48h) ? 2 * s.config.checkIntervalMs : s.config.checkIntervalMs
+        return s.disk.lastAnsweredCheck == LocalData.never || s.now - s.disk.lastAnsweredCheck > interval
+    }
+
+    func hasWork(_ s: Step) -> Bool {
+        s.context.photosAllowed
+            && (s.disk.indexedCount < s.context.photoCount || !s.disk.modelsPresent || !s.disk.placeDataPresent)
+    }
+
+    // MARK: - API calls
+
+    /// D3: a locked SDK throws from search, query and profile without contacting the server.
+    mutating func apiCall(_ call: APICall, _ s: inout Step) {
+        guard configured else { s.effects.append(.callResult(call, .failed)); return }
+        if s.disk.isLocked, !(s.flaws.contains(.queriesWhileLocked) && call != .search) {
+            s.effects.append(.callResult(call, .threwAccessRevoked))
+            return
+        }
+        guard let kind = call.requestKind else { s.effects.append(.callResult(call, .returned)); return }
+        guard !s.disk.credential.isNone else { s.effects.append(.callResult(call, .failed)); return }
+        send(kind, &s)
+    }
+
+    // MARK: - Reset (D7)
+
+    mutating func reset(_ s: inout Step) {
+        stopRun(queueReport: false, &s)
+        inFlight = 0   // whatever is in flight now answers a store that no longer exists (D9)
+        let old = s.disk.credential.isNone ? s.disk.pendingReset : s.disk.credential
+        if s.disk.indexedCount > 0 { s.store(.deleteIndex) }
+        if s.disk.modelsPresent { s.store(.deleteModels) }
+        if s.disk.placeDataPresent { s.store(.deletePlaceData) }
+        if s.disk.reportsQueued > 0 { s.store(.dropReports) }
+        reportsUploading = 0
+        if !s.disk.credential.isNone, !s.flaws.contains(.resetKeepsCredential) { s.store(.deleteCredential) }
+        if s.disk.isLocked { s.store(.unlock) }
+        if s.disk.lockedSince != LocalData.never { s.store(.setLockedSince(LocalData.never)) }
+        if s.disk.lastAnsweredCheck != LocalData.never { s.store(.setLastAnsweredCheck(LocalData.never)) }
+        resumeAfterUnlock = false
+        report(configured ? .idle : .unconfigured, &s)
+        resetAttempts = 0
+        if !old.isNone {
+            s.store(.setPendingReset(old))
+            sendReset(&s)
+        }
+    }
+
+    mutating func sendReset(_ s: inout Step) {
+        let id = send(.reset, credential: s.disk.pendingReset, &s)
+        _ = id
+    }
+
+    // MARK: - Indexing runs
+
+    /// D1: every run, foreground or background, starts with a key check.
+    mutating func startRun(background: Bool, _ s: inout Step) {
+        phase = .checking
+        runInBackground = background
+        s.effects.append(.runStarted(background: background))
+        report(.indexing, &s)
+        if background, s.flaws.contains(.skipsBackgroundCheck) {
+            continueRun(&s)
+        } else {
+            sendCheck(&s)
+        }
+    }
+
+    /// Takes the run as far as it can go now: models, place data, then chunks of photos.
+    mutating func continueRun(_ s: inout Step) {
+        guard phase != .none else { return }
+        guard s.context.photosAllowed else { endRun(&s); return }
+        if !s.disk.modelsPresent || !s.disk.placeDataPresent {
+            guard !s.disk.credential.isNone else { endRun(&s); return }
+            phase = s.disk.modelsPresent ? .placeData : .models
+            send(s.disk.modelsPresent ? .placeData : .modelDownload, &s)
+            return
+        }
+        phase = .indexing
+        if s.disk.indexedCount < s.context.photoCount {
+            s.effects.append(.setTimer(.indexChunk, at: s.now + s.config.chunkMs, arg: 0))
+        } else {
+            endRun(&s)
+        }
+    }
+
+    mutating func indexChunk(_ s: inout Step) {
+        guard phase == .indexing else { return }
+        guard s.context.photosAllowed else { endRun(&s); return }
+        let from = s.disk.indexedCount
+        if from < s.context.photoCount {
+            let count = UInt16(min(UInt32(s.config.chunkPhotos), s.context.photoCount - from))
+            s.store(.indexPhotos(from: from, count: count))
+        }
+        if s.disk.indexedCount < s.context.photoCount {
+            s.effects.append(.setTimer(.indexChunk, at: s.now + s.config.chunkMs, arg: 0))
+        } else {
+            endRun(&s)
+        }
+    }
+
+    /// D10: each run ends with a run report, queued and then uploaded.
+    mutating func endRun(_ s: inout Step) {
+        guard phase != .none else { return }
+        stopRun(queueReport: true, &s)
+        report(s.disk.isLocked ? (s.disk.purged ? .purged : .locked) : .idle, &s)
+        uploadReports(&s)
+    }
+
+    mutating func stopRun(queueReport: Bool, _ s: inout Step) {
+        guard phase != .none else { return }
+        if phase == .indexing { s.effects.append(.cancelTimer(.indexChunk)) }
+        phase = .none
+        s.effects.append(.runEnded)
+        if queueReport { s.store(.queueReport) }
+    }
+
+    mutating func uploadReports(_ s: inout Step) {
+        guard !s.disk.isLocked, reportsUploading == 0, s.disk.reportsQueued > 0, !s.disk.credential.isNone else { return }
+        reportsUploading = s.disk.reportsQueued
+        send(.runReport, &s)
+    }
+
+    // MARK: - Requests and answers
+
+    /// The key check: `check` with a credential, `register` (with App Attest) without one.
+    mutating func sendCheck(_ s: inout Step) {
+        send(s.disk.credential.isNone ? .register : .check, &s)
+    }
+
+    mutating func send(_ kind: RequestKind, _ s: inout Step) {
+        _ = send(kind, credential: kind == .register ? .none : s.disk.credential, &s)
+    }
+
+    /// Sends a request and arms its timeout (D9).
+    @discardableResult
+    mutating func send(_ kind: RequestKind, credential: Credential, _ s: inout Step) -> UInt32 {
+        let id = nextRequestID
+        precondition(id < (1 << 28), "request ids exhausted in one process")
+        nextRequestID += 1
+        inFlight = (inFlight << 1) | 1
+        s.effects.append(.send(id: id, kind: kind, credential: credential))
+        s.effects.append(.setTimer(.requestTimeout, at: s.now + s.config.requestTimeoutMs, arg: id << 3 | UInt32(kind.rawValue)))
+        return id
+    }
+
+    /// Whether request `id` is still awaited; clears it when `take` is set.
+    mutating func awaiting(_ id: UInt32, take: Bool) -> Bool {
+        guard id < nextRequestID else { return false }
+        let age = nextRequestID - 1 - id
+        guard age < ReferenceSDK.inFlightWindow, inFlight & (1 << age) != 0 else { return false }
+        if take { inFlight &= ~(1 << age) }
+        return true
+    }
+
+    mutating func response(id: UInt32, kind: RequestKind, reply: ServerReply, _ s: inout Step) {
+        if !awaiting(id, take: true), !s.flaws.contains(.appliesStaleResponses) { return }   // D9: stale
+        answer(kind, reply, &s)
+    }
+
+    mutating func timer(_ kind: TimerKind, arg: UInt32, _ s: inout Step) {
+        switch kind {
+        case .indexChunk: indexChunk(&s)
+        case .requestTimeout:
+            let id = arg >> 3
+            guard awaiting(id, take: true), let requestKind = RequestKind(rawValue: UInt8(arg & 7)) else { return }
+            answer(requestKind, ServerReply(.timedOut), &s)
+        case .resetRetry:
+            if !s.disk.pendingReset.isNone { sendReset(&s) }
+        case .reportRetry:
+            uploadReports(&s)
+        }
+    }
+
+    /// Whether `answer` stops access: the three lock errors of D2, and nothing else (D6).
+    func stopsAccess(_ answer: Answer, _ flaws: SDKFlaws) -> Bool {
+        if answer.isLockError { return true }
+        if flaws.isEmpty { return false }
+        switch answer {
+        case .serverError: return flaws.contains(.locksOn5xx)
+        case .timedOut: return flaws.contains(.locksOnTimeout)
+        case .appPending: return flaws.contains(.locksOnPending)
+        case .deviceUnknown: return flaws.contains(.locksOnDeviceUnknown)
+        case .offline: return flaws.contains(.locksOffline)
+        default: return false
+        }
+    }
+
+    mutating func answer(_ kind: RequestKind, _ reply: ServerReply, _ s: inout Step) {
+        let a = reply.answer
+        let isCheck = kind == .check || kind == .register
+        if isCheck, a.isVerdict { s.store(.setLastAnsweredCheck(s.now)) }
+        if kind == .runReport, a != .ok { uploadFailed(&s) }
+        if kind == .reset { resetAnswered(a, &s) }
+
+        if stopsAccess(a, s.flaws) {
+            lockOrPurge(byCheck: isCheck, &s)
+            if let call = kind.apiCall { s.effects.append(.callResult(call, .threwAccessRevoked)) }
+            return
+        }
+        if s.disk.isLocked {
+            if isCheck { lockedCheckAnswered(kind, reply, &s) }
+            if let call = kind.apiCall { s.effects.append(.callResult(call, .threwAccessRevoked)) }
+            return
+        }
+        if a == .deviceUnknown, kind != .reset {
+            // D6: the server forgot this device; register again and go on.
+            if !s.disk.credential.isNone { s.store(.deleteCredential) }
+            if let call = kind.apiCall { s.effects.append(.callResult(call, .failed)) }
+            if kind == .runReport { reportsUploading = 0 }
+            if phase != .none { phase = .checking }
+            sendCheck(&s)
+            return
+        }
+        switch kind {
+        case .check, .register:
+            if a == .ok, kind == .register { s.store(.setCredential(reply.credential)) }
+            if a == .ok || a.isTransient { continueRun(&s) } else { endRun(&s) }   // pending, attestation: no run
+        case .modelDownload, .placeData:
+            if a == .ok { s.store(kind == .modelDownload ? .saveModels : .savePlaceData); continueRun(&s) }
+            else { endRun(&s) }
+        case .runReport:
+            if a == .ok {
+                s.store(.reportsUploaded(reportsUploading))
+                reportsUploading = 0
+                reportAttempts = 0
+                uploadReports(&s)
+            }
+        case .query, .profile:
+            s.effects.append(.callResult(kind.apiCall!, a == .ok ? .returned : .failed))
+        case .reset:
+            break
+        }
+    }
+
+    /// D3, D5: the first lock error locks; a check answered with one 30 days later purges.
+    mutating func lockOrPurge(byCheck: Bool, _ s: inout Step) {
+        if !s.disk.isLocked {
+            if s.disk.lockedSince == LocalData.never { s.store(.setLockedSince(s.now)) }
+            s.store(.lock)
+            if !s.flaws.contains(.keepsIndexingWhenLocked) { stopRun(queueReport: true, &s) }
+            if s.disk.backgroundScheduled { s.store(.cancelBackground) }
+            reportsUploading = 0
+            s.effects.append(.cancelTimer(.reportRetry))
+            report(.locked, &s)
+        } else if byCheck, purgeIsDue(s) {
+            purge(&s)
+        }
+    }
+
+    func purgeIsDue(_ s: Step) -> Bool {
+        if s.disk.purged || s.flaws.contains(.neverPurges) { return false }
+        let after = s.flaws.contains(.purgesAt29Days) ? s.config.purgeAfterMs - Ms.day : s.config.purgeAfterMs
+        return s.now >= s.disk.lockedSince &+ after
+    }
+
+    /// D5: delete the index, models, place data, queued reports and credential.
+    mutating func purge(_ s: inout Step) {
+        inFlight = 0
+        if s.disk.indexedCount > 0 { s.store(.deleteIndex) }
+        if s.disk.modelsPresent { s.store(.deleteModels) }
+        if s.disk.placeDataPresent { s.store(.deletePlaceData) }
+        if s.disk.reportsQueued > 0 { s.store(.dropReports) }
+        if !s.disk.credential.isNone { s.store(.deleteCredential) }
+        s.store(.markPurged)
+        report(.purged, &s)
+    }
+
+    /// D4: while locked only checks matter; a served one unlocks and the run resumes.
+    mutating func lockedCheckAnswered(_ kind: RequestKind, _ reply: ServerReply, _ s: inout Step) {
+        switch reply.answer {
+        case .ok:
+            if kind == .register { s.store(.setCredential(reply.credential)) }
+            unlock(&s)
+        case .deviceUnknown:
+            if !s.disk.credential.isNone { s.store(.deleteCredential) }
+            sendCheck(&s)
+        case .timedOut, .offline, .serverError:
+            if s.flaws.contains(.purgesOnTransientCheck), purgeIsDue(s) { purge(&s) }
+        default:
+            break
+        }
+    }
+
+    mutating func unlock(_ s: inout Step) {
+        s.store(.unlock)
+        if !s.flaws.contains(.lockedSinceSurvivesUnlock) { s.store(.setLockedSince(LocalData.never)) }
+        if !s.disk.backgroundScheduled { s.store(.scheduleBackground) }
+        if s.flaws.contains(.redownloadsModelsOnUnlock), s.disk.modelsPresent { s.store(.deleteModels) }
+        if s.flaws.contains(.reindexesOnUnlock), s.disk.indexedCount > 0 { s.store(.deleteIndex) }
+        report(.idle, &s)
+        let resume = resumeAfterUnlock || phase != .none
+        resumeAfterUnlock = false
+        if phase == .none, resume, hasWork(s) {
+            phase = .checking
+            runInBackground = false
+            s.effects.append(.runStarted(background: false))
+            report(.indexing, &s)
+        }
+        if phase != .none { report(.indexing, &s); continueRun(&s) }
+        uploadReports(&s)
+    }
+
+    mutating func uploadFailed(_ s: inout Step) {
+        guard reportsUploading > 0 else { return }
+        reportsUploading = 0
+        if s.flaws.contains(.dropsReportsOnFailedUpload), s.disk.reportsQueued > 0 { s.store(.dropReports) }
+        guard !s.disk.isLocked else { return }
+        reportAttempts = min(reportAttempts + 1, 30)
+        s.effects.append(.setTimer(.reportRetry, at: s.now + backoff(reportAttempts, s.config), arg: 0))
+    }
+
+    mutating func resetAnswered(_ a: Answer, _ s: inout Step) {
+        if a == .ok || a == .deviceUnknown {
+            if !s.disk.pendingReset.isNone { s.store(.setPendingReset(.none)) }
+            resetAttempts = 0
+        } else {
+            resetAttempts = min(resetAttempts + 1, 30)
+            s.effects.append(.setTimer(.resetRetry, at: s.now + backoff(resetAttempts, s.config), arg: 0))
+        }
+    }
+
+    /// Exponential back-off from `retryFirstMs`, capped at `retryMaxMs`.
+    func backoff(_ attempts: UInt8, _ config: SDKConfig) -> SimTime {
+        let shift = SimTime(min(attempts, 20))
+        return min(config.retryFirstMs << (shift - 1), config.retryMaxMs)
+    }
+
+    mutating func report(_ new: SDKState, _ s: inout Step) {
+        guard new != state else { return }
+        state = new
+        s.effects.append(.state(new))
+    }
+}
+
+extension RequestKind {
+    /// The API call this request serves, for `query` and `profile`.
+    var apiCall: APICall? {
+        switch self { case .query: .query; case .profile: .profile; default: nil }
+    }
+}

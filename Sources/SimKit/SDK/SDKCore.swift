@@ -1,0 +1,139 @@
+/// The state an SDK reports to its app (SPEC §4 states): `.failed(.accessRevoked)` is
+/// `locked`, or `purged` once the data has been deleted after 30 days.
+public enum SDKState: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+    case unconfigured, indexing, idle, locked, purged
+    public var description: String {
+        switch self {
+        case .unconfigured: "unconfigured"
+        case .indexing: "indexing"
+        case .idle: "idle"
+        case .locked: "locked"
+        case .purged: "purged"
+        }
+    }
+    /// `.failed(.accessRevoked)`: the SDK is locked, with or without its data.
+    @inlinable public var isAccessRevoked: Bool { self == .locked || self == .purged }
+}
+
+/// A call of the SDK's public API by the app.
+public enum APICall: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+    /// On-device search over the index.
+    case search
+    /// Server-backed calls (S7).
+    case query, profile
+    public var description: String {
+        switch self { case .search: "search"; case .query: "query"; case .profile: "profile" }
+    }
+    /// The request a server-backed call sends, or nil for `search`.
+    public var requestKind: RequestKind? {
+        switch self { case .search: nil; case .query: .query; case .profile: .profile }
+    }
+}
+
+/// How an API call ended.
+public enum CallOutcome: UInt8, Sendable, CustomStringConvertible {
+    case returned
+    /// Threw `accessRevoked` (D3).
+    case threwAccessRevoked
+    /// Failed for a transient reason (offline, timeout, 5xx) or a non-lock refusal.
+    case failed
+    public var description: String {
+        switch self { case .returned: "returned"; case .threwAccessRevoked: "threw accessRevoked"; case .failed: "failed" }
+    }
+}
+
+/// The SDK's timers. Each kind has one live instance per device: setting it again or
+/// cancelling it makes the earlier firing stale (the engine drops it).
+public enum TimerKind: UInt8, Sendable, CaseIterable {
+    /// The next chunk of an indexing run.
+    case indexChunk
+    /// A request's timeout; `arg` is the request id (D9). Not cancellable, many may be live.
+    case requestTimeout
+    /// Retry of the server-side reset (D7).
+    case resetRetry
+    /// Retry of the run-report upload (D10).
+    case reportRetry
+}
+
+/// Something that happens to the SDK: a lifecycle event, an API call, a response or a timer.
+public enum SDKInput: Sendable, Equatable {
+    /// A cold start: the app process starts and calls `configure` (D1).
+    /// `inBackground` is a launch by the OS for a background run.
+    case launch(inBackground: Bool)
+    /// The app becomes active (comes to the foreground).
+    case becameActive
+    /// The app goes to the background.
+    case wentToBackground
+    /// The OS fires the SDK's background indexing task.
+    case backgroundRun
+    case call(APICall)
+    /// The app calls `reset()` (D7).
+    case reset
+    /// The answer to request `id` of `kind` (a verdict or a transient failure).
+    case response(id: UInt32, kind: RequestKind, reply: ServerReply)
+    case timer(TimerKind, arg: UInt32)
+}
+
+/// What the SDK asks the engine to do; the engine applies effects in order and traces them.
+public enum Effect: Sendable, Equatable {
+    /// Sends a request; the engine adds the installed app's key and the App Attest result.
+    case send(id: UInt32, kind: RequestKind, credential: Credential)
+    case setTimer(TimerKind, at: SimTime, arg: UInt32)
+    case cancelTimer(TimerKind)
+    case store(StoreOp)
+    /// The state the SDK reports to its app.
+    case state(SDKState)
+    case callResult(APICall, CallOutcome)
+    /// An indexing run starts (`background` when the OS fired it) or ends.
+    case runStarted(background: Bool)
+    case runEnded
+}
+
+/// What the SDK may read with each input besides its own data: the device's facts and
+/// the world's settings. Built by the engine per input; the SDK keeps none of it.
+public struct SDKContext: Sendable {
+    public var device: DeviceIndex
+    /// Photos in the library; photo ids are `0..<photoCount` and only grow.
+    public var photoCount: UInt32
+    /// Whether the person allows the app to read Photos.
+    public var photosAllowed: Bool
+    public var config: SDKConfig
+    public init(device: DeviceIndex, photoCount: UInt32, photosAllowed: Bool, config: SDKConfig) {
+        self.device = device; self.photoCount = photoCount
+        self.photosAllowed = photosAllowed; self.config = config
+    }
+}
+
+/// Settings shared by every SDK in a world; times in milliseconds.
+public struct SDKConfig: Sendable, Equatable {
+    /// D9: every request times out after this long.
+    public var requestTimeoutMs: SimTime = 30 * Ms.second
+    /// D1: on activation, check when the last answered check is older than this.
+    public var checkIntervalMs: SimTime = 24 * Ms.hour
+    /// D5: delete the data after access has stayed stopped this long.
+    public var purgeAfterMs: SimTime = 30 * Ms.day
+    /// Photos indexed per chunk, and the time a chunk takes.
+    public var chunkPhotos: UInt16 = 200
+    public var chunkMs: SimTime = 10 * Ms.second
+    /// Retries of the reset and report uploads back off from the first to the largest delay.
+    public var retryFirstMs: SimTime = 30 * Ms.second
+    public var retryMaxMs: SimTime = 6 * Ms.hour
+    /// Deliberate bugs for mutation testing; only `ReferenceSDK` reads them.
+    public var flaws: SDKFlaws = []
+    public init() {}
+}
+
+/// The SDK core as a sans-IO state machine: it takes an input with the current virtual
+/// time and returns effects; it never does I/O, reads clocks, or draws randomness.
+///
+/// One value is the state of one app process. A cold launch makes a new value with
+/// `init()`; what must survive lives in `LocalData`, which the SDK reads through `disk`
+/// and changes only through `.store` effects (the engine applies them after the call). Plug in your own core by
+/// conforming to this protocol; the engine is generic over it, so it costs no
+/// existential call per event.
+public protocol SDKCore: Sendable {
+    /// A fresh app process, before `configure`.
+    init()
+    /// Handles one input at `now`, appending effects to `effects`.
+    mutating func handle(_ input: SDKInput, now: SimTime, context: SDKContext, disk: LocalData, effects: inout [Effect])
+}

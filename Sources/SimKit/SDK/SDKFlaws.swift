@@ -1,0 +1,47 @@
+/// Deliberate, realistic bugs that turn the reference SDK into a mutant. Each is one
+/// small wrong decision at one spot of `ReferenceSDK`; with none set it is the reference.
+public struct SDKFlaws: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// Treats a 5xx as a lock error (breaks D6).
+    public static let locksOn5xx = SDKFlaws(rawValue: 1 << 0)
+    /// Treats a timeout as a lock error (breaks D6).
+    public static let locksOnTimeout = SDKFlaws(rawValue: 1 << 1)
+    /// Treats `app_pending` as a lock error (breaks D6).
+    public static let locksOnPending = SDKFlaws(rawValue: 1 << 2)
+    /// Treats `device_unknown` as a lock error instead of registering again (breaks D6).
+    public static let locksOnDeviceUnknown = SDKFlaws(rawValue: 1 << 3)
+    /// Forgets to clear `lockedSince` on unlock, so a later lock purges early (breaks D5).
+    public static let lockedSinceSurvivesUnlock = SDKFlaws(rawValue: 1 << 4)
+    /// Purges after 29 days instead of 30 (breaks D5).
+    public static let purgesAt29Days = SDKFlaws(rawValue: 1 << 5)
+    /// Purges on a transient check failure past the deadline (breaks D5).
+    public static let purgesOnTransientCheck = SDKFlaws(rawValue: 1 << 6)
+    /// Deletes and downloads the models again on unlock (breaks D4).
+    public static let redownloadsModelsOnUnlock = SDKFlaws(rawValue: 1 << 7)
+    /// Starts the index over on unlock (breaks D4).
+    public static let reindexesOnUnlock = SDKFlaws(rawValue: 1 << 8)
+    /// Starts background runs without a key check (breaks D1).
+    public static let skipsBackgroundCheck = SDKFlaws(rawValue: 1 << 9)
+    /// Acts on responses that arrive after their timeout or after a reset (breaks D9).
+    public static let appliesStaleResponses = SDKFlaws(rawValue: 1 << 10)
+    /// `reset()` keeps the device credential (breaks D7).
+    public static let resetKeepsCredential = SDKFlaws(rawValue: 1 << 11)
+    /// A locked SDK does not check again when the app becomes active (breaks D4).
+    public static let noCheckOnActivationWhenLocked = SDKFlaws(rawValue: 1 << 12)
+    /// Keeps the index after Photos access is revoked (breaks D8).
+    public static let ignoresPhotosRevoked = SDKFlaws(rawValue: 1 << 13)
+    /// A locked SDK still sends `query` and `profile` to the server (breaks D3).
+    public static let queriesWhileLocked = SDKFlaws(rawValue: 1 << 14)
+    /// Drops queued run reports when an upload fails (breaks D10).
+    public static let dropsReportsOnFailedUpload = SDKFlaws(rawValue: 1 << 15)
+    /// Never deletes anything, however long access stays stopped (breaks D5 liveness).
+    public static let neverPurges = SDKFlaws(rawValue: 1 << 16)
+    /// Checks on activation only after 48 h instead of 24 h (breaks D1).
+    public static let checksEvery48h = SDKFlaws(rawValue: 1 << 17)
+    /// Treats being offline as a lock error (breaks D6).
+    public static let locksOffline = SDKFlaws(rawValue: 1 << 18)
+    /// Keeps the index running after a lock error (breaks D3).
+    public static let keepsIndexingWhenLocked = SDKFlaws(rawValue: 1 << 19)
+}

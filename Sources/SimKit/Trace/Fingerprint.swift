@@ -1,0 +1,112 @@
+/// A 64-bit fingerprint over a canonical encoding of the whole trace: each record is
+/// folded in as fixed 64-bit words (time, device, a tag per case, its fields), never via
+/// Swift's `Hasher` (seeded per process) or memory layout. Same trace, same fingerprint,
+/// on any machine.
+public struct Fingerprint: Sendable, Equatable, CustomStringConvertible {
+    public var value: UInt64 = 0xCBF2_9CE4_8422_2325
+    public var records: UInt64 = 0
+    public init() {}
+
+    /// Folds one word in (a multiply-xorshift mix; order-sensitive).
+    @inlinable
+    public mutating func mix(_ word: UInt64) {
+        var h = (value ^ word) &* 0x9E37_79B9_7F4A_7C15
+        h ^= h >> 29
+        value = h &* 0xBF58_476D_1CE4_E5B9 ^ (h >> 32)
+    }
+
+    public mutating func add(_ r: TraceRecord) {
+        records &+= 1
+        mix(r.time)
+        mix(UInt64(r.device))
+        let (tag, a, b) = TraceEncoding.words(r.event)
+        mix(tag); mix(a); mix(b)
+    }
+
+    /// Sixteen hex digits.
+    public var description: String {
+        let hex = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}
+
+/// The canonical encoding of a trace event as three words: a stable tag and two payloads.
+/// Tags are part of the trace format: never renumber them, only add.
+public enum TraceEncoding {
+    @inlinable static func cred(_ c: Credential) -> UInt64 { UInt64(c.device) << 32 | UInt64(c.generation) }
+
+    public static func words(_ e: TraceEvent) -> (UInt64, UInt64, UInt64) {
+        switch e {
+        case .person(let a, let arg): return (1, UInt64(a.rawValue), UInt64(arg))
+        case .processStarted(let bg): return (2, bg ? 1 : 0, 0)
+        case .processKilled: return (3, 0, 0)
+        case .requestSent(let id, let kind, let key, let c):
+            return (4, UInt64(id) << 16 | UInt64(kind.rawValue) << 8, UInt64(key) ^ cred(c) << 16)
+        case .served(let id, let kind, let key, let c, let reply):
+            return (5, UInt64(id) << 16 | UInt64(kind.rawValue) << 8 | UInt64(reply.answer.rawValue),
+                    UInt64(key) ^ cred(c) << 16 ^ cred(reply.credential) << 1)
+        case .delivered(let id, let kind, let answer, let viaTimer):
+            return (6, UInt64(id) << 16 | UInt64(kind.rawValue) << 8 | UInt64(answer.rawValue), viaTimer ? 1 : 0)
+        case .droppedForDeadProcess(let id): return (7, UInt64(id), 0)
+        case .timerFired(let kind, let arg): return (8, UInt64(kind.rawValue), UInt64(arg))
+        case .state(let s): return (9, UInt64(s.rawValue), 0)
+        case .store(let op): let (a, b) = storeWords(op); return (10, a, b)
+        case .callResult(let call, let outcome): return (11, UInt64(call.rawValue), UInt64(outcome.rawValue))
+        case .runStarted(let bg): return (12, bg ? 1 : 0, 0)
+        case .runEnded: return (13, 0, 0)
+        case .backgroundRunSkipped: return (14, 0, 0)
+        case .fault(let f): let (a, b) = faultWords(f); return (15, a, b)
+        case .dashboard(let d, let applied): let (a, b) = dashboardWords(d); return (16, a << 1 | (applied ? 1 : 0), b)
+        case .forgotDevice: return (17, 0, 0)
+        case .probe(let arg): return (18, UInt64(arg), 0)
+        case .stepEnd: return (19, 0, 0)
+        }
+    }
+
+    static func storeWords(_ op: StoreOp) -> (UInt64, UInt64) {
+        switch op {
+        case .indexPhotos(let from, let count): return (1, UInt64(from) << 16 | UInt64(count))
+        case .deleteIndex: return (2, 0)
+        case .saveModels: return (3, 0)
+        case .deleteModels: return (4, 0)
+        case .savePlaceData: return (5, 0)
+        case .deletePlaceData: return (6, 0)
+        case .setCredential(let c): return (7, cred(c))
+        case .deleteCredential: return (8, 0)
+        case .queueReport: return (9, 0)
+        case .reportsUploaded(let n): return (10, UInt64(n))
+        case .dropReports: return (11, 0)
+        case .lock: return (12, 0)
+        case .unlock: return (13, 0)
+        case .setLockedSince(let t): return (14, t)
+        case .markPurged: return (15, 0)
+        case .setLastAnsweredCheck(let t): return (16, t)
+        case .setPendingReset(let c): return (17, cred(c))
+        case .scheduleBackground: return (18, 0)
+        case .cancelBackground: return (19, 0)
+        }
+    }
+
+    static func faultWords(_ f: FaultEvent) -> (UInt64, UInt64) {
+        switch f {
+        case .offline(let until): return (1, until)
+        case .offlineEnded: return (2, 0)
+        case .serverErrors(let rate, let status, let until): return (3 | UInt64(rate) << 8 | UInt64(status) << 24, until)
+        case .serverDown(let until): return (4, until)
+        case .timeouts(let rate, let until): return (5 | UInt64(rate) << 8, until)
+        case .lostResponses(let rate, let until): return (6 | UInt64(rate) << 8, until)
+        case .serverFaultEnded: return (7, 0)
+        }
+    }
+
+    static func dashboardWords(_ d: DashboardAction) -> (UInt64, UInt64) {
+        switch d {
+        case .rotate(let app, let key, let grace): return (1 | UInt64(app) << 8 | UInt64(key) << 24, grace.map { $0 &+ 1 } ?? 0)
+        case .stopOldKey(let app, let key): return (2 | UInt64(app) << 8 | UInt64(key) << 24, 0)
+        case .disable(let app): return (3 | UInt64(app) << 8, 0)
+        case .enable(let app): return (4 | UInt64(app) << 8, 0)
+        case .rollupApp(let a, let app): return (5 | UInt64(app) << 8, UInt64(a.rawValue))
+        case .rollupAccount(let a, let acc): return (6 | UInt64(acc) << 8, UInt64(a.rawValue))
+        }
+    }
+}

@@ -1,0 +1,119 @@
+/// A person's or the OS's action on a device, as the engine delivers it.
+public enum PersonAction: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+    case launch, open, close, background, search, query, profile, update, reset
+    case revokePhotos, grantPhotos, addPhotos
+    public var description: String {
+        switch self {
+        case .launch: "launch"
+        case .open: "open"
+        case .close: "close"
+        case .background: "background"
+        case .search: "search"
+        case .query: "query"
+        case .profile: "profile"
+        case .update: "update"
+        case .reset: "reset"
+        case .revokePhotos: "revoke-photos"
+        case .grantPhotos: "grant-photos"
+        case .addPhotos: "add-photos"
+        }
+    }
+}
+
+/// A change made in the developer dashboard or by Rollup.
+public enum DashboardAction: Sendable, Equatable, CustomStringConvertible {
+    /// A new current key; the old one keeps working for `graceMs`, or stops now when nil.
+    case rotate(app: AppID, newKey: KeyID, graceMs: SimTime?)
+    case stopOldKey(app: AppID, key: KeyID)
+    case disable(app: AppID)
+    case enable(app: AppID)
+    case rollupApp(RollupAppAction, app: AppID)
+    case rollupAccount(RollupAccountAction, account: AccountID)
+
+    public var description: String {
+        switch self {
+        case .rotate(let app, let key, let grace):
+            "rotate app \(app) key \(key) " + (grace.map { "keep-old \(DurationText.format($0))" } ?? "stop-old now")
+        case .stopOldKey(let app, let key): "stop-old-key app \(app) key \(key)"
+        case .disable(let app): "disable app \(app)"
+        case .enable(let app): "enable app \(app)"
+        case .rollupApp(let a, let app): "rollup \(a) app \(app)"
+        case .rollupAccount(let a, let acc): "rollup \(a) account \(acc)"
+        }
+    }
+}
+
+public enum RollupAppAction: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+    case approve, reject, revoke, restore
+    public var description: String {
+        switch self { case .approve: "approve"; case .reject: "reject"; case .revoke: "revoke"; case .restore: "restore" }
+    }
+}
+
+public enum RollupAccountAction: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+    case approve, revoke, restore
+    public var description: String {
+        switch self { case .approve: "approve-account"; case .revoke: "revoke-account"; case .restore: "restore-account" }
+    }
+}
+
+/// An injected fault starting or ending (SPEC §1.4).
+public enum FaultEvent: Sendable, Equatable {
+    /// A device loses its network until `until`.
+    case offline(until: SimTime)
+    case offlineEnded
+    /// The server answers a share (basis points) of requests with `status` until `until`.
+    case serverErrors(rateBp: UInt16, status: UInt16, until: SimTime)
+    case serverDown(until: SimTime)
+    /// A share of requests gets its response only after the timeout.
+    case timeouts(rateBp: UInt16, until: SimTime)
+    /// A share of responses is lost after the server acted (S9).
+    case lostResponses(rateBp: UInt16, until: SimTime)
+    /// A server-wide fault window closed.
+    case serverFaultEnded
+}
+
+/// Everything observable that happens in a simulation. A record's `device` says whose
+/// it is (`Event.world` for server-wide and dashboard records).
+public enum TraceEvent: Sendable, Equatable {
+    /// The person or the OS acted on the device (`arg`: photos added, key shipped, …).
+    case person(PersonAction, arg: UInt32)
+    /// The SDK process started (`inBackground` for an OS launch) or was killed.
+    case processStarted(inBackground: Bool)
+    case processKilled
+    /// The SDK sent request `id`.
+    case requestSent(id: UInt32, kind: RequestKind, key: KeyID, credential: Credential)
+    /// The request reached the server, which answered it (before any loss on the way back).
+    case served(id: UInt32, kind: RequestKind, key: KeyID, credential: Credential, reply: ServerReply)
+    /// An answer reached the SDK: a server verdict, a 5xx, offline, or the SDK's own timeout
+    /// (`viaTimer`). Late answers are delivered too; judging them stale is the SDK's job.
+    case delivered(id: UInt32, kind: RequestKind, answer: Answer, viaTimer: Bool)
+    /// An answer was dropped because the process that sent the request had died.
+    case droppedForDeadProcess(id: UInt32)
+    /// One of the SDK's timers fired (`arg` as it was set).
+    case timerFired(TimerKind, arg: UInt32)
+    case state(SDKState)
+    case store(StoreOp)
+    case callResult(APICall, CallOutcome)
+    case runStarted(background: Bool)
+    case runEnded
+    case backgroundRunSkipped
+    case fault(FaultEvent)
+    case dashboard(DashboardAction, applied: Bool)
+    /// The server lost a device's record (`forget-device`).
+    case forgotDevice
+    /// A scenario's probe point: an `expect` is judged here (`arg`: the expectation index).
+    case probe(arg: UInt32)
+    /// The end of one SDK input's handling (all its effects are in the trace before it).
+    case stepEnd
+}
+
+/// One trace record: when, whose, what.
+public struct TraceRecord: Sendable, Equatable {
+    public var time: SimTime
+    public var device: DeviceIndex
+    public var event: TraceEvent
+    @inlinable public init(time: SimTime, device: DeviceIndex, event: TraceEvent) {
+        self.time = time; self.device = device; self.event = event
+    }
+}

@@ -1,0 +1,44 @@
+/// Something that watches a simulation's trace as it happens: the invariant checkers,
+/// the fingerprint, a streaming writer. The engine is generic over its observer, so a
+/// composed observer costs direct (inlinable) calls, not existential dispatch.
+public protocol TraceObserver {
+    /// Called once before the first event, with the world's fixed facts.
+    mutating func begin(_ facts: WorldFacts)
+    /// Called for every trace record, in order.
+    mutating func observe(_ record: TraceRecord)
+    /// Called once when the run stops at `time` (its end, or the event budget).
+    mutating func finish(at time: SimTime)
+}
+
+extension TraceObserver {
+    public mutating func begin(_ facts: WorldFacts) {}
+    public mutating func finish(at time: SimTime) {}
+}
+
+/// An observer that does nothing, for runs that need only the fingerprint.
+public struct NoObserver: TraceObserver {
+    public init() {}
+    @inlinable public mutating func observe(_ record: TraceRecord) {}
+}
+
+/// Two observers side by side; nest pairs to compose more.
+public struct ObserverPair<A: TraceObserver, B: TraceObserver>: TraceObserver {
+    public var first: A
+    public var second: B
+    public init(_ first: A, _ second: B) { self.first = first; self.second = second }
+    public mutating func begin(_ facts: WorldFacts) { first.begin(facts); second.begin(facts) }
+    @inlinable public mutating func observe(_ record: TraceRecord) { first.observe(record); second.observe(record) }
+    public mutating func finish(at time: SimTime) { first.finish(at: time); second.finish(at: time) }
+}
+
+/// An observer that keeps every record in memory: for tests and short runs only.
+public struct TraceRecorder: TraceObserver {
+    public var records: [TraceRecord] = []
+    /// The most records kept; later ones are counted in `dropped`.
+    public let limit: Int
+    public var dropped = 0
+    public init(limit: Int = 1_000_000) { self.limit = limit }
+    public mutating func observe(_ record: TraceRecord) {
+        if records.count < limit { records.append(record) } else { dropped += 1 }
+    }
+}

@@ -1,0 +1,85 @@
+/// The network and the server side of a request: latency, partitions, and the injected
+/// server faults of SPEC §1.4, applied around `ServerModel.handle`.
+extension World {
+    /// D9, S9 and §1.4: puts a request on the wire from `device`.
+    mutating func sendRequest(device d: DeviceIndex, id: UInt32, kind: RequestKind, credential: Credential) {
+        let dev = devices[Int(d)]
+        let request = Request(kind: kind, key: dev.key, credential: credential, device: d,
+                              attestedApp: dev.genuine ? dev.app : nil)
+        trace(d, .requestSent(id: id, kind: kind, key: dev.key, credential: credential))
+        var slot = RequestPool.Slot(request: request, sentAt: now, id: id, epoch: dev.processEpoch)
+        if now < dev.offlineUntil {
+            slot.reply = ServerReply(.offline)
+            let s = requests.add(slot)
+            queue.push(Event(time: now, target: d, kind: EventKind.responseArrives, arg: s))
+            return
+        }
+        var r = draw(d)
+        let roundTrip = r.int(in: setup.network.latencyMinMs...max(setup.network.latencyMinMs, setup.network.latencyMaxMs))
+        if now < faults.timeoutsUntil, r.chance(UInt64(faults.timeoutRateBp), outOf: 10_000) { slot.late = true }
+        let s = requests.add(slot)
+        queue.push(Event(time: now + roundTrip / 2, target: d, kind: EventKind.requestArrives, arg: s))
+    }
+
+    /// The request reaches the server: an outage or an injected 5xx answers without
+    /// touching server state (S9); otherwise the server judges it (S1, S2).
+    mutating func requestArrives(slot s: UInt32) {
+        var slot = requests[s]
+        let d = slot.request.device
+        var r = draw(d)
+        if now < faults.downUntil {
+            slot.reply = ServerReply(.serverError)
+        } else if now < faults.errorsUntil, r.chance(UInt64(faults.errorRateBp), outOf: 10_000) {
+            slot.reply = ServerReply(.serverError)
+        } else {
+            slot.reply = server.handle(slot.request, now: now)
+        }
+        trace(d, .served(id: slot.id, kind: slot.request.kind, key: slot.request.key,
+                         credential: slot.request.credential, reply: slot.reply))
+        if now < faults.lostUntil, r.chance(UInt64(faults.lostRateBp), outOf: 10_000) {
+            requests.release(s)   // S9: the server acted, the answer never arrives
+            return
+        }
+        let roundTripMax = max(setup.network.latencyMinMs, setup.network.latencyMaxMs)
+        let back = r.int(in: setup.network.latencyMinMs / 2...roundTripMax / 2 + 1)
+        var at = now + back
+        if slot.late {
+            // Races the timeout: from just before it to one more timeout after it.
+            let timeout = setup.sdk.requestTimeoutMs
+            let earliest = slot.sentAt + timeout - min(timeout, 2 * Ms.second)
+            at = max(at, r.int(in: earliest...(slot.sentAt + 2 * timeout)))
+        }
+        requests[s] = slot
+        queue.push(Event(time: at, target: d, kind: EventKind.responseArrives, arg: s))
+    }
+
+    /// The answer reaches the device; a dead process never hears it.
+    mutating func responseArrives(slot s: UInt32) {
+        let slot = requests[s]
+        requests.release(s)
+        let d = slot.request.device
+        let dev = devices[Int(d)]
+        guard dev.hasProcess, dev.processEpoch == slot.epoch else {
+            trace(d, .droppedForDeadProcess(id: slot.id))
+            return
+        }
+        trace(d, .delivered(id: slot.id, kind: slot.request.kind, answer: slot.reply.answer, viaTimer: false))
+        step(d, .response(id: slot.id, kind: slot.request.kind, reply: slot.reply))
+    }
+
+    /// A device's partition ends (unless a later one extended it).
+    mutating func offlineEnds(device d: DeviceIndex) {
+        if devices[Int(d)].offlineUntil == now { trace(d, .fault(.offlineEnded)) }
+    }
+
+    mutating func serverFaultEnds(kind: UInt32) {
+        let ended: Bool
+        switch kind {
+        case 0: ended = faults.errorsUntil == now
+        case 1: ended = faults.downUntil == now
+        case 2: ended = faults.timeoutsUntil == now
+        default: ended = faults.lostUntil == now
+        }
+        if ended { trace(Event.world, .fault(.serverFaultEnded)) }
+    }
+}

@@ -1,0 +1,159 @@
+/// The simulation: one virtual clock, one event queue, one seeded stream, one server,
+/// a network and N devices, run by a single loop (`run`). Generic over the SDK core and
+/// the trace observer, so both are called directly, never through an existential.
+///
+/// Each event is popped, the clock is set to its time, and it is handed to its target
+/// (a device's SDK, the network, the server, or the schedule); effects the SDK returns are
+/// applied in order and every observable change goes to the trace.
+public struct World<SDK: SDKCore, Observer: TraceObserver> {
+    public let setup: WorldSetup
+    public let facts: WorldFacts
+    /// The current virtual time; set before each event is handled.
+    public private(set) var now: SimTime = 0
+    public var queue: EventQueue
+    public var server: ServerModel
+    public var devices: [DeviceState]
+    public var sdks: [SDK]
+    public var observer: Observer
+    public private(set) var fingerprint = Fingerprint()
+    public private(set) var rings: DeviceRings
+    /// Events handled so far.
+    public private(set) var eventsHandled: UInt64 = 0
+    public private(set) var stoppedByBudget = false
+
+    let random: SimRandom
+    var groupStart: [UInt32]
+    /// The current key of each app, as the dashboard last set it (for `update`).
+    var currentKey: [KeyID]
+    /// How many times each scheduled statement has fired.
+    var firings: [UInt32]
+    var requests = RequestPool()
+    var faults = ServerFaults()
+    /// A reusable buffer for the SDK's effects: no allocation per event once warm.
+    var effects: [Effect] = []
+
+    /// A world ready to run: devices built, the schedule's first firings queued.
+    public init(setup: WorldSetup, observer: Observer) {
+        self.setup = setup
+        self.facts = WorldFacts(setup: setup)
+        self.observer = observer
+        random = SimRandom(seed: setup.seed)
+        let n = setup.deviceCount
+        precondition(n < Int(Event.world), "too many devices")
+        queue = EventQueue(capacityLimit: max(1 << 20, n * 64), reserving: min(n * 4, 1 << 24))
+        var serverSetup = ServerSetup(keyCount: setup.keyNames.count, deviceCount: n)
+        for a in setup.accounts { _ = serverSetup.addAccount(approved: a.approved) }
+        for a in setup.apps { _ = serverSetup.addApp(account: a.account, key: a.initialKey, approved: !a.pending) }
+        server = ServerModel(setup: serverSetup, flaws: setup.serverFlaws)
+        currentKey = setup.apps.map(\.initialKey)
+        rings = DeviceRings(devices: n, depth: setup.ringDepth)
+        sdks = Array(repeating: SDK(), count: n)
+        devices = []
+        devices.reserveCapacity(n)
+        groupStart = []
+        var start: UInt32 = 0
+        for group in setup.groups {
+            groupStart.append(start)
+            var d = DeviceState()
+            d.app = group.app
+            d.genuine = !group.clones
+            d.key = setup.apps[Int(group.app)].initialKey
+            for i in 0..<group.count {
+                var r = random.fork(Stream.library, UInt64(start + i))
+                d.photoCount = UInt32(r.int(in: UInt64(group.photosMin)...UInt64(max(group.photosMin, group.photosMax))))
+                devices.append(d)
+            }
+            start += group.count
+        }
+        groupStart.append(start)
+        firings = Array(repeating: 0, count: setup.schedule.count)
+        for (i, s) in setup.schedule.enumerated() where s.firstAtMs <= min(s.untilMs, setup.durationMs) {
+            queue.push(Event(time: s.firstAtMs, target: Event.world, kind: EventKind.statement, arg: UInt32(i)))
+        }
+    }
+
+    /// Runs to the end of the scenario's duration or the event budget, whichever comes
+    /// first, then tells the observer the run is over.
+    public mutating func run() {
+        observer.begin(facts)
+        let end = setup.durationMs
+        while let next = queue.nextTime, next <= end {
+            if eventsHandled >= setup.eventBudget { stoppedByBudget = true; break }
+            let event = queue.pop()!
+            assert(event.time >= now, "time went backwards: \(event.time) < \(now)")
+            now = event.time
+            eventsHandled &+= 1
+            handle(event)
+        }
+        if !stoppedByBudget { now = max(now, end) }
+        observer.finish(at: now)
+    }
+
+    /// Hands one event to its target.
+    @inline(__always)
+    mutating func handle(_ e: Event) {
+        switch e.kind {
+        case EventKind.statement: fireStatement(Int(e.arg))
+        case EventKind.personAction: personActionFromStatement(device: e.target, statement: Int(e.arg))
+        case EventKind.requestArrives: requestArrives(slot: e.arg)
+        case EventKind.responseArrives: responseArrives(slot: e.arg)
+        case EventKind.timer: timerFires(e)
+        case EventKind.offlineEnds: offlineEnds(device: e.target)
+        case EventKind.serverFaultEnds: serverFaultEnds(kind: e.arg)
+        default: preconditionFailure("unknown event kind \(e.kind)")
+        }
+    }
+
+    /// Sends one record to the fingerprint, the device's ring and the observer.
+    @inline(__always)
+    mutating func trace(_ device: DeviceIndex, _ event: TraceEvent) {
+        let r = TraceRecord(time: now, device: device, event: event)
+        fingerprint.add(r)
+        rings.push(r)
+        observer.observe(r)
+    }
+
+    /// The last trace records of a device, oldest first.
+    public func lastRecords(of device: DeviceIndex) -> [TraceRecord] { rings.last(of: device) }
+
+    /// Devices `lower..<upper` of group `g`.
+    public func devices(ofGroup g: Int) -> Range<Int> { Int(groupStart[g])..<Int(groupStart[g + 1]) }
+
+    /// A fresh random stream for one decision about `device`: counter-based, so each
+    /// device's draws depend only on the seed, the device and how many it has made.
+    @inline(__always)
+    mutating func draw(_ device: DeviceIndex) -> SimRandom {
+        let n = devices[Int(device)].draws
+        devices[Int(device)].draws &+= 1
+        var k = setup.seed ^ (UInt64(device) << 32 | UInt64(n))
+        return SimRandom(seed: SimRandom.splitMix(&k) ^ Stream.deviceDraws)
+    }
+}
+
+/// The kinds of events in the queue.
+enum EventKind {
+    static let statement: UInt8 = 1
+    static let personAction: UInt8 = 2
+    static let requestArrives: UInt8 = 3
+    static let responseArrives: UInt8 = 4
+    static let timer: UInt8 = 5
+    static let offlineEnds: UInt8 = 6
+    static let serverFaultEnds: UInt8 = 7
+}
+
+/// Fork keys of the world's random streams: one per component, never reused.
+enum Stream {
+    static let library: UInt64 = 1
+    static let selection: UInt64 = 2
+    static let jitter: UInt64 = 3
+    static let deviceDraws: UInt64 = 0x5DEE_CE66_D1CE_0004
+}
+
+/// The server-wide fault windows in force (SPEC §1.4). A new window of a kind replaces
+/// the one in force if it ends later.
+struct ServerFaults: Sendable {
+    var errorRateBp: UInt16 = 0, errorStatus: UInt16 = 503, errorsUntil: SimTime = 0
+    var downUntil: SimTime = 0
+    var timeoutRateBp: UInt16 = 0, timeoutsUntil: SimTime = 0
+    var lostRateBp: UInt16 = 0, lostUntil: SimTime = 0
+}

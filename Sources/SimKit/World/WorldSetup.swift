@@ -1,0 +1,132 @@
+/// Everything a world is made from: the apps and accounts on the server, the device
+/// groups, the network, the SDK settings, and the schedule of actions. The scenario
+/// runner builds one from a `.scenario` file; tests and `simkit bench` build them directly.
+public struct WorldSetup: Sendable {
+    public var seed: UInt64
+    /// The run stops after the events due at this time.
+    public var durationMs: SimTime
+    /// Every key named anywhere, interned: `KeyID` indexes this table.
+    public var keyNames: [String]
+    public var accounts: [AccountSpec]
+    public var apps: [AppSpec]
+    /// Device groups, laid out contiguously in this order: group 0 is devices `0..<count0`.
+    public var groups: [GroupSpec]
+    public var network: NetworkSpec
+    public var sdk: SDKConfig
+    public var serverFlaws: ServerFlaws
+    /// Statements in file order; same-time statements run in this order.
+    public var schedule: [ScheduledAction]
+    /// The run stops after this many events even if time is left (a guard, not a goal).
+    public var eventBudget: UInt64
+    /// Trace records kept per device for failure reports.
+    public var ringDepth: Int
+
+    public init(seed: UInt64, durationMs: SimTime, keyNames: [String] = [], accounts: [AccountSpec] = [],
+                apps: [AppSpec] = [], groups: [GroupSpec] = [], network: NetworkSpec = .init(),
+                sdk: SDKConfig = .init(), serverFlaws: ServerFlaws = [], schedule: [ScheduledAction] = [],
+                eventBudget: UInt64 = 2_000_000_000, ringDepth: Int = 8) {
+        self.seed = seed; self.durationMs = durationMs; self.keyNames = keyNames
+        self.accounts = accounts; self.apps = apps; self.groups = groups; self.network = network
+        self.sdk = sdk; self.serverFlaws = serverFlaws; self.schedule = schedule
+        self.eventBudget = eventBudget; self.ringDepth = ringDepth
+    }
+
+    /// Devices in all groups, clones included.
+    public var deviceCount: Int { groups.reduce(0) { $0 + Int($1.count) } }
+
+    /// The devices of group `g`.
+    public func range(ofGroup g: Int) -> Range<Int> {
+        let start = groups[..<g].reduce(0) { $0 + Int($1.count) }
+        return start..<(start + Int(groups[g].count))
+    }
+}
+
+public struct AccountSpec: Sendable, Equatable {
+    public var name: String
+    public var approved: Bool
+    public init(name: String, approved: Bool = true) { self.name = name; self.approved = approved }
+}
+
+public struct AppSpec: Sendable, Equatable {
+    public var name: String
+    public var account: AccountID
+    public var initialKey: KeyID
+    public var pending: Bool
+    public init(name: String, account: AccountID, initialKey: KeyID, pending: Bool = false) {
+        self.name = name; self.account = account; self.initialKey = initialKey; self.pending = pending
+    }
+}
+
+public struct GroupSpec: Sendable, Equatable {
+    public var name: String
+    public var app: AppID
+    public var count: UInt32
+    /// Non-genuine installs with a copied key: they fail App Attest (S6).
+    public var clones: Bool
+    /// Each device starts with a library of this many photos, drawn per device.
+    public var photosMin: UInt32
+    public var photosMax: UInt32
+    public init(name: String, app: AppID, count: UInt32, clones: Bool = false, photosMin: UInt32 = 200, photosMax: UInt32 = 2_000) {
+        self.name = name; self.app = app; self.count = count; self.clones = clones
+        self.photosMin = photosMin; self.photosMax = photosMax
+    }
+}
+
+/// The virtual network: each request's round trip is drawn uniformly from the range.
+public struct NetworkSpec: Sendable, Equatable {
+    public var latencyMinMs: SimTime = 20
+    public var latencyMaxMs: SimTime = 800
+    public init(latencyMinMs: SimTime = 20, latencyMaxMs: SimTime = 800) {
+        self.latencyMinMs = latencyMinMs; self.latencyMaxMs = latencyMaxMs
+    }
+}
+
+/// Which devices an action applies to; a share is drawn anew at each firing, from the
+/// seed, the statement and the firing number, so it is the same on every run.
+public struct DeviceSelection: Sendable, Equatable {
+    public enum Mode: Sendable, Equatable {
+        case every
+        case count(UInt32)
+        /// A share in basis points (10,000 = 100 %), rounded down.
+        case shareBp(UInt32)
+        /// One device, by its 0-based index within the group.
+        case single(UInt32)
+    }
+    /// The group, or nil for every device in the world.
+    public var group: Int?
+    public var mode: Mode
+    public init(group: Int?, mode: Mode) { self.group = group; self.mode = mode }
+    public static let all = DeviceSelection(group: nil, mode: .every)
+}
+
+/// What a scheduled statement does when it fires.
+public enum WorldAction: Sendable, Equatable {
+    /// `arg`: photos for `addPhotos`; for `update`, the shipped key + 1, or 0 for the app's current key.
+    case person(PersonAction, DeviceSelection, arg: UInt32)
+    case offline(DeviceSelection, forMs: SimTime)
+    case serverErrors(rateBp: UInt16, status: UInt16, forMs: SimTime)
+    case serverDown(forMs: SimTime)
+    case timeouts(rateBp: UInt16, forMs: SimTime)
+    case lostResponses(rateBp: UInt16, forMs: SimTime)
+    case dashboard(DashboardAction)
+    case forgetDevice(DeviceSelection)
+    /// Marks a point in the trace where an expectation is judged.
+    case probe(UInt32)
+}
+
+/// `at T` (period 0) or `every D [jitter J] [from T] [until T]`.
+public struct ScheduledAction: Sendable, Equatable {
+    public var firstAtMs: SimTime
+    /// 0 fires once.
+    public var periodMs: SimTime
+    /// No firing after this time.
+    public var untilMs: SimTime
+    /// Each device's firing is moved later by a random amount in `0...jitterMs`.
+    public var jitterMs: SimTime
+    public var action: WorldAction
+    public init(firstAtMs: SimTime, periodMs: SimTime = 0, untilMs: SimTime = .max, jitterMs: SimTime = 0, action: WorldAction) {
+        self.firstAtMs = firstAtMs; self.periodMs = periodMs; self.untilMs = untilMs
+        self.jitterMs = jitterMs; self.action = action
+    }
+    public static func at(_ t: SimTime, _ action: WorldAction) -> ScheduledAction { .init(firstAtMs: t, action: action) }
+}
