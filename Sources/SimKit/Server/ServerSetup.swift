@@ -43,7 +43,7 @@ public struct ServerSetup: Sendable, Equatable {
     /// Appends an account and returns its id.
     @discardableResult
     public mutating func addAccount(approved: Bool = true) -> AccountID {
-        precondition(accounts.count < Int(AccountID.max), "too many accounts: \(accounts.count)")
+        precondition(accounts.count <= Int(AccountID.max), "too many accounts: \(accounts.count) do not fit AccountID")
         accounts.append(Account(approved: approved))
         return AccountID(accounts.count - 1)
     }
@@ -51,7 +51,7 @@ public struct ServerSetup: Sendable, Equatable {
     /// Appends an app and returns its id; grows `keyCount` to cover its key.
     @discardableResult
     public mutating func addApp(account: AccountID, key: KeyID, approved: Bool = true) -> AppID {
-        precondition(apps.count < Int(AppID.max), "too many apps: \(apps.count)")
+        precondition(apps.count <= Int(AppID.max), "too many apps: \(apps.count) do not fit AppID")
         apps.append(App(account: account, key: key, approved: approved))
         keyCount = Swift.max(keyCount, Int(key) + 1)
         return AppID(apps.count - 1)
