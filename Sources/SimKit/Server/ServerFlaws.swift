@@ -1,0 +1,32 @@
+/// Deliberate server bugs, for mutants that prove the invariants catch real faults.
+/// `[]` is the reference server. Each flaw is one branch at the spot of the bug.
+public struct ServerFlaws: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt32
+    /// Creates a set from its raw bits.
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// Breaks S1: the verdict of rules S2.1–S2.3 for a key is cached for `keyCacheMs`
+    /// of virtual time, so dashboard and Rollup changes take effect late.
+    public static let cachesKeyChecks = ServerFlaws(rawValue: 1 << 0)
+    /// Breaks S3: a previous key keeps working one extra day past its deadline.
+    public static let graceOneDayLate = ServerFlaws(rawValue: 1 << 1)
+    /// Breaks S4/S5: the developer's `enable` also lifts a Rollup rejection or revocation
+    /// of the app.
+    public static let enableLiftsRollup = ServerFlaws(rawValue: 1 << 2)
+    /// Breaks S6: rule S2.5 is never applied, so a device answers to any app's key.
+    public static let skipsDeviceAppCheck = ServerFlaws(rawValue: 1 << 3)
+    /// Breaks S8: a reset answers 200 but keeps the device's record.
+    public static let resetKeepsRecord = ServerFlaws(rawValue: 1 << 4)
+    /// Breaks S6: registration skips App Attest, so a clone gets a credential.
+    public static let skipsAttestation = ServerFlaws(rawValue: 1 << 5)
+
+    /// Every flaw, with its stable kebab-case name (for scenario files and reports).
+    public static let named: [(name: String, flaw: ServerFlaws)] = [
+        ("caches-key-checks", .cachesKeyChecks),
+        ("grace-one-day-late", .graceOneDayLate),
+        ("enable-lifts-rollup", .enableLiftsRollup),
+        ("skips-device-app-check", .skipsDeviceAppCheck),
+        ("reset-keeps-record", .resetKeepsRecord),
+        ("skips-attestation", .skipsAttestation),
+    ]
+}

@@ -1,0 +1,177 @@
+/// The virtual Rollup server: a sans-IO value that answers requests by rule S2 and
+/// applies dashboard and Rollup actions. It reads no clock: every call takes `now`.
+///
+/// All state lives in arrays indexed by id (accounts, apps, keys, devices), so nothing
+/// depends on hashing order and `handle` allocates nothing. With `flaws: []` it is the
+/// reference server; a non-empty `ServerFlaws` makes a mutant.
+///
+/// Choices the specification leaves open (documented here and in the tests):
+/// - A `reset` whose credential is not known (none, stale generation, or record already
+///   deleted) answers 200 once S2.1–S2.3 pass: deleting is idempotent, so the SDK's
+///   retried reset (D7) succeeds even when a lost response already deleted the record
+///   (S9). A stale credential never deletes a newer registration of the same device.
+/// - A `register` replaces the device's record whatever app owned it, if App Attest
+///   passes for the key's app; S2.5 does not apply to `register` (it creates the owner).
+/// - Generations count up per device for the whole run, also across resets and forgets,
+///   so a credential from before a reset, forget or re-registration stays unknown.
+/// - A credential naming a device outside the table is unknown (`device_unknown`): the
+///   server never trusts what a request claims. The request's `key` and, on `register`,
+///   its `device` are world identifiers and must be in range (a precondition).
+public struct ServerModel: Sendable {
+    /// The dashboard's default grace for an old key after rotation: 30 days (S3).
+    public static let defaultGraceMs: SimTime = 30 * Ms.day
+    /// How long the `cachesKeyChecks` flaw keeps a key's verdict: 5 minutes.
+    public static let keyCacheMs: SimTime = 5 * Ms.minute
+
+    /// The deliberate bugs of this server; `[]` for the reference.
+    public let flaws: ServerFlaws
+
+    @usableFromInline var accounts: [AccountStatus]
+    @usableFromInline var apps: [AppRecord]
+    @usableFromInline var keys: [KeyState]
+    @usableFromInline var devices: [DeviceSlot]
+    /// Per key, the cached verdict of S2.1–S2.3; empty unless `cachesKeyChecks`.
+    @usableFromInline var keyCache: [CachedVerdict]
+
+    /// A device's record: the last generation issued (never reset) and whether that
+    /// registration is live. 8 bytes, so a million devices take 8 MB.
+    @usableFromInline struct DeviceSlot: Sendable {
+        @usableFromInline var generation: UInt32 = 0
+        @usableFromInline var owner: AppID = 0
+        @usableFromInline var isLive = false
+    }
+
+    /// The verdict of S2.1–S2.3 for one key: `.ok` (with the key's app) or the error.
+    @usableFromInline struct CachedVerdict: Sendable {
+        /// The verdict is used while `now < validUntil`; 0 means empty.
+        @usableFromInline var validUntil: SimTime = 0
+        @usableFromInline var answer: Answer = .ok
+        @usableFromInline var app: AppID = 0
+    }
+
+    /// Builds the server that `setup` declares: its apps' first keys issued and current,
+    /// no device registered.
+    /// - Complexity: O(accounts + apps + keyCount + deviceCount).
+    public init(setup: ServerSetup, flaws: ServerFlaws = []) {
+        precondition(setup.keyCount <= Int(KeyID.max) + 1, "keyCount \(setup.keyCount) does not fit KeyID")
+        precondition(setup.deviceCount <= Int(DeviceIndex.max), "deviceCount \(setup.deviceCount) does not fit DeviceIndex")
+        precondition(setup.accounts.count <= Int(AccountID.max) + 1, "\(setup.accounts.count) accounts do not fit AccountID")
+        precondition(setup.apps.count <= Int(AppID.max) + 1, "\(setup.apps.count) apps do not fit AppID")
+        self.flaws = flaws
+        accounts = setup.accounts.map { $0.approved ? .approved : .unapproved }
+        keys = Array(repeating: .unissued, count: setup.keyCount)
+        apps = []
+        apps.reserveCapacity(setup.apps.count)
+        for (index, app) in setup.apps.enumerated() {
+            precondition(Int(app.account) < setup.accounts.count,
+                         "app \(index): account \(app.account) out of range (\(setup.accounts.count) accounts)")
+            precondition(Int(app.key) < setup.keyCount,
+                         "app \(index): key \(app.key) out of range (keyCount \(setup.keyCount))")
+            precondition(keys[Int(app.key)] == .unissued,
+                         "app \(index): key \(app.key) is already the key of app \(keys[Int(app.key)].app ?? 0)")
+            keys[Int(app.key)] = .current(AppID(index))
+            apps.append(AppRecord(account: app.account, review: app.approved ? .approved : .pending,
+                                  disabledByDeveloper: false, currentKey: app.key))
+        }
+        devices = Array(repeating: DeviceSlot(), count: setup.deviceCount)
+        keyCache = flaws.contains(.cachesKeyChecks)
+            ? Array(repeating: CachedVerdict(), count: setup.keyCount) : []
+        assert(checkInvariants() == nil, checkInvariants() ?? "")
+    }
+
+    // MARK: Requests
+
+    /// Answers `request` at `now` by the first rule of S2 that applies, with no caching
+    /// (S1); a served `register` issues a credential and a served `reset` deletes the
+    /// device's record (S8).
+    /// - Complexity: O(1), no allocation.
+    public mutating func handle(_ request: Request, now: SimTime) -> ServerReply {
+        let key = Int(request.key)
+        precondition(key < keys.count, "request key \(request.key) out of range (keyCount \(keys.count))")
+        // S2.1–S2.3: the key, its app and the app's account.
+        let verdict = flaws.contains(.cachesKeyChecks) ? cachedKeyVerdict(key, now: now) : keyVerdict(key, now: now)
+        guard verdict.answer == .ok else { return ServerReply(verdict.answer) }
+        let app = verdict.app
+
+        if request.kind == .register {
+            // S6: App Attest — a genuine install of the key's app, or a clone.
+            if request.attestedApp != app && !flaws.contains(.skipsAttestation) {
+                return ServerReply(.attestationFailed)
+            }
+            let d = Int(request.device)
+            precondition(d < devices.count, "register from device \(request.device) out of range (deviceCount \(devices.count))")
+            precondition(devices[d].generation < UInt32.max, "device \(d): registration generations exhausted")
+            devices[d].generation += 1
+            devices[d].owner = app
+            devices[d].isLive = true
+            return ServerReply(.ok, credential: Credential(device: request.device, generation: devices[d].generation))
+        }
+
+        // S2.4: the credential must name the device's live registration.
+        let credential = request.credential
+        let d = Int(credential.device)
+        let known = !credential.isNone && d < devices.count
+            && devices[d].isLive && devices[d].generation == credential.generation
+        guard known else {
+            // A reset of a record that is already gone has nothing left to do (idempotent).
+            return ServerReply(request.kind == .reset ? .ok : .deviceUnknown)
+        }
+        // S2.5: every device belongs to the app that registered it.
+        if devices[d].owner != app && !flaws.contains(.skipsDeviceAppCheck) {
+            return ServerReply(.appKeyMismatch)
+        }
+        // S2.6: served; a reset deletes the record (S8).
+        if request.kind == .reset && !flaws.contains(.resetKeepsRecord) {
+            devices[d].isLive = false
+        }
+        return ServerReply(.ok)
+    }
+
+    /// Rules S2.1–S2.3 for `key` at `now`, checked afresh: `.ok` with the key's app, or
+    /// `app_key_invalid`, `app_disabled` or `app_pending`.
+    @usableFromInline
+    func keyVerdict(_ key: Int, now: SimTime) -> (answer: Answer, app: AppID) {
+        let app: AppID
+        switch keys[key] {
+        case .unissued, .stopped:
+            return (.appKeyInvalid, 0)
+        case .current(let a):
+            app = a
+        case .previous(let a, let deadline):
+            // Works while now < deadline: at the deadline itself the key is invalid.
+            let end = flaws.contains(.graceOneDayLate) ? Self.sum(deadline, Ms.day) : deadline
+            guard now < end else { return (.appKeyInvalid, 0) }
+            app = a
+        }
+        let answer = appAnswer(app)
+        return (answer, app)
+    }
+
+    /// Rules S2.2–S2.3 for `app`: `.ok`, `app_disabled` or `app_pending`.
+    @usableFromInline
+    func appAnswer(_ app: AppID) -> Answer {
+        let record = apps[Int(app)]
+        if record.disabledByDeveloper || record.review == .rejected || record.review == .revoked
+            || accounts[Int(record.account)] != .approved {
+            return .appDisabled
+        }
+        if record.review == .pending { return .appPending }
+        return .ok
+    }
+
+    /// `a + b`, or `SimTime.max` when it overflows (a deadline past the end of time).
+    @usableFromInline static func sum(_ a: SimTime, _ b: SimTime) -> SimTime {
+        let (total, overflow) = a.addingReportingOverflow(b)
+        return overflow ? .max : total
+    }
+
+    /// The `cachesKeyChecks` flaw: answers from a per-key cache filled by `keyVerdict`.
+    @usableFromInline
+    mutating func cachedKeyVerdict(_ key: Int, now: SimTime) -> (answer: Answer, app: AppID) {
+        let cached = keyCache[key]
+        if now < cached.validUntil { return (cached.answer, cached.app) }
+        let fresh = keyVerdict(key, now: now)
+        keyCache[key] = CachedVerdict(validUntil: Self.sum(now, Self.keyCacheMs), answer: fresh.answer, app: fresh.app)
+        return fresh
+    }
+}

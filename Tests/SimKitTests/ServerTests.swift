@@ -1,0 +1,525 @@
+import Testing
+@testable import SimKit
+
+/// The fixture world, by name.
+/// Accounts: 0 acme (approved), 1 beta (approved), 2 gamma (unapproved).
+/// Apps: A = 0 (acme, key 0), B = 1 (beta, key 1), P = 2 (acme, key 2, pending),
+/// U = 3 (gamma, key 3). Keys 4…7 are interned but unissued. Devices 0…7.
+private enum W {
+    static let acme: AccountID = 0, beta: AccountID = 1, gamma: AccountID = 2
+    static let appA: AppID = 0, appB: AppID = 1, appP: AppID = 2, appU: AppID = 3
+    static let keyA: KeyID = 0, keyB: KeyID = 1, keyP: KeyID = 2, keyU: KeyID = 3
+    static let spare1: KeyID = 4, spare2: KeyID = 5, spare3: KeyID = 6
+    static let day = Ms.day
+    static let grace = ServerModel.defaultGraceMs
+
+    static func setup() -> ServerSetup {
+        var s = ServerSetup(keyCount: 8, deviceCount: 8)
+        s.addAccount(approved: true)
+        s.addAccount(approved: true)
+        s.addAccount(approved: false)
+        s.addApp(account: acme, key: keyA)
+        s.addApp(account: beta, key: keyB)
+        s.addApp(account: acme, key: keyP, approved: false)
+        s.addApp(account: gamma, key: keyU)
+        return s
+    }
+
+    static func server(_ flaws: ServerFlaws = []) -> ServerModel { ServerModel(setup: setup(), flaws: flaws) }
+
+    static func request(_ kind: RequestKind, key: KeyID, _ credential: Credential = .none,
+                        device: DeviceIndex = 0, attested: AppID? = nil) -> Request {
+        Request(kind: kind, key: key, credential: credential, device: device, attestedApp: attested)
+    }
+}
+
+/// Registers `device` as a genuine install of `app` sending `key`; the credential, or `.none`.
+private func register(_ server: inout ServerModel, device: DeviceIndex, key: KeyID, app: AppID,
+                      now: SimTime) -> Credential {
+    let reply = server.handle(W.request(.register, key: key, device: device, attested: app), now: now)
+    return reply.answer == .ok ? reply.credential : .none
+}
+
+/// The answer to a `check` with `key` and `credential` at `now`.
+private func check(_ server: inout ServerModel, key: KeyID, _ credential: Credential, now: SimTime) -> Answer {
+    server.handle(W.request(.check, key: key, credential), now: now).answer
+}
+
+// MARK: - The S2 table
+
+/// One row of S2: a world prepared by `prepare`, which returns the credential to send
+/// with `key`, and the answer every request kind must get.
+struct ServerKeyRuleCase: Sendable, CustomTestStringConvertible {
+    let name: String
+    let key: KeyID
+    let expected: Answer
+    let prepare: @Sendable (inout ServerModel) -> Void
+    var testDescription: String { name }
+}
+
+private let keyRuleCases: [ServerKeyRuleCase] = [
+    .init(name: "unknown key", key: W.spare1, expected: .appKeyInvalid) { _ in },
+    .init(name: "stopped key", key: W.keyA, expected: .appKeyInvalid) { s in
+        s.rotate(app: W.appA, newKey: W.spare1, oldKey: .stopNow, now: 0)
+    },
+    .init(name: "previous key past grace", key: W.keyA, expected: .appKeyInvalid) { s in
+        s.rotate(app: W.appA, newKey: W.spare1, oldKey: .keep(graceMs: 10), now: 0)
+    },
+    .init(name: "previous key stopped early", key: W.keyA, expected: .appKeyInvalid) { s in
+        s.rotate(app: W.appA, newKey: W.spare1, now: 0)
+        s.stopOldKey(app: W.appA, key: W.keyA, now: 0)
+    },
+    .init(name: "disabled by developer", key: W.keyA, expected: .appDisabled) { s in
+        s.disable(app: W.appA, now: 0)
+    },
+    .init(name: "rejected by Rollup", key: W.keyA, expected: .appDisabled) { s in
+        s.rollup(.reject, app: W.appA, now: 0)
+    },
+    .init(name: "revoked by Rollup", key: W.keyA, expected: .appDisabled) { s in
+        s.rollup(.revoke, app: W.appA, now: 0)
+    },
+    .init(name: "account unapproved", key: W.keyU, expected: .appDisabled) { _ in },
+    .init(name: "account revoked", key: W.keyA, expected: .appDisabled) { s in
+        s.rollup(.revoke, account: W.acme, now: 0)
+    },
+    .init(name: "pending", key: W.keyP, expected: .appPending) { _ in },
+    // Precedence: the first rule that applies wins.
+    .init(name: "invalid key on a disabled app", key: W.keyA, expected: .appKeyInvalid) { s in
+        s.rotate(app: W.appA, newKey: W.spare1, oldKey: .stopNow, now: 0)
+        s.disable(app: W.appA, now: 0)
+    },
+    .init(name: "unknown key while every app is revoked", key: W.spare2, expected: .appKeyInvalid) { s in
+        s.rollup(.revoke, account: W.acme, now: 0)
+    },
+    .init(name: "disabled and pending", key: W.keyP, expected: .appDisabled) { s in
+        s.disable(app: W.appP, now: 0)
+    },
+    .init(name: "pending on a revoked account", key: W.keyP, expected: .appDisabled) { s in
+        s.rollup(.revoke, account: W.acme, now: 0)
+    },
+    .init(name: "rejected app on an unapproved account", key: W.keyU, expected: .appDisabled) { s in
+        s.rollup(.reject, app: W.appU, now: 0)
+    },
+]
+
+/// The reference server against rules S1–S9 and each mutant flaw against the reference.
+@Suite struct ServerTests {
+    /// Rules S2.1–S2.3 apply to every kind of request, `register` and `reset` included,
+    /// and a device that sends such a key is never given a credential.
+    @Test(arguments: keyRuleCases, RequestKind.allCases)
+    func keyRulesApplyToEveryKind(row: ServerKeyRuleCase, kind: RequestKind) {
+        var server = W.server()
+        // A genuine device registered while everything worked, so only the key rules can fail.
+        let credential = register(&server, device: 0, key: W.keyA, app: W.appA, now: 0)
+        #expect(!credential.isNone)
+        row.prepare(&server)
+        let app = server.keyState(row.key).app ?? W.appA
+        let reply = server.handle(W.request(kind, key: row.key, kind == .register ? .none : credential,
+                                            device: 0, attested: app), now: 100)
+        #expect(reply.answer == row.expected)
+        #expect(reply.credential == .none)
+        #expect(server.keyAnswer(row.key, now: 100) == row.expected)
+        // Nothing the request did changed the record (no reset, no re-registration).
+        #expect(server.deviceRecord(0) == DeviceRecord(owner: W.appA, generation: 1))
+    }
+
+    /// The rows of S2 after the key rules, for every kind that carries a credential.
+    @Test(arguments: RequestKind.allCases.filter { $0 != .register })
+    func deviceRules(kind: RequestKind) {
+        var server = W.server()
+        let credA = register(&server, device: 0, key: W.keyA, app: W.appA, now: 0)
+        let credB = register(&server, device: 1, key: W.keyB, app: W.appB, now: 0)
+        let unknownAnswer: Answer = kind == .reset ? .ok : .deviceUnknown
+        // S2.4: no credential, a made-up generation, a device outside the table.
+        #expect(server.handle(W.request(kind, key: W.keyA, .none), now: 1).answer == unknownAnswer)
+        #expect(server.handle(W.request(kind, key: W.keyA, Credential(device: 0, generation: 9)), now: 1).answer == unknownAnswer)
+        #expect(server.handle(W.request(kind, key: W.keyA, Credential(device: 999, generation: 1)), now: 1).answer == unknownAnswer)
+        // S2.5: device 1 belongs to B; A's valid key is a mismatch.
+        #expect(server.handle(W.request(kind, key: W.keyA, credB), now: 1).answer == .appKeyMismatch)
+        #expect(server.deviceRecord(1) != nil, "a refused reset keeps the record")
+        // S2.6: served.
+        #expect(server.handle(W.request(kind, key: W.keyA, credA), now: 1).answer == .ok)
+        #expect((server.deviceRecord(0) == nil) == (kind == .reset))
+    }
+
+    /// Pending wins over an unknown device, and an unknown device wins over a mismatch.
+    @Test func precedenceAfterTheKeyRules() {
+        var server = W.server()
+        #expect(check(&server, key: W.keyP, .none, now: 0) == .appPending)
+        let credB = register(&server, device: 1, key: W.keyB, app: W.appB, now: 0)
+        server.forgetDevice(1, now: 1)
+        #expect(check(&server, key: W.keyA, credB, now: 2) == .deviceUnknown)
+    }
+
+    // MARK: - Rotation (S3)
+
+    @Test func stopOldNowInvalidatesTheOldKeyAtOnce() {
+        var server = W.server()
+        let cred = register(&server, device: 0, key: W.keyA, app: W.appA, now: 0)
+        #expect(server.rotate(app: W.appA, newKey: W.spare1, oldKey: .stopNow, now: 5 * W.day) == .rotated)
+        #expect(check(&server, key: W.keyA, cred, now: 5 * W.day) == .appKeyInvalid)
+        #expect(check(&server, key: W.spare1, cred, now: 5 * W.day) == .ok)
+        #expect(server.keyState(W.keyA) == .stopped(W.appA))
+        #expect(server.app(W.appA).currentKey == W.spare1)
+    }
+
+    @Test func defaultGraceEndsExactlyAtThirtyDays() {
+        var server = W.server()
+        let cred = register(&server, device: 0, key: W.keyA, app: W.appA, now: 0)
+        let rotatedAt = 3 * W.day + 17
+        server.rotate(app: W.appA, newKey: W.spare1, now: rotatedAt)
+        let deadline = rotatedAt + 2_592_000_000
+        #expect(server.keyState(W.keyA) == .previous(W.appA, deadline: deadline))
+        #expect(check(&server, key: W.keyA, cred, now: rotatedAt) == .ok)
+        #expect(check(&server, key: W.keyA, cred, now: deadline - 1) == .ok)
+        #expect(check(&server, key: W.keyA, cred, now: deadline) == .appKeyInvalid)
+        #expect(check(&server, key: W.keyA, cred, now: deadline + W.day) == .appKeyInvalid)
+        #expect(check(&server, key: W.spare1, cred, now: deadline) == .ok)
+    }
+
+    @Test func customGrace() {
+        var server = W.server()
+        let cred = register(&server, device: 0, key: W.keyA, app: W.appA, now: 0)
+        server.rotate(app: W.appA, newKey: W.spare1, oldKey: .keep(graceMs: 2 * Ms.hour), now: 1000)
+        #expect(check(&server, key: W.keyA, cred, now: 1000 + 2 * Ms.hour - 1) == .ok)
+        #expect(check(&server, key: W.keyA, cred, now: 1000 + 2 * Ms.hour) == .appKeyInvalid)
+    }
+
+    @Test func stopOldKeyEarlyDuringGrace() {
+        var server = W.server()
+        let cred = register(&server, device: 0, key: W.keyA, app: W.appA, now: 0)
+        server.rotate(app: W.appA, newKey: W.spare1, now: 0)
+        #expect(check(&server, key: W.keyA, cred, now: 2 * W.day) == .ok)
+        let applied1 = server.stopOldKey(app: W.appA, key: W.keyA, now: 2 * W.day)
+        #expect(applied1)
+        #expect(check(&server, key: W.keyA, cred, now: 2 * W.day) == .appKeyInvalid)
+        #expect(check(&server, key: W.spare1, cred, now: 2 * W.day) == .ok)
+        // Refused: the current key, another app's key, an unissued key, an already stopped key.
+        let applied2 = server.stopOldKey(app: W.appA, key: W.spare1, now: 2 * W.day)
+        #expect(!applied2)
+        let applied3 = server.stopOldKey(app: W.appA, key: W.keyB, now: 2 * W.day)
+        #expect(!applied3)
+        let applied4 = server.stopOldKey(app: W.appA, key: W.spare2, now: 2 * W.day)
+        #expect(!applied4)
+        let applied5 = server.stopOldKey(app: W.appA, key: W.keyA, now: 2 * W.day)
+        #expect(!applied5)
+        #expect(check(&server, key: W.spare1, cred, now: 2 * W.day) == .ok)
+    }
+
+    @Test func eachPreviousKeyKeepsItsOwnDeadline() {
+        var server = W.server()
+        let cred = register(&server, device: 0, key: W.keyA, app: W.appA, now: 0)
+        server.rotate(app: W.appA, newKey: W.spare1, now: 0)                       // keyA until 30d
+        server.rotate(app: W.appA, newKey: W.spare2, oldKey: .keep(graceMs: 60 * W.day), now: 10 * W.day) // spare1 until 70d
+        #expect(server.keyState(W.keyA) == .previous(W.appA, deadline: W.grace))
+        #expect(server.keyState(W.spare1) == .previous(W.appA, deadline: 70 * W.day))
+        #expect(check(&server, key: W.keyA, cred, now: W.grace - 1) == .ok)
+        #expect(check(&server, key: W.keyA, cred, now: W.grace) == .appKeyInvalid)
+        #expect(check(&server, key: W.spare1, cred, now: W.grace) == .ok)
+        #expect(check(&server, key: W.spare1, cred, now: 70 * W.day - 1) == .ok)
+        #expect(check(&server, key: W.spare1, cred, now: 70 * W.day) == .appKeyInvalid)
+        #expect(check(&server, key: W.spare2, cred, now: 70 * W.day) == .ok)
+        #expect(server.checkInvariants() == nil)
+    }
+
+    @Test func rotatingToAnIssuedKeyIsRefused() {
+        var server = W.server()
+        server.rotate(app: W.appA, newKey: W.spare1, now: 0)
+        #expect(server.rotate(app: W.appA, newKey: W.keyB, now: 1) == .newKeyAlreadyIssued)
+        #expect(server.rotate(app: W.appA, newKey: W.keyA, now: 1) == .newKeyAlreadyIssued)
+        #expect(server.rotate(app: W.appA, newKey: W.spare1, now: 1) == .newKeyAlreadyIssued)
+        #expect(server.app(W.appA).currentKey == W.spare1)
+        #expect(server.keyState(W.keyB) == .current(W.appB))
+        #expect(server.checkInvariants() == nil)
+    }
+
+    // MARK: - Disable, enable and Rollup (S4, S5)
+
+    @Test func disableStopsOldAndNewKeysAndEnableRestoresBoth() {
+        var server = W.server()
+        let cred = register(&server, device: 0, key: W.keyA, app: W.appA, now: 0)
+        server.rotate(app: W.appA, newKey: W.spare1, now: 0)
+        let applied6 = server.disable(app: W.appA, now: 1)
+        #expect(applied6)
+        let applied7 = server.disable(app: W.appA, now: 1)
+        #expect(!applied7)
+        #expect(check(&server, key: W.keyA, cred, now: 2) == .appDisabled)
+        #expect(check(&server, key: W.spare1, cred, now: 2) == .appDisabled)
+        #expect(server.access(of: W.appA) == .appDisabled)
+        let applied8 = server.enable(app: W.appA, now: 3)
+        #expect(applied8)
+        let applied9 = server.enable(app: W.appA, now: 3)
+        #expect(!applied9)
+        #expect(check(&server, key: W.keyA, cred, now: 3) == .ok)
+        #expect(check(&server, key: W.spare1, cred, now: 3) == .ok)
+    }
+
+    @Test(arguments: [RollupAppAction.revoke, .reject])
+    func enableDoesNotLiftRollup(action: RollupAppAction) {
+        var server = W.server()
+        let cred = register(&server, device: 0, key: W.keyA, app: W.appA, now: 0)
+        server.disable(app: W.appA, now: 1)
+        let applied10 = server.rollup(action, app: W.appA, now: 2)
+        #expect(applied10)
+        let applied11 = server.enable(app: W.appA, now: 3)
+        #expect(applied11)
+        #expect(check(&server, key: W.keyA, cred, now: 4) == .appDisabled)
+        let applied12 = server.enable(app: W.appA, now: 5)
+        #expect(!applied12, "enable has nothing left to lift")
+        // Only Rollup restores: restore lifts a revocation, approve lifts a rejection.
+        let applied13 = server.rollup(action == .revoke ? .restore : .approve, app: W.appA, now: 6)
+        #expect(applied13)
+        #expect(check(&server, key: W.keyA, cred, now: 6) == .ok)
+    }
+
+    @Test func rollupDoesNotLiftTheDevelopersDisable() {
+        var server = W.server()
+        let cred = register(&server, device: 0, key: W.keyA, app: W.appA, now: 0)
+        server.disable(app: W.appA, now: 1)
+        server.rollup(.revoke, app: W.appA, now: 2)
+        server.rollup(.restore, app: W.appA, now: 3)
+        #expect(check(&server, key: W.keyA, cred, now: 4) == .appDisabled)
+        server.enable(app: W.appA, now: 5)
+        #expect(check(&server, key: W.keyA, cred, now: 6) == .ok)
+    }
+
+    @Test func accountRevokeAndRestore() {
+        var server = W.server()
+        let cred = register(&server, device: 0, key: W.keyA, app: W.appA, now: 0)
+        let applied14 = server.rollup(.revoke, account: W.acme, now: 1)
+        #expect(applied14)
+        #expect(check(&server, key: W.keyA, cred, now: 2) == .appDisabled)
+        server.disable(app: W.appA, now: 3)
+        server.enable(app: W.appA, now: 4)
+        #expect(check(&server, key: W.keyA, cred, now: 5) == .appDisabled, "enable never lifts an account revocation")
+        let applied15 = server.rollup(.approve, account: W.acme, now: 6)
+        #expect(!applied15, "a revoked account is lifted only by restore")
+        let applied16 = server.rollup(.restore, account: W.acme, now: 7)
+        #expect(applied16)
+        #expect(check(&server, key: W.keyA, cred, now: 8) == .ok)
+    }
+
+    @Test func unapprovedAccountIsDisabledUntilApproved() {
+        var server = W.server()
+        #expect(server.accountStatus(W.gamma) == .unapproved)
+        #expect(check(&server, key: W.keyU, .none, now: 0) == .appDisabled)
+        let applied17 = server.rollup(.approve, account: W.gamma, now: 1)
+        #expect(applied17)
+        #expect(check(&server, key: W.keyU, .none, now: 2) == .deviceUnknown)
+        let cred = register(&server, device: 3, key: W.keyU, app: W.appU, now: 3)
+        #expect(check(&server, key: W.keyU, cred, now: 4) == .ok)
+    }
+
+    /// The whole transition table of `rollup(_:app:now:)`, from every status.
+    @Test(arguments: RollupAppAction.allCases, ReviewStatus.allCases)
+    func rollupAppTransitions(action: RollupAppAction, from: ReviewStatus) {
+        let table: [RollupAppAction: [ReviewStatus: ReviewStatus]] = [
+            .approve: [.pending: .approved, .rejected: .approved],
+            .reject: [.pending: .rejected, .approved: .rejected],
+            .revoke: [.pending: .revoked, .approved: .revoked, .rejected: .revoked],
+            .restore: [.revoked: .approved],
+        ]
+        var server = W.server()
+        // Bring app P (pending) to `from` through Rollup itself.
+        switch from {
+        case .pending: break
+        case .approved: server.rollup(.approve, app: W.appP, now: 0)
+        case .rejected: server.rollup(.reject, app: W.appP, now: 0)
+        case .revoked: server.rollup(.revoke, app: W.appP, now: 0)
+        }
+        #expect(server.app(W.appP).review == from)
+        let expected = table[action]?[from]
+        let applied18 = server.rollup(action, app: W.appP, now: 1) == (expected != nil)
+        #expect(applied18)
+        #expect(server.app(W.appP).review == (expected ?? from))
+    }
+
+    /// The whole transition table of `rollup(_:account:now:)`, from every status.
+    @Test(arguments: RollupAccountAction.allCases, AccountStatus.allCases)
+    func rollupAccountTransitions(action: RollupAccountAction, from: AccountStatus) {
+        let table: [RollupAccountAction: [AccountStatus: AccountStatus]] = [
+            .approve: [.unapproved: .approved],
+            .revoke: [.unapproved: .revoked, .approved: .revoked],
+            .restore: [.revoked: .approved],
+        ]
+        var server = W.server()
+        switch from {
+        case .unapproved: break
+        case .approved: server.rollup(.approve, account: W.gamma, now: 0)
+        case .revoked: server.rollup(.revoke, account: W.gamma, now: 0)
+        }
+        let expected = table[action]?[from]
+        let applied19 = server.rollup(action, account: W.gamma, now: 1) == (expected != nil)
+        #expect(applied19)
+        #expect(server.accountStatus(W.gamma) == (expected ?? from))
+    }
+
+    // MARK: - Devices (S6, S8)
+
+    @Test(arguments: [nil, W.appB] as [AppID?])
+    func cloneIsRefusedAndNeverGetsACredential(attested: AppID?) {
+        var server = W.server()
+        let reply = server.handle(W.request(.register, key: W.keyA, device: 5, attested: attested), now: 0)
+        #expect(reply == ServerReply(.attestationFailed))
+        #expect(server.deviceRecord(5) == nil)
+        // Whatever credential the clone makes up, it is not served.
+        #expect(check(&server, key: W.keyA, Credential(device: 5, generation: 1), now: 1) == .deviceUnknown)
+        #expect(server.handle(W.request(.query, key: W.keyA, Credential(device: 5, generation: 1)), now: 1).answer == .deviceUnknown)
+    }
+
+    @Test func reRegistrationInvalidatesTheOldCredential() {
+        var server = W.server()
+        let first = register(&server, device: 2, key: W.keyA, app: W.appA, now: 0)
+        #expect(first == Credential(device: 2, generation: 1))
+        let second = register(&server, device: 2, key: W.keyA, app: W.appA, now: 1)
+        #expect(second == Credential(device: 2, generation: 2))
+        #expect(check(&server, key: W.keyA, first, now: 2) == .deviceUnknown)
+        #expect(check(&server, key: W.keyA, second, now: 2) == .ok)
+    }
+
+    @Test func reRegistrationUnderAnotherAppMovesTheDevice() {
+        var server = W.server()
+        let first = register(&server, device: 2, key: W.keyA, app: W.appA, now: 0)
+        let second = register(&server, device: 2, key: W.keyB, app: W.appB, now: 1)
+        #expect(server.deviceRecord(2) == DeviceRecord(owner: W.appB, generation: 2))
+        #expect(check(&server, key: W.keyA, first, now: 2) == .deviceUnknown)
+        #expect(check(&server, key: W.keyA, second, now: 2) == .appKeyMismatch)
+        #expect(check(&server, key: W.keyB, second, now: 2) == .ok)
+    }
+
+    @Test func forgetDeviceMakesItsCredentialUnknown() {
+        var server = W.server()
+        let cred = register(&server, device: 4, key: W.keyA, app: W.appA, now: 0)
+        let applied20 = server.forgetDevice(4, now: 1)
+        #expect(applied20)
+        let applied21 = server.forgetDevice(4, now: 1)
+        #expect(!applied21)
+        #expect(check(&server, key: W.keyA, cred, now: 2) == .deviceUnknown)
+        // Registering again gives a new generation; the forgotten credential stays unknown.
+        let again = register(&server, device: 4, key: W.keyA, app: W.appA, now: 3)
+        #expect(again == Credential(device: 4, generation: 2))
+        #expect(check(&server, key: W.keyA, cred, now: 4) == .deviceUnknown)
+    }
+
+    @Test func deviceOfAnotherAppGetsMismatch() {
+        var server = W.server()
+        let cred = register(&server, device: 0, key: W.keyA, app: W.appA, now: 0)
+        #expect(check(&server, key: W.keyB, cred, now: 1) == .appKeyMismatch)
+        #expect(server.handle(W.request(.query, key: W.keyB, cred), now: 1).answer == .appKeyMismatch)
+        #expect(check(&server, key: W.keyA, cred, now: 1) == .ok)
+    }
+
+    @Test func resetDeletesTheRecordAndIsIdempotent() {
+        var server = W.server()
+        let cred = register(&server, device: 0, key: W.keyA, app: W.appA, now: 0)
+        #expect(server.handle(W.request(.reset, key: W.keyA, cred), now: 1).answer == .ok)
+        #expect(server.deviceRecord(0) == nil)
+        #expect(check(&server, key: W.keyA, cred, now: 2) == .deviceUnknown)
+        // A retried reset whose record is already gone (S9, D7) answers ok.
+        #expect(server.handle(W.request(.reset, key: W.keyA, cred), now: 3).answer == .ok)
+        #expect(server.handle(W.request(.reset, key: W.keyA, .none), now: 3).answer == .ok)
+    }
+
+    @Test func staleResetDoesNotDeleteANewerRegistration() {
+        var server = W.server()
+        let old = register(&server, device: 0, key: W.keyA, app: W.appA, now: 0)
+        let new = register(&server, device: 0, key: W.keyA, app: W.appA, now: 1)
+        #expect(server.handle(W.request(.reset, key: W.keyA, old), now: 2).answer == .ok)
+        #expect(check(&server, key: W.keyA, new, now: 3) == .ok)
+    }
+
+    @Test func invariantsHoldAfterActions() {
+        var server = W.server()
+        #expect(server.checkInvariants() == nil)
+        server.rotate(app: W.appA, newKey: W.spare1, now: 0)
+        server.rotate(app: W.appB, newKey: W.spare2, oldKey: .stopNow, now: 0)
+        server.rotate(app: W.appA, newKey: W.spare3, now: 1)
+        #expect(server.checkInvariants() == nil)
+        #expect(server.keyState(W.spare3) == .current(W.appA))
+        #expect(server.keyState(7) == .unissued)
+        #expect(server.keyCount == 8 && server.deviceCount == 8 && server.appCount == 4 && server.accountCount == 3)
+    }
+
+    // MARK: - Flaws: each changes exactly the behaviour it names
+
+    @Test func flawCachesKeyChecks() {
+        func script(_ flaws: ServerFlaws) -> [Answer] {
+            var server = W.server(flaws)
+            let cred = register(&server, device: 0, key: W.keyA, app: W.appA, now: 0)
+            server.disable(app: W.appA, now: 1000)
+            return [check(&server, key: W.keyA, cred, now: 1000),                          // cached ok from t=0
+                    check(&server, key: W.keyA, cred, now: ServerModel.keyCacheMs - 1),
+                    check(&server, key: W.keyA, cred, now: ServerModel.keyCacheMs)]        // re-checked
+        }
+        #expect(script([]) == [.appDisabled, .appDisabled, .appDisabled])
+        #expect(script(.cachesKeyChecks) == [.ok, .ok, .appDisabled])
+    }
+
+    @Test func flawGraceOneDayLate() {
+        func script(_ flaws: ServerFlaws) -> [Answer] {
+            var server = W.server(flaws)
+            let cred = register(&server, device: 0, key: W.keyA, app: W.appA, now: 0)
+            server.rotate(app: W.appA, newKey: W.spare1, now: 0)
+            return [check(&server, key: W.keyA, cred, now: W.grace - 1),
+                    check(&server, key: W.keyA, cred, now: W.grace),
+                    check(&server, key: W.keyA, cred, now: W.grace + W.day - 1),
+                    check(&server, key: W.keyA, cred, now: W.grace + W.day)]
+        }
+        #expect(script([]) == [.ok, .appKeyInvalid, .appKeyInvalid, .appKeyInvalid])
+        #expect(script(.graceOneDayLate) == [.ok, .ok, .ok, .appKeyInvalid])
+    }
+
+    @Test func flawEnableLiftsRollup() {
+        func script(_ flaws: ServerFlaws) -> [Answer] {
+            var server = W.server(flaws)
+            let cred = register(&server, device: 0, key: W.keyA, app: W.appA, now: 0)
+            server.disable(app: W.appA, now: 1)
+            server.enable(app: W.appA, now: 2)
+            let plain = check(&server, key: W.keyA, cred, now: 3)
+            server.rollup(.revoke, app: W.appA, now: 4)
+            server.enable(app: W.appA, now: 5)
+            return [plain, check(&server, key: W.keyA, cred, now: 6)]
+        }
+        #expect(script([]) == [.ok, .appDisabled])
+        #expect(script(.enableLiftsRollup) == [.ok, .ok])
+    }
+
+    @Test func flawSkipsDeviceAppCheck() {
+        func script(_ flaws: ServerFlaws) -> [Answer] {
+            var server = W.server(flaws)
+            let cred = register(&server, device: 0, key: W.keyA, app: W.appA, now: 0)
+            return [check(&server, key: W.keyB, cred, now: 1), check(&server, key: W.keyA, .none, now: 1)]
+        }
+        #expect(script([]) == [.appKeyMismatch, .deviceUnknown])
+        #expect(script(.skipsDeviceAppCheck) == [.ok, .deviceUnknown])
+    }
+
+    @Test func flawResetKeepsRecord() {
+        func script(_ flaws: ServerFlaws) -> [Answer] {
+            var server = W.server(flaws)
+            let cred = register(&server, device: 0, key: W.keyA, app: W.appA, now: 0)
+            return [server.handle(W.request(.reset, key: W.keyA, cred), now: 1).answer,
+                    check(&server, key: W.keyA, cred, now: 2)]
+        }
+        #expect(script([]) == [.ok, .deviceUnknown])
+        #expect(script(.resetKeepsRecord) == [.ok, .ok])
+    }
+
+    @Test func flawSkipsAttestation() {
+        func script(_ flaws: ServerFlaws) -> [Answer] {
+            var server = W.server(flaws)
+            let genuine = server.handle(W.request(.register, key: W.keyA, device: 0, attested: W.appA), now: 0)
+            let clone = server.handle(W.request(.register, key: W.keyA, device: 1, attested: nil), now: 0)
+            return [genuine.answer, clone.answer, check(&server, key: W.keyA, clone.credential, now: 1)]
+        }
+        #expect(script([]) == [.ok, .attestationFailed, .deviceUnknown])
+        #expect(script(.skipsAttestation) == [.ok, .ok, .ok])
+    }
+
+    @Test func flawNamesAreDistinct() {
+        let names = ServerFlaws.named.map(\.name)
+        #expect(Set(names).count == names.count)
+        let all = ServerFlaws.named.reduce(into: ServerFlaws()) { $0.formUnion($1.flaw) }
+        #expect(all.rawValue.nonzeroBitCount == ServerFlaws.named.count)
+    }
+}
