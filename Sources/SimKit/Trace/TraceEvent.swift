@@ -43,15 +43,13 @@ public enum DashboardAction: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-public enum RollupAppAction: UInt8, Sendable, CaseIterable, CustomStringConvertible {
-    case approve, reject, revoke, restore
+extension RollupAppAction: CustomStringConvertible {
     public var description: String {
         switch self { case .approve: "approve"; case .reject: "reject"; case .revoke: "revoke"; case .restore: "restore" }
     }
 }
 
-public enum RollupAccountAction: UInt8, Sendable, CaseIterable, CustomStringConvertible {
-    case approve, revoke, restore
+extension RollupAccountAction: CustomStringConvertible {
     public var description: String {
         switch self { case .approve: "approve-account"; case .revoke: "revoke-account"; case .restore: "restore-account" }
     }

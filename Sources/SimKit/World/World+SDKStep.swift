@@ -1,0 +1,85 @@
+/// Running the SDK on one input and applying what it returns.
+extension World {
+    /// Hands `input` to the device's SDK and applies its effects in order; the step ends
+    /// with a `stepEnd` record so checkers can judge a whole handling at once.
+    mutating func step(_ d: DeviceIndex, _ input: SDKInput) {
+        let i = Int(d)
+        let dev = devices[i]
+        let context = SDKContext(device: d, photoCount: dev.photoCount, photosAllowed: dev.photosAllowed, config: setup.sdk)
+        effects.removeAll(keepingCapacity: true)
+        sdks[i].handle(input, now: now, context: context, disk: dev.disk, effects: &effects)
+        var k = 0
+        while k < effects.count {
+            apply(effects[k], device: d)
+            k += 1
+        }
+        trace(d, .stepEnd)
+    }
+
+    @inline(__always)
+    mutating func apply(_ effect: Effect, device d: DeviceIndex) {
+        let i = Int(d)
+        switch effect {
+        case .send(let id, let kind, let credential):
+            sendRequest(device: d, id: id, kind: kind, credential: credential)
+        case .setTimer(let kind, let at, let arg):
+            let when = max(at, now)
+            if kind == .requestTimeout {
+                queue.push(Event(time: when, target: d, kind: EventKind.timer, arg: arg, sub: kind.rawValue, aux: devices[i].processEpoch))
+            } else {
+                let generation = bumpTimer(kind, device: i)
+                queue.push(Event(time: when, target: d, kind: EventKind.timer, arg: arg, sub: kind.rawValue,
+                                 aux: devices[i].processEpoch &+ generation &* 0x100))
+            }
+        case .cancelTimer(let kind):
+            if kind != .requestTimeout { _ = bumpTimer(kind, device: i) }
+        case .store(let op):
+            devices[i].disk.apply(op)
+            trace(d, .store(op))
+        case .state(let s):
+            devices[i].reportedState = s
+            trace(d, .state(s))
+        case .callResult(let call, let outcome):
+            trace(d, .callResult(call, outcome))
+        case .runStarted(let background):
+            trace(d, .runStarted(background: background))
+        case .runEnded:
+            trace(d, .runEnded)
+        }
+    }
+
+    /// Makes earlier firings of a cancellable timer stale; returns the new generation.
+    mutating func bumpTimer(_ kind: TimerKind, device i: Int) -> UInt16 {
+        switch kind {
+        case .indexChunk: devices[i].timerGeneration.0 &+= 1; return devices[i].timerGeneration.0
+        case .resetRetry: devices[i].timerGeneration.1 &+= 1; return devices[i].timerGeneration.1
+        case .reportRetry: devices[i].timerGeneration.2 &+= 1; return devices[i].timerGeneration.2
+        case .requestTimeout: return 0
+        }
+    }
+
+    func timerGeneration(_ kind: TimerKind, device i: Int) -> UInt16 {
+        switch kind {
+        case .indexChunk: devices[i].timerGeneration.0
+        case .resetRetry: devices[i].timerGeneration.1
+        case .reportRetry: devices[i].timerGeneration.2
+        case .requestTimeout: 0
+        }
+    }
+
+    /// A timer fires, unless its process died or it was set again or cancelled since.
+    /// `aux` carries the process epoch, plus the timer's generation times 256.
+    mutating func timerFires(_ e: Event) {
+        let d = e.target, i = Int(d)
+        guard let kind = TimerKind(rawValue: e.sub), devices[i].hasProcess else { return }
+        let expected = kind == .requestTimeout
+            ? devices[i].processEpoch
+            : devices[i].processEpoch &+ timerGeneration(kind, device: i) &* 0x100
+        guard e.aux == expected else { return }
+        trace(d, .timerFired(kind, arg: e.arg))
+        if kind == .requestTimeout, let requestKind = RequestKind(rawValue: UInt8(e.arg & 7)) {
+            trace(d, .delivered(id: e.arg >> 3, kind: requestKind, answer: .timedOut, viaTimer: true))
+        }
+        step(d, .timer(kind, arg: e.arg))
+    }
+}

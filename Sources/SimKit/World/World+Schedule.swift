@@ -1,0 +1,117 @@
+/// The scripted schedule: statements fire at their times, pick their devices and act.
+extension World {
+    /// Fires statement `index` now and queues its next firing.
+    mutating func fireStatement(_ index: Int) {
+        let statement = setup.schedule[index]
+        let firing = firings[index]
+        firings[index] &+= 1
+        if statement.periodMs > 0 {
+            let next = now + statement.periodMs
+            if next <= statement.untilMs, next <= setup.durationMs {
+                queue.push(Event(time: next, target: Event.world, kind: EventKind.statement, arg: UInt32(index)))
+            }
+        }
+        switch statement.action {
+        case .person(let action, let selection, let arg):
+            forEachSelected(selection, statement: index, firing: firing) { world, d in
+                if statement.jitterMs > 0 {
+                    var r = world.random.fork(Stream.jitter, UInt64(index) << 40 ^ UInt64(firing) << 24 ^ UInt64(d))
+                    let at = world.now + r.int(in: 0...statement.jitterMs)
+                    world.queue.push(Event(time: at, target: d, kind: EventKind.personAction, arg: UInt32(index)))
+                } else {
+                    world.personAct(action, device: d, arg: arg)
+                }
+            }
+        case .offline(let selection, let forMs):
+            let until = now + forMs
+            forEachSelected(selection, statement: index, firing: firing) { world, d in
+                let i = Int(d)
+                if world.devices[i].offlineUntil < until {
+                    world.devices[i].offlineUntil = until
+                    world.trace(d, .fault(.offline(until: until)))
+                    world.queue.push(Event(time: until, target: d, kind: EventKind.offlineEnds))
+                }
+            }
+        case .serverErrors(let rate, let status, let forMs):
+            faults.errorRateBp = rate; faults.errorStatus = status
+            faults.errorsUntil = max(faults.errorsUntil, now + forMs)
+            trace(Event.world, .fault(.serverErrors(rateBp: rate, status: status, until: faults.errorsUntil)))
+            queue.push(Event(time: faults.errorsUntil, target: Event.world, kind: EventKind.serverFaultEnds, arg: 0))
+        case .serverDown(let forMs):
+            faults.downUntil = max(faults.downUntil, now + forMs)
+            trace(Event.world, .fault(.serverDown(until: faults.downUntil)))
+            queue.push(Event(time: faults.downUntil, target: Event.world, kind: EventKind.serverFaultEnds, arg: 1))
+        case .timeouts(let rate, let forMs):
+            faults.timeoutRateBp = rate
+            faults.timeoutsUntil = max(faults.timeoutsUntil, now + forMs)
+            trace(Event.world, .fault(.timeouts(rateBp: rate, until: faults.timeoutsUntil)))
+            queue.push(Event(time: faults.timeoutsUntil, target: Event.world, kind: EventKind.serverFaultEnds, arg: 2))
+        case .lostResponses(let rate, let forMs):
+            faults.lostRateBp = rate
+            faults.lostUntil = max(faults.lostUntil, now + forMs)
+            trace(Event.world, .fault(.lostResponses(rateBp: rate, until: faults.lostUntil)))
+            queue.push(Event(time: faults.lostUntil, target: Event.world, kind: EventKind.serverFaultEnds, arg: 3))
+        case .dashboard(let action):
+            let applied = applyDashboard(action)
+            trace(Event.world, .dashboard(action, applied: applied))
+        case .forgetDevice(let selection):
+            forEachSelected(selection, statement: index, firing: firing) { world, d in
+                if world.server.forgetDevice(d, now: world.now) { world.trace(d, .forgotDevice) }
+            }
+        case .probe(let arg):
+            trace(Event.world, .probe(arg: arg))
+        }
+    }
+
+    /// A jittered person action reaches its device.
+    mutating func personActionFromStatement(device d: DeviceIndex, statement index: Int) {
+        guard case .person(let action, _, let arg) = setup.schedule[index].action else { return }
+        personAct(action, device: d, arg: arg)
+    }
+
+    /// Applies a dashboard or Rollup action to the server; false when it was refused.
+    mutating func applyDashboard(_ action: DashboardAction) -> Bool {
+        switch action {
+        case .rotate(let app, let key, let grace):
+            let outcome = server.rotate(app: app, newKey: key, oldKey: grace.map { .keep(graceMs: $0) } ?? .stopNow, now: now)
+            if outcome == .rotated { currentKey[Int(app)] = key; return true }
+            return false
+        case .stopOldKey(let app, let key): return server.stopOldKey(app: app, key: key, now: now)
+        case .disable(let app): return server.disable(app: app, now: now)
+        case .enable(let app): return server.enable(app: app, now: now)
+        case .rollupApp(let a, let app): return server.rollup(a, app: app, now: now)
+        case .rollupAccount(let a, let account): return server.rollup(a, account: account, now: now)
+        }
+    }
+
+    /// Calls `body` for each selected device in index order. Shares and counts are drawn
+    /// by selection sampling (Knuth's algorithm S) from a stream of the seed, the statement
+    /// and the firing: exact counts, O(n), no allocation.
+    mutating func forEachSelected(_ selection: DeviceSelection, statement: Int, firing: UInt32,
+                                  _ body: (inout World, DeviceIndex) -> Void) {
+        let range = selection.group.map { devices(ofGroup: $0) } ?? 0..<devices.count
+        let n = range.count
+        let wanted: Int
+        switch selection.mode {
+        case .every:
+            for d in range { body(&self, DeviceIndex(d)) }
+            return
+        case .single(let index):
+            if Int(index) < n { body(&self, DeviceIndex(range.lowerBound + Int(index))) }
+            return
+        case .count(let k): wanted = min(Int(k), n)
+        case .shareBp(let bp): wanted = n * Int(min(bp, 10_000)) / 10_000
+        }
+        var r = random.fork(Stream.selection, UInt64(statement) << 32 | UInt64(firing))
+        var needed = wanted
+        var d = range.lowerBound
+        while needed > 0, d < range.upperBound {
+            let left = range.upperBound - d
+            if r.below(UInt64(left)) < UInt64(needed) {
+                body(&self, DeviceIndex(d))
+                needed -= 1
+            }
+            d += 1
+        }
+    }
+}
