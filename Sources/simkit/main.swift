@@ -1,15 +1,46 @@
 import Foundation
 import SimKit
 
-let args = Array(CommandLine.arguments.dropFirst())
-let seed = UInt64(args.first ?? "1") ?? 1
-let devices = UInt32(args.count > 1 ? args[1] : "1000") ?? 1000
-let days = UInt64(args.count > 2 ? args[2] : "60") ?? 60
-var world = World<ReferenceSDK, NoObserver>(setup: StandardWorkload.setup(seed: seed, devices: devices, days: days), observer: NoObserver())
-let t0 = DispatchTime.now().uptimeNanoseconds
-world.run()
-let secs = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
-print("fingerprint \(world.fingerprint) events \(world.eventsHandled) records \(world.fingerprint.records) \(Int(Double(world.eventsHandled)/secs)) ev/s")
-var counts = [Int](repeating: 0, count: 5)
-for d in world.devices { counts[Int(d.reportedState.rawValue)] += 1 }
-print(counts, world.devices.map { Int($0.disk.indexedCount) }.reduce(0,+), world.devices.map { Int($0.photoCount) }.reduce(0,+))
+/// `simkit`: the command line. Exit codes: 0 pass, 1 a failure found, 2 bad input.
+nonisolated(unsafe) let commands: [(name: String, summary: String, run: ([String]) throws -> Int32)] = [
+    ("bench", "throughput on this machine: events/s, device-days/s, bytes per device", BenchCommand.run),
+    ("fingerprint", "run the standard workload and print its trace fingerprint", FingerprintCommand.run),
+]
+
+func mainUsage() -> String {
+    var s = """
+    simkit — deterministic simulation and chaos testing of the key-and-revocation lifecycle
+
+    usage: simkit <command> [options]
+
+    commands:
+
+    """
+    for c in commands { s += "  " + c.name.padding(toLength: 13, withPad: " ", startingAt: 0) + c.summary + "\n" }
+    s += "\nRun 'simkit <command> --help' for a command's options.\nExit codes: 0 pass, 1 a failure found, 2 bad input.\n"
+    return s
+}
+
+func runMain() -> Int32 {
+    let argv = Array(CommandLine.arguments.dropFirst())
+    guard let name = argv.first, !["-h", "--help", "help"].contains(name) else {
+        print(mainUsage(), terminator: "")
+        return argv.isEmpty ? 2 : 0
+    }
+    guard let command = commands.first(where: { $0.name == name }) else {
+        let hint = nearest(name, in: commands.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
+        FileHandle.standardError.write(Data("simkit: error: unknown command '\(name)'\(hint)\n".utf8))
+        return 2
+    }
+    do {
+        return try command.run(Array(argv.dropFirst()))
+    } catch let e as UsageError {
+        FileHandle.standardError.write(Data("simkit \(name): error: \(e.description)\n".utf8))
+        return 2
+    } catch {
+        FileHandle.standardError.write(Data("simkit \(name): error: \(error)\n".utf8))
+        return 2
+    }
+}
+
+exit(runMain())
