@@ -13,6 +13,10 @@ public struct ReferenceSDK: SDKCore {
     /// Requests in flight, a window over the 32 newest ids: bit i is id `nextRequestID-1-i`.
     /// Older requests are abandoned; their answers are stale (D9).
     var inFlight: UInt32 = 0
+    /// The key check (`check` or `register`) in flight, or 0: there is never more than one.
+    var checkInFlight: UInt32 = 0
+    /// `query` and `profile` calls in flight, at most `apiCallsMax`.
+    var apiCallsInFlight: UInt8 = 0
     /// Run reports in the upload in flight.
     var reportsUploading: UInt16 = 0
     var phase: RunPhase = .none
@@ -27,7 +31,11 @@ public struct ReferenceSDK: SDKCore {
     var reportAttempts: UInt8 = 0
 
     /// The most requests a process may have in flight before the oldest is abandoned.
+    /// With one check, one download, one upload, one reset and `apiCallsMax` calls at most,
+    /// the window is never exceeded.
     static let inFlightWindow: UInt32 = 32
+    /// Server-backed API calls in flight at once; more fail at once (a bound, not a rule).
+    static let apiCallsMax: UInt8 = 8
 
     public init() {}
 
@@ -121,7 +129,10 @@ public struct ReferenceSDK: SDKCore {
             return
         }
         guard let kind = call.requestKind else { s.effects.append(.callResult(call, .returned)); return }
-        guard !s.disk.credential.isNone else { s.effects.append(.callResult(call, .failed)); return }
+        guard !s.disk.credential.isNone, apiCallsInFlight < ReferenceSDK.apiCallsMax else {
+            s.effects.append(.callResult(call, .failed)); return
+        }
+        apiCallsInFlight += 1
         send(kind, &s)
     }
 
@@ -129,7 +140,7 @@ public struct ReferenceSDK: SDKCore {
 
     mutating func reset(_ s: inout Step) {
         stopRun(queueReport: false, &s)
-        inFlight = 0   // whatever is in flight now answers a store that no longer exists (D9)
+        forgetRequestsInFlight()   // they answer a store that no longer exists (D9)
         let old = s.disk.credential.isNone ? s.disk.pendingReset : s.disk.credential
         if s.disk.indexedCount > 0 { s.store(.deleteIndex) }
         if s.disk.modelsPresent { s.store(.deleteModels) }
@@ -227,8 +238,10 @@ public struct ReferenceSDK: SDKCore {
     // MARK: - Requests and answers
 
     /// The key check: `check` with a credential, `register` (with App Attest) without one.
+    /// A check already in flight serves every reason to check until it is answered.
     mutating func sendCheck(_ s: inout Step) {
-        send(s.disk.credential.isNone ? .register : .check, &s)
+        guard checkInFlight == 0 else { return }
+        checkInFlight = send(s.disk.credential.isNone ? .register : .check, credential: s.disk.credential.isNone ? .none : s.disk.credential, &s)
     }
 
     mutating func send(_ kind: RequestKind, _ s: inout Step) {
@@ -245,6 +258,14 @@ public struct ReferenceSDK: SDKCore {
         s.effects.append(.send(id: id, kind: kind, credential: credential))
         s.effects.append(.setTimer(.requestTimeout, at: s.now + s.config.requestTimeoutMs, arg: id << 3 | UInt32(kind.rawValue)))
         return id
+    }
+
+    /// Every request in flight becomes stale: its answer will be ignored (D9).
+    mutating func forgetRequestsInFlight() {
+        inFlight = 0
+        checkInFlight = 0
+        apiCallsInFlight = 0
+        reportsUploading = 0
     }
 
     /// Whether request `id` is still awaited; clears it when `take` is set.
@@ -292,6 +313,8 @@ public struct ReferenceSDK: SDKCore {
     mutating func answer(_ kind: RequestKind, _ reply: ServerReply, _ s: inout Step) {
         let a = reply.answer
         let isCheck = kind == .check || kind == .register
+        if isCheck { checkInFlight = 0 }
+        if kind == .query || kind == .profile { apiCallsInFlight -= min(apiCallsInFlight, 1) }
         if isCheck, a.isVerdict { s.store(.setLastAnsweredCheck(s.now)) }
         if kind == .runReport, a != .ok { uploadFailed(&s) }
         if kind == .reset { resetAnswered(a, &s) }
@@ -359,7 +382,7 @@ public struct ReferenceSDK: SDKCore {
 
     /// D5: delete the index, models, place data, queued reports and credential.
     mutating func purge(_ s: inout Step) {
-        inFlight = 0
+        forgetRequestsInFlight()
         if s.disk.indexedCount > 0 { s.store(.deleteIndex) }
         if s.disk.modelsPresent { s.store(.deleteModels) }
         if s.disk.placeDataPresent { s.store(.deletePlaceData) }

@@ -42,11 +42,12 @@ public enum TraceEncoding {
         case .processKilled: return (3, 0, 0)
         case .requestSent(let id, let kind, let key, let c):
             return (4, UInt64(id) << 16 | UInt64(kind.rawValue) << 8, UInt64(key) ^ cred(c) << 16)
-        case .served(let id, let kind, let key, let c, let reply):
-            return (5, UInt64(id) << 16 | UInt64(kind.rawValue) << 8 | UInt64(reply.answer.rawValue),
+        case .served(let id, let kind, let key, let c, let reply, let recordAfter):
+            return (5, UInt64(id) << 16 | UInt64(kind.rawValue) << 8 | UInt64(reply.answer.rawValue) | UInt64(recordAfter) << 48,
                     UInt64(key) ^ cred(c) << 16 ^ cred(reply.credential) << 1)
-        case .delivered(let id, let kind, let answer, let viaTimer):
-            return (6, UInt64(id) << 16 | UInt64(kind.rawValue) << 8 | UInt64(answer.rawValue), viaTimer ? 1 : 0)
+        case .input(let i): return (20, UInt64(i.rawValue), 0)
+        case .delivered(let id, let kind, let answer, let viaTimer, let sentAt):
+            return (6, UInt64(id) << 16 | UInt64(kind.rawValue) << 8 | UInt64(answer.rawValue), sentAt << 1 | (viaTimer ? 1 : 0))
         case .droppedForDeadProcess(let id): return (7, UInt64(id), 0)
         case .timerFired(let kind, let arg): return (8, UInt64(kind.rawValue), UInt64(arg))
         case .state(let s): return (9, UInt64(s.rawValue), 0)

@@ -20,6 +20,25 @@ public enum PersonAction: UInt8, Sendable, CaseIterable, CustomStringConvertible
     }
 }
 
+/// A lifecycle input or API call handed to the SDK: the first record of its step.
+public enum LifecycleInput: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+    case launch, launchInBackground, becameActive, wentToBackground, backgroundRun
+    case search, query, profile, reset
+    public var description: String {
+        switch self {
+        case .launch: "launch"
+        case .launchInBackground: "launch in background"
+        case .becameActive: "became active"
+        case .wentToBackground: "went to background"
+        case .backgroundRun: "background run"
+        case .search: "search"
+        case .query: "query"
+        case .profile: "profile"
+        case .reset: "reset()"
+        }
+    }
+}
+
 /// A change made in the developer dashboard or by Rollup.
 public enum DashboardAction: Sendable, Equatable, CustomStringConvertible {
     /// A new current key; the old one keeps working for `graceMs`, or stops now when nil.
@@ -82,13 +101,20 @@ public enum TraceEvent: Sendable, Equatable {
     /// The SDK sent request `id`.
     case requestSent(id: UInt32, kind: RequestKind, key: KeyID, credential: Credential)
     /// The request reached the server, which answered it (before any loss on the way back).
-    case served(id: UInt32, kind: RequestKind, key: KeyID, credential: Credential, reply: ServerReply)
+    /// `recordAfter` audits the server's store: the generation of the device's record
+    /// after the request (0: none), so checkers can see a reset that did not delete.
+    case served(id: UInt32, kind: RequestKind, key: KeyID, credential: Credential, reply: ServerReply, recordAfter: UInt32)
+    /// A lifecycle input starts an SDK step (responses start theirs with `delivered`,
+    /// timers with `timerFired`); every step ends with `stepEnd`.
+    case input(LifecycleInput)
     /// An answer reached the SDK: a server verdict, a 5xx, offline, or the SDK's own timeout
     /// (`viaTimer`). Late answers are delivered too; judging them stale is the SDK's job.
-    case delivered(id: UInt32, kind: RequestKind, answer: Answer, viaTimer: Bool)
+    /// `sentAt` is when the request left the device (0 for `viaTimer`).
+    case delivered(id: UInt32, kind: RequestKind, answer: Answer, viaTimer: Bool, sentAt: SimTime)
     /// An answer was dropped because the process that sent the request had died.
     case droppedForDeadProcess(id: UInt32)
-    /// One of the SDK's timers fired (`arg` as it was set).
+    /// One of the SDK's timers fired (`arg` as it was set); a request's timeout is traced
+    /// as `delivered(…, viaTimer: true)` instead.
     case timerFired(TimerKind, arg: UInt32)
     case state(SDKState)
     case store(StoreOp)

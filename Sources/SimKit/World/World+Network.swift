@@ -34,8 +34,9 @@ extension World {
         } else {
             slot.reply = server.handle(slot.request, now: now)
         }
+        let recordAfter = server.deviceRecord(d)?.generation ?? 0
         trace(d, .served(id: slot.id, kind: slot.request.kind, key: slot.request.key,
-                         credential: slot.request.credential, reply: slot.reply))
+                         credential: slot.request.credential, reply: slot.reply, recordAfter: recordAfter))
         if now < faults.lostUntil, r.chance(UInt64(faults.lostRateBp), outOf: 10_000) {
             requests.release(s)   // S9: the server acted, the answer never arrives
             return
@@ -63,7 +64,7 @@ extension World {
             trace(d, .droppedForDeadProcess(id: slot.id))
             return
         }
-        trace(d, .delivered(id: slot.id, kind: slot.request.kind, answer: slot.reply.answer, viaTimer: false))
+        trace(d, .delivered(id: slot.id, kind: slot.request.kind, answer: slot.reply.answer, viaTimer: false, sentAt: slot.sentAt))
         step(d, .response(id: slot.id, kind: slot.request.kind, reply: slot.reply))
     }
 

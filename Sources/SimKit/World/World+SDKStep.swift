@@ -5,6 +5,15 @@ extension World {
     mutating func step(_ d: DeviceIndex, _ input: SDKInput) {
         let i = Int(d)
         let dev = devices[i]
+        switch input {
+        case .launch(let bg): trace(d, .input(bg ? .launchInBackground : .launch))
+        case .becameActive: trace(d, .input(.becameActive))
+        case .wentToBackground: trace(d, .input(.wentToBackground))
+        case .backgroundRun: trace(d, .input(.backgroundRun))
+        case .call(let call): trace(d, .input(call == .search ? .search : call == .query ? .query : .profile))
+        case .reset: trace(d, .input(.reset))
+        case .response, .timer: break   // traced as `delivered` / `timerFired` by the caller
+        }
         let context = SDKContext(device: d, photoCount: dev.photoCount, photosAllowed: dev.photosAllowed, config: setup.sdk)
         effects.removeAll(keepingCapacity: true)
         sdks[i].handle(input, now: now, context: context, disk: dev.disk, effects: &effects)
@@ -76,9 +85,11 @@ extension World {
             ? devices[i].processEpoch
             : devices[i].processEpoch &+ timerGeneration(kind, device: i) &* 0x100
         guard e.aux == expected else { return }
-        trace(d, .timerFired(kind, arg: e.arg))
-        if kind == .requestTimeout, let requestKind = RequestKind(rawValue: UInt8(e.arg & 7)) {
-            trace(d, .delivered(id: e.arg >> 3, kind: requestKind, answer: .timedOut, viaTimer: true))
+        if kind == .requestTimeout {
+            guard let requestKind = RequestKind(rawValue: UInt8(e.arg & 7)) else { return }
+            trace(d, .delivered(id: e.arg >> 3, kind: requestKind, answer: .timedOut, viaTimer: true, sentAt: 0))
+        } else {
+            trace(d, .timerFired(kind, arg: e.arg))
         }
         step(d, .timer(kind, arg: e.arg))
     }
