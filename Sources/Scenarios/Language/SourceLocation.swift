@@ -56,11 +56,10 @@ struct SourceLines: Sendable {
         self.bytes = bytes
         var starts = [0]
         for (i, b) in bytes.enumerated() where b == 0x0A { starts.append(i + 1) }
-        if starts.count > 1, starts.last == bytes.count { starts.removeLast() }
         lineStarts = starts
     }
 
-    /// Number of lines (a final newline does not start another).
+    /// Number of lines; after a final newline comes one more, empty line.
     var count: Int { lineStarts.count }
 
     /// Byte range of 0-based line `index`, without the newline and a trailing CR.
