@@ -38,7 +38,7 @@ at 44d expect none photos purged   # states: unconfigured indexing idle locked p
 expect violation never-lock-on-transient       # this run must break exactly these
 """#
 
-    /// A small valid header for diagnostic tests; lines 1–6, then the test's lines from 7.
+    /// A small valid header for diagnostic tests; lines 1–6; a test's own lines start at line 7.
     static let header = """
     duration 30d
     account acme
