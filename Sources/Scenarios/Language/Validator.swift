@@ -42,6 +42,7 @@ struct Validator {
 
     mutating func error(_ mark: SourceMark, _ text: String? = nil, after: String? = nil, _ message: String,
                         hint: String? = nil, note: String? = nil) {
+        guard diagnostics.count < ScenarioLimits.maxDiagnostics else { return }
         let offset = locate(mark, text, after: after)
         var location = SourceLocation(file: file, line: mark.line, column: mark.column)
         var sourceLine = ""
@@ -55,8 +56,23 @@ struct Validator {
 
     /// "unknown group 'x'; groups are: a, b" with a did-you-mean hint.
     mutating func unknown(_ what: String, _ plural: String, _ name: String, _ known: [String], _ mark: SourceMark) {
-        let list = known.isEmpty ? "no \(plural) are declared" : "\(plural) are: " + known.joined(separator: ", ")
+        guard diagnostics.count < ScenarioLimits.maxDiagnostics else { return }
+        let shown = known.prefix(20).joined(separator: ", ") + (known.count > 20 ? ", and \(known.count - 20) more" : "")
+        let list = known.isEmpty ? "no \(plural) are declared" : "\(plural) are: " + shown
         error(mark, name, "unknown \(what) '\(name)'; \(list)", hint: Suggest.hint(name, in: known))
+    }
+
+    /// Names in declaration order, with O(1) membership (the dictionary is never iterated).
+    struct NameTable {
+        /// The names in the order they were added.
+        private(set) var names: [String] = []
+        private var index: [String: Int] = [:]
+        func contains(_ name: String) -> Bool { index[name] != nil }
+        func firstIndex(of name: String) -> Int? { index[name] }
+        mutating func append(_ name: String) {
+            if index[name] == nil { index[name] = names.count }
+            names.append(name)
+        }
     }
 
     // MARK: Checks
@@ -79,18 +95,18 @@ struct Validator {
         if net.timeout == 0 { error(net.mark, after: "timeout", "timeout must be longer than 0s") }
 
         // Accounts, apps, groups: duplicates and references, in file order.
-        var accounts: [String] = []
+        var accounts = NameTable()
         for a in s.accounts {
             if accounts.contains(a.name) { error(a.mark, a.name, "duplicate account '\(a.name)'") } else { accounts.append(a.name) }
         }
-        var apps: [String] = []
-        var keysUsed: [String] = []
+        var apps = NameTable()
+        var keysUsed = NameTable()
         for a in s.apps {
             if apps.contains(a.name) { error(a.mark, a.name, "duplicate app '\(a.name)'") } else { apps.append(a.name) }
-            if !accounts.contains(a.account) { unknown("account", "accounts", a.account, accounts, a.mark) }
+            if !accounts.contains(a.account) { unknown("account", "accounts", a.account, accounts.names, a.mark) }
             if keysUsed.contains(a.key) { error(a.mark, a.key, "key '\(a.key)' is already used") } else { keysUsed.append(a.key) }
         }
-        var groups: [String] = []
+        var groups = NameTable()
         var sizes: [UInt64] = []
         var total: UInt64 = 0
         for g in s.groups {
@@ -99,7 +115,7 @@ struct Validator {
             } else if groups.contains(g.name) {
                 error(g.mark, g.name, "duplicate group '\(g.name)'", hint: "give the group another name with 'as GROUP'")
             } else { groups.append(g.name); sizes.append(g.count) }
-            if !apps.contains(g.app) { unknown("app", "apps", g.app, apps, g.mark) }
+            if !apps.contains(g.app) { unknown("app", "apps", g.app, apps.names, g.mark) }
             total = total > ScenarioLimits.maxDevices ? total : total + min(g.count, ScenarioLimits.maxDevices + 1)
             if total > ScenarioLimits.maxDevices {
                 error(g.mark, "\(g.count)", "more than \(ScenarioLimits.maxDevices) devices in total")
@@ -137,7 +153,7 @@ struct Validator {
             }
             switch st.body {
             case let .expect(e):
-                if e.group != "all", !groups.contains(e.group) { unknown("group", "groups", e.group, groups, m) }
+                if e.group != "all", !groups.contains(e.group) { unknown("group", "groups", e.group, groups.names, m) }
                 if case let .compare(_, .share(sh)) = e.quantifier { checkShare(sh, m) }
                 if case let .compare(_, .count(n)) = e.quantifier, let i = groups.firstIndex(of: e.group), n > sizes[i] {
                     error(m, "\(n)", "expected count \(n) is larger than group '\(e.group)' (\(sizes[i]) devices)")
@@ -168,29 +184,29 @@ struct Validator {
         if t == 0 { error(m, after: "for", "\(what) must last longer than 0s") }
     }
 
-    mutating func checkSelector(_ sel: DeviceSelector, _ m: SourceMark, groups: [String], sizes: [UInt64]) {
+    mutating func checkSelector(_ sel: DeviceSelector, _ m: SourceMark, groups: NameTable, sizes: [UInt64]) {
         func size(_ g: String) -> UInt64? { groups.firstIndex(of: g).map { sizes[$0] } }
         switch sel {
         case .all: return
         case let .group(g):
-            if size(g) == nil { unknown("group", "groups", g, groups, m) }
+            if size(g) == nil { unknown("group", "groups", g, groups.names, m) }
         case let .count(n, of: g):
-            guard let sz = size(g) else { return unknown("group", "groups", g, groups, m) }
+            guard let sz = size(g) else { return unknown("group", "groups", g, groups.names, m) }
             if n > sz { error(m, "\(n)", "cannot select \(n) of group '\(g)', which has \(sz) devices") }
         case let .share(sh, of: g):
-            if size(g) == nil { unknown("group", "groups", g, groups, m) }
+            if size(g) == nil { unknown("group", "groups", g, groups.names, m) }
             checkShare(sh, m)
         case let .device(group: g, index: i):
-            guard let sz = size(g) else { return unknown("group", "groups", g, groups, m) }
+            guard let sz = size(g) else { return unknown("group", "groups", g, groups.names, m) }
             if i < 1 || i > sz {
                 error(m, "\(i)", "device '\(g)#\(i)' is out of range; group '\(g)' has devices 1 to \(sz)")
             }
         }
     }
 
-    mutating func checkAction(_ a: Action, _ m: SourceMark, groups: [String], sizes: [UInt64], apps: [String],
-                              accounts: [String], keysUsed: inout [String]) {
-        func app(_ name: String) { if !apps.contains(name) { unknown("app", "apps", name, apps, m) } }
+    mutating func checkAction(_ a: Action, _ m: SourceMark, groups: NameTable, sizes: [UInt64], apps: NameTable,
+                              accounts: NameTable, keysUsed: inout NameTable) {
+        func app(_ name: String) { if !apps.contains(name) { unknown("app", "apps", name, apps.names, m) } }
         switch a {
         case let .person(_, sel), let .update(sel, _), let .forgetDevice(sel):
             checkSelector(sel, m, groups: groups, sizes: sizes)
@@ -211,11 +227,11 @@ struct Validator {
         case let .rotate(name, key, _):
             app(name)
             if keysUsed.contains(key) { error(m, key, "key '\(key)' is already used", hint: "each rotation needs a new key") }
-            else { keysUsed.append(key) }
+            keysUsed.append(key)
         case let .stopOldKey(name, _), let .disable(name), let .enable(name), let .rollupApp(_, name):
             app(name)
         case let .rollupAccount(_, acc):
-            if !accounts.contains(acc) { unknown("account", "accounts", acc, accounts, m) }
+            if !accounts.contains(acc) { unknown("account", "accounts", acc, accounts.names, m) }
         }
     }
 
