@@ -168,3 +168,47 @@ struct LanguageDiagnosticTests {
         """)
     }
 }
+
+@Suite("Language: meaning checks")
+struct LanguageValidationTests {
+    func messages(_ body: String) -> [String] {
+        ScenarioParser.parse(LanguageFixtures.header + body, file: "t.scenario").diagnostics.map(\.message)
+    }
+
+    @Test func acceptsAllAsAGroup() {
+        #expect(messages("at 1d reset 10% of all\nat 2d expect <=115 all locked\nat 1d open device all#115\n") == [])
+        #expect(messages("at 2d expect 116 all locked\n") == ["expected count 116 is larger than group 'all' (115 devices)"])
+    }
+
+    @Test func duplicatesAndReserved() {
+        #expect(messages("devices 3 app photos as early\n") == ["duplicate group 'early'"])
+        #expect(messages("account acme\n") == ["duplicate account 'acme'"])
+        #expect(messages("devices 3 app photos as all\n") == ["group name 'all' is reserved"])
+        #expect(messages("at 1d rotate photos key rk_live_A\n") == ["key 'rk_live_A' is already used"])
+        #expect(messages("seed 1\nseed 2\n") == ["duplicate 'seed' line"])
+    }
+
+    @Test func timingRules() {
+        #expect(messages("every 0s open all\n") == ["'every' needs a period longer than 0s"])
+        #expect(messages("every 1d until 1h open all\n") == ["'until' '1h' is before the first firing at '1d'"])
+        #expect(messages("every 1d from 31d open all\n") == ["time '31d' is past the scenario's duration '30d'"])
+        #expect(messages("every 1d rotate photos key rk_live_Z\n") == ["'rotate' can only be used with 'at'"])
+        #expect(messages("every 1d expect all photos locked\n") == ["'expect' needs 'at', not 'every'"])
+        #expect(messages("at 1d offline photos for 0s\n") == ["'offline' must last longer than 0s"])
+    }
+
+    @Test func unknownNames() {
+        #expect(messages("at 1d disable foto\n") == ["unknown app 'foto'; apps are: photos"])
+        #expect(messages("at 1d rollup revoke-account acm\n") == ["unknown account 'acm'; accounts are: acme"])
+        #expect(messages("at 1d stop-old-key photos rk_live_Q\n") == ["'rk_live_Q' is not a previous key of app 'photos' at 1d"])
+        #expect(messages("at 1d rollup revok photos\n") == ["unknown rollup verb 'revok'"])
+    }
+
+    @Test func validatesASTsBuiltInCode() {
+        var s = ScenarioFile()
+        s.timeline = [TimedStatement(schedule: .at(31 * Ms.day), body: .action(.serverDown(for: Ms.hour)))]
+        let d = ScenarioValidator.validate(s)
+        #expect(d.map(\.message) == ["time '31d' is past the scenario's duration '30d'"])
+        #expect(d.first?.rendered == "<generated>:0:0: error: time '31d' is past the scenario's duration '30d'\n")
+    }
+}

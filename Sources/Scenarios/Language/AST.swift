@@ -206,7 +206,8 @@ public struct Share: Equatable, Hashable, Sendable, Comparable {
     public static func < (a: Share, b: Share) -> Bool { a.basisPoints < b.basisPoints }
 }
 
-/// Which devices an action applies to.
+/// Which devices an action applies to. A group named `all` means every device, so
+/// `10% of all` and `3 of all` work (`all` is reserved as a group name).
 public enum DeviceSelector: Equatable, Sendable {
     /// Every device, clones included.
     case all
@@ -314,7 +315,7 @@ public enum Action: Equatable, Sendable {
 public struct Expectation: Equatable, Sendable {
     /// How many devices must be in the state.
     public var quantifier: Quantifier
-    /// The group, or `all` for every device.
+    /// The group, or `all` for every device (clones included).
     public var group: String
     /// The state they must be in.
     public var state: DeviceStateName

@@ -10,6 +10,8 @@ struct Validator {
     let file: String
     let context: ValidationContext
     var diagnostics: [Diagnostic] = []
+    /// Devices in the scenario, clones included (capped just above the limit); the size of `all`.
+    var allDevices: UInt64 = 0
 
     init(scenario: ScenarioFile, lines: SourceLines?, file: String, context: ValidationContext) {
         self.scenario = scenario
@@ -116,12 +118,13 @@ struct Validator {
                 error(g.mark, g.name, "duplicate group '\(g.name)'", hint: "give the group another name with 'as GROUP'")
             } else { groups.append(g.name); sizes.append(g.count) }
             if !apps.contains(g.app) { unknown("app", "apps", g.app, apps.names, g.mark) }
-            total = total > ScenarioLimits.maxDevices ? total : total + min(g.count, ScenarioLimits.maxDevices + 1)
-            if total > ScenarioLimits.maxDevices {
+            let before = total
+            total = min(total + min(g.count, ScenarioLimits.maxDevices + 1), ScenarioLimits.maxDevices + 1)
+            if total > ScenarioLimits.maxDevices, before <= ScenarioLimits.maxDevices {
                 error(g.mark, "\(g.count)", "more than \(ScenarioLimits.maxDevices) devices in total")
-                total = 0
             }
         }
+        allDevices = total
 
         // Expected violations.
         var violations: [String] = []
@@ -153,10 +156,12 @@ struct Validator {
             }
             switch st.body {
             case let .expect(e):
-                if e.group != "all", !groups.contains(e.group) { unknown("group", "groups", e.group, groups.names, m) }
+                if case .every = st.schedule { error(m, "expect", "'expect' needs 'at', not 'every'") }
+                let size = e.group == "all" ? allDevices : groups.firstIndex(of: e.group).map { sizes[$0] }
+                if size == nil { unknown("group", "groups", e.group, groups.names, m) }
                 if case let .compare(_, .share(sh)) = e.quantifier { checkShare(sh, m) }
-                if case let .compare(_, .count(n)) = e.quantifier, let i = groups.firstIndex(of: e.group), n > sizes[i] {
-                    error(m, "\(n)", "expected count \(n) is larger than group '\(e.group)' (\(sizes[i]) devices)")
+                if case let .compare(_, .count(n)) = e.quantifier, let size, n > size {
+                    error(m, "\(n)", "expected count \(n) is larger than group '\(e.group)' (\(size) devices)")
                 }
             case let .action(a):
                 checkAction(a, m, groups: groups, sizes: sizes, apps: apps, accounts: accounts, keysUsed: &keysUsed)
@@ -185,7 +190,8 @@ struct Validator {
     }
 
     mutating func checkSelector(_ sel: DeviceSelector, _ m: SourceMark, groups: NameTable, sizes: [UInt64]) {
-        func size(_ g: String) -> UInt64? { groups.firstIndex(of: g).map { sizes[$0] } }
+        let all = allDevices
+        func size(_ g: String) -> UInt64? { g == "all" ? all : groups.firstIndex(of: g).map { sizes[$0] } }
         switch sel {
         case .all: return
         case let .group(g):
