@@ -110,7 +110,7 @@ struct LanguageASTGenerator {
 
     mutating func expectation(_ s: ScenarioFile) -> Expectation {
         let g = coin(1, of: 5) ? "all" : pick(s.groups).name
-        let size = s.groups.first { $0.name == g }?.count ?? 1_000
+        let size = g == "all" ? s.groups.reduce(0) { $0 + $1.count } : s.groups.first { $0.name == g }!.count
         let cmp = pick([Comparison.exactly, .atLeast, .atMost])
         let q: Quantifier
         switch int(0...3) {
