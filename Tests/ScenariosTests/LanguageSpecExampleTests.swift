@@ -70,4 +70,18 @@ struct LanguageSpecExampleTests {
         #expect(r.diagnostics.map(\.message) == ["unknown invariant 'never-lock-on-transent'"])
         #expect(r.diagnostics.first?.hint == "did you mean 'never-lock-on-transient'?")
     }
+
+    @Test func crlfAndTabsReadTheSame() throws {
+        let s = try #require(result.scenario)
+        let crlf = LanguageFixtures.specExample.replacing("\n", with: "\r\n").replacing("   ", with: "\t")
+        let r = ScenarioParser.parse(crlf, file: "crlf.scenario")
+        #expect(r.diagnostics.isEmpty, "\(r.rendered)")
+        #expect(r.scenario == s)
+    }
+
+    @Test func hashIsACommentOnlyAfterSpace() throws {
+        let text = LanguageFixtures.header + "at 1d open device early#3 # the third\n#at 2d open all\n"
+        let s = try #require(ScenarioParser.parse(text, file: "c.scenario").scenario)
+        #expect(s.timeline.map(\.body) == [.action(.person(.open, .device(group: "early", index: 3)))])
+    }
 }

@@ -74,7 +74,10 @@ public enum ScenarioParser {
             validator.run()
             diagnostics = validator.diagnostics
         }
-        diagnostics.sort { ($0.location.line, $0.location.column) < ($1.location.line, $1.location.column) }
+        // Line order; the index keeps equal locations in the order found (sort is not promised stable).
+        diagnostics = diagnostics.enumerated()
+            .sorted { ($0.element.location.line, $0.element.location.column, $0.offset) < ($1.element.location.line, $1.element.location.column, $1.offset) }
+            .map(\.element)
         if diagnostics.count > ScenarioLimits.maxDiagnostics { diagnostics.removeLast(diagnostics.count - ScenarioLimits.maxDiagnostics) }
         let failed = diagnostics.contains { $0.severity == .error }
         return ParseResult(scenario: failed ? nil : parser.scenario, diagnostics: diagnostics)
