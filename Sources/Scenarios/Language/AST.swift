@@ -1,0 +1,391 @@
+import SimKit
+
+/// A parsed scenario file: header, declarations, the timeline and the expected violations.
+///
+/// Value type; `==` compares meaning only (source marks never take part), so
+/// `ScenarioParser.parse(ScenarioPrinter.print(s)).scenario == s` for every valid `s`.
+public struct ScenarioFile: Equatable, Sendable {
+    /// The `scenario "…"` title; empty when the file has none.
+    public var name: String = ""
+    /// The `seed N` line; 0 when absent.
+    public var seed: UInt64 = 0
+    /// The `duration D` line; 30 days when absent.
+    public var duration: SimTime = 30 * Ms.day
+    /// The system under test (`sdk …`); the reference SDK when absent.
+    public var sdk: SDKChoice = .reference
+    /// Developer accounts, in file order.
+    public var accounts: [AccountDecl] = []
+    /// Apps, in file order.
+    public var apps: [AppDecl] = []
+    /// Device groups (genuine and clones), in file order; devices are numbered in this order.
+    public var groups: [DeviceGroupDecl] = []
+    /// The network line; defaults when absent.
+    public var network: NetworkDecl = NetworkDecl()
+    /// Timed actions and timed expectations in file order (equal times run in this order).
+    public var timeline: [TimedStatement] = []
+    /// The `expect violation NAME` lines, in file order.
+    public var expectedViolations: [ExpectedViolation] = []
+
+    /// An empty scenario with every default.
+    public init() {}
+}
+
+/// Which SDK core runs on the devices.
+public enum SDKChoice: Equatable, Sendable {
+    /// The reference SDK, which implements every D rule.
+    case reference
+    /// A deliberately wrong variant of the reference SDK, by name.
+    case mutant(String)
+    /// A core the user plugged in, by the name it was registered under.
+    case custom(String)
+}
+
+/// `account NAME [unapproved]`.
+public struct AccountDecl: Equatable, Sendable {
+    /// The account's name.
+    public var name: String
+    /// False when declared `unapproved`.
+    public var approved: Bool
+    /// Where it was declared.
+    public var mark: SourceMark
+    /// An account declaration.
+    public init(name: String, approved: Bool = true, mark: SourceMark = .synthetic) {
+        self.name = name; self.approved = approved; self.mark = mark
+    }
+}
+
+/// `app NAME account ACC key rk_live_X [pending]`.
+public struct AppDecl: Equatable, Sendable {
+    /// The app's name.
+    public var name: String
+    /// The owning account's name.
+    public var account: String
+    /// The app's first publishable key.
+    public var key: String
+    /// True when declared `pending` (waiting for Rollup's approval).
+    public var pending: Bool
+    /// Where it was declared.
+    public var mark: SourceMark
+    /// An app declaration.
+    public init(name: String, account: String, key: String, pending: Bool = false, mark: SourceMark = .synthetic) {
+        self.name = name; self.account = account; self.key = key; self.pending = pending; self.mark = mark
+    }
+}
+
+/// `devices N app APP [as GROUP]` or `clones N app APP [as GROUP]`.
+public struct DeviceGroupDecl: Equatable, Sendable {
+    /// Genuine installs or clones.
+    public enum Kind: Equatable, Sendable {
+        /// Genuine installs that pass App Attest.
+        case devices
+        /// Non-genuine installs sending a copied key.
+        case clones
+    }
+    /// Genuine installs or clones.
+    public var kind: Kind
+    /// Number of devices in the group.
+    public var count: UInt64
+    /// The app installed on them.
+    public var app: String
+    /// The group's name: as given, else the app's name (devices) or `APP-clones` (clones).
+    public var name: String
+    /// Where it was declared.
+    public var mark: SourceMark
+    /// A group declaration; `name` nil takes the default for `kind`.
+    public init(kind: Kind, count: UInt64, app: String, name: String? = nil, mark: SourceMark = .synthetic) {
+        self.kind = kind; self.count = count; self.app = app; self.mark = mark
+        self.name = name ?? DeviceGroupDecl.defaultName(kind: kind, app: app)
+    }
+    /// The group name used when `as GROUP` is left out.
+    public static func defaultName(kind: Kind, app: String) -> String {
+        kind == .devices ? app : app + "-clones"
+    }
+}
+
+/// `network [latency A..B] [timeout T]`.
+public struct NetworkDecl: Equatable, Sendable {
+    /// Smallest one-way latency (default 20 ms).
+    public var latencyMin: SimTime = 20
+    /// Largest one-way latency (default 800 ms).
+    public var latencyMax: SimTime = 800
+    /// Request timeout (default 30 s).
+    public var timeout: SimTime = 30 * Ms.second
+    /// Where it was declared (synthetic when absent).
+    public var mark: SourceMark = .synthetic
+    /// The defaults: latency 20ms..800ms, timeout 30s.
+    public init() {}
+    /// A network with the given values.
+    public init(latencyMin: SimTime, latencyMax: SimTime, timeout: SimTime, mark: SourceMark = .synthetic) {
+        self.latencyMin = latencyMin; self.latencyMax = latencyMax; self.timeout = timeout; self.mark = mark
+    }
+}
+
+/// `expect violation NAME`: this run must break the invariant NAME.
+public struct ExpectedViolation: Equatable, Sendable {
+    /// The invariant's kebab-case name.
+    public var invariant: String
+    /// Where it was written.
+    public var mark: SourceMark
+    /// An expected violation.
+    public init(invariant: String, mark: SourceMark = .synthetic) { self.invariant = invariant; self.mark = mark }
+}
+
+/// One timed line: when it fires and what it does.
+public struct TimedStatement: Equatable, Sendable {
+    /// When it fires.
+    public var schedule: Schedule
+    /// What it does.
+    public var body: StatementBody
+    /// Where it was written (the runner reports this line).
+    public var mark: SourceMark
+    /// A timed statement.
+    public init(schedule: Schedule, body: StatementBody, mark: SourceMark = .synthetic) {
+        self.schedule = schedule; self.body = body; self.mark = mark
+    }
+}
+
+/// When a timed statement fires.
+public enum Schedule: Equatable, Sendable {
+    /// `at T`: once, at T since the start.
+    case at(SimTime)
+    /// `every D [jitter J] [from T] [until T]`.
+    case every(Repeat)
+}
+
+/// `every D [jitter J] [from T] [until T]`: first at `from` (default D), then every D,
+/// up to and including `until` (default: the end); each firing moved by 0…J per device.
+public struct Repeat: Equatable, Sendable {
+    /// The period D (> 0).
+    public var period: SimTime
+    /// The jitter J, or nil when not given.
+    public var jitter: SimTime?
+    /// The first firing, or nil for one period after the start.
+    public var from: SimTime?
+    /// The last possible firing, or nil for the end of the scenario.
+    public var until: SimTime?
+    /// A repeat.
+    public init(period: SimTime, jitter: SimTime? = nil, from: SimTime? = nil, until: SimTime? = nil) {
+        self.period = period; self.jitter = jitter; self.from = from; self.until = until
+    }
+    /// The time of the first firing: `from`, else one period after the start.
+    public var firstFiring: SimTime { from ?? period }
+}
+
+/// What a timed statement does.
+public enum StatementBody: Equatable, Sendable {
+    /// Something happens in the world.
+    case action(Action)
+    /// `expect QUANT GROUP STATE` is checked (only with `at`).
+    case expect(Expectation)
+}
+
+/// A share of devices or requests, in integer basis points: 10000 = 100%, 50 = 0.5%.
+public struct Share: Equatable, Hashable, Sendable, Comparable {
+    /// Basis points; the source allows at most two decimals of a percent.
+    public var basisPoints: UInt32
+    /// A share of `basisPoints` / 10000.
+    public init(basisPoints: UInt32) { self.basisPoints = basisPoints }
+    /// A share of whole percent.
+    public init(percent: UInt32) { self.basisPoints = percent * 100 }
+    /// 100%.
+    public static let all = Share(basisPoints: 10_000)
+    /// How many of `total` this share selects: floor(total × bp / 10000).
+    public func count(of total: UInt64) -> UInt64 {
+        let wide = total.multipliedFullWidth(by: UInt64(basisPoints))
+        if wide.high >= 10_000 { return UInt64.max }   // only for shares over 100%
+        return UInt64(10_000).dividingFullWidth(wide).quotient
+    }
+    /// The source spelling without `%`: `60`, `0.5`, `12.25`.
+    public var text: String {
+        let whole = basisPoints / 100, frac = basisPoints % 100
+        if frac == 0 { return "\(whole)" }
+        if frac % 10 == 0 { return "\(whole).\(frac / 10)" }
+        return "\(whole).\(frac < 10 ? "0" : "")\(frac)"
+    }
+    /// Orders by size.
+    public static func < (a: Share, b: Share) -> Bool { a.basisPoints < b.basisPoints }
+}
+
+/// Which devices an action applies to. A group named `all` means every device, so
+/// `10% of all` and `3 of all` work (`all` is reserved as a group name).
+public enum DeviceSelector: Equatable, Sendable {
+    /// Every device, clones included.
+    case all
+    /// Every device of a group.
+    case group(String)
+    /// `N of GROUP`: N devices drawn from the seed.
+    case count(UInt64, of: String)
+    /// `N% of GROUP`: floor(size × N%) devices drawn from the seed.
+    case share(Share, of: String)
+    /// `device GROUP#I`: the I-th device of the group, counting from 1.
+    case device(group: String, index: UInt64)
+}
+
+/// The person's actions that take only a selector.
+public enum PersonAction: String, Equatable, Sendable, CaseIterable {
+    /// Cold start: the process starts and calls `configure`.
+    case launch
+    /// The app comes to the foreground (becomes active).
+    case open
+    /// The app goes to the background.
+    case close
+    /// The OS fires a background indexing run.
+    case background
+    /// The app calls `search`.
+    case search
+    /// The app calls `query`.
+    case query
+    /// The app calls `profile`.
+    case profile
+    /// The app calls `reset()`.
+    case reset
+    /// The person revokes Photos access.
+    case revokePhotos = "revoke-photos"
+    /// The person grants Photos access.
+    case grantPhotos = "grant-photos"
+}
+
+/// What happens to the old key when a key is rotated.
+public enum OldKeyPolicy: Equatable, Sendable {
+    /// `stop-old now`: the old key is invalid at once.
+    case stopNow
+    /// `keep-old D`: the old key works for D more (default 30 days).
+    case keep(SimTime)
+    /// The default policy, `keep-old 30d`.
+    public static let `default` = OldKeyPolicy.keep(30 * Ms.day)
+}
+
+/// Rollup's verbs on an app.
+public enum RollupAppVerb: String, Equatable, Sendable, CaseIterable {
+    /// Approve a pending app.
+    case approve
+    /// Reject the app.
+    case reject
+    /// Revoke the app.
+    case revoke
+    /// Lift a revocation or rejection.
+    case restore
+}
+
+/// Rollup's verbs on a developer account.
+public enum RollupAccountVerb: String, Equatable, Sendable, CaseIterable {
+    /// Approve the account.
+    case approve = "approve-account"
+    /// Revoke the account.
+    case revoke = "revoke-account"
+    /// Lift a revocation.
+    case restore = "restore-account"
+}
+
+/// Something that happens at a firing.
+public enum Action: Equatable, Sendable {
+    /// `launch|open|close|background|search|query|profile|reset|revoke-photos|grant-photos SEL`.
+    case person(PersonAction, DeviceSelector)
+    /// `update SEL [key K]`: install a new version carrying the app's current key, or `key`.
+    case update(DeviceSelector, key: String?)
+    /// `add-photos N SEL`: N more photos in each selected library.
+    case addPhotos(UInt64, DeviceSelector)
+    /// `offline SEL for D`: the selected devices lose the network for D.
+    case offline(DeviceSelector, for: SimTime)
+    /// `server errors P% status NNN for D`: that share of requests answers NNN (500–599).
+    case serverErrors(Share, status: UInt16, for: SimTime)
+    /// `server down for D`: an outage; no request reaches the server.
+    case serverDown(for: SimTime)
+    /// `timeouts P% for D`: that share of requests never gets an answer.
+    case timeouts(Share, for: SimTime)
+    /// `lost-responses P% for D`: the server acts, then the response is lost (S9).
+    case lostResponses(Share, for: SimTime)
+    /// `rotate APP key K [stop-old now | keep-old D]`.
+    case rotate(app: String, key: String, old: OldKeyPolicy)
+    /// `stop-old-key APP K`: stop a previous key during its grace.
+    case stopOldKey(app: String, key: String)
+    /// `disable APP` from the dashboard.
+    case disable(app: String)
+    /// `enable APP` from the dashboard.
+    case enable(app: String)
+    /// `rollup approve|reject|revoke|restore APP`.
+    case rollupApp(RollupAppVerb, app: String)
+    /// `rollup approve-account|revoke-account|restore-account ACC`.
+    case rollupAccount(RollupAccountVerb, account: String)
+    /// `forget-device SEL`: the server loses these devices' records.
+    case forgetDevice(DeviceSelector)
+}
+
+/// `expect QUANT GROUP STATE` at a time.
+public struct Expectation: Equatable, Sendable {
+    /// How many devices must be in the state.
+    public var quantifier: Quantifier
+    /// The group, or `all` for every device (clones included).
+    public var group: String
+    /// The state they must be in.
+    public var state: DeviceStateName
+    /// An expectation.
+    public init(quantifier: Quantifier, group: String, state: DeviceStateName) {
+        self.quantifier = quantifier; self.group = group; self.state = state
+    }
+}
+
+/// A device state named in expectations.
+public enum DeviceStateName: String, Equatable, Sendable, CaseIterable {
+    /// Not configured yet.
+    case unconfigured
+    /// An indexing run is going on.
+    case indexing
+    /// Configured and not indexing.
+    case idle
+    /// Access stopped; data kept, locked.
+    case locked
+    /// Data deleted after 30 days locked.
+    case purged
+}
+
+/// How a quantifier compares.
+public enum Comparison: Equatable, Sendable {
+    /// Exactly (`N`, `N%`).
+    case exactly
+    /// At least (`>=N`, `>=N%`).
+    case atLeast
+    /// At most (`<=N`, `<=N%`).
+    case atMost
+}
+
+/// A number of devices or a share of a group.
+public enum Quantity: Equatable, Sendable {
+    /// A number of devices.
+    case count(UInt64)
+    /// A share of the group's size.
+    case share(Share)
+}
+
+/// `all | none | N | >=N | <=N | N% | >=N% | <=N%`.
+///
+/// `N` and `N%` mean *exactly*: `N` holds when exactly N devices of the group are in the
+/// state; `N%` when exactly floor(size × N%) are (the same rounding as selectors).
+/// `>=` and `<=` compare the same way.
+public enum Quantifier: Equatable, Sendable {
+    /// Every device of the group.
+    case all
+    /// No device of the group.
+    case none
+    /// A comparison with a count or a share.
+    case compare(Comparison, Quantity)
+
+    /// Whether `matching` devices out of `size` satisfy this quantifier.
+    public func holds(matching: UInt64, of size: UInt64) -> Bool {
+        switch self {
+        case .all: return matching == size
+        case .none: return matching == 0
+        case let .compare(cmp, qty):
+            let target: UInt64
+            switch qty {
+            case let .count(n): target = n
+            case let .share(s): target = s.count(of: size)
+            }
+            switch cmp {
+            case .exactly: return matching == target
+            case .atLeast: return matching >= target
+            case .atMost: return matching <= target
+            }
+        }
+    }
+}

@@ -1,0 +1,167 @@
+import SimKit
+
+/// A syntax error on one line; the parser reports it and goes on at the next line.
+struct ParseError: Error, Sendable {
+    /// Byte offset in the file.
+    var offset: Int
+    /// Lowercase message with quoted tokens.
+    var message: String
+    /// Optional fix to try.
+    var hint: String? = nil
+    /// Optional context.
+    var note: String? = nil
+}
+
+/// Keywords, for did-you-mean hints.
+enum Keywords {
+    /// Words that can start a statement.
+    static let statements = ["scenario", "seed", "duration", "sdk", "account", "app", "devices", "clones",
+                             "network", "at", "every", "expect"]
+    /// Words that can start an action.
+    static let actions = PersonAction.allCases.map(\.rawValue) + [
+        "update", "add-photos", "offline", "server", "timeouts", "lost-responses", "rotate", "stop-old-key",
+        "disable", "enable", "rollup", "forget-device",
+    ]
+    /// Group names that would make selectors ambiguous.
+    static let reservedGroups = ["all", "device", "none"]
+    /// How a selector may look.
+    static let selectorHint = "selectors are: all, GROUP, N of GROUP, N% of GROUP, device GROUP#I"
+    /// How a duration may look.
+    static let durationHint = "durations look like 250ms, 10s, 15m, 6h, 30d or 1d12h"
+}
+
+/// The tokens of one statement and a position in them.
+struct Cursor {
+    let tokens: [Token]
+    /// Byte offset just past the last byte of the line (where "expected …" at the end points).
+    let endOffset: Int
+    var pos = 0
+
+    var atEnd: Bool { pos >= tokens.count }
+    func peek(_ ahead: Int = 0) -> Token? { pos + ahead < tokens.count ? tokens[pos + ahead] : nil }
+    /// The text of the last token taken, for "expected X after 'Y'".
+    var previous: String { pos > 0 ? tokens[pos - 1].quoted : "the start" }
+    func isWord(_ w: String) -> Bool { peek().map { $0.kind == .word && $0.text == w } ?? false }
+
+    /// An error "expected WHAT after 'PREV'", at the next token or at the end of the line.
+    func expected(_ what: String, hint: String? = nil) -> ParseError {
+        if let t = peek() {
+            return ParseError(offset: t.offset, message: "expected \(what) after \(previous), found \(t.quoted)", hint: hint)
+        }
+        return ParseError(offset: endOffset, message: "expected \(what) after \(previous)", hint: hint)
+    }
+
+    mutating func take() -> Token { pos += 1; return tokens[pos - 1] }
+
+    mutating func keyword(_ w: String) throws(ParseError) {
+        guard isWord(w) else { throw expected("'\(w)'") }
+        pos += 1
+    }
+
+    mutating func word(_ what: String, hint: String? = nil) throws(ParseError) -> Token {
+        guard let t = peek(), t.kind == .word else { throw expected(what, hint: hint) }
+        pos += 1
+        return t
+    }
+
+    static func isName(_ s: String) -> Bool {
+        let b = Array(s.utf8)
+        guard let first = b.first, first >= 0x61, first <= 0x7A else { return false }
+        return b.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || Lexer.isDigit($0) || $0 == 0x5F || $0 == 0x2D }
+    }
+
+    mutating func name(_ what: String) throws(ParseError) -> String {
+        let t = try word(what)
+        guard Cursor.isName(t.text) else {
+            throw ParseError(offset: t.offset, message: "invalid \(what) \(t.quoted)",
+                             hint: "names start with a lowercase letter, then lowercase letters, digits, '_' or '-'")
+        }
+        return t.text
+    }
+
+    mutating func key() throws(ParseError) -> String {
+        let t = try word("key")
+        let b = Array(t.text.utf8), prefix = Array("rk_live_".utf8)
+        guard b.count > prefix.count, Array(b.prefix(prefix.count)) == prefix,
+              b.dropFirst(prefix.count).allSatisfy({ Lexer.isLetter($0) || Lexer.isDigit($0) || $0 == 0x5F }) else {
+            throw ParseError(offset: t.offset, message: "invalid key \(t.quoted)", hint: "keys look like 'rk_live_' followed by letters, digits or '_'")
+        }
+        return t.text
+    }
+
+    mutating func number(_ what: String) throws(ParseError) -> UInt64 {
+        guard let t = peek(), t.kind == .number else { throw expected(what) }
+        pos += 1
+        var value: UInt64 = 0
+        for b in t.text.utf8 {
+            guard Lexer.isDigit(b) else { throw ParseError(offset: t.offset, message: "invalid number \(t.quoted)") }
+            let (m, o1) = value.multipliedReportingOverflow(by: 10)
+            let (a, o2) = m.addingReportingOverflow(UInt64(b - 0x30))
+            if o1 || o2 { throw ParseError(offset: t.offset, message: "number \(t.quoted) is too large") }
+            value = a
+        }
+        return value
+    }
+
+    mutating func duration(_ what: String = "duration") throws(ParseError) -> SimTime {
+        guard let t = peek(), t.kind == .number else { throw expected(what, hint: Keywords.durationHint) }
+        pos += 1
+        if let d = DurationText.parse(t.text) { return d }
+        if Cursor.looksLikeDuration(t.text) {
+            throw ParseError(offset: t.offset, message: "\(what) \(t.quoted) is too large")
+        }
+        throw ParseError(offset: t.offset, message: "invalid \(what) \(t.quoted)", hint: Keywords.durationHint)
+    }
+
+    /// True when `s` is digits-and-unit parts, whatever their size.
+    static func looksLikeDuration(_ s: String) -> Bool {
+        let b = Array(s.utf8)
+        var i = 0
+        guard !b.isEmpty else { return false }
+        while i < b.count {
+            let start = i
+            while i < b.count, Lexer.isDigit(b[i]) { i += 1 }
+            guard i > start, i < b.count else { return false }
+            switch b[i] {
+            case UInt8(ascii: "d"), UInt8(ascii: "h"), UInt8(ascii: "s"): i += 1
+            case UInt8(ascii: "m"): i += (i + 1 < b.count && b[i + 1] == UInt8(ascii: "s")) ? 2 : 1
+            default: return false
+            }
+        }
+        return true
+    }
+
+    /// `N%` or `N.D%` or `N.DD%`, as basis points.
+    mutating func share() throws(ParseError) -> Share {
+        guard let t = peek(), t.kind == .number else { throw expected("share such as '10%'") }
+        pos += 1
+        guard isPercent() else { throw expected("'%'") }
+        pos += 1
+        let parts = t.text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count <= 2, parts.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy(Lexer.isDigit) }) else {
+            throw ParseError(offset: t.offset, message: "invalid share '\(t.text)%'")
+        }
+        if parts.count == 2, parts[1].utf8.count > 2 {
+            throw ParseError(offset: t.offset, message: "share '\(t.text)%' has more than two decimals")
+        }
+        var whole: UInt64 = 0
+        for b in parts[0].utf8 {
+            whole = whole &* 10 &+ UInt64(b - 0x30)
+            if whole > 10_000_000 { throw ParseError(offset: t.offset, message: "share '\(t.text)%' is too large") }
+        }
+        var frac: UInt64 = 0
+        if parts.count == 2 {
+            for b in parts[1].utf8 { frac = frac * 10 + UInt64(b - 0x30) }
+            if parts[1].utf8.count == 1 { frac *= 10 }
+        }
+        return Share(basisPoints: UInt32(whole * 100 + frac))
+    }
+
+    func isPercent() -> Bool { peek()?.kind == .percent }
+
+    mutating func end() throws(ParseError) {
+        if let t = peek() {
+            throw ParseError(offset: t.offset, message: "unexpected \(t.quoted) at the end of the statement")
+        }
+    }
+}

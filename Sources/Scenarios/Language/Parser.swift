@@ -1,0 +1,304 @@
+import SimKit
+
+/// The line-by-line recursive-descent parser; collects errors and recovers at the next line.
+struct Parser {
+    let lines: SourceLines
+    let file: String
+    var scenario = ScenarioFile()
+    var diagnostics: [Diagnostic] = []
+    var statementCount = 0
+    /// Header lines already seen, to report duplicates.
+    var seenHeaders: [String] = []
+
+    init(lines: SourceLines, file: String) {
+        self.lines = lines
+        self.file = file
+    }
+
+    mutating func report(_ e: ParseError) {
+        let (line, column) = lines.lineColumn(of: e.offset)
+        diagnostics.append(Diagnostic(location: SourceLocation(file: file, line: line, column: column),
+                                      message: e.message, hint: e.hint, note: e.note,
+                                      sourceLine: lines.text(ofLineAt: e.offset)))
+    }
+
+    mutating func run() {
+        for index in 0..<lines.count {
+            if diagnostics.count >= ScenarioLimits.maxDiagnostics { return }
+            let range = lines.range(ofLine: index)
+            switch Lexer.lex(lines.bytes, range) {
+            case let .failure(e):
+                report(ParseError(offset: e.offset, message: e.message, hint: e.hint))
+            case let .success(tokens):
+                guard !tokens.isEmpty else { continue }
+                statementCount += 1
+                if statementCount > ScenarioLimits.maxStatements {
+                    report(ParseError(offset: tokens[0].offset, message: "more than \(ScenarioLimits.maxStatements) statements"))
+                    return
+                }
+                var cursor = Cursor(tokens: tokens, endOffset: range.upperBound)
+                do throws(ParseError) {
+                    try statement(&cursor)
+                } catch {
+                    report(error)
+                }
+            }
+        }
+    }
+
+    mutating func header(_ t: Token) throws(ParseError) {
+        if seenHeaders.contains(t.text) {
+            throw ParseError(offset: t.offset, message: "duplicate '\(t.text)' line")
+        }
+        seenHeaders.append(t.text)
+    }
+
+    mutating func statement(_ c: inout Cursor) throws(ParseError) {
+        let first = c.peek()!
+        guard first.kind == .word else {
+            throw ParseError(offset: first.offset, message: "expected a statement, found \(first.quoted)")
+        }
+        let mark = lines.mark(first.offset)
+        c.pos += 1
+        switch first.text {
+        case "scenario":
+            try header(first)
+            guard let t = c.peek(), t.kind == .string else { throw c.expected("quoted name") }
+            c.pos += 1
+            scenario.name = t.text
+        case "seed":
+            try header(first)
+            scenario.seed = try c.number("seed")
+        case "duration":
+            try header(first)
+            scenario.duration = try c.duration()
+        case "sdk":
+            try header(first)
+            let w = try c.word("'reference', 'mutant NAME' or 'custom NAME'")
+            switch w.text {
+            case "reference": scenario.sdk = .reference
+            case "mutant": scenario.sdk = .mutant(try c.name("mutant name"))
+            case "custom": scenario.sdk = .custom(try c.name("core name"))
+            default:
+                throw ParseError(offset: w.offset, message: "unknown sdk \(w.quoted)",
+                                 hint: Suggest.hint(w.text, in: ["reference", "mutant", "custom"]),
+                                 note: "use 'sdk reference', 'sdk mutant NAME' or 'sdk custom NAME'")
+            }
+        case "account":
+            let name = try c.name("account name")
+            var approved = true
+            if c.isWord("unapproved") { c.pos += 1; approved = false }
+            try c.end()
+            scenario.accounts.append(AccountDecl(name: name, approved: approved, mark: mark))
+        case "app":
+            let name = try c.name("app name")
+            try c.keyword("account")
+            let account = try c.name("account name")
+            try c.keyword("key")
+            let key = try c.key()
+            var pending = false
+            if c.isWord("pending") { c.pos += 1; pending = true }
+            try c.end()
+            scenario.apps.append(AppDecl(name: name, account: account, key: key, pending: pending, mark: mark))
+        case "devices", "clones":
+            let count = try c.number("number of devices")
+            try c.keyword("app")
+            let app = try c.name("app name")
+            var group: String? = nil
+            if c.isWord("as") { c.pos += 1; group = try c.name("group name") }
+            try c.end()
+            scenario.groups.append(DeviceGroupDecl(kind: first.text == "devices" ? .devices : .clones,
+                                                   count: count, app: app, name: group, mark: mark))
+        case "network":
+            try header(first)
+            var net = NetworkDecl()
+            net.mark = mark
+            if c.isWord("latency") {
+                c.pos += 1
+                net.latencyMin = try c.duration("latency")
+                guard c.peek()?.kind == .dotDot else { throw c.expected("'..'") }
+                c.pos += 1
+                net.latencyMax = try c.duration("latency")
+            }
+            if c.isWord("timeout") {
+                c.pos += 1
+                net.timeout = try c.duration("timeout")
+            }
+            scenario.network = net
+        case "at":
+            let time = try c.duration("time")
+            if c.isWord("expect") {
+                c.pos += 1
+                let e = try expectation(&c)
+                scenario.timeline.append(TimedStatement(schedule: .at(time), body: .expect(e), mark: mark))
+            } else {
+                let a = try action(&c)
+                scenario.timeline.append(TimedStatement(schedule: .at(time), body: .action(a), mark: mark))
+            }
+        case "every":
+            var r = Repeat(period: try c.duration("period"))
+            var seen: [String] = []
+            while let t = c.peek(), t.kind == .word, ["jitter", "from", "until"].contains(t.text) {
+                if seen.contains(t.text) { throw ParseError(offset: t.offset, message: "duplicate \(t.quoted)") }
+                seen.append(t.text)
+                c.pos += 1
+                switch t.text {
+                case "jitter": r.jitter = try c.duration("jitter")
+                case "from": r.from = try c.duration("time")
+                default: r.until = try c.duration("time")
+                }
+            }
+            if let t = c.peek(), t.kind == .word, t.text == "expect" {
+                throw ParseError(offset: t.offset, message: "'expect' needs 'at', not 'every'",
+                                 hint: "write 'at T expect QUANT GROUP STATE'")
+            }
+            let a = try action(&c)
+            scenario.timeline.append(TimedStatement(schedule: .every(r), body: .action(a), mark: mark))
+        case "expect":
+            guard c.isWord("violation") else {
+                throw c.expected("'violation'", hint: "a timed expectation starts with a time: 'at 11d expect all photos locked'")
+            }
+            c.pos += 1
+            let name = try c.name("invariant name")
+            scenario.expectedViolations.append(ExpectedViolation(invariant: name, mark: mark))
+        default:
+            if Keywords.actions.contains(first.text) {
+                throw ParseError(offset: first.offset, message: "expected 'at' or 'every' before \(first.quoted)",
+                                 hint: "actions need a time, as in 'at 1d \(first.text) …'")
+            }
+            throw ParseError(offset: first.offset, message: "unknown statement \(first.quoted)",
+                             hint: Suggest.hint(first.text, in: Keywords.statements))
+        }
+        try c.end()
+    }
+
+    func selector(_ c: inout Cursor) throws(ParseError) -> DeviceSelector {
+        guard let t = c.peek() else { throw c.expected("selector", hint: Keywords.selectorHint) }
+        switch t.kind {
+        case .word where t.text == "all":
+            c.pos += 1
+            return .all
+        case .word where t.text == "device":
+            c.pos += 1
+            let group = try c.name("group name")
+            guard c.peek()?.kind == .hash else { throw c.expected("'#'", hint: "a single device is written 'device GROUP#I'") }
+            c.pos += 1
+            let index = try c.number("device number")
+            return .device(group: group, index: index)
+        case .word:
+            return .group(try c.name("group name"))
+        case .number:
+            if c.peek(1)?.kind == .percent {
+                let s = try c.share()
+                try c.keyword("of")
+                return .share(s, of: try c.name("group name"))
+            }
+            let n = try c.number("number of devices")
+            try c.keyword("of")
+            return .count(n, of: try c.name("group name"))
+        default:
+            throw c.expected("selector", hint: Keywords.selectorHint)
+        }
+    }
+
+    func forDuration(_ c: inout Cursor) throws(ParseError) -> SimTime {
+        try c.keyword("for")
+        return try c.duration()
+    }
+
+    func action(_ c: inout Cursor) throws(ParseError) -> Action {
+        let w = try c.word("action")
+        if let p = PersonAction(rawValue: w.text) { return .person(p, try selector(&c)) }
+        switch w.text {
+        case "update":
+            let sel = try selector(&c)
+            var key: String? = nil
+            if c.isWord("key") { c.pos += 1; key = try c.key() }
+            return .update(sel, key: key)
+        case "add-photos":
+            let n = try c.number("number of photos")
+            return .addPhotos(n, try selector(&c))
+        case "offline":
+            let sel = try selector(&c)
+            return .offline(sel, for: try forDuration(&c))
+        case "server":
+            let v = try c.word("'errors' or 'down'")
+            switch v.text {
+            case "errors":
+                let s = try c.share()
+                try c.keyword("status")
+                let statusToken = c.peek()
+                let status = try c.number("status")
+                guard status <= 999 else {
+                    throw ParseError(offset: statusToken!.offset, message: "status \(statusToken!.quoted) is not between 500 and 599")
+                }
+                return .serverErrors(s, status: UInt16(status), for: try forDuration(&c))
+            case "down":
+                return .serverDown(for: try forDuration(&c))
+            default:
+                throw ParseError(offset: v.offset, message: "expected 'errors' or 'down' after 'server', found \(v.quoted)",
+                                 hint: Suggest.hint(v.text, in: ["errors", "down"]))
+            }
+        case "timeouts":
+            let s = try c.share()
+            return .timeouts(s, for: try forDuration(&c))
+        case "lost-responses":
+            let s = try c.share()
+            return .lostResponses(s, for: try forDuration(&c))
+        case "rotate":
+            let app = try c.name("app name")
+            try c.keyword("key")
+            let key = try c.key()
+            var old = OldKeyPolicy.default
+            if c.isWord("stop-old") {
+                c.pos += 1
+                try c.keyword("now")
+                old = .stopNow
+            } else if c.isWord("keep-old") {
+                c.pos += 1
+                old = .keep(try c.duration("grace"))
+            }
+            return .rotate(app: app, key: key, old: old)
+        case "stop-old-key":
+            let app = try c.name("app name")
+            return .stopOldKey(app: app, key: try c.key())
+        case "disable": return .disable(app: try c.name("app name"))
+        case "enable": return .enable(app: try c.name("app name"))
+        case "rollup":
+            let v = try c.word("rollup verb")
+            if let verb = RollupAppVerb(rawValue: v.text) { return .rollupApp(verb, app: try c.name("app name")) }
+            if let verb = RollupAccountVerb(rawValue: v.text) { return .rollupAccount(verb, account: try c.name("account name")) }
+            let verbs = RollupAppVerb.allCases.map(\.rawValue) + RollupAccountVerb.allCases.map(\.rawValue)
+            throw ParseError(offset: v.offset, message: "unknown rollup verb \(v.quoted)", hint: Suggest.hint(v.text, in: verbs),
+                             note: "rollup verbs are: " + verbs.joined(separator: ", "))
+        case "forget-device":
+            return .forgetDevice(try selector(&c))
+        default:
+            throw ParseError(offset: w.offset, message: "unknown action \(w.quoted)", hint: Suggest.hint(w.text, in: Keywords.actions))
+        }
+    }
+
+    func expectation(_ c: inout Cursor) throws(ParseError) -> Expectation {
+        guard let t = c.peek() else { throw c.expected("quantifier", hint: "quantifiers are: all, none, N, >=N, <=N, N%, >=N%, <=N%") }
+        let q: Quantifier
+        switch t.kind {
+        case .word where t.text == "all": c.pos += 1; q = .all
+        case .word where t.text == "none": c.pos += 1; q = .none
+        case .atLeast, .atMost, .number:
+            var cmp = Comparison.exactly
+            if t.kind != .number { c.pos += 1; cmp = t.kind == .atLeast ? .atLeast : .atMost }
+            if c.peek(1)?.kind == .percent { q = .compare(cmp, .share(try c.share())) }
+            else { q = .compare(cmp, .count(try c.number("number of devices"))) }
+        default:
+            throw c.expected("quantifier", hint: "quantifiers are: all, none, N, >=N, <=N, N%, >=N%, <=N%")
+        }
+        let group = try c.name("group name")
+        let s = try c.word("state")
+        guard let state = DeviceStateName(rawValue: s.text) else {
+            let names = DeviceStateName.allCases.map(\.rawValue)
+            throw ParseError(offset: s.offset, message: "unknown state \(s.quoted); states are: " + names.joined(separator: ", "),
+                             hint: Suggest.hint(s.text, in: names))
+        }
+        return Expectation(quantifier: q, group: group, state: state)
+    }
+}

@@ -1,0 +1,85 @@
+import SimKit
+
+/// What the caller knows, to check names that the language itself cannot.
+public struct ValidationContext: Equatable, Sendable {
+    /// Invariant names allowed in `expect violation NAME`; empty means "do not check".
+    public var knownInvariants: [String]
+    /// Mutant names allowed in `sdk mutant NAME`; empty means "do not check".
+    public var knownMutants: [String]
+    /// A context; the default checks neither list.
+    public init(knownInvariants: [String] = [], knownMutants: [String] = []) {
+        self.knownInvariants = knownInvariants
+        self.knownMutants = knownMutants
+    }
+}
+
+/// The outcome of parsing and validating one file.
+public struct ParseResult: Equatable, Sendable {
+    /// The scenario, or nil when there is at least one error.
+    public var scenario: ScenarioFile?
+    /// Errors and warnings, in line order.
+    public var diagnostics: [Diagnostic]
+    /// True when some diagnostic is an error.
+    public var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
+    /// Every diagnostic in compiler style (see `Diagnostic.rendered`).
+    public var rendered: String { Diagnostic.render(diagnostics) }
+}
+
+/// The entry point of the scenario language: text or bytes in, a checked `ScenarioFile` out.
+///
+/// The language is SPEC §4; the choices SPEC leaves open are these:
+/// - One statement a line; lines end in `\n` (a `\r` before it is dropped). `#` starts a
+///   comment at the start of a line or after a space or tab; glued to a word it is the
+///   device mark of `device GROUP#I`. Non-ASCII bytes are allowed only in strings and
+///   comments, and must be valid UTF-8 everywhere.
+/// - Header lines (`scenario "…"`, `seed`, `duration`, `sdk`, `network`) may appear once
+///   each, anywhere; declarations and statements may come in any order (names are
+///   resolved over the whole file). The printer puts headers first.
+/// - `scenario "NAME"` takes a double-quoted string with `\"` and `\\` escapes; no
+///   control characters. Absent: the empty name.
+/// - `sdk reference | mutant NAME | custom NAME`. `network [latency A..B] [timeout T]`.
+/// - `every D [jitter J] [from T] [until T] ACTION`: the options in any order, each once;
+///   `until` is inclusive and must not be before the first firing. `expect` only with `at`.
+/// - `rotate` and `stop-old-key` only with `at` (each rotation needs a fresh key).
+///   `rotate` without a policy means `keep-old 30d`. `stop-old-key APP K` needs K to be a
+///   previous key of APP at that moment, replaying rotations in time, then file, order.
+/// - Shares: `N%` with up to two decimals, at most 100%, stored as basis points.
+///   `N` and `N%` in expectations mean exactly (see `Quantifier`).
+/// - Group names `all`, `device` and `none` are reserved; `all` in a selector or an
+///   expectation means every device, clones included (`10% of all`, `expect none all purged`).
+/// - `update SEL key K` accepts any well-formed key, known or not (a wrong build).
+/// - Limits are in `ScenarioLimits`; breaking one is an error, never a trap.
+/// - Syntax errors are reported line by line (recovery at the next line); meaning is
+///   checked only when the whole file parsed.
+public enum ScenarioParser {
+    /// Parses and validates `source`; `file` names it in diagnostics.
+    /// - Complexity: O(n) in the size of the file, plus sorting the timeline once.
+    public static func parse(_ source: String, file: String, context: ValidationContext = .init()) -> ParseResult {
+        parse(bytes: Array(source.utf8), file: file, context: context)
+    }
+
+    /// Parses and validates raw bytes; invalid UTF-8 gives an error, never a crash.
+    public static func parse(bytes: [UInt8], file: String, context: ValidationContext = .init()) -> ParseResult {
+        if bytes.count > ScenarioLimits.maxFileBytes {
+            let d = Diagnostic(location: SourceLocation(file: file, line: 1, column: 1),
+                               message: "file is larger than \(ScenarioLimits.maxFileBytes) bytes")
+            return ParseResult(scenario: nil, diagnostics: [d])
+        }
+        let lines = SourceLines(bytes)
+        var parser = Parser(lines: lines, file: file)
+        parser.run()
+        var diagnostics = parser.diagnostics
+        if diagnostics.isEmpty {
+            var validator = Validator(scenario: parser.scenario, lines: lines, file: file, context: context)
+            validator.run()
+            diagnostics = validator.diagnostics
+        }
+        // Line order; the index keeps equal locations in the order found (sort is not promised stable).
+        diagnostics = diagnostics.enumerated()
+            .sorted { ($0.element.location.line, $0.element.location.column, $0.offset) < ($1.element.location.line, $1.element.location.column, $1.offset) }
+            .map(\.element)
+        if diagnostics.count > ScenarioLimits.maxDiagnostics { diagnostics.removeLast(diagnostics.count - ScenarioLimits.maxDiagnostics) }
+        let failed = diagnostics.contains { $0.severity == .error }
+        return ParseResult(scenario: failed ? nil : parser.scenario, diagnostics: diagnostics)
+    }
+}

@@ -1,0 +1,52 @@
+import SimKit
+
+/// The kinds of token in a scenario line.
+enum TokenKind: Equatable, Sendable {
+    /// A letter or `_` then letters, digits, `_`, `-`: keywords, names, keys.
+    case word
+    /// A digit then digits, letters and inner `.`: numbers, durations, `0.5`.
+    case number
+    /// A double-quoted string; `text` holds the value with escapes undone.
+    case string
+    /// `%`
+    case percent
+    /// `..`
+    case dotDot
+    /// `#` right after a token (as in `photos#17`); a `#` after a space starts a comment.
+    case hash
+    /// `>=`
+    case atLeast
+    /// `<=`
+    case atMost
+}
+
+/// One token: its kind, its text and where it starts in the file.
+struct Token: Equatable, Sendable {
+    /// What sort of token this is.
+    var kind: TokenKind
+    /// The source text (for strings: the value without quotes and escapes).
+    var text: String
+    /// Byte offset of the first byte in the file.
+    var offset: Int
+
+    /// How the token is quoted in a message.
+    var quoted: String { kind == .string ? "'\"\(text)\"'" : "'\(text)'" }
+}
+
+/// Named bounds of the scenario language; every loop in the front end is bounded by one.
+public enum ScenarioLimits {
+    /// Longest line accepted, in bytes.
+    public static let maxLineBytes = 4_096
+    /// Most tokens on one line.
+    public static let maxTokensPerLine = 64
+    /// Most statements (declarations, timed statements and expectations) in a file.
+    public static let maxStatements = 100_000
+    /// Largest file accepted, in bytes.
+    public static let maxFileBytes = 64 * 1_024 * 1_024
+    /// Most diagnostics reported for one file; parsing stops after that.
+    public static let maxDiagnostics = 100
+    /// Most devices in a scenario, clones included.
+    public static let maxDevices: UInt64 = 1_000_000
+    /// Longest scenario duration (3650 days).
+    public static let maxDuration: SimTime = 3_650 * Ms.day
+}

@@ -1,0 +1,291 @@
+import SimKit
+
+/// Checks the meaning of a parsed scenario: names, times, sizes, keys and limits.
+///
+/// Runs only when the file parsed without syntax errors. Diagnostics point at the
+/// offending token: the validator re-reads the statement's line to find it.
+struct Validator {
+    let scenario: ScenarioFile
+    let lines: SourceLines?
+    let file: String
+    let context: ValidationContext
+    var diagnostics: [Diagnostic] = []
+    /// Devices in the scenario, clones included (capped just above the limit); the size of `all`.
+    var allDevices: UInt64 = 0
+
+    init(scenario: ScenarioFile, lines: SourceLines?, file: String, context: ValidationContext) {
+        self.scenario = scenario
+        self.lines = lines
+        self.file = file
+        self.context = context
+    }
+
+    // MARK: Reporting
+
+    /// Tokens of the line at `mark`, or empty for a synthetic mark.
+    func tokens(_ mark: SourceMark) -> [Token] {
+        guard let lines, mark.line >= 1 else { return [] }
+        if case let .success(t) = Lexer.lex(lines.bytes, lines.range(ofLine: mark.line - 1)) { return t }
+        return []
+    }
+
+    /// Where to point: the first token spelled `text` (after the first `after` word, if given).
+    func locate(_ mark: SourceMark, _ text: String? = nil, after: String? = nil) -> Int {
+        let ts = tokens(mark)
+        var start = 1
+        if let after {
+            guard let i = ts.firstIndex(where: { $0.kind == .word && $0.text == after }) else { return mark.offset }
+            start = i + 1
+            if text == nil { return start < ts.count ? ts[start].offset : mark.offset }
+        }
+        if let text, start < ts.count, let t = ts[start...].first(where: { $0.text == text }) { return t.offset }
+        return mark.offset
+    }
+
+    mutating func error(_ mark: SourceMark, _ text: String? = nil, after: String? = nil, _ message: String,
+                        hint: String? = nil, note: String? = nil) {
+        guard diagnostics.count < ScenarioLimits.maxDiagnostics else { return }
+        let offset = locate(mark, text, after: after)
+        var location = SourceLocation(file: file, line: mark.line, column: mark.column)
+        var sourceLine = ""
+        if let lines, mark.line >= 1 {
+            let lc = lines.lineColumn(of: offset)
+            location = SourceLocation(file: file, line: lc.line, column: lc.column)
+            sourceLine = lines.text(ofLineAt: offset)
+        }
+        diagnostics.append(Diagnostic(location: location, message: message, hint: hint, note: note, sourceLine: sourceLine))
+    }
+
+    /// "unknown group 'x'; groups are: a, b" with a did-you-mean hint.
+    mutating func unknown(_ what: String, _ plural: String, _ name: String, _ known: [String], _ mark: SourceMark) {
+        guard diagnostics.count < ScenarioLimits.maxDiagnostics else { return }
+        let shown = known.prefix(20).joined(separator: ", ") + (known.count > 20 ? ", and \(known.count - 20) more" : "")
+        let list = known.isEmpty ? "no \(plural) are declared" : "\(plural) are: " + shown
+        error(mark, name, "unknown \(what) '\(name)'; \(list)", hint: Suggest.hint(name, in: known))
+    }
+
+    /// Names in declaration order, with O(1) membership (the dictionary is never iterated).
+    struct NameTable {
+        /// The names in the order they were added.
+        private(set) var names: [String] = []
+        private var index: [String: Int] = [:]
+        func contains(_ name: String) -> Bool { index[name] != nil }
+        func firstIndex(of name: String) -> Int? { index[name] }
+        mutating func append(_ name: String) {
+            if index[name] == nil { index[name] = names.count }
+            names.append(name)
+        }
+    }
+
+    // MARK: Checks
+
+    mutating func run() {
+        let s = scenario
+        let d = DurationText.format
+        if s.duration == 0 { error(headerMark("duration"), after: "duration", "duration must be longer than 0s") }
+        if s.duration > ScenarioLimits.maxDuration {
+            error(headerMark("duration"), after: "duration", "duration '\(d(s.duration))' is longer than the limit of 3650d")
+        }
+        if case let .mutant(m) = s.sdk, !context.knownMutants.isEmpty, !context.knownMutants.contains(m) {
+            error(headerMark("sdk"), m, "unknown mutant '\(m)'", hint: Suggest.hint(m, in: context.knownMutants),
+                  note: "mutants are: " + context.knownMutants.joined(separator: ", "))
+        }
+        let net = s.network
+        if net.latencyMin > net.latencyMax {
+            error(net.mark, after: "latency", "latency range '\(d(net.latencyMin))..\(d(net.latencyMax))' is empty")
+        }
+        if net.timeout == 0 { error(net.mark, after: "timeout", "timeout must be longer than 0s") }
+
+        // Accounts, apps, groups: duplicates and references, in file order.
+        var accounts = NameTable()
+        for a in s.accounts {
+            if accounts.contains(a.name) { error(a.mark, a.name, "duplicate account '\(a.name)'") } else { accounts.append(a.name) }
+        }
+        var apps = NameTable()
+        var keysUsed = NameTable()
+        for a in s.apps {
+            if apps.contains(a.name) { error(a.mark, a.name, "duplicate app '\(a.name)'") } else { apps.append(a.name) }
+            if !accounts.contains(a.account) { unknown("account", "accounts", a.account, accounts.names, a.mark) }
+            if keysUsed.contains(a.key) { error(a.mark, a.key, "key '\(a.key)' is already used") } else { keysUsed.append(a.key) }
+        }
+        var groups = NameTable()
+        var sizes: [UInt64] = []
+        var total: UInt64 = 0
+        for g in s.groups {
+            if Keywords.reservedGroups.contains(g.name) {
+                error(g.mark, g.name, "group name '\(g.name)' is reserved", hint: "give the group another name with 'as GROUP'")
+            } else if groups.contains(g.name) {
+                error(g.mark, g.name, "duplicate group '\(g.name)'", hint: "give the group another name with 'as GROUP'")
+            } else { groups.append(g.name); sizes.append(g.count) }
+            if !apps.contains(g.app) { unknown("app", "apps", g.app, apps.names, g.mark) }
+            let before = total
+            total = min(total + min(g.count, ScenarioLimits.maxDevices + 1), ScenarioLimits.maxDevices + 1)
+            if total > ScenarioLimits.maxDevices, before <= ScenarioLimits.maxDevices {
+                error(g.mark, "\(g.count)", "more than \(ScenarioLimits.maxDevices) devices in total")
+            }
+        }
+        allDevices = total
+
+        // Expected violations.
+        var violations: [String] = []
+        for v in s.expectedViolations {
+            if violations.contains(v.invariant) { error(v.mark, v.invariant, "duplicate expected violation '\(v.invariant)'") }
+            violations.append(v.invariant)
+            if !context.knownInvariants.isEmpty, !context.knownInvariants.contains(v.invariant) {
+                error(v.mark, v.invariant, "unknown invariant '\(v.invariant)'", hint: Suggest.hint(v.invariant, in: context.knownInvariants))
+            }
+        }
+
+        // The timeline, statement by statement.
+        let end = s.duration
+        for st in s.timeline {
+            let m = st.mark
+            switch st.schedule {
+            case let .at(t):
+                if t > end { error(m, after: "at", "time '\(d(t))' is past the scenario's duration '\(d(end))'") }
+            case let .every(r):
+                if r.period == 0 { error(m, after: "every", "'every' needs a period longer than 0s") }
+                if let f = r.from, f > end { error(m, after: "from", "time '\(d(f))' is past the scenario's duration '\(d(end))'") }
+                if let u = r.until, u > end { error(m, after: "until", "time '\(d(u))' is past the scenario's duration '\(d(end))'") }
+                if let u = r.until, u < r.firstFiring {
+                    let what = r.from == nil ? "the first firing at '\(d(r.firstFiring))'" : "'from' '\(d(r.firstFiring))'"
+                    error(m, after: "until", "'until' '\(d(u))' is before \(what)")
+                }
+                if case .action(.rotate) = st.body { error(m, after: "every", "'rotate' can only be used with 'at'", hint: "each rotation needs a new key") }
+                if case .action(.stopOldKey) = st.body { error(m, after: "every", "'stop-old-key' can only be used with 'at'") }
+            }
+            switch st.body {
+            case let .expect(e):
+                if case .every = st.schedule { error(m, "expect", "'expect' needs 'at', not 'every'") }
+                let size = e.group == "all" ? allDevices : groups.firstIndex(of: e.group).map { sizes[$0] }
+                if size == nil { unknown("group", "groups", e.group, groups.names, m) }
+                if case let .compare(_, .share(sh)) = e.quantifier { checkShare(sh, m) }
+                if case let .compare(_, .count(n)) = e.quantifier, let size, n > size {
+                    error(m, "\(n)", "expected count \(n) is larger than group '\(e.group)' (\(size) devices)")
+                }
+            case let .action(a):
+                checkAction(a, m, groups: groups, sizes: sizes, apps: apps, accounts: accounts, keysUsed: &keysUsed)
+            }
+        }
+        checkKeyHistory()
+    }
+
+    func headerMark(_ word: String) -> SourceMark {
+        guard let lines else { return .synthetic }
+        for i in 0..<lines.count {
+            let r = lines.range(ofLine: i)
+            if case let .success(t) = Lexer.lex(lines.bytes, r), let f = t.first, f.kind == .word, f.text == word {
+                return lines.mark(f.offset)
+            }
+        }
+        return .synthetic
+    }
+
+    mutating func checkShare(_ share: Share, _ m: SourceMark) {
+        if share.basisPoints > 10_000 { error(m, share.text, "share '\(share.text)%' is over 100%") }
+    }
+
+    mutating func checkDuration(_ t: SimTime, _ m: SourceMark, _ what: String) {
+        if t == 0 { error(m, after: "for", "\(what) must last longer than 0s") }
+    }
+
+    mutating func checkSelector(_ sel: DeviceSelector, _ m: SourceMark, groups: NameTable, sizes: [UInt64]) {
+        let all = allDevices
+        func size(_ g: String) -> UInt64? { g == "all" ? all : groups.firstIndex(of: g).map { sizes[$0] } }
+        switch sel {
+        case .all: return
+        case let .group(g):
+            if size(g) == nil { unknown("group", "groups", g, groups.names, m) }
+        case let .count(n, of: g):
+            guard let sz = size(g) else { return unknown("group", "groups", g, groups.names, m) }
+            if n > sz { error(m, "\(n)", "cannot select \(n) of group '\(g)', which has \(sz) devices") }
+        case let .share(sh, of: g):
+            if size(g) == nil { unknown("group", "groups", g, groups.names, m) }
+            checkShare(sh, m)
+        case let .device(group: g, index: i):
+            guard let sz = size(g) else { return unknown("group", "groups", g, groups.names, m) }
+            if i < 1 || i > sz {
+                error(m, "\(i)", "device '\(g)#\(i)' is out of range; group '\(g)' has devices 1 to \(sz)")
+            }
+        }
+    }
+
+    mutating func checkAction(_ a: Action, _ m: SourceMark, groups: NameTable, sizes: [UInt64], apps: NameTable,
+                              accounts: NameTable, keysUsed: inout NameTable) {
+        func app(_ name: String) { if !apps.contains(name) { unknown("app", "apps", name, apps.names, m) } }
+        switch a {
+        case let .person(_, sel), let .update(sel, _), let .forgetDevice(sel):
+            checkSelector(sel, m, groups: groups, sizes: sizes)
+        case let .addPhotos(_, sel):
+            checkSelector(sel, m, groups: groups, sizes: sizes)
+        case let .offline(sel, d):
+            checkSelector(sel, m, groups: groups, sizes: sizes)
+            checkDuration(d, m, "'offline'")
+        case let .serverErrors(sh, status, d):
+            checkShare(sh, m)
+            if !(500...599).contains(status) { error(m, "\(status)", "status '\(status)' is not between 500 and 599") }
+            checkDuration(d, m, "'server errors'")
+        case let .serverDown(d): checkDuration(d, m, "'server down'")
+        case let .timeouts(sh, d):
+            checkShare(sh, m); checkDuration(d, m, "'timeouts'")
+        case let .lostResponses(sh, d):
+            checkShare(sh, m); checkDuration(d, m, "'lost-responses'")
+        case let .rotate(name, key, _):
+            app(name)
+            if keysUsed.contains(key) { error(m, key, "key '\(key)' is already used", hint: "each rotation needs a new key") }
+            keysUsed.append(key)
+        case let .stopOldKey(name, _), let .disable(name), let .enable(name), let .rollupApp(_, name):
+            app(name)
+        case let .rollupAccount(_, acc):
+            if !accounts.contains(acc) { unknown("account", "accounts", acc, accounts.names, m) }
+        }
+    }
+
+    /// Replays rotations in time order (file order for equal times) and checks that each
+    /// `stop-old-key APP K` names a previous key of APP at that moment.
+    mutating func checkKeyHistory() {
+        var events: [(time: SimTime, index: Int)] = []
+        for (i, st) in scenario.timeline.enumerated() {
+            guard case let .at(t) = st.schedule, case let .action(a) = st.body else { continue }
+            switch a {
+            case .rotate, .stopOldKey: events.append((t, i))
+            default: continue
+            }
+        }
+        events.sort { ($0.time, $0.index) < ($1.time, $1.index) }
+        var current: [String: String] = [:]
+        var previous: [String: [String]] = [:]
+        for a in scenario.apps where current[a.name] == nil { current[a.name] = a.key; previous[a.name] = [] }
+        for (time, index) in events {
+            let st = scenario.timeline[index]
+            guard case let .action(a) = st.body else { continue }
+            switch a {
+            case let .rotate(app, key, _):
+                guard let cur = current[app] else { continue }
+                previous[app, default: []].append(cur)
+                current[app] = key
+            case let .stopOldKey(app, key):
+                guard let cur = current[app] else { continue }
+                if previous[app, default: []].contains(key) { continue }
+                let prev = previous[app, default: []]
+                let note = prev.isEmpty ? "app '\(app)' has no previous key at \(DurationText.format(time)); its key is '\(cur)'"
+                    : "previous keys of '\(app)' at \(DurationText.format(time)): " + prev.map { "'\($0)'" }.joined(separator: ", ")
+                let msg = key == cur ? "'\(key)' is the current key of app '\(app)' at \(DurationText.format(time)), not a previous one"
+                    : "'\(key)' is not a previous key of app '\(app)' at \(DurationText.format(time))"
+                error(st.mark, key, msg, note: note)
+            default: continue
+            }
+        }
+    }
+}
+
+/// Checking ASTs built in code (by the fuzzer or the shrinker), without source text.
+public enum ScenarioValidator {
+    /// The meaning errors of `scenario`; locations come from its marks (line 0 when built in code).
+    public static func validate(_ scenario: ScenarioFile, file: String = "<generated>",
+                                context: ValidationContext = .init()) -> [Diagnostic] {
+        var v = Validator(scenario: scenario, lines: nil, file: file, context: context)
+        v.run()
+        return v.diagnostics
+    }
+}

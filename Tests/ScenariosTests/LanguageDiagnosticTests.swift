@@ -1,0 +1,214 @@
+import Testing
+import SimKit
+@testable import Scenarios
+
+/// The exact text of the main diagnostics: location, message, source line, caret, hint.
+@Suite("Language: diagnostics")
+struct LanguageDiagnosticTests {
+    /// Parses the shared header followed by `body` (whose first line is line 7).
+    func render(_ body: String, context: ValidationContext = .init()) -> String {
+        ScenarioParser.parse(LanguageFixtures.header + body, file: "t.scenario", context: context).rendered
+    }
+
+    @Test func unknownActionSuggestsKeyword() {
+        #expect(render("at 5d rotat photos key rk_live_B\n") == """
+        t.scenario:7:7: error: unknown action 'rotat'
+        at 5d rotat photos key rk_live_B
+              ^
+        hint: did you mean 'rotate'?
+
+        """)
+    }
+
+    @Test func unknownStatementSuggestsKeyword() {
+        #expect(render("evry 1d open all\n") == """
+        t.scenario:7:1: error: unknown statement 'evry'
+        evry 1d open all
+        ^
+        hint: did you mean 'every'?
+
+        """)
+    }
+
+    @Test func unknownGroupListsGroups() {
+        #expect(render("at 1d open 10% of photo\n") == """
+        t.scenario:7:19: error: unknown group 'photo'; groups are: photos, early, photos-clones
+        at 1d open 10% of photo
+                          ^
+        hint: did you mean 'photos'?
+
+        """)
+    }
+
+    @Test func shareOver100() {
+        #expect(render("at 1d timeouts 150% for 1h\n") == """
+        t.scenario:7:16: error: share '150%' is over 100%
+        at 1d timeouts 150% for 1h
+                       ^
+
+        """)
+    }
+
+    @Test func timePastDuration() {
+        #expect(render("at 31d launch all\n") == """
+        t.scenario:7:4: error: time '31d' is past the scenario's duration '30d'
+        at 31d launch all
+           ^
+
+        """)
+    }
+
+    @Test func badDuration() {
+        #expect(render("at 3x launch all\n") == """
+        t.scenario:7:4: error: invalid time '3x'
+        at 3x launch all
+           ^
+        hint: durations look like 250ms, 10s, 15m, 6h, 30d or 1d12h
+
+        """)
+    }
+
+    @Test func hugeDuration() {
+        #expect(render("at 99999999999999999999d launch all\n") == """
+        t.scenario:7:4: error: time '99999999999999999999d' is too large
+        at 99999999999999999999d launch all
+           ^
+
+        """)
+    }
+
+    @Test func missingDurationAtEndOfLine() {
+        #expect(render("at 1d offline photos for\n") == """
+        t.scenario:7:25: error: expected duration after 'for'
+        at 1d offline photos for
+                                ^
+        hint: durations look like 250ms, 10s, 15m, 6h, 30d or 1d12h
+
+        """)
+    }
+
+    @Test func countLargerThanGroup() {
+        #expect(render("at 1d reset 11 of early\n") == """
+        t.scenario:7:13: error: cannot select 11 of group 'early', which has 10 devices
+        at 1d reset 11 of early
+                    ^
+
+        """)
+    }
+
+    @Test func deviceOutOfRange() {
+        #expect(render("at 1d open device early#11\n") == """
+        t.scenario:7:25: error: device 'early#11' is out of range; group 'early' has devices 1 to 10
+        at 1d open device early#11
+                                ^
+
+        """)
+    }
+
+    @Test func stopOldKeyNeedsAPreviousKey() {
+        let text = render("at 5d rotate photos key rk_live_B\nat 4d stop-old-key photos rk_live_A\n")
+        #expect(text == """
+        t.scenario:8:27: error: 'rk_live_A' is the current key of app 'photos' at 4d, not a previous one
+        at 4d stop-old-key photos rk_live_A
+                                  ^
+        note: app 'photos' has no previous key at 4d; its key is 'rk_live_A'
+
+        """)
+        #expect(render("at 5d rotate photos key rk_live_B\nat 6d stop-old-key photos rk_live_A\n") == "")
+    }
+
+    @Test func untilBeforeFrom() {
+        #expect(render("every 1h from 2d until 1d open all\n") == """
+        t.scenario:7:24: error: 'until' '1d' is before 'from' '2d'
+        every 1h from 2d until 1d open all
+                               ^
+
+        """)
+    }
+
+    @Test func statusOutOfRange() {
+        #expect(render("at 1d server errors 5% status 404 for 1h\n") == """
+        t.scenario:7:31: error: status '404' is not between 500 and 599
+        at 1d server errors 5% status 404 for 1h
+                                      ^
+
+        """)
+    }
+
+    @Test func unknownMutantWithHint() {
+        let ctx = ValidationContext(knownMutants: ["lock-on-5xx", "no-purge"])
+        #expect(render("sdk mutant lock-on-5x\n", context: ctx) == """
+        t.scenario:7:12: error: unknown mutant 'lock-on-5x'
+        sdk mutant lock-on-5x
+                   ^
+        hint: did you mean 'lock-on-5xx'?
+        note: mutants are: lock-on-5xx, no-purge
+
+        """)
+    }
+
+    @Test func severalErrorsOneFile() {
+        let r = ScenarioParser.parse(LanguageFixtures.header + "at 1d lunch all\nat 2d open al\nat x\nat 1d open all\n", file: "t.scenario")
+        #expect(r.scenario == nil)
+        #expect(r.diagnostics.map(\.location.line) == [7, 9])
+        let r2 = ScenarioParser.parse(LanguageFixtures.header + "at 1d lunch all\nevery 0s open nobody\nat 1d open all\n", file: "t.scenario")
+        #expect(r2.diagnostics.count == 1)   // meaning is checked only once the syntax is clean
+    }
+
+    @Test func invalidUTF8IsLocated() {
+        var bytes = Array("seed 1\nscenario \"a".utf8)
+        bytes += [0xC3, 0x28]
+        bytes += Array("\"\n".utf8)
+        let r = ScenarioParser.parse(bytes: bytes, file: "bad.scenario")
+        #expect(r.rendered == """
+        bad.scenario:2:12: error: invalid UTF-8 byte 0xC3
+        scenario "a\u{FFFD}("
+                   ^
+
+        """)
+    }
+}
+
+@Suite("Language: meaning checks")
+struct LanguageValidationTests {
+    func messages(_ body: String) -> [String] {
+        ScenarioParser.parse(LanguageFixtures.header + body, file: "t.scenario").diagnostics.map(\.message)
+    }
+
+    @Test func acceptsAllAsAGroup() {
+        #expect(messages("at 1d reset 10% of all\nat 2d expect <=115 all locked\nat 1d open device all#115\n") == [])
+        #expect(messages("at 2d expect 116 all locked\n") == ["expected count 116 is larger than group 'all' (115 devices)"])
+    }
+
+    @Test func duplicatesAndReserved() {
+        #expect(messages("devices 3 app photos as early\n") == ["duplicate group 'early'"])
+        #expect(messages("account acme\n") == ["duplicate account 'acme'"])
+        #expect(messages("devices 3 app photos as all\n") == ["group name 'all' is reserved"])
+        #expect(messages("at 1d rotate photos key rk_live_A\n") == ["key 'rk_live_A' is already used"])
+        #expect(messages("seed 1\nseed 2\n") == ["duplicate 'seed' line"])
+    }
+
+    @Test func timingRules() {
+        #expect(messages("every 0s open all\n") == ["'every' needs a period longer than 0s"])
+        #expect(messages("every 1d until 1h open all\n") == ["'until' '1h' is before the first firing at '1d'"])
+        #expect(messages("every 1d from 31d open all\n") == ["time '31d' is past the scenario's duration '30d'"])
+        #expect(messages("every 1d rotate photos key rk_live_Z\n") == ["'rotate' can only be used with 'at'"])
+        #expect(messages("every 1d expect all photos locked\n") == ["'expect' needs 'at', not 'every'"])
+        #expect(messages("at 1d offline photos for 0s\n") == ["'offline' must last longer than 0s"])
+    }
+
+    @Test func unknownNames() {
+        #expect(messages("at 1d disable foto\n") == ["unknown app 'foto'; apps are: photos"])
+        #expect(messages("at 1d rollup revoke-account acm\n") == ["unknown account 'acm'; accounts are: acme"])
+        #expect(messages("at 1d stop-old-key photos rk_live_Q\n") == ["'rk_live_Q' is not a previous key of app 'photos' at 1d"])
+        #expect(messages("at 1d rollup revok photos\n") == ["unknown rollup verb 'revok'"])
+    }
+
+    @Test func validatesASTsBuiltInCode() {
+        var s = ScenarioFile()
+        s.timeline = [TimedStatement(schedule: .at(31 * Ms.day), body: .action(.serverDown(for: Ms.hour)))]
+        let d = ScenarioValidator.validate(s)
+        #expect(d.map(\.message) == ["time '31d' is past the scenario's duration '30d'"])
+        #expect(d.first?.rendered == "<generated>:0:0: error: time '31d' is past the scenario's duration '30d'\n")
+    }
+}
