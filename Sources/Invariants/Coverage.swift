@@ -1,0 +1,90 @@
+import SimKit
+
+/// "Sometimes" coverage, as in Antithesis: interesting situations a run reached. A fuzz
+/// campaign that never reaches one has a blind spot, and the summary says so.
+public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConvertible {
+    case lockByKeyInvalid
+    case lockByDisabled
+    case lockByMismatch
+    case lockFromCheck
+    case lockFromRegister
+    case lockFromQuery
+    case lockFromProfile
+    case lockFromPlaceData
+    case lockFromModelDownload
+    case lockFromRunReport
+    case unlock
+    case unlockAfter29Days
+    case purge
+    case reRegistration
+    case oldKeyGraceEnded
+    case oldKeyServedInGrace
+    case checkDuringPartition
+    case checkAnswered5xx
+    case checkTimedOut
+    case pendingAnswered
+    case staleResponseIgnored
+    case cloneRefused
+    case resetWhileRequestInFlight
+    case resetRetried
+    case photosRevokedWhileLocked
+    case photosRevokedIndexDeleted
+    case lockedThrewOnCall
+    case backgroundRun
+    case reportUploadedAfterFailure
+    case responseLost
+    case serverDisabledApp
+    case rollupRevoked
+    case enableRefusedByRollup
+
+    /// The stable name shown in summaries.
+    public var description: String { Coverage.names[rawValue] }
+
+    static let names: [String] = [
+        "lock-by-app_key_invalid",
+        "lock-by-app_disabled",
+        "lock-by-app_key_mismatch",
+        "lock-from-check",
+        "lock-from-register",
+        "lock-from-query",
+        "lock-from-profile",
+        "lock-from-place-data",
+        "lock-from-model-download",
+        "lock-from-run-report",
+        "unlock",
+        "unlock-after-29-days",
+        "purge",
+        "re-registration",
+        "old-key-refused-after-grace",
+        "old-key-served-in-grace",
+        "check-while-offline",
+        "check-answered-5xx",
+        "check-timed-out",
+        "app_pending-answered",
+        "stale-response-ignored",
+        "clone-refused",
+        "reset-while-request-in-flight",
+        "reset-retried",
+        "photos-revoked-while-locked",
+        "photos-revoked-index-deleted",
+        "locked-threw-on-call",
+        "background-run",
+        "report-uploaded-after-failure",
+        "response-lost",
+        "dashboard-disable",
+        "rollup-revoke",
+        "enable-while-rollup-revoked",
+    ]
+}
+
+/// How many times each coverage point was reached.
+public struct CoverageCounts: Sendable, Equatable {
+    public var counts: [UInt64] = Array(repeating: 0, count: Coverage.allCases.count)
+    public init() {}
+    public subscript(_ c: Coverage) -> UInt64 { counts[c.rawValue] }
+    @inline(__always) mutating func hit(_ c: Coverage) { counts[c.rawValue] &+= 1 }
+    /// Adds another run's counts.
+    public mutating func merge(_ other: CoverageCounts) { for i in counts.indices { counts[i] &+= other.counts[i] } }
+    /// The points never reached, in declaration order.
+    public var missing: [Coverage] { Coverage.allCases.filter { counts[$0.rawValue] == 0 } }
+}

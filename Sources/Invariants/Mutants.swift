@@ -1,0 +1,61 @@
+import SimKit
+
+/// A deliberately wrong variant of the reference SDK or server, to prove that the
+/// invariants catch real bugs. Select one with `--sdk mutant:NAME` or `sdk mutant NAME`.
+public struct Mutant: Sendable, Equatable {
+    public enum Side: String, Sendable { case sdk, server }
+    public var name: String
+    public var side: Side
+    public var sdkFlaws: SDKFlaws
+    public var serverFlaws: ServerFlaws
+    /// The invariant it should break.
+    public var expected: InvariantID
+    /// Other invariants it may plausibly break as well.
+    public var alsoPlausible: [InvariantID]
+    /// The bug, in a line.
+    public var summary: String
+}
+
+/// The catalogue of mutants.
+public enum Mutants {
+    static func sdk(_ name: String, _ flaws: SDKFlaws, _ expected: InvariantID, _ also: [InvariantID] = [], _ summary: String) -> Mutant {
+        Mutant(name: name, side: .sdk, sdkFlaws: flaws, serverFlaws: [], expected: expected, alsoPlausible: also, summary: summary)
+    }
+    static func server(_ name: String, _ flaws: ServerFlaws, _ expected: InvariantID, _ also: [InvariantID] = [], _ summary: String) -> Mutant {
+        Mutant(name: name, side: .server, sdkFlaws: [], serverFlaws: flaws, expected: expected, alsoPlausible: also, summary: summary)
+    }
+
+    /// Every mutant, in a stable order.
+    public static let all: [Mutant] = [
+        sdk("lock-on-5xx", .locksOn5xx, .neverLockOnTransient, [.lockedIsInert, .purgeOnlyAfter30ContinuousDays, .reportsNotLost], "treats a 5xx as a lock error"),
+        sdk("lock-on-timeout", .locksOnTimeout, .neverLockOnTransient, [.lockedIsInert, .purgeOnlyAfter30ContinuousDays, .reportsNotLost], "treats a timeout as a lock error"),
+        sdk("lock-on-offline", .locksOffline, .neverLockOnTransient, [.lockedIsInert, .purgeOnlyAfter30ContinuousDays, .reportsNotLost], "treats being offline as a lock error"),
+        sdk("lock-on-pending", .locksOnPending, .neverLockOnTransient, [.lockedIsInert, .purgeOnlyAfter30ContinuousDays, .reportsNotLost], "treats app_pending as a lock error"),
+        sdk("lock-on-device-unknown", .locksOnDeviceUnknown, .neverLockOnTransient, [.lockedIsInert, .purgeOnlyAfter30ContinuousDays, .reportsNotLost], "locks on device_unknown instead of registering again"),
+        sdk("locked-since-survives-unlock", .lockedSinceSurvivesUnlock, .purgeOnlyAfter30ContinuousDays, [.lockOnRevocation], "does not reset lockedSince on unlock, so a later lock purges early"),
+        sdk("purge-at-29-days", .purgesAt29Days, .purgeOnlyAfter30ContinuousDays, [], "purges one day early"),
+        sdk("purge-on-offline-check", .purgesOnTransientCheck, .purgeOnlyAfter30ContinuousDays, [], "purges on an offline, timed-out or 5xx check past the deadline"),
+        sdk("never-purge", .neverPurges, .purgeWhenDue, [], "keeps the data however long access stays stopped"),
+        sdk("redownload-models-on-unlock", .redownloadsModelsOnUnlock, .unlockResumesUnchanged, [], "deletes and downloads the models again on unlock"),
+        sdk("reindex-on-unlock", .reindexesOnUnlock, .unlockResumesUnchanged, [], "starts the index over on unlock"),
+        sdk("skip-background-check", .skipsBackgroundCheck, .keyCheckSchedule, [.lockedIsInert], "starts background runs without a key check"),
+        sdk("check-every-48h", .checksEvery48h, .keyCheckSchedule, [], "checks on activation only after 48 h"),
+        sdk("no-check-when-locked", .noCheckOnActivationWhenLocked, .lockedChecksOnActivation, [.purgeWhenDue], "a locked SDK does not check when the app becomes active"),
+        sdk("apply-stale-responses", .appliesStaleResponses, .staleResponsesIgnored, [.neverLockOnTransient, .lockOnRevocation, .lockedIsInert, .unlockResumesUnchanged, .reportsNotLost, .resetDeletesEverything], "acts on answers that arrive after their timeout or a reset"),
+        sdk("reset-keeps-credential", .resetKeepsCredential, .resetDeletesEverything, [], "reset() keeps the device credential"),
+        sdk("ignore-photos-revoked", .ignoresPhotosRevoked, .photosRevokedDeletesIndex, [], "keeps the index after Photos access is revoked"),
+        sdk("query-while-locked", .queriesWhileLocked, .lockedIsInert, [], "a locked SDK still sends query and profile"),
+        sdk("index-while-locked", .keepsIndexingWhenLocked, .lockedIsInert, [.reportsNotLost], "keeps the indexing run going after a lock error"),
+        sdk("drop-reports-on-failure", .dropsReportsOnFailedUpload, .reportsNotLost, [], "drops queued run reports when an upload fails"),
+        server("cache-key-checks", .cachesKeyChecks, .serverEnforcesAccess, [.disableStopsEveryKey, .rotationGrace, .onlyRollupRestores, .deviceBelongsToApp], "caches the key verdict for 5 minutes"),
+        server("grace-one-day-late", .graceOneDayLate, .rotationGrace, [], "an old key works one day past its grace"),
+        server("enable-lifts-rollup", .enableLiftsRollup, .onlyRollupRestores, [], "the developer's enable lifts a Rollup revocation"),
+        server("skip-device-app-check", .skipsDeviceAppCheck, .deviceBelongsToApp, [], "does not check which app a device belongs to"),
+        server("reset-keeps-record", .resetKeepsRecord, .resetDeletesEverything, [], "answers a reset without deleting the device's record"),
+        server("skip-attestation", .skipsAttestation, .clonesNeverServed, [.serverEnforcesAccess], "registers devices that fail App Attest"),
+    ]
+
+    /// The mutant called `name`, if any.
+    public static func named(_ name: String) -> Mutant? { all.first { $0.name == name } }
+    public static var names: [String] { all.map(\.name) }
+}
