@@ -3,6 +3,9 @@ import SimKit
 /// Every invariant of SPEC §3, checked online as the trace streams by: one pass, memory
 /// bounded per device. A run goes on after a violation; the first `maxPerInvariant`
 /// violations of each invariant are kept with the device's last records, the rest counted.
+///
+/// The checks live in `Checks/`, one file per family of rules; the ground truth they
+/// judge by lives in `Truth/` and is rebuilt from the trace, never read from the models.
 public struct InvariantChecker: TraceObserver {
     public let maxPerInvariant: Int
     public private(set) var violations: [Violation] = []
@@ -11,16 +14,89 @@ public struct InvariantChecker: TraceObserver {
     public private(set) var coverage = CoverageCounts()
     public private(set) var facts: WorldFacts?
 
+    let ringDepth: Int
+    var rings = DeviceRings(devices: 0, depth: 0)
+    var devices: [DeviceTruth] = []
+    var server: ServerTruth?
+    /// The SDK step being traced (steps never interleave: the engine runs one at a time).
+    var step = StepTruth()
+    var now: SimTime = 0
+    var timeoutMs: SimTime = 30 * Ms.second
+
+    /// D1 and D5 are the product's own numbers, not settings of the SDK under test.
+    static let checkIntervalMs: SimTime = 24 * Ms.hour
+    static let purgeAfterMs: SimTime = 30 * Ms.day
+
     public init(maxPerInvariant: Int = 10, ringDepth: Int = 12) {
+        precondition(maxPerInvariant >= 0, "maxPerInvariant must not be negative")
         self.maxPerInvariant = maxPerInvariant
+        self.ringDepth = ringDepth
     }
 
     /// How many times `invariant` was broken.
-    public func count(of invariant: InvariantID) -> Int { counts[InvariantID.allCases.firstIndex(of: invariant)!] }
+    public func count(of invariant: InvariantID) -> Int { counts[InvariantID.index(invariant)] }
     /// The invariants broken at least once, by name.
     public var broken: [InvariantID] { InvariantID.allCases.filter { count(of: $0) > 0 }.sorted() }
 
-    public mutating func begin(_ facts: WorldFacts) { self.facts = facts }
-    public mutating func observe(_ record: TraceRecord) {}
-    public mutating func finish(at time: SimTime) {}
+    public mutating func begin(_ facts: WorldFacts) {
+        self.facts = facts
+        devices = Array(repeating: DeviceTruth(), count: facts.deviceCount)
+        server = ServerTruth(facts: facts)
+        rings = DeviceRings(devices: facts.deviceCount, depth: ringDepth)
+        timeoutMs = facts.setup.sdk.requestTimeoutMs
+    }
+
+    public mutating func observe(_ r: TraceRecord) {
+        now = r.time
+        rings.push(r)
+        let d = r.device
+        if d == Event.world {
+            if case .dashboard(let action, _) = r.event { dashboard(action) }
+            return
+        }
+        switch r.event {
+        case .input(let input): beginStep(d, .lifecycle(input))
+        case .delivered(let id, let kind, let answer, let viaTimer, let sentAt):
+            delivered(d, id: id, kind: kind, answer: answer, viaTimer: viaTimer, sentAt: sentAt)
+        case .timerFired(let kind, _): beginStep(d, .timer(kind))
+        case .stepEnd: endStep(d)
+        case .served(let id, let kind, let key, let credential, let reply, let recordAfter):
+            served(d, id: id, kind: kind, key: key, credential: credential, reply: reply, recordAfter: recordAfter)
+        case .processStarted(let bg): devices[Int(d)].newProcess(foreground: !bg)
+        case .processKilled:
+            devices[Int(d)].hasProcess = false
+            devices[Int(d)].foreground = false
+            devices[Int(d)].forgetAwaited()
+        case .person(let action, _): person(d, action)
+        case .forgotDevice: server?.records[Int(d)] = .init()
+        case .requestSent(let id, let kind, _, _): requestSent(d, id: id, kind: kind)
+        case .store(let op): store(d, op)
+        case .state(let s): stateReported(d, s)
+        case .callResult(let call, let outcome): callResult(d, call, outcome)
+        case .runStarted(let bg): runStarted(d, background: bg)
+        case .runEnded: step.runEnded = true; step.effects += 1
+        case .droppedForDeadProcess, .backgroundRunSkipped, .fault, .dashboard, .probe: break
+        }
+    }
+
+    public mutating func finish(at time: SimTime) {
+        now = time
+    }
+
+    /// Records a violation of `invariant` on `device`; keeps the first few with context.
+    mutating func violate(_ invariant: InvariantID, _ device: DeviceIndex, _ message: String) {
+        let i = InvariantID.index(invariant)
+        counts[i] += 1
+        guard counts[i] <= maxPerInvariant else { return }
+        let name = facts?.deviceName(device) ?? "device \(device)"
+        violations.append(Violation(invariant: invariant, time: now, device: device, deviceName: name,
+                                    message: message, lastEvents: rings.last(of: device)))
+    }
+
+    @inline(__always) mutating func hit(_ c: Coverage) { coverage.hit(c) }
+}
+
+extension InvariantID {
+    @inline(__always) static func index(_ id: InvariantID) -> Int { positions[id]! }
+    private static let positions: [InvariantID: Int] = Dictionary(uniqueKeysWithValues: allCases.enumerated().map { ($1, $0) })
 }

@@ -1,0 +1,45 @@
+import SimKit
+
+/// Locking and unlocking, judged at the end of each step (D2, D3, D4, D6).
+extension InvariantChecker {
+    mutating func checkLocking(_ d: DeviceIndex) {
+        let i = Int(d)
+        let dev = devices[i]
+        let revokedBefore = step.stateBefore.isAccessRevoked || step.diskBefore.locked
+        let revokedNow = dev.state.isAccessRevoked || dev.disk.locked
+
+        // D6: only a fresh lock error may lock.
+        if !revokedBefore, revokedNow, !step.freshLockError, !step.isReset {
+            violate(.neverLockOnTransient, d, "locked after \(inputName); only app_key_invalid, app_disabled or app_key_mismatch may lock")
+        }
+        // D2, D3: a fresh lock error locks at once, with lockedSince at the first one.
+        if step.freshLockError, case .response(let kind, let answer, _) = step.input {
+            if !(dev.state.isAccessRevoked && dev.disk.locked) {
+                violate(.lockOnRevocation, d, "got \(answer) to its \(kind) request but did not lock (it reports \(dev.state))")
+            } else if dev.disk.lockedSince != dev.lockedSince {
+                violate(.lockOnRevocation, d, "lockedSince is \(clock(dev.disk.lockedSince)) but access stopped at \(clock(dev.lockedSince)), the first lock error since access was last granted")
+            }
+        }
+        // D4: access stays stopped until a check succeeds.
+        if dev.locked, revokedBefore, !revokedNow, !step.isReset {
+            violate(.lockOnRevocation, d, "unlocked after \(inputName), though no key check had succeeded")
+        }
+        // D3: inert while locked.
+        if dev.locked, dev.disk.backgroundScheduled {
+            violate(.lockedIsInert, d, "kept its background task registered while its access was stopped")
+        }
+        if dev.locked, case .lifecycle(let input) = step.input, input == .search || input == .query || input == .profile,
+           step.calledBack != .threwAccessRevoked {
+            violate(.lockedIsInert, d, "\(input) while locked \(step.calledBack.map { "ended \($0)" } ?? "did not end"); it must throw accessRevoked")
+        }
+        // D4: a locked SDK checks at each launch and activation, and unlocks on success.
+        if step.lockedBefore, step.isActivation, !step.sentCheck, !step.checkInFlightBefore {
+            violate(.lockedChecksOnActivation, d, "was locked and \(inputName) without checking its key")
+        }
+        if step.mustUnlock, revokedNow {
+            violate(.lockedChecksOnActivation, d, "a key check succeeded while it was locked, but it stayed locked")
+        }
+    }
+
+    func clock(_ t: SimTime) -> String { t == LocalData.never ? "never" : DurationText.clock(t) }
+}

@@ -1,0 +1,33 @@
+import SimKit
+
+/// When the key must be checked (D1), and answers that must change nothing (D9).
+extension InvariantChecker {
+    mutating func checkSchedule(_ d: DeviceIndex) {
+        let checked = step.sentCheck || step.checkInFlightBefore
+        switch step.input {
+        case .lifecycle(.launch), .lifecycle(.launchInBackground):
+            if !checked { violate(.keyCheckSchedule, d, "launched and called configure without checking its key") }
+        case .lifecycle(.backgroundRun):
+            if !checked { violate(.keyCheckSchedule, d, "started a background run without checking its key") }
+        case .lifecycle(.becameActive):
+            let last = step.lastAnsweredBefore
+            let due = last == LocalData.never || now - last > InvariantChecker.checkIntervalMs
+            if !step.lockedBefore, due, !checked {
+                let since = last == LocalData.never ? "no answered check ever" : "the last answered check \(DurationText.format(now - last)) ago"
+                violate(.keyCheckSchedule, d, "became active with \(since) and did not check its key")
+            }
+        default: break
+        }
+        if step.runStarted, !checked {
+            var resumedByCheck = false
+            if case .response(let kind, .ok, true) = step.input, kind == .check || kind == .register { resumedByCheck = true }
+            if !resumedByCheck { violate(.keyCheckSchedule, d, "started an indexing run without checking its key") }
+        }
+    }
+
+    mutating func checkStale(_ d: DeviceIndex) {
+        guard step.isStale, case .response(let kind, let answer, _) = step.input else { return }
+        if step.effects == 0 { hit(.staleResponseIgnored); return }
+        violate(.staleResponsesIgnored, d, "acted on a stale \(answer) answer to its \(kind) request (after its timeout, a reset or a purge): it \(step.firstStaleEffect ?? "changed something")")
+    }
+}

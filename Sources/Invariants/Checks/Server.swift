@@ -1,0 +1,72 @@
+import SimKit
+
+/// The server's answers against the checkers' own reading of S1–S8.
+extension InvariantChecker {
+    mutating func dashboard(_ action: DashboardAction) {
+        guard var truth = server else { return }
+        switch action {
+        case .disable: hit(.serverDisabledApp)
+        case .rollupApp(.revoke, _): hit(.rollupRevoked)
+        case .enable(let app):
+            let review = truth.apps[Int(app)].review
+            if review == .revoked || review == .rejected { hit(.enableRefusedByRollup) }
+        default: break
+        }
+        truth.apply(action, now: now)
+        server = truth
+    }
+
+    mutating func served(_ d: DeviceIndex, id: UInt32, kind: RequestKind, key: KeyID, credential: Credential, reply: ServerReply, recordAfter: UInt32) {
+        guard var truth = server, let facts else { return }
+        guard reply.answer != .serverError else { return }   // injected: the server did nothing (S9)
+        devices[Int(d)].lastServedID = id
+        let genuine = facts.deviceGenuine[Int(d)]
+        let attested: AppID? = genuine ? facts.deviceApp[Int(d)] : nil
+        let (expected, cause) = truth.expected(kind: kind, key: key, credential: credential, device: d, attestedApp: attested, now: now)
+        let actual = reply.answer
+        let keyName = Int(key) < facts.setup.keyNames.count ? facts.setup.keyNames[Int(key)] : "key \(key)"
+
+        if !genuine, actual == .ok {
+            violate(.clonesNeverServed, d, "the server served a \(kind) request from a clone (a non-genuine install sending \(keyName))")
+        } else if actual != expected {
+            let said = "the server answered a \(kind) request with \(keyName) \(actual), but S2 requires \(expected)"
+            switch (expected, cause) {
+            case (.appKeyInvalid, .graceEnded):
+                violate(.rotationGrace, d, "\(said): the old key's grace had ended")
+            case (.appKeyInvalid, .stoppedKey):
+                violate(.rotationGrace, d, "\(said): the old key was stopped")
+            case (.appDisabled, .developerDisabled):
+                violate(.disableStopsEveryKey, d, "\(said): the developer disabled the app")
+            case (.appDisabled, .rollup):
+                violate(.onlyRollupRestores, d, "\(said): Rollup stopped the app or its account and has not lifted it")
+            case (.appKeyMismatch, _) where actual == .ok:
+                violate(.deviceBelongsToApp, d, "\(said): the device was registered by another app")
+            case (.attestationFailed, _) where actual == .ok:
+                violate(.deviceBelongsToApp, d, "\(said): App Attest names another app than the key's")
+            case (.deviceUnknown, .resetRecord) where actual == .ok:
+                violate(.resetDeletesEverything, d, "\(said): the device's record was deleted by a reset")
+            default:
+                violate(.serverEnforcesAccess, d, said)
+            }
+        }
+        switch cause {
+        case .graceEnded where actual == expected: hit(.oldKeyGraceEnded)
+        case .clone where actual == expected: hit(.cloneRefused)
+        case .pending where actual == expected: hit(.pendingAnswered)
+        default: break
+        }
+        if actual == .ok, case .previous = truth.keys[Int(key)] { hit(.oldKeyServedInGrace) }
+
+        // Follow what the server did to its device records, so one wrong answer is one violation.
+        if kind == .register, actual == .ok, let app = truth.app(of: key) {
+            truth.records[Int(d)] = .init(owner: app, generation: reply.credential.generation)
+        }
+        if kind == .reset, actual == .ok, cause == .served {
+            truth.records[Int(d)] = .init(owner: 0, generation: 0, deletedByReset: true)
+            if recordAfter != 0 {
+                violate(.resetDeletesEverything, d, "the server answered the reset 200 but kept the device's record")
+            }
+        }
+        server = truth
+    }
+}

@@ -1,0 +1,135 @@
+import SimKit
+
+/// Writes and deletes on the device's disk, judged as they happen (D3, D4, D5, D7, D8, D10).
+extension InvariantChecker {
+    mutating func store(_ d: DeviceIndex, _ op: StoreOp) {
+        let i = Int(d)
+        effect(d, "wrote \(op) to its disk")
+        let dev = devices[i]
+        switch op {
+        case .indexPhotos(let from, let count):
+            if dev.locked { violate(.lockedIsInert, d, "indexed photos \(from)..<\(from + UInt32(count)) while its access was stopped") }
+            if !dev.photosAllowed { violate(.photosRevokedDeletesIndex, d, "indexed photos \(from)..<\(from + UInt32(count)) after Photos access was revoked") }
+            if from < dev.disk.indexedCount {
+                violate(.unlockResumesUnchanged, d, "indexed photos \(from)..<\(from + UInt32(count)) again; the index already held \(dev.disk.indexedCount)")
+            }
+        case .saveModels:
+            if dev.locked { violate(.lockedIsInert, d, "downloaded models while its access was stopped") }
+            if dev.disk.modelsPresent { violate(.unlockResumesUnchanged, d, "downloaded the models again although they were on the device") }
+        case .savePlaceData:
+            if dev.locked { violate(.lockedIsInert, d, "downloaded place data while its access was stopped") }
+        case .queueReport:
+            step.queuedReport = true
+        case .reportsUploaded:
+            if dev.reportUploadFailed { hit(.reportUploadedAfterFailure); devices[i].reportUploadFailed = false }
+        case .deleteIndex, .deleteModels, .deletePlaceData, .dropReports, .deleteCredential, .markPurged:
+            if op == .deleteIndex, dev.disk.indexedCount == 0 { break }
+            judgeDeletion(d, op)
+        default: break
+        }
+        devices[i].disk.apply(op)
+        if op == .markPurged { devices[i].forgetAwaited() }
+    }
+
+    /// D5, D7, D8: data goes only by reset, Photos revocation, a purge that is due, or (the
+    /// credential) a `device_unknown` that calls for registering again.
+    mutating func judgeDeletion(_ d: DeviceIndex, _ op: StoreOp) {
+        let dev = devices[Int(d)]
+        let what: String
+        switch op {
+        case .deleteIndex: what = "its index (\(dev.disk.indexedCount) photos)"
+        case .deleteModels: what = "its models"
+        case .deletePlaceData: what = "its place data"
+        case .dropReports: what = "\(dev.disk.reportsQueued) queued run report(s)"
+        case .deleteCredential: what = "its device credential"
+        default: what = "its data (marked purged)"
+        }
+        if step.isReset { return }
+        if op == .deleteIndex, !dev.photosAllowed { devices[Int(d)].indexAtLock = 0; return }
+        if op == .deleteCredential, step.freshDeviceUnknown { return }
+        if step.purgeDue { return }
+        if step.mustUnlock {
+            violate(.unlockResumesUnchanged, d, "deleted \(what) when it unlocked; unlocking must resume the index unchanged")
+        } else if op == .dropReports {
+            violate(.reportsNotLost, d, "dropped \(what) without a reset or a purge")
+        } else if dev.locked {
+            let lockedFor = now - dev.lockedSince
+            let why: String
+            if lockedFor < InvariantChecker.purgeAfterMs {
+                why = "access had been stopped for only \(DurationText.format(lockedFor)), less than 30 days"
+            } else if case .response(let kind, let answer, _) = step.input, !answer.isLockError {
+                why = "on a \(answer) answer to its \(kind) request, which is not a lock error"
+            } else {
+                why = "without a check answered with a lock error"
+            }
+            violate(.purgeOnlyAfter30ContinuousDays, d, "deleted \(what): \(why)")
+        } else {
+            violate(.purgeOnlyAfter30ContinuousDays, d, "deleted \(what) while its access was not stopped")
+        }
+    }
+
+    /// Judged at the end of each step: D4 (unlock resumes), D5 (purge when due), D7, D8, D10.
+    mutating func checkData(_ d: DeviceIndex) {
+        let i = Int(d)
+        let dev = devices[i]
+        if step.mustUnlock, !step.unlockFromPurge, dev.photosAllowed {
+            if dev.disk.indexedCount < dev.indexAtLock {
+                violate(.unlockResumesUnchanged, d, "unlocked with \(dev.disk.indexedCount) photos indexed; it had \(dev.indexAtLock) when access stopped")
+            }
+            if dev.modelsAtLock, !dev.disk.modelsPresent {
+                violate(.unlockResumesUnchanged, d, "unlocked without the models it had when access stopped")
+            }
+        }
+        if step.purgeDue {
+            var kept: [String] = []
+            if dev.disk.indexedCount > 0 { kept.append("index (\(dev.disk.indexedCount) photos)") }
+            if dev.disk.modelsPresent { kept.append("models") }
+            if dev.disk.placeDataPresent { kept.append("place data") }
+            if !dev.disk.credential.isNone { kept.append("credential") }
+            if kept.isEmpty, dev.state == .purged {
+                devices[i].purged = true
+                hit(.purge)
+            } else {
+                let answer: String
+                if case .response(let kind, let a, _) = step.input { answer = "\(a) to its \(kind)" } else { answer = "a lock error" }
+                violate(.purgeWhenDue, d, "got \(answer) \(DurationText.format(now - dev.lockedSince)) after access stopped but kept its " + (kept.isEmpty ? "state (\(dev.state), not purged)" : kept.joined(separator: ", ")))
+            }
+        }
+        if step.isReset {
+            var kept: [String] = []
+            if dev.disk.indexedCount > 0 { kept.append("index (\(dev.disk.indexedCount) photos)") }
+            if dev.disk.modelsPresent { kept.append("models") }
+            if dev.disk.placeDataPresent { kept.append("place data") }
+            if dev.disk.reportsQueued > 0 { kept.append("\(dev.disk.reportsQueued) queued report(s)") }
+            if !dev.disk.credential.isNone { kept.append("device credential") }
+            if !kept.isEmpty { violate(.resetDeletesEverything, d, "reset() kept its " + kept.joined(separator: ", ")) }
+            let hadRecord = !step.diskBefore.credential.isNone || !step.diskBefore.pendingReset.isNone
+            if hadRecord, !step.sentReset {
+                violate(.resetDeletesEverything, d, "reset() did not ask the server to delete the device's record")
+            }
+        }
+        if step.isActivation, !dev.photosAllowed {
+            if dev.disk.indexedCount > 0 {
+                violate(.photosRevokedDeletesIndex, d, "\(inputName) with Photos access revoked but kept \(dev.disk.indexedCount) indexed photos")
+            } else if step.diskBefore.indexedCount > 0 {
+                hit(.photosRevokedIndexDeleted)
+            }
+        }
+        if step.runEnded, !step.queuedReport, !step.isReset {
+            violate(.reportsNotLost, d, "an indexing run ended without a run report")
+        }
+        if step.queuedReport, !dev.locked, !dev.disk.credential.isNone, !step.sentReport, dev.reportInFlight == 0, !step.isStale {
+            violate(.reportsNotLost, d, "queued a run report at the end of a run but did not try to upload it")
+        }
+    }
+
+    /// The step's input in words: `became active`, `a 503 answer to its check`.
+    var inputName: String {
+        switch step.input {
+        case .none: "did nothing"
+        case .lifecycle(let l): "\(l)"
+        case .response(let kind, let answer, let fresh): "a\(fresh ? "" : " stale") \(answer) answer to its \(kind) request"
+        case .timer(let t): "its \(t) timer"
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import SimKit
+
+/// What the checkers know of one device, from the trace alone: what the SDK reported and
+/// wrote (its state and a replica of its disk), and the ground truth the rules are
+/// judged by (whether access is stopped, since when, which requests are awaited).
+struct DeviceTruth {
+    /// The state the SDK last reported, and a replica of its disk from `store` records.
+    var state: SDKState = .unconfigured
+    var disk = LocalData()
+    var hasProcess = false
+    var foreground = false
+    var photosAllowed = true
+    /// Access is stopped: a fresh lock error came, and no check has succeeded since (D2–D5).
+    var locked = false
+    /// The first fresh lock error since access was last granted.
+    var lockedSince: SimTime = LocalData.never
+    /// The data was purged in this lock.
+    var purged = false
+    /// The index and models when the lock began (D4).
+    var indexAtLock: UInt32 = 0
+    var modelsAtLock = false
+    /// The last fresh verdict on a key check (D1).
+    var lastAnswered: SimTime = LocalData.never
+    /// Requests awaited: bit i is request `lastSentID - i` of this process (D9).
+    var lastSentID: UInt32 = 0
+    var awaiting: UInt32 = 0
+    /// The key check awaited, and the run-report upload awaited (0: none).
+    var checkInFlight: UInt32 = 0
+    var reportInFlight: UInt32 = 0
+    /// The last request the server acted on (coverage of S9: acted, answer lost).
+    var lastServedID: UInt32 = 0
+    /// A report upload failed and none has succeeded since (coverage).
+    var reportUploadFailed = false
+
+    /// A new app process: nothing is awaited any more.
+    mutating func newProcess(foreground: Bool) {
+        hasProcess = true
+        self.foreground = foreground
+        lastSentID = 0
+        forgetAwaited()
+    }
+
+    mutating func forgetAwaited() {
+        awaiting = 0
+        checkInFlight = 0
+        reportInFlight = 0
+    }
+
+    mutating func sent(_ id: UInt32, _ kind: RequestKind) {
+        if id > lastSentID {
+            let shift = id - lastSentID
+            awaiting = shift >= 32 ? 0 : awaiting << shift
+            lastSentID = id
+        }
+        if lastSentID - id < 32 { awaiting |= 1 << (lastSentID - id) }
+        if kind == .check || kind == .register { checkInFlight = id }
+        if kind == .runReport { reportInFlight = id }
+    }
+
+    /// Whether request `id` is awaited; it no longer is afterwards.
+    mutating func take(_ id: UInt32) -> Bool {
+        if checkInFlight == id { checkInFlight = 0 }
+        if reportInFlight == id { reportInFlight = 0 }
+        guard id <= lastSentID, lastSentID - id < 32 else { return false }
+        let bit: UInt32 = 1 << (lastSentID - id)
+        defer { awaiting &= ~bit }
+        return awaiting & bit != 0
+    }
+}

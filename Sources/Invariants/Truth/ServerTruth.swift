@@ -1,0 +1,106 @@
+import SimKit
+
+/// The checkers' own model of what the server must answer: rebuilt from the world's facts
+/// and the dashboard and Rollup records in the trace, never read from `ServerModel`, so a
+/// wrong server is caught too. It is a second, independent reading of S1–S8.
+struct ServerTruth {
+    enum KeyT: Equatable { case unissued, current(AppID), previous(AppID, deadline: SimTime), stopped(AppID) }
+    enum Review: Equatable { case pending, approved, rejected, revoked }
+    enum AccountT: Equatable { case unapproved, approved, revoked }
+    struct AppT { var account: AccountID; var review: Review; var disabled: Bool; var currentKey: KeyID }
+    /// A device's live record: its owner and the generation of its credential (0: none).
+    struct RecordT { var owner: AppID = 0; var generation: UInt32 = 0; var deletedByReset = false }
+
+    /// Why the server must answer as it must: decides which invariant a wrong answer breaks.
+    enum Cause: Equatable {
+        case unknownKey, graceEnded, stoppedKey, developerDisabled, rollup, pending
+        case clone, unknownDevice, resetRecord, mismatch, served, resetOfUnknown
+    }
+
+    var keys: [KeyT]
+    var apps: [AppT]
+    var accounts: [AccountT]
+    var records: [RecordT]
+
+    init(facts: WorldFacts) {
+        let setup = facts.setup
+        keys = Array(repeating: .unissued, count: setup.keyNames.count)
+        accounts = setup.accounts.map { $0.approved ? .approved : .unapproved }
+        apps = []
+        for (i, a) in setup.apps.enumerated() {
+            apps.append(AppT(account: a.account, review: a.pending ? .pending : .approved, disabled: false, currentKey: a.initialKey))
+            if Int(a.initialKey) < keys.count { keys[Int(a.initialKey)] = .current(AppID(i)) }
+        }
+        records = Array(repeating: RecordT(), count: facts.deviceCount)
+    }
+
+    /// S2 in order, for a request of `kind` with `key` and `credential` from `device`.
+    func expected(kind: RequestKind, key: KeyID, credential: Credential, device: DeviceIndex,
+                  attestedApp: AppID?, now: SimTime) -> (Answer, Cause) {
+        guard Int(key) < keys.count else { return (.appKeyInvalid, .unknownKey) }
+        let app: AppID
+        switch keys[Int(key)] {
+        case .unissued: return (.appKeyInvalid, .unknownKey)
+        case .stopped: return (.appKeyInvalid, .stoppedKey)
+        case .previous(let a, let deadline):
+            if now >= deadline { return (.appKeyInvalid, .graceEnded) }
+            app = a
+        case .current(let a): app = a
+        }
+        let record = apps[Int(app)]
+        if record.disabled { return (.appDisabled, .developerDisabled) }
+        if record.review == .rejected || record.review == .revoked { return (.appDisabled, .rollup) }
+        if accounts[Int(record.account)] != .approved { return (.appDisabled, .rollup) }
+        if record.review == .pending { return (.appPending, .pending) }
+        if kind == .register { return attestedApp == app ? (.ok, .served) : (.attestationFailed, .clone) }
+        let known = !credential.isNone && Int(credential.device) < records.count
+            && records[Int(credential.device)].generation == credential.generation
+        if !known {
+            if kind == .reset { return (.ok, .resetOfUnknown) }
+            let c = Int(credential.device) < records.count ? records[Int(credential.device)] : RecordT()
+            return (.deviceUnknown, c.deletedByReset && c.generation == 0 ? .resetRecord : .unknownDevice)
+        }
+        if records[Int(credential.device)].owner != app { return (.appKeyMismatch, .mismatch) }
+        return (.ok, .served)
+    }
+
+    /// The app that `key` belongs to, if it was ever issued.
+    func app(of key: KeyID) -> AppID? {
+        guard Int(key) < keys.count else { return nil }
+        switch keys[Int(key)] {
+        case .unissued: return nil
+        case .current(let a), .previous(let a, _), .stopped(let a): return a
+        }
+    }
+
+    /// Applies a dashboard or Rollup action by the checkers' own transition table.
+    mutating func apply(_ action: DashboardAction, now: SimTime) {
+        switch action {
+        case .rotate(let app, let newKey, let grace):
+            guard Int(newKey) < keys.count, keys[Int(newKey)] == .unissued else { return }
+            let old = Int(apps[Int(app)].currentKey)
+            keys[old] = grace.map { .previous(app, deadline: now &+ $0) } ?? .stopped(app)
+            keys[Int(newKey)] = .current(app)
+            apps[Int(app)].currentKey = newKey
+        case .stopOldKey(let app, let key):
+            if Int(key) < keys.count, case .previous(let owner, _) = keys[Int(key)], owner == app { keys[Int(key)] = .stopped(app) }
+        case .disable(let app): apps[Int(app)].disabled = true
+        case .enable(let app): apps[Int(app)].disabled = false
+        case .rollupApp(let a, let app):
+            let r = apps[Int(app)].review
+            switch a {
+            case .approve: if r == .pending || r == .rejected { apps[Int(app)].review = .approved }
+            case .reject: if r == .pending || r == .approved { apps[Int(app)].review = .rejected }
+            case .revoke: if r != .revoked { apps[Int(app)].review = .revoked }
+            case .restore: if r == .revoked { apps[Int(app)].review = .approved }
+            }
+        case .rollupAccount(let a, let account):
+            let s = accounts[Int(account)]
+            switch a {
+            case .approve: if s == .unapproved { accounts[Int(account)] = .approved }
+            case .revoke: if s != .revoked { accounts[Int(account)] = .revoked }
+            case .restore: if s == .revoked { accounts[Int(account)] = .approved }
+            }
+        }
+    }
+}
