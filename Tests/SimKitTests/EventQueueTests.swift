@@ -49,6 +49,7 @@ private let sequencesPerChunk = 500
     /// `pushedTotal`, the heap invariant, and refusal at `capacityLimit`.
     @Test(arguments: sweepChunks)
     func matchesSortedReference(chunk: Int) throws {
+        var refusals = 0, tiedPops = 0, farPops = 0   // coverage of the cases that matter
         for s in 0..<sequencesPerChunk {
             let seed = UInt64(chunk * sequencesPerChunk + s)
             var r = SimRandom(seed: seed)
@@ -71,10 +72,15 @@ private let sequencesPerChunk = 500
                     let accepted = q.push(e)
                     try #require(accepted == ref.push(e), "\(where_): push accepted \(accepted) with count \(q.count) of \(limit)")
                     try #require(accepted == !full, "\(where_): push must refuse exactly when full")
+                    if !accepted { refusals += 1 }
                 } else {
                     let got = q.pop(), want = ref.pop()
                     try #require(got == want, "\(where_): popped \(String(describing: got)), expected \(String(describing: want))")
-                    if let got { now = max(now, min(got.time, UInt64.max - 1_000_000)) }
+                    if let got {
+                        if ref.items.contains(where: { $0.time == got.time }) { tiedPops += 1 }
+                        if got.time >= UInt64.max / 2 { farPops += 1 }
+                        now = max(now, min(got.time, UInt64.max - 1_000_000))
+                    }
                 }
                 try #require(q.count == ref.items.count, "\(where_): count \(q.count) != \(ref.items.count)")
                 try #require(q.isEmpty == ref.items.isEmpty, "\(where_)")
@@ -92,6 +98,8 @@ private let sequencesPerChunk = 500
             }
             try #require(q.pop() == nil && q.isEmpty && q.nextTime == nil, "seed \(seed): queue not empty after drain")
         }
+        #expect(refusals > 100 && tiedPops > 1_000 && farPops > 1_000,
+                "sweep coverage: \(refusals) refusals, \(tiedPops) pops with a tie left behind, \(farPops) far-future pops")
     }
 
     @Test func equalTimesComeOutFirstInFirstOut() {
