@@ -1,0 +1,189 @@
+import Testing
+@testable import SimKit
+
+/// The plain reference: an unsorted array, popped by a linear scan for the least
+/// (time, seq). Slow and obviously right.
+private struct ReferenceQueue {
+    var items: [Event] = []
+    var nextSeq: UInt64 = 0
+    let capacityLimit: Int
+
+    mutating func push(_ e: Event) -> Bool {
+        guard items.count < capacityLimit else { return false }
+        var e = e
+        e.seq = nextSeq
+        nextSeq += 1
+        items.append(e)
+        return true
+    }
+
+    mutating func pop() -> Event? {
+        guard var best = items.indices.first else { return nil }
+        for i in items.indices where items[i].time < items[best].time
+            || (items[i].time == items[best].time && items[i].seq < items[best].seq) { best = i }
+        return items.remove(at: best)
+    }
+
+    var nextTime: SimTime? { items.map(\.time).min() }
+}
+
+/// Seed chunks for the sweep: 10 chunks of 500 sequences = 5,000 random sequences.
+private let sweepChunks = Array(0..<10)
+private let sequencesPerChunk = 500
+
+@Suite struct EventQueueTests {
+    /// A time drawn to make ties common and to reach the far future.
+    static func time(_ r: inout SimRandom, now: SimTime) -> SimTime {
+        switch r.below(8) {
+        case 0, 1, 2: return now + r.below(3)                  // many exact ties
+        case 3: return now                                     // ties with the current time
+        case 4: return now + r.below(1_000_000)
+        case 5: return UInt64.max / 2 + r.below(2)             // far future, with ties there too
+        case 6: return r.chance(1, outOf: 4) ? .max : UInt64.max - r.below(4)
+        default: return r.below(UInt64.max / 4)
+        }
+    }
+
+    /// Random push/pop/removeAll sequences checked step by step against the reference:
+    /// popped events (time, seq and payload), `count`, `isEmpty`, `nextTime`,
+    /// `pushedTotal`, the heap invariant, and refusal at `capacityLimit`.
+    @Test(arguments: sweepChunks)
+    func matchesSortedReference(chunk: Int) throws {
+        var refusals = 0, tiedPops = 0, farPops = 0   // coverage of the cases that matter
+        for s in 0..<sequencesPerChunk {
+            let seed = UInt64(chunk * sequencesPerChunk + s)
+            var r = SimRandom(seed: seed)
+            let limit = r.chance(1, outOf: 3) ? Int(r.int(in: 1...24)) : 1 << 20
+            var q = EventQueue(capacityLimit: limit, reserving: Int(r.below(8)))
+            var ref = ReferenceQueue(capacityLimit: limit)
+            var now: SimTime = 0
+            var payload: UInt32 = 0
+            let steps = Int(r.int(in: 1...160))
+            let pushBias = r.int(in: 1...9)   // out of 10: some sequences grow, some drain
+            for step in 0..<steps {
+                let where_ = "seed \(seed) step \(step)"
+                if r.chance(1, outOf: 200) {
+                    q.removeAll(); ref.items.removeAll()
+                } else if r.chance(pushBias, outOf: 10) {
+                    payload += 1
+                    let e = Event(time: Self.time(&r, now: now), seq: r.next(), target: payload,
+                                  kind: UInt8(truncatingIfNeeded: payload), arg: payload &* 7)
+                    let full = ref.items.count == limit
+                    let accepted = q.push(e)
+                    try #require(accepted == ref.push(e), "\(where_): push accepted \(accepted) with count \(q.count) of \(limit)")
+                    try #require(accepted == !full, "\(where_): push must refuse exactly when full")
+                    if !accepted { refusals += 1 }
+                } else {
+                    let got = q.pop(), want = ref.pop()
+                    try #require(got == want, "\(where_): popped \(String(describing: got)), expected \(String(describing: want))")
+                    if let got {
+                        if ref.items.contains(where: { $0.time == got.time }) { tiedPops += 1 }
+                        if got.time >= UInt64.max / 2 { farPops += 1 }
+                        now = max(now, min(got.time, UInt64.max - 1_000_000))
+                    }
+                }
+                try #require(q.count == ref.items.count, "\(where_): count \(q.count) != \(ref.items.count)")
+                try #require(q.isEmpty == ref.items.isEmpty, "\(where_)")
+                try #require(q.nextTime == ref.nextTime, "\(where_): nextTime \(String(describing: q.nextTime)) != \(String(describing: ref.nextTime))")
+                try #require(q.pushedTotal == ref.nextSeq, "\(where_): pushedTotal")
+                if let broken = q.checkInvariants() { Issue.record("\(where_): \(broken)"); return }
+            }
+            // Drain: everything comes out in (time, seq) order.
+            var last: Event?
+            while let want = ref.pop() {
+                let got = q.pop()
+                try #require(got == want, "seed \(seed) drain: popped \(String(describing: got)), expected \(want)")
+                if let last { try #require(Event.precedes(last, want), "seed \(seed): reference order") }
+                last = want
+            }
+            try #require(q.pop() == nil && q.isEmpty && q.nextTime == nil, "seed \(seed): queue not empty after drain")
+        }
+        #expect(refusals > 100 && tiedPops > 1_000 && farPops > 1_000,
+                "sweep coverage: \(refusals) refusals, \(tiedPops) pops with a tie left behind, \(farPops) far-future pops")
+    }
+
+    @Test func equalTimesComeOutFirstInFirstOut() {
+        var q = EventQueue()
+        for i in 0..<1_000 as Range<UInt32> {
+            // Interleave two times so the heap really reorders.
+            q.push(Event(time: i % 2 == 0 ? 50 : 10, target: i, kind: 0))
+        }
+        var order: [UInt32] = []
+        while let e = q.pop() { order.append(e.target) }
+        let odds = (0..<1_000 as Range<UInt32>).filter { $0 % 2 == 1 }
+        let evens = (0..<1_000 as Range<UInt32>).filter { $0 % 2 == 0 }
+        #expect(order == odds + evens)
+    }
+
+    @Test func pushStampsSequenceIgnoringCallersValue() {
+        var q = EventQueue()
+        q.push(Event(time: 5, seq: 999, target: 0, kind: 0))
+        q.push(Event(time: 5, seq: 0, target: 1, kind: 0))
+        #expect(q.pop()?.seq == 0)
+        #expect(q.pop()?.seq == 1)
+        #expect(q.pushedTotal == 2)
+    }
+
+    @Test func farFutureTimesOrderCorrectly() {
+        var q = EventQueue()
+        let times: [SimTime] = [.max, UInt64.max / 2, 0, UInt64.max / 2 + 1, UInt64.max - 1, UInt64.max / 2, 1, .max]
+        for (i, t) in times.enumerated() { q.push(Event(time: t, target: UInt32(i), kind: 0)) }
+        #expect(q.nextTime == 0)
+        var out: [SimTime] = []
+        while let e = q.pop() { out.append(e.time) }
+        #expect(out == times.sorted())
+    }
+
+    @Test(arguments: [1, 2, 4, 5, 17])
+    func capacityLimitRefusesWhenFull(limit: Int) {
+        var q = EventQueue(capacityLimit: limit)
+        for i in 0..<limit {
+            let accepted = q.push(Event(time: UInt64(limit - i), target: UInt32(i), kind: 0))
+            #expect(accepted)
+        }
+        #expect(q.count == limit)
+        let before = q.pushedTotal
+        let refused = !q.push(Event(time: 0, target: 99, kind: 0))
+        #expect(refused, "push past capacityLimit must return false")
+        #expect(q.count == limit && q.pushedTotal == before, "a refused push changes nothing")
+        #expect(q.nextTime == 1)
+        #expect(q.pop()?.target == UInt32(limit - 1))
+        let acceptedAgain = q.push(Event(time: 0, target: 99, kind: 0))
+        #expect(acceptedAgain, "room again after a pop")
+        #expect(q.pop()?.target == 99)
+        #expect(q.checkInvariants() == nil)
+    }
+
+    @Test func removeAllKeepsSequenceCounting() {
+        var q = EventQueue()
+        for i in 0..<10 { q.push(Event(time: UInt64(i), target: 0, kind: 0)) }
+        q.removeAll()
+        #expect(q.isEmpty && q.count == 0 && q.nextTime == nil && q.pop() == nil)
+        q.push(Event(time: 3, target: 1, kind: 0))
+        #expect(q.pop()?.seq == 10, "sequence numbers are never reused")
+    }
+
+    /// One deep heap (several levels of a 4-ary tree) with many duplicate times.
+    @Test func largeHeapDrainsInOrder() throws {
+        var r = SimRandom(seed: 2026)
+        var q = EventQueue(reserving: 20_000)
+        for i in 0..<20_000 as Range<UInt32> { q.push(Event(time: r.below(500), target: i, kind: 0)) }
+        #expect(q.checkInvariants() == nil)
+        let first = q.pop()
+        var last = try #require(first)
+        while let e = q.pop() {
+            try #require(Event.precedes(last, e), "(\(last.time), \(last.seq)) before (\(e.time), \(e.seq))")
+            last = e
+        }
+    }
+
+    @Test func checkInvariantsReportsABrokenHeap() {
+        var q = EventQueue()
+        for t in [1, 2, 3, 4, 5] as [SimTime] { q.push(Event(time: t, target: 0, kind: 0)) }
+        #expect(q.checkInvariants() == nil)
+        q.heap[0].time = 100   // corrupt it through the internal storage
+        let message = q.checkInvariants()
+        #expect(message != nil)
+        #expect(message?.contains("t=100") == true)
+    }
+}
