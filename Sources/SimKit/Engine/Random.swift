@@ -86,7 +86,7 @@ public struct SimRandom: Sendable {
     public mutating func pick(_ k: Int, of n: Int) -> [Int] {
         precondition(k >= 0 && k <= n, "cannot pick \(k) of \(n)")
         if k == n { return Array(0..<n) }
-        var chosen = Set<Int>(minimumCapacity: k)
+        var chosen = Set<Int>(minimumCapacity: k)   // determinism: membership test only; the output order comes from sort()
         var out: [Int] = []
         out.reserveCapacity(k)
         for j in (n - k)..<n {

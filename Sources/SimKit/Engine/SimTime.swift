@@ -58,7 +58,8 @@ public enum DurationText {
         return total
     }
 
-    /// The shortest exact spelling of `ms`: `1d12h`, `2m30s`, `250ms`; zero prints as `0s`.
+    /// The canonical spelling of `ms`: largest unit first, each part below its carry
+    /// (`1d12h`, `2m30s`, `250ms`); zero prints as `0s`. `parse` also accepts sums in any order.
     public static func format(_ ms: SimTime) -> String {
         if ms == 0 { return "0s" }
         var rest = ms
