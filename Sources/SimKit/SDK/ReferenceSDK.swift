@@ -321,6 +321,7 @@ public struct ReferenceSDK: SDKCore {
 
         if stopsAccess(a, s.flaws) {
             lockOrPurge(byCheck: isCheck, &s)
+            if s.flaws.contains(.keepsIndexingWhenLocked), isCheck { continueRun(&s) }
             if let call = kind.apiCall { s.effects.append(.callResult(call, .threwAccessRevoked)) }
             return
         }

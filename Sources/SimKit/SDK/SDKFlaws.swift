@@ -42,6 +42,7 @@ public struct SDKFlaws: OptionSet, Sendable, Hashable {
     public static let checksEvery48h = SDKFlaws(rawValue: 1 << 17)
     /// Treats being offline as a lock error (breaks D6).
     public static let locksOffline = SDKFlaws(rawValue: 1 << 18)
-    /// Keeps the index running after a lock error (breaks D3).
+    /// Keeps the indexing run going after a lock error, even one answering the run's own
+    /// key check (breaks D3).
     public static let keepsIndexingWhenLocked = SDKFlaws(rawValue: 1 << 19)
 }
