@@ -1,0 +1,247 @@
+import SimKit
+
+/// Limits on what the generator makes; `simkit fuzz --devices/--duration` set them.
+public struct GeneratorOptions: Sendable, Equatable {
+    /// Genuine devices per group at most (clones come on top, at most 3).
+    public var maxDevicesPerGroup: UInt64 = 40
+    /// The longest scenario, in days (the shortest is 2 days).
+    public var maxDurationDays: UInt64 = 90
+    /// The SDK every generated scenario runs.
+    public var sdk: SDKChoice = .reference
+    public init(maxDevicesPerGroup: UInt64 = 40, maxDurationDays: UInt64 = 90, sdk: SDKChoice = .reference) {
+        self.maxDevicesPerGroup = maxDevicesPerGroup; self.maxDurationDays = maxDurationDays; self.sdk = sdk
+    }
+}
+
+/// Makes a whole random scenario from one 64-bit seed, as an AST of the scenario language,
+/// so every generated run can be printed as a `.scenario` file and run again.
+///
+/// Swarm testing: each seed switches on a random subset of features (fault kinds,
+/// dashboard and Rollup actions, person actions) with random rates, sizes and durations,
+/// so rare combinations are reached. Timings aim at the edges where bugs live: just
+/// before and after the 24 h check interval, a key's grace deadline, the 30-day purge
+/// boundary, a dashboard change (for caches), and responses racing their timeout.
+public struct ScenarioGenerator {
+    /// Features a seed may switch on.
+    enum Feature: Int, CaseIterable {
+        case offline, serverErrors, serverDown, timeouts, lostResponses
+        case rotate, stopOldKey, disable, longLock, relock, rollupApp, rollupAccount
+        case pendingApp, unapprovedAccount, forget, clones, update, wrongKey, secondApp
+        case reset, photos, calls, addPhotos, background, rareOpens, cacheProbe
+    }
+
+    let options: GeneratorOptions
+    var swarm: SimRandom
+    var r: SimRandom
+    var on: [Bool] = []
+    var durationMs: SimTime = 0
+    var s = ScenarioFile()
+    /// Keys of the main app in the order they were issued; the next one to issue.
+    var keys: [String] = ["rk_live_p0"]
+    var otherKeys: [String] = []
+    /// Rotations are issued in time order, so each `stop-old-key` names a previous key.
+    var lastRotationAt: SimTime?
+
+    /// Deltas around an edge: before, at and after it.
+    static let edgeDeltas: [Int64] = [-Int64(Ms.hour), -Int64(Ms.minute), -1, 0, 1, Int64(Ms.minute), Int64(Ms.hour)]
+
+    public static func generate(seed: UInt64, options: GeneratorOptions = .init()) -> ScenarioFile {
+        var g = ScenarioGenerator(seed: seed, options: options)
+        return g.make(seed: seed)
+    }
+
+    init(seed: UInt64, options: GeneratorOptions) {
+        self.options = options
+        let root = SimRandom(seed: seed)
+        swarm = root.fork(1)
+        r = root.fork(2)
+    }
+
+    func has(_ f: Feature) -> Bool { on[f.rawValue] }
+
+    mutating func make(seed: UInt64) -> ScenarioFile {
+        // Swarm: about a third of the features on, each with its own coin.
+        on = Feature.allCases.map { _ in swarm.chance(1, outOf: 3) }
+        s.name = "fuzz seed \(seed)"
+        s.seed = seed
+        s.sdk = options.sdk
+        let maxDays = max(2, options.maxDurationDays)
+        let wantsLong = has(.longLock) || has(.relock)
+        let days: UInt64 = wantsLong ? min(maxDays, 31 + r.below(60)) : 2 + r.below(maxDays - 1)
+        durationMs = days * Ms.day
+        s.duration = durationMs
+
+        s.accounts = [AccountDecl(name: "acme", approved: !has(.unapprovedAccount))]
+        s.apps = [AppDecl(name: "photos", account: "acme", key: "rk_live_p0", pending: has(.pendingApp))]
+        let smallOrBig = r.chance(4, outOf: 5) ? min(5, options.maxDevicesPerGroup) : options.maxDevicesPerGroup
+        let n = 1 + r.below(max(1, smallOrBig))
+        s.groups = [DeviceGroupDecl(kind: .devices, count: n, app: "photos")]
+        if has(.secondApp) || has(.wrongKey) {
+            s.accounts.append(AccountDecl(name: "globex"))
+            s.apps.append(AppDecl(name: "notes", account: "globex", key: "rk_live_n0"))
+            s.groups.append(DeviceGroupDecl(kind: .devices, count: 1 + r.below(3), app: "notes"))
+            otherKeys = ["rk_live_n0"]
+        }
+        if has(.clones) { s.groups.append(DeviceGroupDecl(kind: .clones, count: 1 + r.below(3), app: "photos")) }
+        let latencyMin = [1, 20, 100][Int(r.below(3))] as SimTime
+        let timeout = [30 * Ms.second, 30 * Ms.second, 10 * Ms.second, 5 * Ms.second][Int(r.below(4))]
+        s.network = NetworkDecl(latencyMin: latencyMin, latencyMax: latencyMin + r.below(2_000), timeout: timeout)
+
+        people()
+        for _ in 0..<(2 + r.below(7)) { event() }
+        return s
+    }
+
+    // MARK: - The people: launches, opens, background runs
+
+    mutating func people() {
+        at(0, .person(.launch, .all))
+        let openPeriods: [SimTime] = has(.rareOpens) ? [25 * Ms.hour, 30 * Ms.hour, 47 * Ms.hour, 49 * Ms.hour, 3 * Ms.day]
+                                                     : [2 * Ms.hour, 8 * Ms.hour, Ms.day]
+        let period = openPeriods[Int(r.below(UInt64(openPeriods.count)))]
+        let jitter: SimTime? = r.chance(1, outOf: 2) ? nil : r.below(period / 2) + 1
+        every(period, jitter: jitter, .person(.open, r.chance(1, outOf: 2) ? .group("photos") : .share(share(), of: "photos")))
+        every(period, jitter: jitter, from: period + Ms.hour, .person(.close, .all))
+        if has(.background) { every(Ms.day, jitter: r.below(6 * Ms.hour) + 1, .person(.background, .all)) }
+        if has(.addPhotos) {
+            every([6 * Ms.hour, Ms.day, 3 * Ms.day][Int(r.below(3))], .addPhotos(1 + r.below(500), .share(share(), of: "photos")))
+        }
+        if has(.calls) {
+            let call: PersonAction = [.query, .profile, .search][Int(r.below(3))]
+            every([Ms.hour, 6 * Ms.hour, Ms.day][Int(r.below(3))], jitter: Ms.hour, .person(call, .share(share(), of: "photos")))
+        }
+    }
+
+    // MARK: - Events
+
+    mutating func event() {
+        let enabled = Feature.allCases.filter { has($0) }
+        guard !enabled.isEmpty else { return }
+        let f = enabled[Int(r.below(UInt64(enabled.count)))]
+        let t = someTime()
+        switch f {
+        case .offline: at(t, .offline(selector(), for: faultLength()))
+        case .serverErrors: at(t, .serverErrors(share(), status: [500, 502, 503, 504][Int(r.below(4))], for: faultLength()))
+        case .serverDown: at(t, .serverDown(for: faultLength()))
+        case .timeouts: at(t, .timeouts(share(), for: faultLength())); poke(t + Ms.minute)
+        case .lostResponses: at(t, .lostResponses(share(), for: faultLength())); poke(t + Ms.minute)
+        case .rotate, .update: rotation(at: t)
+        case .stopOldKey: rotation(at: t, stopEarly: true)
+        case .disable: window(at: t, length: [Ms.hour, 2 * Ms.day, 5 * Ms.day][Int(r.below(3))])
+        case .longLock: window(at: r.below(max(1, durationMs / 4)), length: [29 * Ms.day + 12 * Ms.hour, 30 * Ms.day, 31 * Ms.day, 60 * Ms.day][Int(r.below(4))])
+        case .relock:
+            let first = r.below(max(1, durationMs / 8))
+            window(at: first, length: Ms.day + r.below(5 * Ms.day))
+            window(at: first + 10 * Ms.day + r.below(5 * Ms.day), length: 25 * Ms.day, edgesFrom: first)
+        case .rollupApp:
+            let verb: RollupAppVerb = [.revoke, .reject, .revoke, .approve][Int(r.below(4))]
+            at(t, .rollupApp(verb, app: "photos"))
+            if r.chance(1, outOf: 2) { at(t + Ms.hour, .disable(app: "photos")) }
+            at(t + 2 * Ms.hour, .enable(app: "photos"))
+            poke(t + 2 * Ms.hour + Ms.minute)
+            if r.chance(1, outOf: 2) { at(t + 3 * Ms.day, .rollupApp(verb == .reject ? .approve : .restore, app: "photos")) }
+        case .rollupAccount:
+            at(t, .rollupAccount(has(.unapprovedAccount) ? .approve : .revoke, account: "acme"))
+            poke(t + Ms.minute)
+            if r.chance(1, outOf: 2) { at(t + 2 * Ms.day, .rollupAccount(.restore, account: "acme")) }
+        case .pendingApp: at(t, .rollupApp(.approve, app: "photos")); poke(t + Ms.minute)
+        case .unapprovedAccount: at(t, .rollupAccount(.approve, account: "acme")); poke(t + Ms.minute)
+        case .forget: at(t, .forgetDevice(selector())); poke(t + Ms.hour)
+        case .clones: at(t, .person(.launch, .group("photos-clones")))
+        case .wrongKey, .secondApp:
+            let key = otherKeys.isEmpty || r.chance(1, outOf: 4) ? "rk_live_zz" : otherKeys[0]
+            at(t, .update(selector(), key: key))
+            at(t + Ms.minute, .person(.launch, .all))
+        case .reset:
+            at(t, .person(.reset, selector()))
+            if r.chance(1, outOf: 2) { at(t + Ms.minute, .person(.open, .all)) }
+        case .photos:
+            at(t, .person(.revokePhotos, selector()))
+            at(t + r.below(Ms.day) + 1, .person(.open, .all))
+            if r.chance(1, outOf: 2) { at(t + 2 * Ms.day, .person(.grantPhotos, .all)) }
+        case .calls: at(t, .person([.query, .profile, .search][Int(r.below(3))], selector()))
+        case .addPhotos: at(t, .addPhotos(1 + r.below(2_000), selector()))
+        case .background: at(t, .person(.background, .all))
+        case .rareOpens:
+            // Around the 24 h check interval: open just before and after it.
+            at(t, .person(.open, .all))
+            at(t + Ms.hour, .person(.close, .all))
+            at(shifted(t + Ms.day, delta()), .person(.open, .all))
+        case .cacheProbe:
+            at(t, .person(.query, .all))
+            at(t + Ms.minute, .disable(app: "photos"))
+            at(t + 2 * Ms.minute + r.below(3 * Ms.minute), .person(.query, .all))
+            at(t + Ms.hour, .enable(app: "photos"))
+            at(t + Ms.hour + 2 * Ms.minute, .person(.query, .all))
+        }
+    }
+
+    /// A disable and, unless it outlasts the run, the enable; with opens at the 29- and
+    /// 30-day edges of the lock it starts (or of an earlier lock, `edgesFrom`).
+    mutating func window(at start: SimTime, length: SimTime, edgesFrom: SimTime? = nil) {
+        at(start, .disable(app: "photos"))
+        poke(start + Ms.minute)
+        let anchor = edgesFrom ?? start
+        for days in [29, 30] as [SimTime] { poke(shifted(anchor + days * Ms.day + Ms.hour, delta())) }
+        if r.chance(1, outOf: 3) { at(anchor + 30 * Ms.day + Ms.hour + r.below(Ms.day), .offline(.all, for: Ms.hour)); poke(anchor + 30 * Ms.day + Ms.hour + r.below(Ms.day)) }
+        if start + length < durationMs { at(start + length, .enable(app: "photos")); poke(start + length + Ms.minute) }
+    }
+
+    /// A rotation, a staged update, and requests around the old key's deadline.
+    mutating func rotation(at proposed: SimTime, stopEarly: Bool = false) {
+        var t = proposed
+        if let last = lastRotationAt, t <= last { t = last + Ms.hour + r.below(5 * Ms.day) }
+        guard t <= durationMs else { return }
+        lastRotationAt = t
+        let newKey = "rk_live_p\(keys.count)"
+        let old = keys.last!
+        keys.append(newKey)
+        let policy: OldKeyPolicy = r.chance(1, outOf: 4) ? .stopNow : .keep([Ms.hour, Ms.day, 7 * Ms.day, 30 * Ms.day][Int(r.below(4))])
+        at(t, .rotate(app: "photos", key: newKey, old: policy))
+        if has(.update) || r.chance(1, outOf: 2) { at(t + r.below(2 * Ms.day) + 1, .update(.share(share(), of: "photos"), key: nil)) }
+        if case .keep(let grace) = policy {
+            let edge = t + grace
+            poke(max(t + 1, shifted(edge, delta())))
+            poke(edge + Ms.hour)
+            if stopEarly, grace > 2 * Ms.hour { at(t + Ms.hour, .stopOldKey(app: "photos", key: old)); poke(t + Ms.hour + Ms.minute) }
+        } else {
+            poke(t + Ms.minute)
+        }
+    }
+
+    /// Something that makes every device talk to the server at `t`: a launch or an open.
+    mutating func poke(_ t: SimTime) {
+        let action: PersonAction = [.launch, .open, .query][Int(r.below(3))]
+        if action == .open { at(t, .person(.close, .all)) }
+        at(t, .person(action, .all))
+    }
+
+    // MARK: - Small draws
+
+    mutating func someTime() -> SimTime { Ms.hour + r.below(max(1, durationMs - Ms.hour)) }
+    /// `t` moved by `d` milliseconds, never before the start.
+    func shifted(_ t: SimTime, _ d: Int64) -> SimTime { d < 0 ? t - min(t, SimTime(-d)) : t + SimTime(d) }
+    mutating func delta() -> Int64 { ScenarioGenerator.edgeDeltas[Int(r.below(UInt64(ScenarioGenerator.edgeDeltas.count)))] }
+    mutating func faultLength() -> SimTime { [Ms.minute, Ms.hour, 6 * Ms.hour, 2 * Ms.day, 40 * Ms.day][Int(r.below(5))] }
+    mutating func share() -> Share { Share(percent: [10, 25, 50, 75, 100][Int(r.below(5))]) }
+
+    mutating func selector() -> DeviceSelector {
+        let n = s.groups[0].count
+        switch r.below(4) {
+        case 0: return .all
+        case 1: return .group("photos")
+        case 2: return .share(share(), of: "photos")
+        default: return .device(group: "photos", index: 1 + r.below(n))
+        }
+    }
+
+    mutating func at(_ t: SimTime, _ action: Action) {
+        guard t <= durationMs else { return }
+        s.timeline.append(TimedStatement(schedule: .at(t), body: .action(action)))
+    }
+
+    mutating func every(_ period: SimTime, jitter: SimTime? = nil, from: SimTime? = nil, _ action: Action) {
+        guard (from ?? period) <= durationMs else { return }
+        s.timeline.append(TimedStatement(schedule: .every(Repeat(period: period, jitter: jitter, from: from)), body: .action(action)))
+    }
+}
