@@ -1,0 +1,206 @@
+import SimKit
+
+/// Minimises a failing scenario while it still fails the same way, as Hypothesis does:
+/// drop statements (delta debugging), fewer devices, drop unused groups, apps and
+/// accounts, a shorter duration, simpler schedules and selectors. Every candidate is
+/// validated before it is run; the whole search is deterministic and bounded.
+public struct Shrinker {
+    /// The most candidates run in one shrink.
+    public var maxAttempts: Int
+    public private(set) var attempts = 0
+    let stillFails: (ScenarioFile) -> Bool
+
+    public init(maxAttempts: Int = 1_500, stillFails: @escaping (ScenarioFile) -> Bool) {
+        precondition(maxAttempts > 0, "maxAttempts must be positive")
+        self.maxAttempts = maxAttempts
+        self.stillFails = stillFails
+    }
+
+    /// The smallest variant of `scenario` found that still fails.
+    public mutating func shrink(_ scenario: ScenarioFile) -> ScenarioFile {
+        var best = scenario
+        best.expectedViolations = []
+        var progress = true
+        while progress, attempts < maxAttempts {
+            progress = false
+            progress = dropStatements(&best) || progress
+            progress = fewerDevices(&best) || progress
+            progress = dropDeclarations(&best) || progress
+            progress = shorterDuration(&best) || progress
+            progress = simplerStatements(&best) || progress
+            progress = simplerNetwork(&best) || progress
+        }
+        return best
+    }
+
+    /// Accepts `candidate` if it is valid and still fails.
+    mutating func accept(_ candidate: ScenarioFile, into best: inout ScenarioFile) -> Bool {
+        guard attempts < maxAttempts, candidate != best else { return false }
+        guard ScenarioValidator.validate(candidate, context: .init()).isEmpty else { return false }
+        attempts += 1
+        guard stillFails(candidate) else { return false }
+        best = candidate
+        return true
+    }
+
+    /// Delta debugging over the timeline: remove chunks, halving their size.
+    mutating func dropStatements(_ best: inout ScenarioFile) -> Bool {
+        var changed = false
+        var chunk = max(1, best.timeline.count / 2)
+        while chunk >= 1, attempts < maxAttempts {
+            var start = 0
+            var removedAny = false
+            while start < best.timeline.count, attempts < maxAttempts {
+                var candidate = best
+                candidate.timeline.removeSubrange(start..<min(start + chunk, candidate.timeline.count))
+                if accept(candidate, into: &best) { changed = true; removedAny = true } else { start += chunk }
+            }
+            if !removedAny { chunk /= 2 }
+        }
+        return changed
+    }
+
+    mutating func fewerDevices(_ best: inout ScenarioFile) -> Bool {
+        var changed = false
+        for g in best.groups.indices where best.groups[g].count > 1 {
+            for target in [1, 2, best.groups[g].count / 2] as [UInt64] where target >= 1 && target < best.groups[g].count {
+                var candidate = best
+                candidate.groups[g].count = target
+                candidate.timeline = candidate.timeline.map { Shrinker.clampSelectors($0, group: candidate.groups[g]) }
+                if accept(candidate, into: &best) { changed = true; break }
+            }
+        }
+        return changed
+    }
+
+    /// Keeps `N of G` and `device G#I` inside a group that shrank.
+    static func clampSelectors(_ st: TimedStatement, group: DeviceGroupDecl) -> TimedStatement {
+        func clamp(_ sel: DeviceSelector) -> DeviceSelector {
+            switch sel {
+            case .count(let n, let g) where g == group.name && n > group.count: return .count(group.count, of: g)
+            case .device(let g, let i) where g == group.name && i > group.count: return .device(group: g, index: group.count)
+            default: return sel
+            }
+        }
+        var s = st
+        if case .action(let a) = st.body { s.body = .action(a.mapSelector(clamp)) }
+        return s
+    }
+
+    mutating func dropDeclarations(_ best: inout ScenarioFile) -> Bool {
+        var changed = false
+        var g = best.groups.count - 1
+        while g >= 0, best.groups.count > 1, attempts < maxAttempts {
+            var candidate = best
+            candidate.groups.remove(at: g)
+            if accept(candidate, into: &best) { changed = true }
+            g -= 1
+        }
+        var a = best.apps.count - 1
+        while a >= 0, best.apps.count > 1, attempts < maxAttempts {
+            var candidate = best
+            candidate.apps.remove(at: a)
+            if accept(candidate, into: &best) { changed = true }
+            a -= 1
+        }
+        var c = best.accounts.count - 1
+        while c >= 0, best.accounts.count > 1, attempts < maxAttempts {
+            var candidate = best
+            candidate.accounts.remove(at: c)
+            if accept(candidate, into: &best) { changed = true }
+            c -= 1
+        }
+        return changed
+    }
+
+    mutating func shorterDuration(_ best: inout ScenarioFile) -> Bool {
+        let latest = best.timeline.map { st -> SimTime in
+            switch st.schedule {
+            case .at(let t): return t
+            case .every(let r): return max(r.firstFiring, r.until ?? 0)
+            }
+        }.max() ?? 0
+        var changed = false
+        for target in [latest + Ms.hour, latest + Ms.day, (best.duration + latest) / 2] where target < best.duration {
+            var candidate = best
+            candidate.duration = max(target, Ms.hour)
+            if accept(candidate, into: &best) { changed = true; break }
+        }
+        return changed
+    }
+
+    /// `every` → `at` its first firing; no jitter; shares → the whole group or one device.
+    mutating func simplerStatements(_ best: inout ScenarioFile) -> Bool {
+        var changed = false
+        var i = 0
+        while i < best.timeline.count, attempts < maxAttempts {
+            let st = best.timeline[i]
+            var variants: [TimedStatement] = []
+            if case .every(let r) = st.schedule {
+                variants.append(TimedStatement(schedule: .at(r.firstFiring), body: st.body))
+                if r.jitter != nil { var v = st; v.schedule = .every(Repeat(period: r.period, from: r.from, until: r.until)); variants.append(v) }
+            }
+            if case .action(let a) = st.body {
+                for simpler in a.simplerSelectors() { var v = st; v.body = .action(simpler); variants.append(v) }
+            }
+            for v in variants {
+                var candidate = best
+                candidate.timeline[i] = v
+                if accept(candidate, into: &best) { changed = true; break }
+            }
+            i += 1
+        }
+        return changed
+    }
+
+    mutating func simplerNetwork(_ best: inout ScenarioFile) -> Bool {
+        guard best.network != NetworkDecl() else { return false }
+        var candidate = best
+        candidate.network = NetworkDecl()
+        return accept(candidate, into: &best)
+    }
+}
+
+/// The size of a scenario as the fuzzer reports it.
+extension ScenarioFile {
+    /// Declarations and timed statements (header lines not counted).
+    public var statementCount: Int {
+        accounts.count + apps.count + groups.count + timeline.count + expectedViolations.count + (network == NetworkDecl() ? 0 : 1)
+    }
+    /// Devices in all groups, clones included.
+    public var deviceCount: UInt64 { groups.reduce(0) { $0 + $1.count } }
+}
+
+extension Action {
+    /// The same action with its device selector rewritten by `f`.
+    func mapSelector(_ f: (DeviceSelector) -> DeviceSelector) -> Action {
+        switch self {
+        case .person(let p, let sel): return .person(p, f(sel))
+        case .update(let sel, let key): return .update(f(sel), key: key)
+        case .addPhotos(let n, let sel): return .addPhotos(n, f(sel))
+        case .offline(let sel, let d): return .offline(f(sel), for: d)
+        case .forgetDevice(let sel): return .forgetDevice(f(sel))
+        default: return self
+        }
+    }
+
+    /// Simpler forms of this action's selector, simplest first.
+    func simplerSelectors() -> [Action] {
+        var out: [Action] = []
+        func add(_ sel: DeviceSelector) { let a = mapSelector { _ in sel }; if a != self { out.append(a) } }
+        switch selector {
+        case .share(_, let g)?, .count(_, let g)?:
+            add(.group(g)); add(.device(group: g, index: 1))
+        case .group(let g)?: add(.device(group: g, index: 1))
+        default: break
+        }
+        return out
+    }
+
+    var selector: DeviceSelector? {
+        switch self {
+        case .person(_, let s), .update(let s, _), .addPhotos(_, let s), .offline(let s, _), .forgetDevice(let s): return s
+        default: return nil
+        }
+    }
+}
