@@ -1,6 +1,18 @@
 /// The scripted schedule: statements fire at their times, pick their devices and act.
 extension World {
-    /// Fires statement `index` now and queues its next firing.
+    /// Fires every statement due now, in file order, then queues the next schedule time.
+    mutating func fireDueStatements() {
+        let bits = World.statementBits
+        while let key = statementsDue.min, key >> bits == now {
+            _ = statementsDue.pop()
+            fireStatement(Int(key & (1 << bits - 1)))
+        }
+        if let next = statementsDue.min {
+            queue.push(Event(time: next >> bits, target: Event.world, kind: EventKind.statement))
+        }
+    }
+
+    /// Fires statement `index` now and schedules its next firing.
     mutating func fireStatement(_ index: Int) {
         let statement = setup.schedule[index]
         let firing = firings[index]
@@ -8,7 +20,7 @@ extension World {
         if statement.periodMs > 0 {
             let next = now + statement.periodMs
             if next <= statement.untilMs, next <= setup.durationMs {
-                queue.push(Event(time: next, target: Event.world, kind: EventKind.statement, arg: UInt32(index)))
+                statementsDue.push(next << World.statementBits | UInt64(index))
             }
         }
         switch statement.action {

@@ -27,6 +27,9 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
     var currentKey: [KeyID]
     /// How many times each scheduled statement has fired.
     var firings: [UInt32]
+    /// Statement firings by (time, statement index): same-time statements in file order.
+    /// Only the earliest is in the main queue at a time (one `statement` event).
+    var statementsDue = KeyHeap()
     var requests = RequestPool()
     var faults = ServerFaults()
     /// A reusable buffer for the SDK's effects: no allocation per event once warm.
@@ -67,8 +70,12 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
         }
         groupStart.append(start)
         firings = Array(repeating: 0, count: setup.schedule.count)
+        precondition(setup.schedule.count < 1 << World.statementBits, "too many statements")
         for (i, s) in setup.schedule.enumerated() where s.firstAtMs <= min(s.untilMs, setup.durationMs) {
-            queue.push(Event(time: s.firstAtMs, target: Event.world, kind: EventKind.statement, arg: UInt32(i)))
+            statementsDue.push(s.firstAtMs << World.statementBits | UInt64(i))
+        }
+        if let first = statementsDue.min {
+            queue.push(Event(time: first >> World.statementBits, target: Event.world, kind: EventKind.statement))
         }
     }
 
@@ -93,7 +100,7 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
     @inline(__always)
     mutating func handle(_ e: Event) {
         switch e.kind {
-        case EventKind.statement: fireStatement(Int(e.arg))
+        case EventKind.statement: fireDueStatements()
         case EventKind.personAction: personActionFromStatement(device: e.target, statement: Int(e.arg))
         case EventKind.requestArrives: requestArrives(slot: e.arg)
         case EventKind.responseArrives: responseArrives(slot: e.arg)
@@ -103,6 +110,9 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
         default: preconditionFailure("unknown event kind \(e.kind)")
         }
     }
+
+    /// Bits of a schedule key that hold the statement index (100,000 statements fit).
+    static var statementBits: UInt64 { 20 }
 
     /// Sends one record to the fingerprint, the device's ring and the observer.
     @inline(__always)
