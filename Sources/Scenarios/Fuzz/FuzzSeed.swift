@@ -1,0 +1,95 @@
+import SimKit
+import Invariants
+
+/// The verdict of one fuzz seed: what broke, the run's fingerprint, and its coverage.
+public struct SeedResult: Sendable, Codable, Equatable {
+    public var seed: UInt64
+    /// `reference` or `mutant:NAME`.
+    public var sdk: String
+    /// Sixteen hex digits over the whole trace.
+    public var fingerprint: String
+    public var events: UInt64
+    /// Invariants broken, by name, sorted.
+    public var broken: [String]
+    /// The first violation's headline, if any.
+    public var firstViolation: String?
+    /// "Sometimes" coverage counts, in `Coverage.allCases` order.
+    public var coverage: [UInt64]
+    /// Set after shrinking: the reproducer's file name, statements and devices.
+    public var reproducer: String?
+    public var reproducerStatements: Int?
+    public var reproducerDevices: UInt64?
+
+    public var failed: Bool { !broken.isEmpty }
+}
+
+/// Running scenarios for the fuzzer: one seed, or one scenario, with every invariant checked.
+public enum Fuzz {
+    /// The name used in results and commands: `reference` or `mutant:NAME`.
+    public static func sdkName(_ sdk: SDKChoice) -> String {
+        switch sdk {
+        case .reference: "reference"
+        case .mutant(let n): "mutant:\(n)"
+        case .custom(let n): "custom:\(n)"
+        }
+    }
+
+    /// Parses `reference` or `mutant:NAME`; nil when it names no known SDK.
+    public static func parseSDK(_ text: String) -> SDKChoice? {
+        if text == "reference" { return .reference }
+        if text.hasPrefix("mutant:"), Mutants.named(String(text.dropFirst(7))) != nil { return .mutant(String(text.dropFirst(7))) }
+        return nil
+    }
+
+    /// Runs `scenario` with every invariant checked (expectations are not judged).
+    public static func check(_ scenario: ScenarioFile, ringDepth: Int = 12) throws(CompileError) -> World<ReferenceSDK, InvariantChecker> {
+        var compiled = try ScenarioCompiler.compile(scenario)
+        compiled.setup.ringDepth = 0   // the checker keeps its own rings
+        var world = World<ReferenceSDK, InvariantChecker>(setup: compiled.setup, observer: InvariantChecker(ringDepth: ringDepth))
+        world.run()
+        return world
+    }
+
+    /// Generates and runs one seed.
+    public static func run(seed: UInt64, options: GeneratorOptions) -> (SeedResult, ScenarioFile, [Violation]) {
+        let scenario = ScenarioGenerator.generate(seed: seed, options: options)
+        let result: SeedResult
+        let violations: [Violation]
+        do {
+            let world = try check(scenario)
+            let checker = world.observer
+            violations = checker.violations
+            result = SeedResult(seed: seed, sdk: sdkName(options.sdk), fingerprint: world.fingerprint.description,
+                                events: world.eventsHandled, broken: checker.broken.map(\.rawValue),
+                                firstViolation: checker.violations.first?.headline, coverage: checker.coverage.counts)
+        } catch {
+            // A generated scenario that does not compile is a generator bug: report it loudly.
+            violations = []
+            result = SeedResult(seed: seed, sdk: sdkName(options.sdk), fingerprint: "", events: 0,
+                                broken: ["generator-error"], firstViolation: "\(error)", coverage: [])
+        }
+        return (result, scenario, violations)
+    }
+
+    /// Shrinks a failing scenario to a minimal one that still breaks `invariant`.
+    public static func shrink(_ scenario: ScenarioFile, invariant: String, maxAttempts: Int = 1_500) -> (ScenarioFile, attempts: Int) {
+        var shrinker = Shrinker(maxAttempts: maxAttempts) { candidate in
+            guard let world = try? check(candidate, ringDepth: 0) else { return false }
+            return world.observer.broken.contains { $0.rawValue == invariant }
+        }
+        let small = shrinker.shrink(scenario)
+        return (small, shrinker.attempts)
+    }
+
+    /// The text of a reproducer file: a comment saying what it shows and how to replay it,
+    /// then the scenario.
+    public static func reproducerText(_ scenario: ScenarioFile, invariant: String, seed: UInt64, sdk: SDKChoice, file: String) -> String {
+        var s = scenario
+        s.name = "\(invariant) (fuzz seed \(seed), shrunk)"
+        return """
+        # Found by `simkit fuzz` (seed \(seed), --sdk \(sdkName(sdk))) and shrunk.
+        # It breaks the invariant '\(invariant)'. Replay: simkit run \(file)
+
+        """ + ScenarioPrinter.print(s)
+    }
+}
