@@ -42,6 +42,11 @@ public struct ScenarioOutcome: Sendable {
     /// The world's facts, to name devices in reports.
     public var facts: WorldFacts?
 
+    /// An outcome with nothing run yet; the runner fills in the rest.
+    public init(name: String, file: String, verdict: Verdict, errors: String = "") {
+        self.name = name; self.file = file; self.verdict = verdict; self.errors = errors
+    }
+
     /// True when the scenario passed.
     public var passed: Bool { verdict == .passed }
 }
