@@ -24,6 +24,13 @@ enum PackageRoot {
     }
 }
 
+/// Scenario files that fail because of a reported bug outside the runner (SimKit's
+/// engine); each is a known issue until the bug is fixed, then the entry must go.
+let knownEngineBugs: [String: String] = [
+    "scenarios/same-time-statements-in-file-order.scenario":
+        "World.fireStatement queues an every's next firing when the current one runs, so it sorts after same-time 'at' statements written later in the file (SPEC §4)",
+]
+
 @Suite("Scenario files")
 struct ScenarioFilesTests {
     @Test("there are scenario files to run")
@@ -41,7 +48,11 @@ struct ScenarioFilesTests {
         // the violations it expects not happening: that is a known gap, not a runner bug.
         let waitingForChecker = !outcome.passed && outcome.broken.isEmpty && !outcome.missingViolations.isEmpty
             && outcome.failedExpectations.isEmpty && outcome.unjudgedExpectations.isEmpty
-        if waitingForChecker {
+        if let bug = knownEngineBugs[file] {
+            withKnownIssue(Comment(rawValue: bug)) {
+                #expect(passed, "\(report)")
+            }
+        } else if waitingForChecker {
             withKnownIssue("the invariant checker reports no violation yet") {
                 #expect(passed, "\(report)")
             }
