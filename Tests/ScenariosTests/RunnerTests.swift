@@ -263,3 +263,31 @@ struct ScenarioRunnerTests {
         #expect(ScenarioReport.summary([pass, fail, pass]) == "3 scenarios: 2 passed, 1 failed")
     }
 }
+
+@Suite("Runner: report")
+struct ScenarioReportTests {
+    @Test("an unexpected violation prints its headline and the device's last events, one per line")
+    func violationBlock() {
+        let facts = WorldFacts(setup: ExpectationJudgeTests.setup)
+        let events = [
+            TraceRecord(time: 3 * Ms.day + 2 * Ms.hour, device: 2, event: .delivered(id: 4, kind: .check, answer: .serverError, viaTimer: false, sentAt: 0)),
+            TraceRecord(time: 3 * Ms.day + 2 * Ms.hour, device: 2, event: .state(.locked)),
+        ]
+        let v = Violation(invariant: .neverLockOnTransient, time: 3 * Ms.day + 2 * Ms.hour, device: 2,
+                          deviceName: facts.deviceName(2), message: "locked on a 5xx", lastEvents: events)
+        var o = ScenarioOutcome(name: "Storm", file: "storm.scenario", verdict: .failed)
+        o.seed = 9
+        o.broken = [.neverLockOnTransient]
+        o.unexpected = [.neverLockOnTransient]
+        o.unexpectedViolations = [v]
+        o.missingViolations = ["purge-when-due"]
+        o.facts = facts
+        let lines = ScenarioReport.block(o).split(separator: "\n").map(String.init)
+        #expect(lines.count == 5)
+        #expect(lines[0] == "FAIL Storm (storm.scenario) seed 9")
+        #expect(lines[1] == "  unexpected violation [never-lock-on-transient] 3d02h00m00.000s photos#3: locked on a 5xx (D6)")
+        #expect(lines[2].hasPrefix("      3d02h00m00.000s photos#3  delivered check #4"))
+        #expect(lines[3] == "      3d02h00m00.000s photos#3  state → locked")
+        #expect(lines[4] == "  expected violation purge-when-due did not happen")
+    }
+}
