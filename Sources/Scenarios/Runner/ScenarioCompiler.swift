@@ -1,0 +1,122 @@
+import Invariants
+import SimKit
+
+/// A scenario turned into what the engine runs: the world, and what must hold during it.
+public struct CompiledScenario: Sendable {
+    /// The world to build and run.
+    public var setup: WorldSetup
+    /// The timed expectations; a `.probe(i)` in the schedule judges `expectations[i]`.
+    public var expectations: [TimedExpectation]
+    /// The invariants this run must break (`expect violation NAME`), in file order, without repeats.
+    public var expectedViolations: [String]
+}
+
+/// One `at T expect QUANT GROUP STATE` line, resolved.
+public struct TimedExpectation: Sendable, Equatable {
+    /// What must hold.
+    public var expectation: Expectation
+    /// When it is judged.
+    public var time: SimTime
+    /// The group's index in `WorldSetup.groups`, or nil for `all` (every device).
+    public var group: Int?
+    /// The source line (0 when synthetic).
+    public var line: Int
+    /// A resolved expectation.
+    public init(expectation: Expectation, time: SimTime, group: Int?, line: Int = 0) {
+        self.expectation = expectation; self.time = time; self.group = group; self.line = line
+    }
+    /// `expect all photos locked at 11d`.
+    public var text: String {
+        let e = expectation
+        return "expect \(ScenarioPrinter.quantifier(e.quantifier)) \(e.group) \(e.state.rawValue) at \(DurationText.format(time))"
+    }
+}
+
+/// Why a valid scenario cannot be run.
+public struct CompileError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// What went wrong, in one lowercase line.
+    public var message: String
+    /// A compile error.
+    public init(_ message: String) { self.message = message }
+    /// The message.
+    public var description: String { message }
+}
+
+/// Turns a validated `ScenarioFile` into a `WorldSetup` and its expectations.
+///
+/// Names become ids: accounts, apps and groups in file order; every key string that
+/// appears anywhere (apps, `rotate`, `stop-old-key`, `update … key`) is interned into
+/// `keyNames` in order of first appearance. The schedule keeps the timeline's file order,
+/// so same-time statements run in file order (the engine breaks ties by insertion).
+public enum ScenarioCompiler {
+    /// Compiles `scenario`; `sdk` and `seed`, when given, override the file's lines.
+    /// - Complexity: O(statements + names), with linear name look-ups over the (small) tables.
+    public static func compile(_ scenario: ScenarioFile, sdk: SDKChoice? = nil, seed: UInt64? = nil) throws(CompileError) -> CompiledScenario {
+        var names = NameTable(scenario)
+        var config = SDKConfig()
+        config.requestTimeoutMs = scenario.network.timeout
+        var serverFlaws: ServerFlaws = []
+        switch sdk ?? scenario.sdk {
+        case .reference: break
+        case .mutant(let name):
+            guard let mutant = Mutants.named(name) else {
+                throw CompileError("unknown mutant '\(name)'; known: \(Mutants.names.joined(separator: ", "))")
+            }
+            config.flaws = mutant.sdkFlaws
+            serverFlaws = mutant.serverFlaws
+        case .custom(let name):
+            throw CompileError("sdk custom '\(name)': custom SDK cores are plugged in through the library API")
+        }
+
+        let accounts = scenario.accounts.map { AccountSpec(name: $0.name, approved: $0.approved) }
+        var apps: [AppSpec] = []
+        for app in scenario.apps {
+            let account = try names.account(app.account)
+            apps.append(AppSpec(name: app.name, account: account, initialKey: names.key(app.key), pending: app.pending))
+        }
+        var groups: [GroupSpec] = []
+        for g in scenario.groups {
+            guard g.count <= UInt64(UInt32.max) else { throw CompileError("group '\(g.name)' has too many devices") }
+            groups.append(GroupSpec(name: g.name, app: try names.app(g.app), count: UInt32(g.count), clones: g.kind == .clones))
+        }
+
+        var schedule: [ScheduledAction] = []
+        var expectations: [TimedExpectation] = []
+        for statement in scenario.timeline {
+            let action: WorldAction
+            switch statement.body {
+            case .action(let a):
+                action = try names.worldAction(a)
+            case .expect(let e):
+                guard case .at(let time) = statement.schedule else {
+                    throw CompileError("line \(statement.mark.line): 'expect' needs 'at'")
+                }
+                let group: Int? = e.group == "all" ? nil : try names.group(e.group)
+                action = .probe(UInt32(expectations.count))
+                expectations.append(TimedExpectation(expectation: e, time: time, group: group, line: statement.mark.line))
+            }
+            schedule.append(scheduled(statement.schedule, action))
+        }
+
+        var expected: [String] = []
+        for v in scenario.expectedViolations where !expected.contains(v.invariant) { expected.append(v.invariant) }
+
+        let setup = WorldSetup(
+            seed: seed ?? scenario.seed, durationMs: scenario.duration, keyNames: names.keys,
+            accounts: accounts, apps: apps, groups: groups,
+            network: NetworkSpec(latencyMinMs: scenario.network.latencyMin, latencyMaxMs: scenario.network.latencyMax),
+            sdk: config, serverFlaws: serverFlaws, schedule: schedule)
+        return CompiledScenario(setup: setup, expectations: expectations, expectedViolations: expected)
+    }
+
+    /// `at T` fires once; `every D` first at `from` (default one period after the start).
+    static func scheduled(_ schedule: Schedule, _ action: WorldAction) -> ScheduledAction {
+        switch schedule {
+        case .at(let time):
+            return .at(time, action)
+        case .every(let r):
+            return ScheduledAction(firstAtMs: r.firstFiring, periodMs: r.period, untilMs: r.until ?? .max,
+                                   jitterMs: r.jitter ?? 0, action: action)
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import Invariants
+import SimKit
+
+/// Runs scenario files: parse, validate, compile, run the reference SDK (or a mutant)
+/// with every invariant checked and the timed expectations judged, then give a verdict.
+///
+/// A scenario passes when every `expect` holds, every probe was judged, and the set of
+/// invariants broken is exactly the set of `expect violation` names (SPEC §4).
+public struct ScenarioRunner: Sendable {
+    /// Replaces the file's `sdk` line when set (`--sdk`).
+    public var sdk: SDKChoice?
+    /// Replaces the file's `seed` line when set (`--seed`).
+    public var seed: UInt64?
+    /// Names the validator accepts: every invariant and every mutant.
+    public var context: ValidationContext
+
+    /// A runner; `sdk` and `seed` override what files say.
+    public init(sdk: SDKChoice? = nil, seed: UInt64? = nil) {
+        self.sdk = sdk
+        self.seed = seed
+        context = ScenarioRunner.standardContext
+    }
+
+    /// Every invariant and mutant name, for `ScenarioParser.parse(_:file:context:)`.
+    public static var standardContext: ValidationContext {
+        ValidationContext(knownInvariants: InvariantID.allCases.map(\.rawValue), knownMutants: Mutants.names)
+    }
+
+    /// Parses `source` (named `file` in diagnostics) and runs it; bad input is a `.badInput` outcome.
+    public func run(file: String, source: String) -> ScenarioOutcome {
+        let parsed = ScenarioParser.parse(source, file: file, context: context)
+        guard let scenario = parsed.scenario, !parsed.hasErrors else {
+            return ScenarioOutcome(name: "", file: file, verdict: .badInput, errors: parsed.rendered)
+        }
+        return run(scenario: scenario, file: file)
+    }
+
+    /// Runs a parsed and validated scenario.
+    /// - Complexity: one simulation: O(events × log queue) plus O(devices) per probe.
+    public func run(scenario: ScenarioFile, file: String) -> ScenarioOutcome {
+        let compiled: CompiledScenario
+        do {
+            compiled = try ScenarioCompiler.compile(scenario, sdk: sdk, seed: seed)
+        } catch {
+            return ScenarioOutcome(name: scenario.name, file: file, verdict: .badInput, errors: "\(file): error: \(error.message)")
+        }
+        let observer = ObserverPair(InvariantChecker(), ExpectationJudge(expectations: compiled.expectations))
+        var world = World<ReferenceSDK, ObserverPair<InvariantChecker, ExpectationJudge>>(setup: compiled.setup, observer: observer)
+        world.run()
+        return judge(world: world, compiled: compiled, name: scenario.name, file: file)
+    }
+
+    /// The verdict on a finished run.
+    func judge(world: World<ReferenceSDK, ObserverPair<InvariantChecker, ExpectationJudge>>,
+               compiled: CompiledScenario, name: String, file: String) -> ScenarioOutcome {
+        let checker = world.observer.first, judge = world.observer.second
+        var outcome = ScenarioOutcome(name: name, file: file, verdict: .passed)
+        outcome.seed = compiled.setup.seed
+        outcome.broken = checker.broken
+        outcome.unexpected = checker.broken.filter { !compiled.expectedViolations.contains($0.rawValue) }
+        outcome.unexpectedViolations = checker.violations.filter { outcome.unexpected.contains($0.invariant) }
+        outcome.missingViolations = compiled.expectedViolations.filter { n in !checker.broken.contains { $0.rawValue == n } }
+        outcome.expectations = judge.results
+        let judged = Set(judge.results.map(\.index))
+        outcome.unjudgedExpectations = compiled.expectations.indices.filter { !judged.contains($0) }
+            .map { compiled.expectations[$0].text + ": never judged (the run ended at \(DurationText.format(world.now)))" }
+        outcome.fingerprint = "\(world.fingerprint)"
+        outcome.eventsHandled = world.eventsHandled
+        outcome.virtualDurationMs = world.now
+        outcome.stoppedByBudget = world.stoppedByBudget
+        outcome.facts = world.facts
+        let failed = !outcome.unexpected.isEmpty || !outcome.missingViolations.isEmpty
+            || !outcome.failedExpectations.isEmpty || !outcome.unjudgedExpectations.isEmpty
+        outcome.verdict = failed ? .failed : .passed
+        return outcome
+    }
+}
