@@ -3,6 +3,7 @@ import SimKit
 
 /// `simkit`: the command line. Exit codes: 0 pass, 1 a failure found, 2 bad input.
 nonisolated(unsafe) let commands: [(name: String, summary: String, run: ([String]) throws -> Int32)] = [
+    ("fuzz", "property-style runs from seeded random scripts; shrinks failures (the main job)", FuzzCommand.run),
     ("run", "run scenario files and report PASS or FAIL for each", RunCommand.run),
     ("check", "parse and validate scenario files without running them", CheckCommand.run),
     ("bench", "throughput on this machine: events/s, device-days/s, bytes per device", BenchCommand.run),

@@ -75,6 +75,8 @@ public struct ReferenceSDK: SDKCore {
         configured = true
         foreground = !inBackground
         deleteIndexIfPhotosRevoked(&s)
+        // D7: a reset whose server-side delete has not succeeded is retried by every process.
+        if !s.disk.pendingReset.isNone { sendReset(&s) }
         if s.disk.isLocked {
             report(s.disk.purged ? .purged : .locked, &s)
             resumeAfterUnlock = !inBackground
