@@ -6,6 +6,10 @@ nonisolated(unsafe) let commands: [(name: String, summary: String, run: ([String
     ("fuzz", "property-style runs from seeded random scripts; shrinks failures (the main job)", FuzzCommand.run),
     ("run", "run scenario files and report PASS or FAIL for each", RunCommand.run),
     ("check", "parse and validate scenario files without running them", CheckCommand.run),
+    ("replay", "run one fuzz seed again, byte for byte; --print shows its script", ReplayCommand.run),
+    ("shrink", "minimise a failing scenario file or fuzz seed", ShrinkCommand.run),
+    ("mutants", "the mutation score: which mutants fuzzing catches, after how many seeds", MutantsCommand.run),
+    ("merge", "combine the JSON results of fuzz shards into one summary and JUnit file", MergeCommand.run),
     ("bench", "throughput on this machine: events/s, device-days/s, bytes per device", BenchCommand.run),
     ("fingerprint", "run the standard workload and print its trace fingerprint", FingerprintCommand.run),
 ]

@@ -127,13 +127,22 @@ public struct ScenarioGenerator {
         case .lostResponses: at(t, .lostResponses(share(), for: faultLength())); poke(t + Ms.minute)
         case .rotate, .update: rotation(at: t)
         case .stopOldKey: rotation(at: t, stopEarly: true)
-        case .disable: window(at: t, length: [Ms.hour, 2 * Ms.day, 5 * Ms.day][Int(r.below(3))])
+        case .disable:
+            if r.chance(1, outOf: 3) {
+                // Race the first launch's downloads: lock from a model or place-data request.
+                let offset = 50 + r.below(3 * Ms.second)
+                at(offset, .disable(app: "photos"))
+                at(offset + Ms.hour, .enable(app: "photos"))
+            } else {
+                window(at: t, length: [Ms.hour, 2 * Ms.day, 5 * Ms.day][Int(r.below(3))])
+            }
         case .longLock: window(at: r.below(max(1, durationMs / 4)), length: [29 * Ms.day + 12 * Ms.hour, 30 * Ms.day, 31 * Ms.day, 60 * Ms.day][Int(r.below(4))])
         case .relock:
             let first = r.below(max(1, durationMs / 8))
             window(at: first, length: Ms.day + r.below(5 * Ms.day))
             window(at: first + 10 * Ms.day + r.below(5 * Ms.day), length: 25 * Ms.day, edgesFrom: first)
         case .rollupApp:
+            warm(t)
             let verb: RollupAppVerb = [.revoke, .reject, .revoke, .approve][Int(r.below(4))]
             at(t, .rollupApp(verb, app: "photos"))
             if r.chance(1, outOf: 2) { at(t + Ms.hour, .disable(app: "photos")) }
@@ -141,11 +150,12 @@ public struct ScenarioGenerator {
             poke(t + 2 * Ms.hour + Ms.minute)
             if r.chance(1, outOf: 2) { at(t + 3 * Ms.day, .rollupApp(verb == .reject ? .approve : .restore, app: "photos")) }
         case .rollupAccount:
+            warm(t)
             at(t, .rollupAccount(has(.unapprovedAccount) ? .approve : .revoke, account: "acme"))
             poke(t + Ms.minute)
             if r.chance(1, outOf: 2) { at(t + 2 * Ms.day, .rollupAccount(.restore, account: "acme")) }
-        case .pendingApp: at(t, .rollupApp(.approve, app: "photos")); poke(t + Ms.minute)
-        case .unapprovedAccount: at(t, .rollupAccount(.approve, account: "acme")); poke(t + Ms.minute)
+        case .pendingApp: warm(t); at(t, .rollupApp(.approve, app: "photos")); poke(t + Ms.minute)
+        case .unapprovedAccount: warm(t); at(t, .rollupAccount(.approve, account: "acme")); poke(t + Ms.minute)
         case .forget: at(t, .forgetDevice(selector())); poke(t + Ms.hour)
         case .clones: at(t, .person(.launch, .group("photos-clones")))
         case .wrongKey, .secondApp:
@@ -179,6 +189,7 @@ public struct ScenarioGenerator {
     /// A disable and, unless it outlasts the run, the enable; with opens at the 29- and
     /// 30-day edges of the lock it starts (or of an earlier lock, `edgesFrom`).
     mutating func window(at start: SimTime, length: SimTime, edgesFrom: SimTime? = nil) {
+        warm(start)
         at(start, .disable(app: "photos"))
         poke(start + Ms.minute)
         let anchor = edgesFrom ?? start
@@ -214,6 +225,12 @@ public struct ScenarioGenerator {
         let action: PersonAction = [.launch, .open, .query][Int(r.below(3))]
         if action == .open { at(t, .person(.close, .all)) }
         at(t, .person(action, .all))
+    }
+
+    /// Traffic a minute before a dashboard change, so a server that caches verdicts is
+    /// caught answering from the cache just after it.
+    mutating func warm(_ t: SimTime) {
+        if t >= Ms.minute, r.chance(1, outOf: 2) { at(t - Ms.minute, .person(.query, .all)) }
     }
 
     // MARK: - Small draws

@@ -1,0 +1,103 @@
+import Foundation
+import SimKit
+import Invariants
+import Scenarios
+
+/// `simkit replay SEED`: the same fuzz run again, byte for byte.
+enum ReplayCommand {
+    static let help = """
+    usage: simkit replay SEED [--sdk reference|mutant:NAME] [--devices N] [--duration D] [--print]
+
+    Generates the scenario of fuzz seed SEED exactly as 'simkit fuzz' did and runs it
+    again with every invariant checked: the same trace, the same fingerprint. Pass the
+    same --sdk, --devices and --duration that the fuzz run used.
+
+    options:
+      --sdk S         reference (default) or mutant:NAME
+      --devices N     the fuzz run's --devices (default 40)
+      --duration D    the fuzz run's --duration (default 90d)
+      --print         print the seed's script as a .scenario file and do not run it
+
+    Exit: 0 no invariant broken (or --print), 1 an invariant broken, 2 bad input.
+
+    """
+
+    static func run(_ argv: [String]) throws -> Int32 {
+        let a = try Arguments(argv, switches: ["print"], options: ["sdk", "devices", "duration"])
+        if a.has("help") { print(help, terminator: ""); return 0 }
+        guard a.positionals.count == 1 else { throw UsageError("expected one SEED, got \(a.positionals.count) arguments") }
+        guard let seed = UInt64(a.positionals[0].replacingOccurrences(of: "_", with: "")) else {
+            throw UsageError("SEED must be a whole number from 0 to \(UInt64.max), got '\(a.positionals[0])'")
+        }
+        var options = GeneratorOptions(sdk: try FuzzCommand.sdkChoice(a.string("sdk")))
+        options.maxDevicesPerGroup = try a.uint("devices", default: 40, range: 1...100_000)
+        options.maxDurationDays = max(2, try a.duration("duration", default: 90 * Ms.day) / Ms.day)
+        if a.has("print") {
+            print(ScenarioPrinter.print(ScenarioGenerator.generate(seed: seed, options: options)), terminator: "")
+            return 0
+        }
+        let (result, _, violations) = Fuzz.run(seed: seed, options: options)
+        print("seed \(seed) --sdk \(result.sdk): fingerprint \(result.fingerprint), \(result.events) events")
+        if violations.isEmpty { print("no invariant broken"); return result.failed ? 1 : 0 }
+        for v in violations {
+            print(v.headline)
+            for r in v.lastEvents { print("    " + TraceText.line(r, facts: nil)) }
+        }
+        print("broken: \(result.broken.joined(separator: ", "))")
+        return 1
+    }
+}
+
+/// `simkit shrink`: minimise a failing scenario on demand.
+enum ShrinkCommand {
+    static let help = """
+    usage: simkit shrink FILE [--invariant NAME] [-o OUT] [--max-attempts N]
+           simkit shrink --seed SEED [--sdk S] [--devices N] [--duration D] [--invariant NAME] [-o OUT]
+
+    Runs the scenario (a file, or fuzz seed SEED), picks the invariant it breaks (or
+    --invariant), and removes statements, devices, time and detail while that invariant
+    still breaks. Prints the minimal scenario (or writes it to OUT).
+
+    Exit: 1 a failure was found and shrunk, 0 the scenario breaks nothing, 2 bad input.
+
+    """
+
+    static func run(_ argv: [String]) throws -> Int32 {
+        let a = try Arguments(argv, switches: [], options: ["seed", "sdk", "devices", "duration", "invariant", "o", "out", "max-attempts"])
+        if a.has("help") { print(help, terminator: ""); return 0 }
+        var scenario: ScenarioFile
+        if a.string("seed") != nil {
+            guard a.positionals.isEmpty else { throw UsageError("give either FILE or --seed, not both") }
+            var options = GeneratorOptions(sdk: try FuzzCommand.sdkChoice(a.string("sdk")))
+            options.maxDevicesPerGroup = try a.uint("devices", default: 40, range: 1...100_000)
+            options.maxDurationDays = max(2, try a.duration("duration", default: 90 * Ms.day) / Ms.day)
+            scenario = ScenarioGenerator.generate(seed: try a.uint("seed", default: 0), options: options)
+        } else {
+            guard a.positionals.count == 1 else { throw UsageError("expected one scenario FILE or --seed SEED") }
+            let file = a.positionals[0]
+            guard let bytes = ScenarioFiles.read(file) else { throw UsageError("cannot read '\(file)'") }
+            let parsed = ScenarioParser.parse(bytes: bytes, file: file, context: ScenarioRunner.standardContext)
+            guard let s = parsed.scenario, !parsed.hasErrors else {
+                FileHandle.standardError.write(Data(parsed.rendered.utf8)); return 2
+            }
+            scenario = s
+            if let sdk = a.string("sdk") { scenario.sdk = try FuzzCommand.sdkChoice(sdk) }
+        }
+        let world: World<ReferenceSDK, InvariantChecker>
+        do { world = try Fuzz.check(scenario) } catch { throw UsageError("\(error)") }
+        let broken = world.observer.broken.map(\.rawValue)
+        guard !broken.isEmpty else { printError("simkit shrink: the scenario breaks no invariant; nothing to shrink"); return 0 }
+        let target = a.string("invariant") ?? world.observer.violations.first?.invariant.rawValue ?? broken[0]
+        guard broken.contains(target) else {
+            throw UsageError("the scenario does not break '\(target)'; it breaks: \(broken.joined(separator: ", "))")
+        }
+        let before = (scenario.statementCount, scenario.deviceCount)
+        let t0 = monotonicSeconds()
+        let (small, attempts) = Fuzz.shrink(scenario, invariant: target,
+                                            maxAttempts: Int(try a.uint("max-attempts", default: 1_500, range: 1...1_000_000)))
+        let text = Fuzz.reproducerText(small, invariant: target, seed: small.seed, sdk: small.sdk, file: a.string("o") ?? a.string("out") ?? "FILE")
+        if let out = a.string("o") ?? a.string("out") { try writeAtomically(text, to: out) } else { print(text, terminator: "") }
+        printError("simkit shrink: '\(target)': \(before.0) statements, \(before.1) devices -> \(small.statementCount) statements, \(small.deviceCount) devices in \(attempts) runs (\(String(format: "%.1f", monotonicSeconds() - t0)) s)")
+        return 1
+    }
+}
