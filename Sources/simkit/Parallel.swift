@@ -7,6 +7,11 @@ let stopRequested = Atomic<Bool>(false)
 
 /// Installs the Ctrl-C handler: the first press asks for a clean stop, the second quits.
 func installInterruptHandler() {
+    // A parent (a test harness, a CI runner) may have left SIGINT blocked: unblock it.
+    var set = sigset_t()
+    sigemptyset(&set)
+    sigaddset(&set, SIGINT)
+    pthread_sigmask(SIG_UNBLOCK, &set, nil)
     signal(SIGINT) { _ in
         if stopRequested.load(ordering: .relaxed) { _exit(130) }
         stopRequested.store(true, ordering: .relaxed)
