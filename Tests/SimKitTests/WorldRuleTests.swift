@@ -145,7 +145,7 @@ extension WorldRuleTests {
     func neverLocks(_ c: NoLockCase) {
         let world = WT.run(pending: c.pending, c.schedule)
         let t = DeviceTrace(world, 0)
-        #expect(t.delivered.contains { $0.answer == c.answer })
+        #expect(t.answers.contains { $0.answer == c.answer })
         #expect(t.storeTimes(.lock).isEmpty)
         #expect(!world.devices[0].disk.locked)
         #expect(world.devices[0].disk.lockedSince == LocalData.never)
@@ -176,7 +176,7 @@ extension WorldRuleTests {
         let disk = world.devices[0].disk
         let first = t.storeTimes(.setCredential(Credential(device: 0, generation: 1)))
         #expect(first.count == 1)
-        guard let unknown = t.delivered.first(where: { $0.answer == .deviceUnknown }) else {
+        guard let unknown = t.answers.first(where: { $0.answer == .deviceUnknown }) else {
             Issue.record("no device_unknown delivered"); return
         }
         #expect(unknown.time > 2 * h)

@@ -161,21 +161,30 @@ struct DeviceTrace {
         return triggeringDelivery(of: i)
     }
 
-    /// Deliveries of answers whose request had already timed out in the same process (D9).
-    var staleDeliveries: [Delivered] {
-        var timedOut = Set<UInt32>()
-        var stale: [Delivered] = []
+    /// Deliveries split into the answers the SDK had to act on (the first delivery of each
+    /// request id in a process) and the rest. The engine traces every request timer as a
+    /// `timedOut` delivery, also after the answer came (the SDK ignores it), and a late
+    /// answer after its timeout (D9: stale). Request ids restart with each process.
+    var firstAndRepeated: (first: [Delivered], repeated: [Delivered]) {
+        var seen = Set<UInt32>()
+        var first: [Delivered] = [], repeated: [Delivered] = []
         let all = delivered
         var next = 0
         for (i, r) in records.enumerated() {
-            if case .processStarted = r.event { timedOut.removeAll() }
+            if case .processStarted = r.event { seen.removeAll() }
             guard next < all.count, all[next].index == i else { continue }
             let dl = all[next]
             next += 1
-            if dl.viaTimer { timedOut.insert(dl.id) } else if timedOut.contains(dl.id) { stale.append(dl) }
+            if seen.insert(dl.id).inserted { first.append(dl) } else { repeated.append(dl) }
         }
-        return stale
+        return (first, repeated)
     }
+
+    /// The answers the SDK had to act on: the first delivery of each request.
+    var answers: [Delivered] { firstAndRepeated.first }
+
+    /// Server answers that came after their request had timed out (D9).
+    var staleDeliveries: [Delivered] { firstAndRepeated.repeated.filter { !$0.viaTimer } }
 
     /// The records of the SDK step that handled the record at `index` (up to its `stepEnd`).
     func step(at index: Int) -> ArraySlice<TraceRecord> {
