@@ -32,6 +32,8 @@ extension WorldRuleTests {
         #expect(t.indexRanges.count == 5)
         guard let unlock = t.storeTimes(.unlock).first else { Issue.record("never unlocked"); return }
         #expect(unlock > 2 * h)
+        // D3: nothing indexed while locked.
+        #expect(t.stores(where: { if case .indexPhotos = $0 { true } else { false } }).allSatisfy { $0 <= lock.time || $0 >= unlock })
         // Resumed where it stopped, and finished.
         #expect(disk.indexedCount == 1_000)
         expectContiguousIndex(t, total: 1_000)
