@@ -158,3 +158,53 @@ extension WorldRuleTests {
         #expect(t.served.filter { $0.key == WT.keyA }.allSatisfy { $0.reply.answer == .appKeyMismatch })
     }
 }
+
+// MARK: - S5, D6: a pending app; S9: lost answers
+
+extension WorldRuleTests {
+    @Test("D6/S5: app_pending waits without locking; after Rollup approves, the next launch registers and indexes")
+    func pendingThenApproved() {
+        let world = WT.run(pending: true, [
+            .at(0, WT.person(.launch)), .at(h, WT.person(.launch)),
+            .at(2 * h, WT.dash(.rollupApp(.approve, app: WT.appA))), .at(3 * h, WT.person(.launch)),
+        ])
+        let t = DeviceTrace(world, 0)
+        #expect(t.answers.filter { $0.kind == .register }.map(\.answer) == [.appPending, .appPending, .ok])
+        #expect(t.storeTimes(.lock).isEmpty)
+        #expect(!t.states.contains { $0.state.isAccessRevoked })
+        let disk = world.devices[0].disk
+        #expect(disk.credential == Credential(device: 0, generation: 1))
+        #expect(disk.indexedCount == 400 && disk.modelDownloads == 1)
+        #expect(t.stores(where: { if case .indexPhotos = $0 { true } else { false } }).allSatisfy { $0 > 3 * h })
+    }
+
+    @Test("S9: a register whose answer is lost still registered; the device registers again")
+    func lostRegisterAnswer() {
+        let world = WT.run([
+            .at(0, .lostResponses(rateBp: 10_000, forMs: m)), .at(0, WT.person(.launch)), .at(h, WT.person(.launch)),
+        ])
+        let t = DeviceTrace(world, 0)
+        let registers = t.served.filter { $0.kind == .register }
+        #expect(registers.count == 2)
+        #expect(registers.first?.reply == ServerReply(.ok, credential: Credential(device: 0, generation: 1)))
+        #expect(t.answers.first?.answer == .timedOut)
+        #expect(t.answers.first?.viaTimer == true)
+        #expect(world.server.deviceRecord(0)?.generation == 2)
+        #expect(world.devices[0].disk.credential == Credential(device: 0, generation: 2))
+        #expect(world.devices[0].disk.indexedCount == 400)
+        #expect(t.storeTimes(.lock).isEmpty)
+    }
+
+    @Test("S9/D7: a reset whose answer is lost deleted the record; the retry is answered and clears the pending reset")
+    func lostResetAnswer() {
+        let world = WT.run(WT.setup(until: 3 * h, [
+            .at(0, WT.person(.launch)), .at(h, .lostResponses(rateBp: 10_000, forMs: 10 * m)), .at(h + m, WT.person(.reset)),
+        ]))
+        let t = DeviceTrace(world, 0)
+        let resets = t.served.filter { $0.kind == .reset }
+        #expect(resets.count >= 2)
+        #expect(resets.allSatisfy { $0.reply.answer == .ok })
+        #expect(world.server.deviceRecord(0) == nil)
+        #expect(world.devices[0].disk.isEmpty && world.devices[0].disk.pendingReset.isNone)
+    }
+}
