@@ -194,3 +194,46 @@ extension WorldRuleTests {
         #expect(t.stores(where: { if case .setLockedSince = $0 { true } else { false } }).count == 1)
     }
 }
+
+extension WorldRuleTests {
+    @Test("D4: a lock at the model download, once lifted, downloads the models exactly once and indexes everything")
+    func unlockAfterLockAtModelDownload() {
+        let world = WT.run([
+            .at(0, WT.person(.launch)), .at(120, WT.disable), .at(h, WT.enable),
+            .at(h + m, WT.person(.close)), .at(2 * h, WT.person(.open)),
+        ])
+        let t = DeviceTrace(world, 0)
+        #expect(t.firstLock?.kind == .modelDownload)
+        #expect(t.answers.filter { $0.kind == .modelDownload }.map(\.answer) == [.appDisabled, .ok])
+        let disk = world.devices[0].disk
+        #expect(disk.modelDownloads == 1 && disk.indexedCount == 400 && !disk.locked)
+        expectContiguousIndex(t, total: 400)
+    }
+
+    /// Two checks in flight while locked past the deadline: the first answers app_disabled
+    /// and purges; the app is enabled in between, so the second is served 200 — but it was
+    /// in flight across the purge, so its answer is ignored (D9). The next activation
+    /// registers again and starts over.
+    @Test("D9: an answer in flight across a purge is ignored")
+    func answerAcrossPurgeIgnored() {
+        let (locked, delay) = purgeTiming()
+        let t0 = locked + purgeAfter + h - delay + WT.latency   // the check's answer lands at +1 h
+        let world = WT.run(lockedBase + [
+            .at(t0, WT.person(.open)), .at(t0 + 5, WT.person(.close)), .at(t0 + 10, WT.person(.open)),
+            .at(t0 + WT.latency / 2 + 5, WT.enable),
+            .at(t0 + h, WT.person(.close)), .at(t0 + 2 * h, WT.person(.open)),
+        ])
+        let t = DeviceTrace(world, 0)
+        let checks = t.answers.filter { $0.kind == .check && $0.time >= t0 }
+        #expect(checks.map(\.answer) == [.appDisabled, .ok])
+        guard checks.count == 2 else { return }
+        #expect(t.storeTimes(.markPurged) == [checks[0].time])
+        #expect(checks[1].time > checks[0].time)
+        #expect(t.step(at: checks[1].index).allSatisfy { !$0.event.isEffect })
+        // The next activation registers again, unlocks and starts from scratch.
+        let unlock = t.storeTimes(.unlock)
+        #expect(unlock.count == 1 && (unlock.first ?? 0) > t0 + 2 * h)
+        #expect(world.devices[0].disk.credential == Credential(device: 0, generation: 2))
+        #expect(world.devices[0].disk.indexedCount == 400 && world.devices[0].disk.modelDownloads == 1)
+    }
+}
