@@ -102,6 +102,9 @@ extension WorldRuleTests {
 // MARK: - D8: Photos revoked
 
 extension WorldRuleTests {
+    /// The world ends the app process on `revoke-photos` (as iOS does), so the next run is
+    /// always a process start — `open` and `background` start one too; an activation of a
+    /// live process after a revocation cannot happen here.
     @Test("D8: revoking Photos deletes the index the next time the app runs", arguments: [PersonAction.launch, .open, .background])
     func photosRevokedDeletesIndex(_ next: PersonAction) {
         let world = WT.run([
