@@ -75,7 +75,8 @@ public struct ReferenceSDK: SDKCore {
         configured = true
         foreground = !inBackground
         deleteIndexIfPhotosRevoked(&s)
-        // D7: a reset whose server-side delete has not succeeded is retried by every process.
+        // D7: the server-side delete of a reset is retried until it succeeds; the retry
+        // timer died with the last process, the pending credential is on disk.
         if !s.disk.pendingReset.isNone { sendReset(&s) }
         if s.disk.isLocked {
             report(s.disk.purged ? .purged : .locked, &s)
