@@ -250,6 +250,23 @@ import Invariants
         expectQuiet(run(bug: false))
     }
 
+    @Test("key-check-schedule: a background run that finds a run going on needs no check of its own") func backgroundRunDuringRun() {
+        var t = HandTrace(.oneApp())
+        t.ready()
+        t.step(at: h, .input(.becameActive))
+        t.step(at: d + h, .input(.wentToBackground))
+        t.step(at: d + 2 * h, .input(.becameActive)) { $0.runStarted(); $0.state(.indexing); $0.sent(5, .check, credential: c) }
+        t.served(at: d + 2 * h + 100, 5, .check, credential: c, .ok)
+        t.step(at: d + 2 * h + 200, .delivered(5, .check, .ok, sentAt: d + 2 * h)) { $0.store(.setLastAnsweredCheck(d + 2 * h + 200)) }
+        // The OS fires the background task mid-run: the run goes on, nothing new starts.
+        t.step(at: d + 2 * h + s, .input(.backgroundRun))
+        t.step(at: d + 2 * h + 10 * s, .timer(.indexChunk)) {
+            $0.store(.indexPhotos(from: 200, count: 40))
+            $0.runEnded(); $0.store(.queueReport); $0.state(.idle); $0.sent(6, .runReport, credential: c)
+        }
+        expectQuiet(t)
+    }
+
     // MARK: S1–S8
 
     @Test("server-enforces-access: a forgotten device is answered device_unknown") func serverEnforcesAccess() {
