@@ -183,6 +183,22 @@ import Invariants
         expectQuiet(run(bug: false))
     }
 
+    @Test("purge-only-after-30-continuous-days: one early purge is one violation, not also a bad unlock later") func earlyPurgeThenUnlock() {
+        var t = HandTrace(.oneApp())
+        t.readyThenLocked()
+        t.launchAndCheck(at: 10 * d, locked: true, .appDisabled) { $0.purge() }
+        t.dashboard(at: 11 * d, .enable(app: 0))
+        t.processStarted(at: 12 * d)
+        t.step(at: 12 * d, .input(.launch)) { $0.state(.purged); $0.sent(1, .register) }
+        t.served(at: 12 * d + 100, 1, .register, .ok, issued: cred(0, 2))
+        t.step(at: 12 * d + 200, .delivered(1, .register, .ok, sentAt: 12 * d)) {
+            $0.store(.setLastAnsweredCheck(12 * d + 200), .setCredential(cred(0, 2)), .unlock, .setLockedSince(LocalData.never), .scheduleBackground)
+            $0.state(.idle)
+        }
+        expectFires(t, .purgeOnlyAfter30ContinuousDays, at: 10 * d + 200, mentions: ["less than 30 days"])
+        #expect(t.checker.count(of: .unlockResumesUnchanged) == 0)
+    }
+
     @Test("purge-only-after-30-continuous-days: a transient check past the deadline does not purge") func noPurgeOnTransient() {
         func run(bug: Bool) -> HandTrace {
             var t = HandTrace(.oneApp())

@@ -66,6 +66,10 @@ extension InvariantChecker {
         } else {
             violate(.purgeOnlyAfter30ContinuousDays, d, "deleted \(what) while its access was not stopped")
         }
+        // Reported once; the truth follows the disk from here, so a later unlock is not
+        // blamed for data that was already gone (one wrong deletion, one violation).
+        if op == .deleteIndex { devices[Int(d)].indexAtLock = 0 }
+        if op == .deleteModels { devices[Int(d)].modelsAtLock = false }
     }
 
     /// Judged at the end of each step: D4 (unlock resumes), D5 (purge when due), D7, D8, D10.
