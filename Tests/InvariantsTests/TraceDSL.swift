@@ -8,7 +8,7 @@ import Invariants
 ///     t.processStarted(at: 0)
 ///     t.step(at: 0, .input(.launch)) { $0.state(.idle); $0.sent(1, .register) }
 ///     t.served(at: 100, 1, .register, .ok, issued: cred(0, 1))
-///     t.step(at: 200, .delivered(1, .register, .ok, sentAt: 0)) { $0.store(.setCredential(cred(0, 1))) }
+///     t.delivered(at: 200, 1, .register, .ok, sentAt: 0) { $0.store(.setCredential(cred(0, 1))) }
 ///
 /// Every SDK step is `[input | delivered | timerFired] effects… stepEnd`, as the engine
 /// traces it; the other records (served, dashboard, person, process) stand alone.
@@ -74,6 +74,12 @@ struct HandTrace {
         record(time, device, .stepEnd)
     }
 
+    /// The answer to request `id` reaches the SDK: a step of its own.
+    mutating func delivered(at time: SimTime, device: DeviceIndex = 0, _ id: UInt32, _ kind: RequestKind, _ answer: Answer,
+                            sentAt: SimTime, _ body: (inout Effects) -> Void = { _ in }) {
+        step(at: time, device: device, .delivered(id, kind, answer, sentAt: sentAt), body)
+    }
+
     /// The server answered request `id` (an answer the checker judges against S2).
     mutating func served(at time: SimTime, device: DeviceIndex = 0, _ id: UInt32, _ kind: RequestKind, key: KeyID = 0,
                          credential: Credential = .none, _ answer: Answer, issued: Credential = .none, recordAfter: UInt32? = nil) {
@@ -122,24 +128,24 @@ struct HandTrace {
             $0.sent(1, .register)
         }
         served(at: 100, device: d, 1, .register, .ok, issued: c)
-        step(at: 200, device: d, .delivered(1, .register, .ok, sentAt: 0)) {
+        delivered(at: 200, device: d, 1, .register, .ok, sentAt: 0) {
             $0.store(.setLastAnsweredCheck(200), .setCredential(c))
             $0.sent(2, .modelDownload, credential: c)
         }
         served(at: 300, device: d, 2, .modelDownload, credential: c, .ok)
-        step(at: 400, device: d, .delivered(2, .modelDownload, .ok, sentAt: 200)) {
+        delivered(at: 400, device: d, 2, .modelDownload, .ok, sentAt: 200) {
             $0.store(.saveModels)
             $0.sent(3, .placeData, credential: c)
         }
         served(at: 500, device: d, 3, .placeData, credential: c, .ok)
-        step(at: 600, device: d, .delivered(3, .placeData, .ok, sentAt: 400)) { $0.store(.savePlaceData) }
+        delivered(at: 600, device: d, 3, .placeData, .ok, sentAt: 400) { $0.store(.savePlaceData) }
         step(at: 10_600, device: d, .timer(.indexChunk)) {
             $0.store(.indexPhotos(from: 0, count: 200))
             $0.runEnded(); $0.store(.queueReport); $0.state(.idle)
             $0.sent(4, .runReport, credential: c)
         }
         served(at: 10_700, device: d, 4, .runReport, credential: c, .ok)
-        step(at: 10_800, device: d, .delivered(4, .runReport, .ok, sentAt: 10_600)) { $0.store(.reportsUploaded(1)) }
+        delivered(at: 10_800, device: d, 4, .runReport, .ok, sentAt: 10_600) { $0.store(.reportsUploaded(1)) }
     }
 
     /// A ready device 0 locked by a developer disable at 30 min: the launch at 1 h gets
