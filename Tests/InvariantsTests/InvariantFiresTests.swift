@@ -489,6 +489,51 @@ import Invariants
         expectQuiet(run(bug: false))
     }
 
+    @Test("reports-not-lost: a 200 confirms only reports queued before its upload was sent") func uploadConfirmsOnlyWhatItCarried() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            func indexingRun(at start: SimTime, check: UInt32, photo: UInt32, upload: UInt32?) {
+                t.step(at: start, .input(.backgroundRun)) { $0.runStarted(background: true); $0.state(.indexing); $0.sent(check, .check, credential: c) }
+                t.served(at: start + 100, check, .check, credential: c, .ok)
+                t.delivered(at: start + 200, check, .check, .ok, sentAt: start) { $0.store(.setLastAnsweredCheck(start + 200)) }
+                t.step(at: start + 10 * s, .timer(.indexChunk)) {
+                    $0.store(.indexPhotos(from: photo, count: 40))
+                    $0.runEnded(); $0.store(.queueReport); $0.state(.idle)
+                    if let upload { $0.sent(upload, .runReport, credential: c) }
+                }
+            }
+            indexingRun(at: h, check: 5, photo: 200, upload: 6)              // R1 queued; upload 6 carries R1
+            t.dashboard(at: h + 11 * s, .disable(app: 0))
+            t.step(at: h + 12 * s, .input(.query)) { $0.sent(7, .query, credential: c) }
+            t.served(at: h + 12 * s + 100, 7, .query, credential: c, .appDisabled)
+            t.delivered(at: h + 12 * s + 200, 7, .query, .appDisabled, sentAt: h + 12 * s) {
+                $0.lock(since: h + 12 * s + 200); $0.call(.query, .threwAccessRevoked)
+            }
+            t.dashboard(at: h + 13 * s, .enable(app: 0))
+            t.step(at: h + 14 * s, .input(.wentToBackground))
+            t.step(at: h + 15 * s, .input(.becameActive)) { $0.sent(8, .check, credential: c) }
+            t.served(at: h + 15 * s + 100, 8, .check, credential: c, .ok)
+            t.delivered(at: h + 15 * s + 200, 8, .check, .ok, sentAt: h + 15 * s) {
+                $0.store(.setLastAnsweredCheck(h + 15 * s + 200), .unlock, .setLockedSince(LocalData.never), .scheduleBackground)
+                $0.state(.idle); $0.sent(9, .runReport, credential: c)      // upload 9 carries R1 again
+            }
+            indexingRun(at: h + 16 * s, check: 10, photo: 240, upload: nil)   // R2 queued while 9 is awaited
+            t.served(at: h + 27 * s, 6, .runReport, credential: c, .ok)
+            t.delivered(at: h + 27 * s + 100, 6, .runReport, .ok, sentAt: h + 10 * s) {
+                $0.store(.reportsUploaded(1)); $0.sent(11, .runReport, credential: c)   // R1 confirmed; 11 carries R2
+            }
+            t.served(at: h + 28 * s, 9, .runReport, credential: c, .ok)
+            // Upload 9 carried only R1, already confirmed: it cannot confirm R2.
+            t.delivered(at: h + 28 * s + 100, 9, .runReport, .ok, sentAt: h + 15 * s + 200) { if bug { $0.store(.reportsUploaded(1)) } }
+            t.served(at: h + 29 * s, 11, .runReport, credential: c, .serverError)
+            t.delivered(at: h + 29 * s + 100, 11, .runReport, .serverError, sentAt: h + 27 * s + 100)
+            return t
+        }
+        expectFires(run(bug: true), .reportsNotLost, at: h + 28 * s + 100, mentions: ["marked 1 run report(s) uploaded", "never delivered"])
+        expectQuiet(run(bug: false))
+    }
+
     @Test("reports-not-lost: a failed upload keeps the queued reports") func failedUploadKeepsReports() {
         func run(bug: Bool) -> HandTrace {
             var t = HandTrace(.oneApp())
