@@ -33,8 +33,10 @@ extension InvariantChecker {
         let i = Int(d)
         let awaited = devices[i].take(id)
         let fresh = awaited && (viaTimer || now < sentAt &+ timeoutMs)
+        let carried = kind == .runReport ? devices[i].takeUpload(id) : nil
         beginStep(d, .response(kind, answer, fresh: fresh))
         guard fresh else { return }
+        if answer == .ok { step.uploadCarriedUpTo = carried }
         let isCheck = kind == .check || kind == .register
         if isCheck, answer.isVerdict { devices[i].lastAnswered = now }
         if isCheck {

@@ -20,14 +20,23 @@ extension InvariantChecker {
             if dev.locked { violate(.lockedIsInert, d, "downloaded place data while its access was stopped") }
         case .queueReport:
             step.queuedReport = true
-        case .reportsUploaded:
+            devices[i].reportsQueuedEver &+= 1
+        case .reportsUploaded(let n):
             if dev.reportUploadFailed { hit(.reportUploadedAfterFailure); devices[i].reportUploadFailed = false }
+            let count = UInt32(min(n, dev.disk.reportsQueued))
+            // D10: a 200 confirms only reports queued before its upload was sent.
+            if let upTo = step.uploadCarriedUpTo, dev.reportsSettled &+ count > max(upTo, dev.reportsSettled) {
+                let never = dev.reportsSettled &+ count - max(upTo, dev.reportsSettled)
+                violate(.reportsNotLost, d, "marked \(count) run report(s) uploaded on a 200 to an upload sent before \(never) of them were queued; they were never delivered")
+            }
+            devices[i].reportsSettled &+= count
         case .deleteIndex, .deleteModels, .deletePlaceData, .dropReports, .deleteCredential, .markPurged:
             if op == .deleteIndex, dev.disk.indexedCount == 0 { break }
             judgeDeletion(d, op)
         default: break
         }
         devices[i].disk.apply(op)
+        if op == .dropReports { devices[i].reportsSettled = devices[i].reportsQueuedEver }
         if op == .markPurged { devices[i].forgetAwaited() }
     }
 
@@ -66,6 +75,10 @@ extension InvariantChecker {
         } else {
             violate(.purgeOnlyAfter30ContinuousDays, d, "deleted \(what) while its access was not stopped")
         }
+        // Reported once; the truth follows the disk from here, so a later unlock is not
+        // blamed for data that was already gone (one wrong deletion, one violation).
+        if op == .deleteIndex { devices[Int(d)].indexAtLock = 0 }
+        if op == .deleteModels { devices[Int(d)].modelsAtLock = false }
     }
 
     /// Judged at the end of each step: D4 (unlock resumes), D5 (purge when due), D7, D8, D10.

@@ -31,6 +31,13 @@ struct DeviceTruth {
     var lastServedID: UInt32 = 0
     /// A report upload failed and none has succeeded since (coverage).
     var reportUploadFailed = false
+    /// D10: run reports ever queued on this disk, and ever settled (confirmed uploaded by a
+    /// 200, or dropped). An upload can carry only reports queued before it was sent: the
+    /// two newest uploads awaited, with the queued-ever count when each was sent.
+    var reportsQueuedEver: UInt32 = 0
+    var reportsSettled: UInt32 = 0
+    var upload0 = (id: UInt32(0), upTo: UInt32(0))
+    var upload1 = (id: UInt32(0), upTo: UInt32(0))
 
     /// A new app process: nothing is awaited any more.
     mutating func newProcess(foreground: Bool) {
@@ -44,6 +51,8 @@ struct DeviceTruth {
         awaiting = 0
         checkInFlight = 0
         reportInFlight = 0
+        upload0 = (0, 0)
+        upload1 = (0, 0)
     }
 
     mutating func sent(_ id: UInt32, _ kind: RequestKind) {
@@ -54,7 +63,18 @@ struct DeviceTruth {
         }
         if lastSentID - id < 32 { awaiting |= 1 << (lastSentID - id) }
         if kind == .check || kind == .register { checkInFlight = id }
-        if kind == .runReport { reportInFlight = id }
+        if kind == .runReport {
+            reportInFlight = id
+            upload1 = upload0
+            upload0 = (id, reportsQueuedEver)
+        }
+    }
+
+    /// How far into the queue the awaited upload `id` could carry, if it is known; forgets it.
+    mutating func takeUpload(_ id: UInt32) -> UInt32? {
+        if upload0.id == id, id != 0 { defer { upload0 = (0, 0) }; return upload0.upTo }
+        if upload1.id == id, id != 0 { defer { upload1 = (0, 0) }; return upload1.upTo }
+        return nil
     }
 
     /// Whether request `id` is awaited; it no longer is afterwards.

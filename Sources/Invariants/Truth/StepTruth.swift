@@ -35,6 +35,8 @@ struct StepTruth {
     /// The unlock follows a purge: the SDK starts from scratch (D5).
     var unlockFromPurge = false
     var freshDeviceUnknown = false
+    /// A fresh 200 to a run-report upload: the queued-ever count when it was sent (D10).
+    var uploadCarriedUpTo: UInt32?
     /// The first effect of a stale step, for the report.
     var firstStaleEffect: String?
 

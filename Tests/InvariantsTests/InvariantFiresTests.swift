@@ -1,0 +1,555 @@
+import Testing
+import SimKit
+import Invariants
+
+/// For each of the 18 invariants: a small hand-written trace where it must fire (the bug),
+/// and the same trace corrected, where nothing may fire.
+@Suite struct InvariantFiresTests {
+    static let s = Ms.second, m = Ms.minute, h = Ms.hour, d = Ms.day
+    var s: SimTime { Self.s }
+    var m: SimTime { Self.m }
+    var h: SimTime { Self.h }
+    var d: SimTime { Self.d }
+    let c = cred(0, 1)
+
+    @Test("the checker names 18 invariants, each with its rules and a summary") func catalogue() {
+        #expect(InvariantID.allCases.count == 18)
+        for id in InvariantID.allCases {
+            #expect(!id.rules.isEmpty && !id.summary.isEmpty)
+            #expect(InvariantID(rawValue: id.rawValue) == id)
+        }
+    }
+
+    @Test("a ready device, registered and indexed, breaks nothing") func readyIsClean() {
+        var t = HandTrace(.oneApp())
+        t.ready()
+        expectQuiet(t)
+    }
+
+    // MARK: D6, D2, D3, D4
+
+    @Test("never-lock-on-transient: a 5xx answering a check must not lock") func neverLockOnTransient() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.processStarted(at: h)
+            t.step(at: h, .input(.launch)) { $0.state(.idle); $0.sent(1, .check, credential: c) }
+            t.served(at: h + 100, 1, .check, credential: c, .serverError)
+            t.step(at: h + 200, .delivered(1, .check, .serverError, sentAt: h)) { if bug { $0.lock(since: h + 200) } }
+            return t
+        }
+        expectFires(run(bug: true), .neverLockOnTransient, at: h + 200, mentions: ["5xx", "check"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("never-lock-on-transient: app_pending and device_unknown must not lock either", arguments: [Answer.appPending, .deviceUnknown])
+    func neverLockOnRefusal(_ answer: Answer) {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            if answer == .deviceUnknown { t.record(30 * m, 0, .forgotDevice) }
+            t.processStarted(at: h)
+            t.step(at: h, .input(.launch)) { $0.state(.idle); $0.sent(1, .check, credential: c) }
+            // No `served` record: only the SDK's handling of the answer is judged here.
+            t.step(at: h + 200, .delivered(1, .check, answer, sentAt: h)) {
+                $0.store(.setLastAnsweredCheck(h + 200))
+                if bug { $0.lock(since: h + 200) } else if answer == .deviceUnknown { $0.store(.deleteCredential); $0.sent(2, .register) }
+            }
+            return t
+        }
+        expectFires(run(bug: true), .neverLockOnTransient, at: h + 200, mentions: ["\(answer)"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("lock-on-revocation: app_disabled answering a check must lock at once") func lockOnRevocation() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.dashboard(at: 30 * m, .disable(app: 0))
+            t.launchAndCheck(at: h, .appDisabled) { if !bug { $0.lock(since: h + 200) } }
+            return t
+        }
+        // Not locking also leaves the background task registered while access is stopped.
+        expectFires(run(bug: true), .lockOnRevocation, at: h + 200, mentions: ["app_disabled", "check", "did not lock"], also: [.lockedIsInert])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("lock-on-revocation: lockedSince is the first lock error since access was last granted") func lockedSinceIsTheFirst() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.dashboard(at: 30 * m, .disable(app: 0))
+            // A stale lockedSince from long ago (as if an earlier lock's were never cleared).
+            t.launchAndCheck(at: h, .appDisabled) { $0.lock(since: bug ? 5 * s : h + 200) }
+            return t
+        }
+        expectFires(run(bug: true), .lockOnRevocation, at: h + 200, mentions: ["lockedSince", DurationText.clock(5 * s), DurationText.clock(h + 200)])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("locked-is-inert: a locked SDK throws from query without a request") func lockedIsInert() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.readyThenLocked()
+            t.step(at: 2 * h, .input(.query)) {
+                if bug { $0.sent(2, .query, credential: c) } else { $0.call(.query, .threwAccessRevoked) }
+            }
+            return t
+        }
+        expectFires(run(bug: true), .lockedIsInert, at: 2 * h, mentions: ["query", "access was stopped"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("locked-is-inert: a locked SDK indexes nothing") func lockedIndexesNothing() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.readyThenLocked()
+            t.step(at: h + 10 * s, .timer(.indexChunk)) { if bug { $0.store(.indexPhotos(from: 200, count: 40)) } }
+            return t
+        }
+        expectFires(run(bug: true), .lockedIsInert, at: h + 10 * s, mentions: ["indexed photos 200..<240"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("locked-checks-on-activation: a locked SDK checks when the app becomes active") func lockedChecksOnActivation() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.readyThenLocked()
+            t.step(at: h + m, .input(.wentToBackground))
+            t.step(at: 2 * h, .input(.becameActive)) { if !bug { $0.sent(2, .check, credential: c) } }
+            return t
+        }
+        expectFires(run(bug: true), .lockedChecksOnActivation, at: 2 * h, mentions: ["became active", "without checking"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("locked-checks-on-activation: a check that succeeds while locked unlocks") func successfulCheckUnlocks() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.readyThenLocked()
+            t.dashboard(at: 2 * h, .enable(app: 0))
+            t.launchAndCheck(at: 3 * h, locked: true, .ok) {
+                if !bug { $0.store(.unlock, .setLockedSince(LocalData.never), .scheduleBackground); $0.state(.idle) }
+            }
+            return t
+        }
+        expectFires(run(bug: true), .lockedChecksOnActivation, at: 3 * h + 200, mentions: ["succeeded", "stayed locked"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("unlock-resumes-unchanged: unlocking keeps the models and the index") func unlockResumesUnchanged() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.readyThenLocked()
+            t.dashboard(at: 2 * h, .enable(app: 0))
+            t.launchAndCheck(at: 3 * h, locked: true, .ok) {
+                $0.store(.unlock, .setLockedSince(LocalData.never), .scheduleBackground)
+                if bug { $0.store(.deleteModels) }
+                $0.state(.idle)
+            }
+            return t
+        }
+        expectFires(run(bug: true), .unlockResumesUnchanged, at: 3 * h + 200, mentions: ["models", "unlocked"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("unlock-resumes-unchanged: no photo is indexed twice") func noPhotoIndexedTwice() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.step(at: h, .input(.backgroundRun)) { $0.runStarted(background: true); $0.state(.indexing); $0.sent(5, .check, credential: c) }
+            t.served(at: h + 100, 5, .check, credential: c, .ok)
+            t.step(at: h + 200, .delivered(5, .check, .ok, sentAt: h)) { $0.store(.setLastAnsweredCheck(h + 200)) }
+            t.step(at: h + 10 * s, .timer(.indexChunk)) {
+                $0.store(.indexPhotos(from: bug ? 150 : 200, count: 40))
+                $0.runEnded(); $0.store(.queueReport); $0.state(.idle); $0.sent(6, .runReport, credential: c)
+            }
+            return t
+        }
+        expectFires(run(bug: true), .unlockResumesUnchanged, at: h + 10 * s, mentions: ["150..<190", "again", "200"])
+        expectQuiet(run(bug: false))
+    }
+
+    // MARK: D5
+
+    @Test("purge-only-after-30-continuous-days: no purge 9 days into a lock") func purgeOnlyAfter30Days() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.readyThenLocked()
+            t.launchAndCheck(at: 10 * d, locked: true, .appDisabled) { if bug { $0.purge() } }
+            return t
+        }
+        expectFires(run(bug: true), .purgeOnlyAfter30ContinuousDays, at: 10 * d + 200, mentions: ["its index (200 photos)", "less than 30 days"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("purge-only-after-30-continuous-days: one early purge is one violation, not also a bad unlock later") func earlyPurgeThenUnlock() {
+        var t = HandTrace(.oneApp())
+        t.readyThenLocked()
+        t.launchAndCheck(at: 10 * d, locked: true, .appDisabled) { $0.purge() }
+        t.dashboard(at: 11 * d, .enable(app: 0))
+        t.processStarted(at: 12 * d)
+        t.step(at: 12 * d, .input(.launch)) { $0.state(.purged); $0.sent(1, .register) }
+        t.served(at: 12 * d + 100, 1, .register, .ok, issued: cred(0, 2))
+        t.step(at: 12 * d + 200, .delivered(1, .register, .ok, sentAt: 12 * d)) {
+            $0.store(.setLastAnsweredCheck(12 * d + 200), .setCredential(cred(0, 2)), .unlock, .setLockedSince(LocalData.never), .scheduleBackground)
+            $0.state(.idle)
+        }
+        expectFires(t, .purgeOnlyAfter30ContinuousDays, at: 10 * d + 200, mentions: ["less than 30 days"])
+        #expect(t.checker.count(of: .unlockResumesUnchanged) == 0)
+    }
+
+    @Test("purge-only-after-30-continuous-days: a transient check past the deadline does not purge") func noPurgeOnTransient() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.readyThenLocked()
+            t.processStarted(at: 31 * d)
+            t.step(at: 31 * d, .input(.launch)) { $0.state(.locked); $0.sent(1, .check, credential: c) }
+            t.step(at: 31 * d + 30 * s, .timeout(1, .check)) { if bug { $0.purge() } }
+            return t
+        }
+        expectFires(run(bug: true), .purgeOnlyAfter30ContinuousDays, at: 31 * d + 30 * s, mentions: ["timeout", "not a lock error"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("purge-when-due: a lock error 30 days into the lock deletes everything") func purgeWhenDue() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.readyThenLocked()
+            t.launchAndCheck(at: 31 * d + h, locked: true, .appDisabled) { if !bug { $0.purge() } }
+            return t
+        }
+        expectFires(run(bug: true), .purgeWhenDue, at: 31 * d + h + 200, mentions: ["app_disabled", "index (200 photos)", "models", "credential"])
+        expectQuiet(run(bug: false))
+    }
+
+    // MARK: D1
+
+    @Test("key-check-schedule: configure at each launch checks the key") func keyCheckAtLaunch() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.processStarted(at: 2 * d)
+            t.step(at: 2 * d, .input(.launch)) { $0.state(.idle); if !bug { $0.sent(1, .check, credential: c) } }
+            return t
+        }
+        expectFires(run(bug: true), .keyCheckSchedule, at: 2 * d, mentions: ["launched", "without checking its key"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("key-check-schedule: becoming active more than 24 h after the last answer checks") func keyCheckOnActivation() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.step(at: h, .input(.wentToBackground))
+            // 23 h after the last answer: nothing due.
+            t.step(at: 23 * h, .input(.becameActive))
+            t.step(at: 23 * h + m, .input(.wentToBackground))
+            t.step(at: 25 * h, .input(.becameActive)) { if !bug { $0.sent(5, .check, credential: c) } }
+            return t
+        }
+        expectFires(run(bug: true), .keyCheckSchedule, at: 25 * h, mentions: ["became active", "\(DurationText.format(25 * h - 200)) ago"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("key-check-schedule: every background run starts with a key check") func keyCheckOnBackgroundRun() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.step(at: h, .input(.backgroundRun)) {
+                $0.runStarted(background: true); $0.state(.indexing)
+                if !bug { $0.sent(5, .check, credential: c) }
+            }
+            return t
+        }
+        expectFires(run(bug: true), .keyCheckSchedule, at: h, mentions: ["background run", "without checking its key"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("key-check-schedule: a background run that finds a run going on needs no check of its own") func backgroundRunDuringRun() {
+        var t = HandTrace(.oneApp())
+        t.ready()
+        t.step(at: h, .input(.becameActive))
+        t.step(at: d + h, .input(.wentToBackground))
+        t.step(at: d + 2 * h, .input(.becameActive)) { $0.runStarted(); $0.state(.indexing); $0.sent(5, .check, credential: c) }
+        t.served(at: d + 2 * h + 100, 5, .check, credential: c, .ok)
+        t.step(at: d + 2 * h + 200, .delivered(5, .check, .ok, sentAt: d + 2 * h)) { $0.store(.setLastAnsweredCheck(d + 2 * h + 200)) }
+        // The OS fires the background task mid-run: the run goes on, nothing new starts.
+        t.step(at: d + 2 * h + s, .input(.backgroundRun))
+        t.step(at: d + 2 * h + 10 * s, .timer(.indexChunk)) {
+            $0.store(.indexPhotos(from: 200, count: 40))
+            $0.runEnded(); $0.store(.queueReport); $0.state(.idle); $0.sent(6, .runReport, credential: c)
+        }
+        expectQuiet(t)
+    }
+
+    // MARK: S1–S8
+
+    @Test("server-enforces-access: a forgotten device is answered device_unknown") func serverEnforcesAccess() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.record(d, 0, .forgotDevice)
+            t.served(at: d + h, 5, .check, credential: c, bug ? .ok : .deviceUnknown, recordAfter: 0)
+            return t
+        }
+        expectFires(run(bug: true), .serverEnforcesAccess, at: d + h, mentions: ["check", "rk_live_A", "200", "device_unknown"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("server-enforces-access: an approved app is served, not answered app_pending") func serverServesApproved() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.served(at: h, 5, .check, credential: c, bug ? .appPending : .ok)
+            return t
+        }
+        expectFires(run(bug: true), .serverEnforcesAccess, at: h, mentions: ["app_pending", "requires 200"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("rotation-grace: an old key is invalid from its grace deadline on") func rotationGrace() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.dashboard(at: d, .rotate(app: 0, newKey: 1, graceMs: d))
+            t.served(at: 2 * d - 1, 5, .check, credential: c, .ok)   // the last millisecond of grace
+            t.served(at: 2 * d, 6, .check, credential: c, bug ? .ok : .appKeyInvalid)
+            return t
+        }
+        expectFires(run(bug: true), .rotationGrace, at: 2 * d, mentions: ["rk_live_A", "app_key_invalid", "grace had ended"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("rotation-grace: a stopped old key is invalid at once") func stoppedKey() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.dashboard(at: d, .rotate(app: 0, newKey: 1, graceMs: 30 * d))
+            t.dashboard(at: 2 * d, .stopOldKey(app: 0, key: 0))
+            t.served(at: 2 * d + 1, 5, .check, credential: c, bug ? .ok : .appKeyInvalid)
+            return t
+        }
+        expectFires(run(bug: true), .rotationGrace, at: 2 * d + 1, mentions: ["old key was stopped"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("disable-stops-every-key: a disabled app is refused with its old key in grace") func disableStopsEveryKey() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.dashboard(at: 12 * h, .rotate(app: 0, newKey: 1, graceMs: 30 * d))
+            t.served(at: 13 * h, 5, .check, credential: c, .ok)
+            t.dashboard(at: d, .disable(app: 0))
+            t.served(at: d + m, 6, .check, credential: c, bug ? .ok : .appDisabled)
+            return t
+        }
+        expectFires(run(bug: true), .disableStopsEveryKey, at: d + m, mentions: ["rk_live_A", "app_disabled", "developer disabled"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("only-rollup-restores: the developer's enable does not lift a Rollup revocation") func onlyRollupRestores() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.dashboard(at: d, .rollupApp(.revoke, app: 0))
+            t.dashboard(at: d + h, .disable(app: 0))
+            t.dashboard(at: d + 2 * h, .enable(app: 0))
+            t.served(at: d + 3 * h, 5, .check, credential: c, bug ? .ok : .appDisabled)
+            t.dashboard(at: 2 * d, .rollupApp(.restore, app: 0))
+            t.served(at: 2 * d + h, 6, .check, credential: c, .ok)
+            return t
+        }
+        expectFires(run(bug: true), .onlyRollupRestores, at: d + 3 * h, mentions: ["app_disabled", "Rollup"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("device-belongs-to-app: another app's key is answered app_key_mismatch") func deviceBelongsToApp() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.twoApps)
+            t.ready()
+            t.served(at: d, 5, .check, key: 1, credential: c, bug ? .ok : .appKeyMismatch)
+            return t
+        }
+        expectFires(run(bug: true), .deviceBelongsToApp, at: d, mentions: ["rk_live_B", "app_key_mismatch", "another app"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("clones-never-served: a clone's registration fails App Attest") func clonesNeverServed() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp(devices: 1, clones: 1))
+            t.ready()
+            t.served(at: h, device: 1, 1, .register, bug ? .ok : .attestationFailed, issued: bug ? cred(1, 1) : .none)
+            return t
+        }
+        expectFires(run(bug: true), .clonesNeverServed, device: 1, at: h, mentions: ["clone", "register", "rk_live_A"])
+        expectQuiet(run(bug: false))
+    }
+
+    // MARK: D7, D8, D9, D10
+
+    @Test("reset-deletes-everything: reset() deletes the credential too") func resetDeletesEverything() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.step(at: h, .input(.reset)) {
+                $0.store(.deleteIndex, .deleteModels, .deletePlaceData)
+                if !bug { $0.store(.deleteCredential) }
+                $0.store(.setLastAnsweredCheck(LocalData.never)); $0.state(.idle)
+                $0.store(.setPendingReset(c)); $0.sent(5, .reset, credential: c)
+            }
+            t.served(at: h + 100, 5, .reset, credential: c, .ok, recordAfter: 0)
+            t.step(at: h + 200, .delivered(5, .reset, .ok, sentAt: h)) { $0.store(.setPendingReset(.none)) }
+            return t
+        }
+        expectFires(run(bug: true), .resetDeletesEverything, at: h, mentions: ["reset()", "device credential"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("reset-deletes-everything: the server deletes the device's record") func resetDeletesTheRecord() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.step(at: h, .input(.reset)) {
+                $0.store(.deleteIndex, .deleteModels, .deletePlaceData, .deleteCredential, .setLastAnsweredCheck(LocalData.never))
+                $0.state(.idle); $0.store(.setPendingReset(c)); $0.sent(5, .reset, credential: c)
+            }
+            t.served(at: h + 100, 5, .reset, credential: c, .ok, recordAfter: bug ? 1 : 0)
+            return t
+        }
+        expectFires(run(bug: true), .resetDeletesEverything, at: h + 100, mentions: ["reset", "kept the device's record"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("photos-revoked-deletes-index: the next launch deletes the index") func photosRevokedDeletesIndex() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.person(at: h, .revokePhotos)
+            t.processKilled(at: h)
+            t.processStarted(at: 2 * h)
+            t.step(at: 2 * h, .input(.launch)) {
+                if !bug { $0.store(.deleteIndex) }
+                $0.state(.idle); $0.sent(1, .check, credential: c)
+            }
+            return t
+        }
+        expectFires(run(bug: true), .photosRevokedDeletesIndex, at: 2 * h, mentions: ["launch", "Photos access revoked", "200 indexed photos"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("stale-responses-ignored: an answer after its timeout changes nothing") func staleResponsesIgnored() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.processStarted(at: h)
+            t.step(at: h, .input(.launch)) { $0.state(.idle); $0.sent(1, .check, credential: c) }
+            t.step(at: h + 30 * s, .timeout(1, .check))
+            t.served(at: h + 40 * s, 1, .check, credential: c, .ok)
+            t.step(at: h + 45 * s, .delivered(1, .check, .ok, sentAt: h)) { if bug { $0.store(.setLastAnsweredCheck(h + 45 * s)) } }
+            return t
+        }
+        expectFires(run(bug: true), .staleResponsesIgnored, at: h + 45 * s, mentions: ["stale 200", "check", "setLastAnsweredCheck"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("stale-responses-ignored: an answer that arrives after a reset changes nothing") func staleAfterReset() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.step(at: h, .input(.query)) { $0.sent(5, .query, credential: c) }
+            t.step(at: h + 1, .input(.reset)) {
+                $0.store(.deleteIndex, .deleteModels, .deletePlaceData, .deleteCredential, .setLastAnsweredCheck(LocalData.never))
+                $0.state(.idle); $0.store(.setPendingReset(c)); $0.sent(6, .reset, credential: c)
+            }
+            t.served(at: h + 100, 5, .query, credential: c, .ok)
+            t.step(at: h + 200, .delivered(5, .query, .ok, sentAt: h)) { if bug { $0.call(.query, .returned) } }
+            return t
+        }
+        expectFires(run(bug: true), .staleResponsesIgnored, at: h + 200, mentions: ["stale 200", "query"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("reports-not-lost: every run ends with a queued report") func reportsNotLost() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.step(at: h, .input(.backgroundRun)) { $0.runStarted(background: true); $0.state(.indexing); $0.sent(5, .check, credential: c) }
+            t.served(at: h + 100, 5, .check, credential: c, .ok)
+            t.step(at: h + 200, .delivered(5, .check, .ok, sentAt: h)) { $0.store(.setLastAnsweredCheck(h + 200)) }
+            t.step(at: h + 10 * s, .timer(.indexChunk)) {
+                $0.store(.indexPhotos(from: 200, count: 40))
+                $0.runEnded(); if !bug { $0.store(.queueReport) }
+                $0.state(.idle)
+                if !bug { $0.sent(6, .runReport, credential: c) }
+            }
+            return t
+        }
+        expectFires(run(bug: true), .reportsNotLost, at: h + 10 * s, mentions: ["run ended without a run report"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("reports-not-lost: a 200 confirms only reports queued before its upload was sent") func uploadConfirmsOnlyWhatItCarried() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            func indexingRun(at start: SimTime, check: UInt32, photo: UInt32, upload: UInt32?) {
+                t.step(at: start, .input(.backgroundRun)) { $0.runStarted(background: true); $0.state(.indexing); $0.sent(check, .check, credential: c) }
+                t.served(at: start + 100, check, .check, credential: c, .ok)
+                t.delivered(at: start + 200, check, .check, .ok, sentAt: start) { $0.store(.setLastAnsweredCheck(start + 200)) }
+                t.step(at: start + 10 * s, .timer(.indexChunk)) {
+                    $0.store(.indexPhotos(from: photo, count: 40))
+                    $0.runEnded(); $0.store(.queueReport); $0.state(.idle)
+                    if let upload { $0.sent(upload, .runReport, credential: c) }
+                }
+            }
+            indexingRun(at: h, check: 5, photo: 200, upload: 6)              // R1 queued; upload 6 carries R1
+            t.dashboard(at: h + 11 * s, .disable(app: 0))
+            t.step(at: h + 12 * s, .input(.query)) { $0.sent(7, .query, credential: c) }
+            t.served(at: h + 12 * s + 100, 7, .query, credential: c, .appDisabled)
+            t.delivered(at: h + 12 * s + 200, 7, .query, .appDisabled, sentAt: h + 12 * s) {
+                $0.lock(since: h + 12 * s + 200); $0.call(.query, .threwAccessRevoked)
+            }
+            t.dashboard(at: h + 13 * s, .enable(app: 0))
+            t.step(at: h + 14 * s, .input(.wentToBackground))
+            t.step(at: h + 15 * s, .input(.becameActive)) { $0.sent(8, .check, credential: c) }
+            t.served(at: h + 15 * s + 100, 8, .check, credential: c, .ok)
+            t.delivered(at: h + 15 * s + 200, 8, .check, .ok, sentAt: h + 15 * s) {
+                $0.store(.setLastAnsweredCheck(h + 15 * s + 200), .unlock, .setLockedSince(LocalData.never), .scheduleBackground)
+                $0.state(.idle); $0.sent(9, .runReport, credential: c)      // upload 9 carries R1 again
+            }
+            indexingRun(at: h + 16 * s, check: 10, photo: 240, upload: nil)   // R2 queued while 9 is awaited
+            t.served(at: h + 27 * s, 6, .runReport, credential: c, .ok)
+            t.delivered(at: h + 27 * s + 100, 6, .runReport, .ok, sentAt: h + 10 * s) {
+                $0.store(.reportsUploaded(1)); $0.sent(11, .runReport, credential: c)   // R1 confirmed; 11 carries R2
+            }
+            t.served(at: h + 28 * s, 9, .runReport, credential: c, .ok)
+            // Upload 9 carried only R1, already confirmed: it cannot confirm R2.
+            t.delivered(at: h + 28 * s + 100, 9, .runReport, .ok, sentAt: h + 15 * s + 200) { if bug { $0.store(.reportsUploaded(1)) } }
+            t.served(at: h + 29 * s, 11, .runReport, credential: c, .serverError)
+            t.delivered(at: h + 29 * s + 100, 11, .runReport, .serverError, sentAt: h + 27 * s + 100)
+            return t
+        }
+        expectFires(run(bug: true), .reportsNotLost, at: h + 28 * s + 100, mentions: ["marked 1 run report(s) uploaded", "never delivered"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("reports-not-lost: a failed upload keeps the queued reports") func failedUploadKeepsReports() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.step(at: h, .input(.backgroundRun)) { $0.runStarted(background: true); $0.state(.indexing); $0.sent(5, .check, credential: c) }
+            t.served(at: h + 100, 5, .check, credential: c, .ok)
+            t.step(at: h + 200, .delivered(5, .check, .ok, sentAt: h)) { $0.store(.setLastAnsweredCheck(h + 200)) }
+            t.step(at: h + 10 * s, .timer(.indexChunk)) {
+                $0.store(.indexPhotos(from: 200, count: 40))
+                $0.runEnded(); $0.store(.queueReport); $0.state(.idle); $0.sent(6, .runReport, credential: c)
+            }
+            t.served(at: h + 10 * s + 100, 6, .runReport, credential: c, .serverError)
+            t.step(at: h + 10 * s + 200, .delivered(6, .runReport, .serverError, sentAt: h + 10 * s)) { if bug { $0.store(.dropReports) } }
+            return t
+        }
+        expectFires(run(bug: true), .reportsNotLost, at: h + 10 * s + 200, mentions: ["dropped 1 queued run report(s)", "without a reset or a purge"])
+        expectQuiet(run(bug: false))
+    }
+}

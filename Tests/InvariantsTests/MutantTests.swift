@@ -1,0 +1,242 @@
+import Testing
+import SimKit
+import Invariants
+
+/// Small worlds, each built to exercise the bugs of a few mutants, and the proof that the
+/// invariants catch every mutant of `Mutants.all` — and only with invariants that the
+/// mutant's bug plausibly breaks — while the reference breaks none in the same world.
+enum MutantWorlds {
+    static let m = Ms.minute, h = Ms.hour, d = Ms.day
+
+    static func person(_ at: SimTime, _ action: PersonAction, _ sel: DeviceSelection = .all, arg: UInt32 = 0) -> ScheduledAction {
+        .at(at, .person(action, sel, arg: arg))
+    }
+    static func dash(_ at: SimTime, _ action: DashboardAction) -> ScheduledAction { .at(at, .dashboard(action)) }
+
+    /// One approved app `photos` (key A; keys B and C free for rotations), `devices`
+    /// genuine installs with small libraries so a run indexes in a few chunks.
+    static func base(_ days: SimTime, devices: UInt32 = 3, pending: Bool = false, clones: UInt32 = 0,
+                     _ schedule: [ScheduledAction]) -> WorldSetup {
+        var groups = [GroupSpec(name: "photos", app: 0, count: devices, photosMin: 200, photosMax: 500)]
+        if clones > 0 { groups.append(GroupSpec(name: "clones", app: 0, count: clones, clones: true, photosMin: 200, photosMax: 500)) }
+        return WorldSetup(seed: 7, durationMs: days * d, keyNames: ["rk_live_A", "rk_live_B", "rk_live_C"],
+                          accounts: [AccountSpec(name: "acme")],
+                          apps: [AppSpec(name: "photos", account: 0, initialKey: 0, pending: pending)],
+                          groups: groups, schedule: schedule)
+    }
+
+    /// 5xx, timeouts and offline windows, each with a launch and new photos inside it,
+    /// so checks, downloads and report uploads all meet transient failures.
+    static var transient: WorldSetup {
+        base(5, devices: 4, [
+            person(0, .launch),
+            person(1 * d - m, .addPhotos, arg: 400),
+            .at(1 * d, .serverErrors(rateBp: 10_000, status: 503, forMs: 30 * m)),
+            person(1 * d + m, .launch),
+            person(2 * d - m, .addPhotos, arg: 400),
+            .at(2 * d, .timeouts(rateBp: 10_000, forMs: 30 * m)),
+            person(2 * d + m, .launch), person(2 * d + 5 * m, .launch), person(2 * d + 10 * m, .launch),
+            person(3 * d - m, .addPhotos, arg: 400),
+            .at(3 * d, .offline(.all, forMs: 30 * m)),
+            person(3 * d + m, .launch),
+            person(4 * d, .launch),
+        ])
+    }
+
+    /// An app waiting for Rollup's approval, launched before and after it.
+    static var pending: WorldSetup {
+        base(2, pending: true, [
+            person(0, .launch),
+            dash(1 * d, .rollupApp(.approve, app: 0)),
+            person(1 * d + m, .launch),
+        ])
+    }
+
+    /// The server forgets the devices; they must register again.
+    static var forget: WorldSetup {
+        base(2, [
+            person(0, .launch),
+            .at(1 * d, .forgetDevice(.all)),
+            person(1 * d + m, .launch),
+        ])
+    }
+
+    /// Disable/enable (a short lock and unlock), then a disable lasting past 30 days with
+    /// checks before the deadline, after it while offline, and after it with a lock error;
+    /// then an enable, after the purge.
+    static var longDisable: WorldSetup {
+        base(35, [
+            person(0, .launch),
+            person(1 * d - m, .addPhotos, arg: 1_000),
+            dash(1 * d, .disable(app: 0)),
+            person(1 * d + m, .launch),
+            dash(2 * d, .enable(app: 0)),
+            person(2 * d + m, .launch),
+            person(2 * d + 30 * m, .close),
+            dash(3 * d, .disable(app: 0)),
+            person(3 * d + m, .launch),
+            person(3 * d + 2 * m, .close),
+            person(3 * d + 3 * m, .open),
+            person(3 * d + 4 * m, .query),
+            person(3 * d + 5 * m, .profile),
+            person(3 * d + 6 * m, .search),
+            person(4 * d, .background),
+            person(32 * d + h, .launch),
+            .at(33 * d + h, .offline(.all, forMs: h)),
+            person(33 * d + h + m, .launch),
+            person(33 * d + 3 * h, .launch),
+            dash(34 * d, .enable(app: 0)),
+            person(34 * d + m, .launch),
+        ])
+    }
+
+    /// Background runs, in a running process and by an OS launch, and an activation a
+    /// little more than a day after the last check.
+    static var schedule: WorldSetup {
+        base(4, [
+            person(0, .launch),
+            person(h, .close),
+            person(1 * d, .background),
+            person(1 * d + 2 * h, .open),
+            person(1 * d + 3 * h, .close),
+            person(2 * d, .update),
+            person(2 * d + h, .background),
+            person(3 * d + 2 * h, .open),
+        ])
+    }
+
+    /// Every request of a few launches times out, and the answers come late.
+    static var stale: WorldSetup {
+        base(1, [
+            .at(0, .timeouts(rateBp: 10_000, forMs: 2 * h)),
+            person(0, .launch), person(20 * m, .open), person(21 * m, .query),
+            person(40 * m, .launch), person(41 * m, .reset), person(42 * m, .query),
+            person(3 * h, .launch),
+        ])
+    }
+
+    /// reset(), then Photos revoked and the app run again, then granted back.
+    static var resetAndPhotos: WorldSetup {
+        base(1, [
+            person(0, .launch),
+            person(h, .reset),
+            person(2 * h, .launch),
+            person(3 * h, .revokePhotos),
+            person(4 * h, .launch),
+            person(5 * h, .grantPhotos),
+            person(6 * h, .launch),
+        ])
+    }
+
+    /// Genuine installs and clones sending the copied key.
+    static var clones: WorldSetup {
+        base(1, devices: 2, clones: 2, [person(0, .launch), person(h, .launch)])
+    }
+
+    /// A rotation keeping the old key one day; installs still send it right after.
+    static var rotation: WorldSetup {
+        base(3, [
+            person(0, .launch),
+            dash(1 * d, .rotate(app: 0, newKey: 1, graceMs: 1 * d)),
+            person(2 * d - h, .launch),
+            person(2 * d + h, .launch),
+            person(2 * d + 2 * h, .update),
+            person(2 * d + 3 * h, .launch),
+        ])
+    }
+
+    /// Requests within 5 minutes of a disable, and within 5 minutes of an enable.
+    static var keyCache: WorldSetup {
+        base(2, [
+            person(0, .launch),
+            dash(m, .disable(app: 0)),
+            person(2 * m, .launch),
+            dash(1 * d, .enable(app: 0)),
+            person(1 * d + m, .launch),
+            dash(1 * d + h, .disable(app: 0)),
+            person(1 * d + h + m, .launch),
+            dash(1 * d + h + 2 * m, .enable(app: 0)),
+            person(1 * d + h + 3 * m, .launch),
+        ])
+    }
+
+    /// Rollup revokes the app; the developer disables and enables it.
+    static var rollup: WorldSetup {
+        base(3, [
+            person(0, .launch),
+            dash(1 * d, .rollupApp(.revoke, app: 0)),
+            dash(1 * d + h, .disable(app: 0)),
+            dash(1 * d + 2 * h, .enable(app: 0)),
+            person(1 * d + 3 * h, .launch),
+            dash(2 * d, .rollupApp(.restore, app: 0)),
+            person(2 * d + h, .launch),
+        ])
+    }
+
+    /// Two apps; an update ships the other app's valid key to installs of the first.
+    static var otherAppsKey: WorldSetup {
+        var s = base(2, [
+            person(0, .launch),
+            person(1 * d, .update, DeviceSelection(group: 0, mode: .every), arg: 2 + 1),
+            person(1 * d + m, .launch),
+        ])
+        s.accounts.append(AccountSpec(name: "other"))
+        s.apps.append(AppSpec(name: "other", account: 1, initialKey: 2))
+        s.groups.append(GroupSpec(name: "other", app: 1, count: 1, photosMin: 200, photosMax: 500))
+        return s
+    }
+
+    /// The world that exercises `name`'s bug.
+    static func world(for name: String) -> WorldSetup {
+        switch name {
+        case "lock-on-5xx", "lock-on-timeout", "lock-on-offline", "drop-reports-on-failure": transient
+        case "lock-on-pending": pending
+        case "lock-on-device-unknown": forget
+        case "locked-since-survives-unlock", "purge-at-29-days", "purge-on-offline-check", "never-purge",
+             "redownload-models-on-unlock", "reindex-on-unlock", "no-check-when-locked",
+             "query-while-locked", "index-while-locked": longDisable
+        case "skip-background-check", "check-every-48h": schedule
+        case "apply-stale-responses": stale
+        case "reset-keeps-credential", "reset-keeps-record", "ignore-photos-revoked": resetAndPhotos
+        case "skip-attestation": clones
+        case "grace-one-day-late": rotation
+        case "cache-key-checks": keyCache
+        case "enable-lifts-rollup": rollup
+        case "skip-device-app-check": otherAppsKey
+        default: fatalError("no world for mutant \(name)")
+        }
+    }
+
+    static func run(_ setup: WorldSetup, _ mutant: Mutant? = nil) -> InvariantChecker {
+        var s = setup
+        if let mutant { s.sdk.flaws = mutant.sdkFlaws; s.serverFlaws = mutant.serverFlaws }
+        var world = World<ReferenceSDK, InvariantChecker>(setup: s, observer: InvariantChecker())
+        world.run()
+        return world.observer
+    }
+}
+
+@Suite struct MutantTests {
+    @Test("the catalogue names 26 distinct mutants") func catalogue() {
+        #expect(Mutants.all.count == 26)
+        #expect(Set(Mutants.names).count == Mutants.all.count)
+        for m in Mutants.all { #expect(!m.alsoPlausible.contains(m.expected), "\(m.name) lists its expected invariant as plausible") }
+    }
+
+    @Test("each mutant is caught by its expected invariant, and only plausible ones fire", arguments: Mutants.names)
+    func caught(_ name: String) throws {
+        let mutant = try #require(Mutants.named(name))
+        let allowed = Set([mutant.expected] + mutant.alsoPlausible)
+        // A few seeds: the world must expose the bug whatever the latencies drawn.
+        for seed: UInt64 in [7, 8, 9] {
+            var setup = MutantWorlds.world(for: name)
+            setup.seed = seed
+            let reference = MutantWorlds.run(setup)
+            #expect(reference.broken.isEmpty, "seed \(seed): the reference breaks \(reference.broken.map(\.rawValue)) in the world of \(name): \(reference.violations.map(\.headline))")
+            let checker = MutantWorlds.run(setup, mutant)
+            #expect(checker.broken.contains(mutant.expected), "seed \(seed): \(name) was not caught by \(mutant.expected.rawValue); broken: \(checker.broken.map(\.rawValue))")
+            let unexpected = checker.broken.filter { !allowed.contains($0) }
+            #expect(unexpected.isEmpty, "seed \(seed): \(name) also broke \(unexpected.map(\.rawValue)): \(checker.violations.filter { unexpected.contains($0.invariant) }.map(\.headline))")
+        }
+    }
+}
