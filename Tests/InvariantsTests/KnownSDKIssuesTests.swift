@@ -1,9 +1,8 @@
 import Testing
 import SimKit
 
-/// Bugs of the reference SDK found while writing the invariant tests, reproduced by
-/// driving `ReferenceSDK` by hand. Each is a known issue: the test passes while the bug is
-/// there and fails once it is fixed, so that the `withKnownIssue` can be removed.
+/// Regression tests for bugs of the reference SDK found while writing the invariant tests,
+/// driving `ReferenceSDK` by hand (sans-IO: inputs in, effects out).
 @Suite struct KnownSDKIssuesTests {
     /// A sans-IO harness: one process of the reference SDK and its disk.
     struct Harness {
@@ -39,8 +38,8 @@ import SimKit
     /// uploaded, the second's 200 then marks the reports of a third upload uploaded, and
     /// when that third one fails, `uploadFailed` sees `reportsUploading == 0`: no retry,
     /// and a report that no upload delivered is gone from the queue.
-    @Test("a lock and unlock while a run report is uploading can lose a later report (D10)")
-    func reportLostAcrossLockWhileUploading() {
+    @Test("a lock and unlock while a run report is uploading loses no report (D10)")
+    func noReportLostAcrossLockWhileUploading() {
         var h = Harness()
         let c = Credential(device: 0, generation: 1)
         for op: StoreOp in [.setCredential(c), .saveModels, .savePlaceData, .indexPhotos(from: 0, count: 200),
@@ -53,22 +52,20 @@ import SimKit
         h.now += 100; h.handle(.call(.query))
         h.now += 100; h.answer(h.last(.query), .query, .appDisabled)   // locks while A is in flight
         h.now += 100; h.handle(.wentToBackground); h.handle(.becameActive)
-        h.now += 100; h.answer(h.last(.check), .check, .ok)            // unlocks; upload B carries R1
-        let uploadB = h.last(.runReport)
-        #expect(uploadB != uploadA)
+        h.now += 100; h.answer(h.last(.check), .check, .ok)            // unlocks; A is still in flight
+        #expect(h.last(.runReport) == uploadA, "a second upload of R1 went out while A was in flight")
         h.photos = 280
         h.now += 100; h.handle(.backgroundRun)
         h.now += 100; h.answer(h.last(.check), .check, .ok)
-        h.now += 10_000; h.handle(.timer(.indexChunk, arg: 0))         // R2 queued (B in flight: not sent yet)
+        h.now += 10_000; h.handle(.timer(.indexChunk, arg: 0))         // R2 queued
         #expect(h.disk.reportsQueued == 2)
         h.now += 100; h.answer(uploadA, .runReport, .ok)               // A delivered R1; upload C carries R2
+        #expect(h.disk.reportsQueued == 1)
         let uploadC = h.last(.runReport)
-        h.now += 100; h.answer(uploadB, .runReport, .ok)               // B delivered R1 again
+        #expect(uploadC != uploadA)
         let timersBefore = h.timers.filter { $0 == .reportRetry }.count
-        h.now += 100; h.answer(uploadC, .runReport, .serverError)      // C failed: R2 was never delivered
-        let retried = h.timers.filter { $0 == .reportRetry }.count > timersBefore
-        withKnownIssue("ReferenceSDK drops the upload count on lock while the upload is in flight") {
-            #expect(h.disk.reportsQueued == 1 && retried, "R2 is no longer queued (\(h.disk.reportsQueued) queued) and no retry is set: it is lost")
-        }
+        h.now += 100; h.answer(uploadC, .runReport, .serverError)      // C failed: R2 stays queued, retried
+        #expect(h.disk.reportsQueued == 1)
+        #expect(h.timers.filter { $0 == .reportRetry }.count > timersBefore, "no retry set for the failed upload")
     }
 }

@@ -101,7 +101,7 @@ struct DeviceTrace {
 
     var served: [Served] {
         records.compactMap {
-            if case .served(let id, let kind, let key, _, let reply) = $0.event {
+            if case .served(let id, let kind, let key, _, let reply, _) = $0.event {
                 return Served(time: $0.time, id: id, kind: kind, key: key, reply: reply)
             }
             return nil
@@ -110,7 +110,7 @@ struct DeviceTrace {
 
     var delivered: [Delivered] {
         records.enumerated().compactMap { i, r in
-            if case .delivered(let id, let kind, let answer, let viaTimer) = r.event {
+            if case .delivered(let id, let kind, let answer, let viaTimer, _) = r.event {
                 return Delivered(index: i, time: r.time, id: id, kind: kind, answer: answer, viaTimer: viaTimer)
             }
             return nil

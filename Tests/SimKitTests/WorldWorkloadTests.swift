@@ -54,12 +54,12 @@ extension WorldRuleTests {
                 if kind == .check || kind == .register { launchedAt[i] = nil }
                 // D3: locked, nothing but key checks (and a person's reset) goes out.
                 if locked[i], kind != .check, kind != .register, kind != .reset { fail(r, "\(kind) sent while locked") }
-            case .served(_, _, let key, _, let reply) where reply.answer == .ok:
+            case .served(_, _, let key, _, let reply, _) where reply.answer == .ok:
                 servedOK += 1
                 // S1, S4, S5, S3: nothing served while the app is stopped or with an expired key.
                 if disabled || revoked { fail(r, "served while the app is stopped") }
                 if key == 0, r.time >= graceEnd { fail(r, "old key served after its grace") }
-            case .delivered(let id, _, _, let viaTimer):
+            case .delivered(let id, _, _, let viaTimer, _):
                 lastDelivery[i] = r.event
                 if !seen[i].insert(id).inserted, !viaTimer { staleStep[i] = true; stale += 1 }
             case .timerFired:
@@ -73,7 +73,7 @@ extension WorldRuleTests {
                     lockCount += 1
                     locked[i] = true
                     // D2, D6: only the three lock errors lock.
-                    guard case .delivered(_, _, let answer, false)? = lastDelivery[i], answer.isLockError else {
+                    guard case .delivered(_, _, let answer, false, _)? = lastDelivery[i], answer.isLockError else {
                         fail(r, "locked by \(String(describing: lastDelivery[i]))"); break
                     }
                 case .unlock:

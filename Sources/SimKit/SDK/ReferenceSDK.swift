@@ -156,6 +156,8 @@ public struct ReferenceSDK: SDKCore {
         if s.disk.lastAnsweredCheck != LocalData.never { s.store(.setLastAnsweredCheck(LocalData.never)) }
         resumeAfterUnlock = false
         report(configured ? .idle : .unconfigured, &s)
+        // A lock had cancelled the background task; the reset SDK indexes again from scratch.
+        if configured, !s.disk.backgroundScheduled { s.store(.scheduleBackground) }
         resetAttempts = 0
         if !old.isNone {
             s.store(.setPendingReset(old))
@@ -319,7 +321,16 @@ public struct ReferenceSDK: SDKCore {
         if isCheck { checkInFlight = 0 }
         if kind == .query || kind == .profile { apiCallsInFlight -= min(apiCallsInFlight, 1) }
         if isCheck, a.isVerdict { s.store(.setLastAnsweredCheck(s.now)) }
-        if kind == .runReport, a != .ok { uploadFailed(&s) }
+        // D10: an upload's answer settles exactly the reports it carried, locked or not.
+        if kind == .runReport {
+            if a == .ok {
+                if reportsUploading > 0 { s.store(.reportsUploaded(reportsUploading)) }
+                reportsUploading = 0
+                reportAttempts = 0
+            } else {
+                uploadFailed(&s)
+            }
+        }
         if kind == .reset { resetAnswered(a, &s) }
 
         if stopsAccess(a, s.flaws) {
@@ -350,12 +361,7 @@ public struct ReferenceSDK: SDKCore {
             if a == .ok { s.store(kind == .modelDownload ? .saveModels : .savePlaceData); continueRun(&s) }
             else { endRun(&s) }
         case .runReport:
-            if a == .ok {
-                s.store(.reportsUploaded(reportsUploading))
-                reportsUploading = 0
-                reportAttempts = 0
-                uploadReports(&s)
-            }
+            if a == .ok { uploadReports(&s) }   // more may have been queued meanwhile
         case .query, .profile:
             s.effects.append(.callResult(kind.apiCall!, a == .ok ? .returned : .failed))
         case .reset:
@@ -370,8 +376,7 @@ public struct ReferenceSDK: SDKCore {
             s.store(.lock)
             if !s.flaws.contains(.keepsIndexingWhenLocked) { stopRun(queueReport: true, &s) }
             if s.disk.backgroundScheduled { s.store(.cancelBackground) }
-            reportsUploading = 0
-            s.effects.append(.cancelTimer(.reportRetry))
+            s.effects.append(.cancelTimer(.reportRetry))   // an upload in flight still settles its reports
             report(.locked, &s)
         } else if byCheck, purgeIsDue(s) {
             purge(&s)
