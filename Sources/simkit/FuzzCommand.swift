@@ -54,8 +54,13 @@ enum FuzzCommand {
         let quiet = a.has("quiet")
         let shrink = !a.has("no-shrink")
 
-        let seeds = (0..<count).map { from + $0 }.filter { shard == nil || $0 % UInt64(shard!.count) == UInt64(shard!.index - 1) }
-        installInterruptHandler()
+        // Shard I of N takes every N-th seed of the range, starting with its (I-1)-th.
+        let seeds: [UInt64]
+        if let shard {
+            seeds = Array(stride(from: from + UInt64(shard.index - 1), to: from + count, by: shard.count))
+        } else {
+            seeds = Array(from..<(from + count))
+        }
         let campaign = Campaign(seeds: seeds, generator: generator, jobs: jobs, out: out, shrink: shrink,
                                 quiet: quiet, timeLimit: timeLimit)
         let results = campaign.run()

@@ -56,7 +56,6 @@ enum MutantsCommand {
         let jobs = Int(try a.uint("jobs", default: UInt64(ProcessInfo.processInfo.activeProcessorCount), range: 1...256))
         let out = a.string("out") ?? "simkit-out/mutants"
         let shrink = !a.has("no-shrink")
-        installInterruptHandler()
         let rows = Mutex<[Row?]>(Array(repeating: nil, count: Mutants.all.count))
         let t0 = monotonicSeconds()
         parallelForEach(count: Mutants.all.count, jobs: jobs) { i in

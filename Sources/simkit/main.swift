@@ -39,6 +39,8 @@ func runMain() -> Int32 {
         FileHandle.standardError.write(Data("simkit: error: unknown command '\(name)'\(hint)\n".utf8))
         return 2
     }
+    // Long runs stop cleanly on Ctrl-C; the handler goes in before anything slow starts.
+    if name == "fuzz" || name == "mutants" { installInterruptHandler() }
     do {
         return try command.run(Array(argv.dropFirst()))
     } catch let e as UsageError {

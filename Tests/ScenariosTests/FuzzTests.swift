@@ -120,7 +120,7 @@ struct FuzzTests {
         p.standardOutput = out
         p.standardError = Pipe()
         try p.run()
-        Thread.sleep(forTimeInterval: 1.0)
+        Thread.sleep(forTimeInterval: 2.0)
         p.interrupt()
         // Bounded wait: a child that ignores Ctrl-C fails the test instead of hanging it.
         var waitedSeconds = 0.0

@@ -24,13 +24,6 @@ enum PackageRoot {
     }
 }
 
-/// Scenario files that fail because of a reported bug outside the runner (SimKit's
-/// engine); each is a known issue until the bug is fixed, then the entry must go.
-let knownEngineBugs: [String: String] = [
-    "scenarios/same-time-statements-in-file-order.scenario":
-        "World.fireStatement queues an every's next firing when the current one runs, so it sorts after same-time 'at' statements written later in the file (SPEC §4)",
-]
-
 @Suite("Scenario files")
 struct ScenarioFilesTests {
     @Test("there are scenario files to run")
@@ -43,22 +36,7 @@ struct ScenarioFilesTests {
         let source = try String(contentsOfFile: PackageRoot.path + "/" + file, encoding: .utf8)
         let outcome = ScenarioRunner().run(file: file, source: source)
         try #require(outcome.verdict != .badInput, "\(outcome.errors)")
-        let report = ScenarioReport.block(outcome), passed = outcome.passed
-        // Until the invariant checker reports anything, a mutant scenario can fail only by
-        // the violations it expects not happening: that is a known gap, not a runner bug.
-        let waitingForChecker = !outcome.passed && outcome.broken.isEmpty && !outcome.missingViolations.isEmpty
-            && outcome.failedExpectations.isEmpty && outcome.unjudgedExpectations.isEmpty
-        if let bug = knownEngineBugs[file] {
-            withKnownIssue(Comment(rawValue: bug)) {
-                #expect(passed, "\(report)")
-            }
-        } else if waitingForChecker {
-            withKnownIssue("the invariant checker reports no violation yet") {
-                #expect(passed, "\(report)")
-            }
-        } else {
-            #expect(passed, "\(report)")
-        }
+        #expect(outcome.passed, "\(ScenarioReport.block(outcome))")
     }
 
     @Test("every scenario file names the rules it exercises in a header comment", arguments: PackageRoot.scenarioFiles)

@@ -21,7 +21,9 @@ extension InvariantChecker {
         if step.runStarted, !checked {
             var resumedByCheck = false
             if case .response(let kind, .ok, true) = step.input, kind == .check || kind == .register { resumedByCheck = true }
-            if !resumedByCheck { violate(.keyCheckSchedule, d, "started an indexing run without checking its key") }
+            if !resumedByCheck {
+                violate(.keyCheckSchedule, d, "started \(step.runStartedInBackground ? "a background run" : "an indexing run") without checking its key")
+            }
         }
     }
 

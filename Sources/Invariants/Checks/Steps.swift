@@ -141,6 +141,7 @@ extension InvariantChecker {
 
     mutating func runStarted(_ d: DeviceIndex, background: Bool) {
         step.runStarted = true
+        step.runStartedInBackground = background
         effect(d, "started an indexing run")
         if devices[Int(d)].locked {
             violate(.lockedIsInert, d, "started a\(background ? " background" : "n") indexing run while its access was stopped")

@@ -59,7 +59,7 @@ extension InvariantChecker {
         if step.purgeDue { return }
         if step.mustUnlock {
             violate(.unlockResumesUnchanged, d, "deleted \(what) when it unlocked; unlocking must resume the index unchanged")
-        } else if op == .dropReports, !dev.locked {
+        } else if op == .dropReports, !dev.locked || step.isResponse(to: .runReport) {
             violate(.reportsNotLost, d, "dropped \(what) without a reset or a purge")
         } else if dev.locked {
             let lockedFor = now - dev.lockedSince

@@ -22,6 +22,7 @@ struct StepTruth {
     var sentReset = false
     var sentReport = false
     var runStarted = false
+    var runStartedInBackground = false
     var runEnded = false
     var queuedReport = false
     var calledBack: CallOutcome?
@@ -44,5 +45,6 @@ struct StepTruth {
         input == .lifecycle(.launch) || input == .lifecycle(.launchInBackground) || input == .lifecycle(.becameActive)
     }
     var isReset: Bool { input == .lifecycle(.reset) }
+    func isResponse(to kind: RequestKind) -> Bool { if case .response(kind, _, _) = input { return true }; return false }
     var isStale: Bool { if case .response(_, _, let fresh) = input { return !fresh }; return false }
 }
