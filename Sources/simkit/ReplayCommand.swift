@@ -6,7 +6,7 @@ import Scenarios
 /// `simkit replay SEED`: the same fuzz run again, byte for byte.
 enum ReplayCommand {
     static let help = """
-    usage: simkit replay SEED [--sdk reference|mutant:NAME] [--devices N] [--duration D] [--print]
+    usage: simkit replay SEED [--sdk reference|mutant:NAME] [--devices N] [--duration D] [--print] [--trace FILE]
 
     Generates the scenario of fuzz seed SEED exactly as 'simkit fuzz' did and runs it
     again with every invariant checked: the same trace, the same fingerprint. Pass the
@@ -17,13 +17,14 @@ enum ReplayCommand {
       --devices N     the fuzz run's --devices (default 40)
       --duration D    the fuzz run's --duration (default 90d)
       --print         print the seed's script as a .scenario file and do not run it
+      --trace FILE    also stream every trace record to FILE as text, one line each
 
     Exit: 0 no invariant broken (or --print), 1 an invariant broken, 2 bad input.
 
     """
 
     static func run(_ argv: [String]) throws -> Int32 {
-        let a = try Arguments(argv, switches: ["print"], options: ["sdk", "devices", "duration"])
+        let a = try Arguments(argv, switches: ["print"], options: ["sdk", "devices", "duration", "trace"])
         if a.has("help") { print(help, terminator: ""); return 0 }
         guard a.positionals.count == 1 else { throw UsageError("expected one SEED, got \(a.positionals.count) arguments") }
         guard let seed = UInt64(a.positionals[0].replacingOccurrences(of: "_", with: "")) else {
@@ -36,6 +37,7 @@ enum ReplayCommand {
             print(ScenarioPrinter.print(ScenarioGenerator.generate(seed: seed, options: options)), terminator: "")
             return 0
         }
+        if let path = a.string("trace") { try streamTrace(seed: seed, options: options, to: path) }
         let (result, _, violations) = Fuzz.run(seed: seed, options: options)
         print("seed \(seed) --sdk \(result.sdk): fingerprint \(result.fingerprint), \(result.events) events")
         if violations.isEmpty { print("no invariant broken"); return result.failed ? 1 : 0 }
@@ -45,6 +47,19 @@ enum ReplayCommand {
         }
         print("broken: \(result.broken.joined(separator: ", "))")
         return 1
+    }
+
+    /// Runs the seed once more with a `TraceWriter` streaming to `path`.
+    static func streamTrace(seed: UInt64, options: GeneratorOptions, to path: String) throws {
+        guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
+            throw UsageError("cannot write the trace to '\(path)'")
+        }
+        defer { try? handle.close() }
+        let compiled: CompiledScenario
+        do { compiled = try ScenarioCompiler.compile(ScenarioGenerator.generate(seed: seed, options: options)) } catch { throw UsageError("\(error)") }
+        var world = World<ReferenceSDK, TraceWriter>(setup: compiled.setup, observer: TraceWriter { handle.write(Data($0.utf8)) })
+        world.run()
+        printError("simkit replay: \(world.observer.records) trace records written to \(path)")
     }
 }
 
