@@ -3,7 +3,7 @@ import SimKit
 @testable import Scenarios
 
 /// Collects the chunks a `TraceWriter` flushes (a class so the sink closure can append).
-private final class Chunks: @unchecked Sendable { var all: [String] = [] }
+private final class Chunks { var all: [String] = [] }
 
 @Suite("Trace writer")
 struct TraceWriterTests {
