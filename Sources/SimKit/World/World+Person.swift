@@ -8,9 +8,12 @@ extension World {
         case .launch:
             startProcess(d, inBackground: false)
         case .open:
+            // The person opens the app: a cold start if it is not running, otherwise it
+            // becomes active, even if it was last seen in the foreground (the person had
+            // switched away and back). Every `open` is an activation (D1, D4).
             if !devices[i].hasProcess {
                 startProcess(d, inBackground: false)
-            } else if !devices[i].foreground {
+            } else {
                 devices[i].foreground = true
                 step(d, .becameActive)
             }
