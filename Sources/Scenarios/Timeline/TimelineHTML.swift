@@ -28,8 +28,6 @@ public enum TimelineHTML {
     static let marksRows = 3
     static let marksRowHeight = 14
     static let axisHeight = 22
-    static let laneHeight = 14
-    static let barHeight = 11
     /// The most invariants told as stories under the picture (markers show every kept violation).
     static let storiesMax = 8
 
@@ -65,6 +63,8 @@ public enum TimelineHTML {
         guard let facts = t.facts else { return page(options, note: "nothing ran", body: "") }
         let (lanes, note) = chooseLanes(deviceCount: t.lanes.count, violations: violations, options: options)
         let cols = t.columns
+        // Few lanes get room to read; many stay compact.
+        let laneHeight = lanes.count <= 40 ? 22 : 14, barHeight = lanes.count <= 40 ? 17 : 11
         let width = labelWidth + cols + rightPad
         let marksTop = 4
         let axisTop = marksTop + marksRows * marksRowHeight + 4
@@ -90,7 +90,7 @@ public enum TimelineHTML {
             s += "<text x=\"\(px)\" y=\"\(axisTop + 11)\" text-anchor=\"middle\">\(axisLabel(at, step: step))</text>"
             at += step
         }
-        s += "<text class=\"unit\" x=\"\(labelWidth - 8)\" y=\"\(axisTop + 11)\" text-anchor=\"end\">virtual time</text></g>\n"
+        s += "<text class=\"unit\" x=\"\(labelWidth - 16)\" y=\"\(axisTop + 11)\" text-anchor=\"end\">virtual time</text></g>\n"
 
         // Server-wide fault windows: shaded across every lane, solid on the server lane.
         s += "<g class=\"server\"><text class=\"lane-name\" x=\"\(labelWidth - 8)\" y=\"\(serverTop + barHeight - 1)\" text-anchor=\"end\">server faults</text>"
@@ -119,9 +119,12 @@ public enum TimelineHTML {
             for w in lane.offline {
                 s += "<rect class=\"off\" x=\"\(xc(w.from))\" width=\"\(Int(w.to) - Int(w.from) + 1)\" height=\"\(barHeight)\"/>"
             }
+            // 200s in the lower half, transient failures in the upper half, refusals full height.
+            let half = barHeight / 2
             for cls in AnswerClass.allCases {
+                let (top, size) = switch cls { case .ok: (barHeight - half, half); case .transient: (0, half); default: (0, barHeight) }
                 var d = ""
-                for k in lane.ticks where AnswerClass(k.answer) == cls { d += "M\(xc(k.column)) 0v\(barHeight)" }
+                for k in lane.ticks where AnswerClass(k.answer) == cls { d += "M\(xc(k.column)) \(top)v\(size)" }
                 if !d.isEmpty { s += "<path class=\"\(cls.cssClass)\" d=\"\(d)\"/>" }
             }
             s += "</g>\n"
@@ -205,11 +208,14 @@ public enum TimelineHTML {
     }
 
     static func legend() -> String {
-        let states = SDKState.allCases.map { "<span class=\"sw s\($0.rawValue)\"></span>\($0)" }.joined(separator: " ")
+        func item(_ swatch: String, _ label: String) -> String { "<span class=\"li\">\(swatch)\(label)</span>" }
+        let states = SDKState.allCases.map { item("<span class=\"sw s\($0.rawValue)\"></span>", "\($0)") }.joined(separator: " ")
         return """
-        <div class="legend"><b>SDK state</b> \(states)
-        <span class="sep"></span><b>answers</b> <span class="tk k-ok"></span>200 <span class="tk k-lock"></span>lock error <span class="tk k-tr"></span>5xx · timeout · offline <span class="tk k-other"></span>other refusal
-        <span class="sep"></span><span class="sw off"></span>device offline <span class="sw fault"></span>server fault window <span class="tk mark"></span>dashboard / Rollup <span class="dia">◆</span>violation</div>
+        <div class="legend"><b>SDK state</b> \(states) <span class="sep"></span><b>answers</b> \
+        \(item("<span class=\"tk k-ok\"></span>", "200")) \(item("<span class=\"tk k-lock\"></span>", "lock error")) \
+        \(item("<span class=\"tk k-tr\"></span>", "5xx, timeout, offline")) \(item("<span class=\"tk k-other\"></span>", "other refusal")) \
+        <span class="sep"></span>\(item("<span class=\"sw off\"></span>", "offline")) \(item("<span class=\"sw fault\"></span>", "server fault")) \
+        \(item("<span class=\"tk mark\"></span>", "dashboard, Rollup")) \(item("<span class=\"dia\">◆</span>", "violation"))</div>
 
         """
     }
@@ -281,10 +287,10 @@ public enum TimelineHTML {
     h1{font-size:19px;margin:0 0 2px}h2{font-size:15px;margin:12px 0 2px}
     .sub,.note{margin:0;color:#4b5563}.note{font-size:12px;margin-bottom:8px}
     .legend{display:flex;flex-wrap:wrap;align-items:center;gap:4px 6px;margin:6px 0 6px;font-size:12px;max-width:1260px}
-    .legend b{margin-right:0}.sep{width:10px}
-    .sw{display:inline-block;width:16px;height:11px;border-radius:2px;vertical-align:-1px;margin-left:6px}
-    .tk{display:inline-block;width:3px;height:12px;vertical-align:-2px;margin-left:8px}
-    .dia{color:#e11d48;font-size:15px;margin-left:8px}
+    .legend b{margin-right:0}.sep{width:10px}.li{white-space:nowrap}
+    .sw{display:inline-block;width:16px;height:11px;border-radius:2px;vertical-align:-1px;margin:0 4px 0 6px}
+    .tk{display:inline-block;width:3px;height:12px;vertical-align:-2px;margin:0 4px 0 8px}.tk.k-ok{height:6px;vertical-align:-2px}.tk.k-tr{height:6px;vertical-align:4px}
+    .dia{color:#e11d48;font-size:15px;margin:0 3px 0 8px}
     .stories{margin:4px 0 10px;padding-left:22px;max-width:1220px}
     .stories li{margin:2px 0}.inv{font-weight:600;color:#be123c;margin-right:4px}
     .ok{color:#166534;font-weight:600}
