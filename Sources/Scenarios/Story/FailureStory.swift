@@ -40,9 +40,9 @@ public struct FailureStory: Sendable, Equatable {
         // What the person or the OS did last, and what the device asked.
         var did: [String] = []
         if let p = events.last(where: { if case .person = $0.event { true } else { false } }), case .person(let action, _) = p.event {
-            did.append("the person's \(action) at \(Self.time(p.time))")
+            did.append("\(Self.phrase(action)) at \(Self.time(p.time))")
         } else if let i = events.last(where: { if case .input = $0.event { true } else { false } }), case .input(let input) = i.event {
-            did.append("\(input) at \(Self.time(i.time))")
+            did.append("the SDK handled \(input) at \(Self.time(i.time))")
         }
         if let a = answer, case .delivered(let id, let kind, _, _, _) = a.event,
            let sent = events.last(where: { if case .requestSent(id, _, _, _) = $0.event { true } else { false } }) {
@@ -56,15 +56,16 @@ public struct FailureStory: Sendable, Equatable {
             var s: String
             if case .served(_, _, _, _, let reply, _)? = served?.event {
                 s = "The server answered the \(kind) with \(Self.spoken(reply.answer))"
-                s += reply.answer == ans && !viaTimer ? ", and that reached the device at \(Self.time(a.time))."
+                s += reply.answer == ans && !viaTimer ? ", and that reached the device."
                     : "; the device saw \(viaTimer ? "its own timeout" : Self.spoken(ans)) at \(Self.time(a.time))."
             } else {
                 s = "The \(kind) never reached the server: the device saw \(viaTimer ? "its own timeout" : Self.spoken(ans)) at \(Self.time(a.time))."
             }
             out.append(s)
         }
-        out.append("The checker says: \(v.message).")
-        out.append("Rule \(rule).")
+        out.append("The checker: \(v.message).")
+        // The headline names the rule; spell the whole promise out when little else was said.
+        if out.count < 3 { out.append("Rule \(rule).") }
         sentences = Array(out.prefix(5))
         assert(sentences.count >= 2, "a story has at least a headline and the rule")
     }
@@ -105,6 +106,21 @@ public struct FailureStory: Sendable, Equatable {
         case .idle: "went idle"
         case .locked: "locked"
         case .purged: "purged its data"
+        }
+    }
+
+    static func phrase(_ a: SimKit.PersonAction) -> String {
+        switch a {
+        case .launch: "the app was launched"
+        case .open: "the app was opened"
+        case .close: "the app was closed"
+        case .background: "the OS ran a background task"
+        case .search, .query, .profile: "the app called \(a)"
+        case .update: "the app was updated"
+        case .reset: "the app called reset()"
+        case .revokePhotos: "Photos access was revoked"
+        case .grantPhotos: "Photos access was granted"
+        case .addPhotos: "photos were added"
         }
     }
 
