@@ -237,7 +237,7 @@ public enum TimelineHTML {
     }
 
     /// Escapes text for XML content and double-quoted attributes.
-    static func esc(_ text: String) -> String {
+    public static func esc(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for ch in text.unicodeScalars {
