@@ -27,7 +27,7 @@ enum TimelineCommand {
       --duration D     with --seed: the fuzz run's --duration (default 90d)
       --show SEL       only these devices get lanes: comma-separated GROUP, GROUP#I
                        or 'device GROUP#I' (default: every device)
-      --lanes N        the most device lanes drawn (default 300, at most 2000)
+      --lanes N        the most device lanes drawn (default 200, at most 2000)
 
     Exit: 0 no invariant broken, 1 an invariant broken (the page is written either
     way), 2 bad input.
@@ -38,7 +38,7 @@ enum TimelineCommand {
         let a = try Arguments(argv, switches: [], options: ["o", "out", "sdk", "seed", "devices", "duration", "show", "lanes"])
         if a.has("help") { print(help, terminator: ""); return 0 }
         guard let out = a.string("o") ?? a.string("out") else { throw UsageError("missing '-o OUT.html': where to write the page") }
-        let lanesMax = Int(try a.uint("lanes", default: 300, range: 1...2_000))
+        let lanesMax = Int(try a.uint("lanes", default: 200, range: 1...2_000))
         var scenario: ScenarioFile
         var sdk: SDKChoice?
         let title: String

@@ -19,7 +19,7 @@ public enum Timeline {
     /// `title` defaults to the scenario's name; `lanes` chooses the drawn devices.
     /// - Complexity: one simulation, O(devices × bounds) memory besides the world.
     public static func run(_ scenario: ScenarioFile, sdk: SDKChoice? = nil, title: String? = nil,
-                           lanesMax: Int = 300, lanes: [DeviceIndex]? = nil, columns: Int = 1_100) throws(CompileError) -> Result {
+                           lanesMax: Int = 200, lanes: [DeviceIndex]? = nil, columns: Int = 1_100) throws(CompileError) -> Result {
         var compiled = try ScenarioCompiler.compile(scenario, sdk: sdk)
         compiled.setup.ringDepth = 0   // the checker keeps its own rings
         typealias Pair = ObserverPair<InvariantChecker, TimelineObserver>

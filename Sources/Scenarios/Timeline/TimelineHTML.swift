@@ -12,7 +12,7 @@ public struct TimelineOptions: Sendable {
     /// Only these devices get lanes (nil: every device).
     public var only: [DeviceIndex]?
     /// A timeline page titled `title`.
-    public init(title: String, subtitle: String = "", lanesMax: Int = 300, only: [DeviceIndex]? = nil) {
+    public init(title: String, subtitle: String = "", lanesMax: Int = 200, only: [DeviceIndex]? = nil) {
         self.title = title; self.subtitle = subtitle; self.lanesMax = lanesMax; self.only = only
     }
 }
@@ -67,7 +67,8 @@ public enum TimelineHTML {
         let laneHeight = lanes.count <= 40 ? 22 : 14, barHeight = lanes.count <= 40 ? 17 : 11
         let width = labelWidth + cols + rightPad
         let marksTop = 4
-        let axisTop = marksTop + marksRows * marksRowHeight + 4
+        let rows = min(marksRows, t.marks.count)
+        let axisTop = marksTop + rows * marksRowHeight + 4
         let serverTop = axisTop + axisHeight
         let lanesTop = serverTop + laneHeight + 6
         let height = lanesTop + lanes.count * laneHeight + 8
@@ -112,10 +113,20 @@ public enum TimelineHTML {
             let name = facts.deviceName(DeviceIndex(d))
             s += "<g class=\"lane\" transform=\"translate(0,\(y))\" data-n=\"\(esc(name))\" data-k=\"\(tickData(lane.ticks))\">"
             s += "<text class=\"lane-name\(violatingLane[d] ? " bad" : "")\" x=\"\(labelWidth - 8)\" y=\"\(barHeight - 1)\" text-anchor=\"end\">\(esc(name))</text>"
+            // The state covering most of the lane is one rect; the others are one path each.
+            var widths = [Int](repeating: 0, count: SDKState.allCases.count)
+            var paths = [String](repeating: "", count: SDKState.allCases.count)
             for (i, seg) in lane.segments.enumerated() {
                 let end = i + 1 < lane.segments.count ? Int(lane.segments[i + 1].column) : cols
-                s += "<rect class=\"s\(seg.state.rawValue)\" x=\"\(xc(seg.column))\" width=\"\(end - Int(seg.column))\" height=\"\(barHeight)\"/>"
+                widths[Int(seg.state.rawValue)] += end - Int(seg.column)
             }
+            let base = widths.indices.max { widths[$0] < widths[$1] || (widths[$0] == widths[$1] && $0 > $1) }!
+            s += "<rect class=\"s\(base)\" x=\"\(labelWidth)\" width=\"\(cols)\" height=\"\(barHeight)\"/>"
+            for (i, seg) in lane.segments.enumerated() where Int(seg.state.rawValue) != base {
+                let w = (i + 1 < lane.segments.count ? Int(lane.segments[i + 1].column) : cols) - Int(seg.column)
+                paths[Int(seg.state.rawValue)] += "M\(xc(seg.column)) 0h\(w)v\(barHeight)h-\(w)z"
+            }
+            for (state, d) in paths.enumerated() where !d.isEmpty { s += "<path class=\"s\(state)\" d=\"\(d)\"/>" }
             for w in lane.offline {
                 s += "<rect class=\"off\" x=\"\(xc(w.from))\" width=\"\(Int(w.to) - Int(w.from) + 1)\" height=\"\(barHeight)\"/>"
             }
@@ -134,7 +145,7 @@ public enum TimelineHTML {
         s += "<g class=\"marks\">"
         for (i, m) in t.marks.enumerated() {
             let px = x(m.time)
-            let labelY = marksTop + (i % marksRows) * marksRowHeight + 10
+            let labelY = marksTop + (i % rows) * marksRowHeight + 10
             let tip = esc("\(FailureStory.time(m.time)) \(m.label)\(m.applied ? "" : " (refused)")")
             s += "<line class=\"mark\(m.applied ? "" : " refused")\" x1=\"\(px)\" x2=\"\(px)\" y1=\"\(labelY + 2)\" y2=\"\(height - 8)\" data-t=\"\(tip)\"/>"
             s += "<text class=\"mark-label\" x=\"\(px + 3)\" y=\"\(labelY)\" data-t=\"\(tip)\">\(esc(shortMark(m.label)))</text>"
@@ -155,6 +166,7 @@ public enum TimelineHTML {
             }
             let cx = x(v.time), r = 7
             let tip = esc("[\(v.invariant.rawValue)] " + FailureStory(v).text)
+            s += "<circle class=\"vring\" cx=\"\(cx)\" cy=\"\(cy)\" r=\"\(r + 4)\"/>"
             s += "<path class=\"violation\" data-inv=\"\(v.invariant.rawValue)\" data-t=\"\(tip)\" d=\"M\(cx) \(cy - r)L\(cx + r) \(cy)L\(cx) \(cy + r)L\(cx - r) \(cy)Z\"/>"
         }
         s += "</g>\n</svg>\n"
@@ -174,9 +186,12 @@ public enum TimelineHTML {
         var cssClass: String { ["k-ok", "k-other", "k-tr", "k-lock"][rawValue] }
     }
 
-    /// `column.answer.kind.count` per tick, space-separated, for hover details.
+    /// `column.answer.kind.count` per tick that is not a 200, space-separated, for hover
+    /// details (200s are the most common and the tick's colour says enough).
     static func tickData(_ ticks: [TimelineObserver.Tick]) -> String {
-        ticks.map { "\($0.column).\($0.answer.rawValue).\($0.kind.rawValue).\($0.count)" }.joined(separator: " ")
+        ticks.lazy.filter { $0.answer != .ok }
+            .map { "\($0.column).\($0.answer.rawValue).\($0.kind.rawValue)" + ($0.count == 1 ? "" : ".\($0.count)") }
+            .joined(separator: " ")
     }
 
     static func axisStep(_ duration: SimTime) -> SimTime {
@@ -306,7 +321,7 @@ public enum TimelineHTML {
     .srv-bg{fill:#f3f4f6}.fault{fill:#f87171}.fault-span{fill:#ef4444;opacity:0.09}.sw.fault{background:#f87171}
     .mark{stroke:#334155;stroke-width:1;stroke-dasharray:4 3}.mark.refused{stroke:#94a3b8}.tk.mark{background:#334155}
     .mark-label{font-size:10.5px;fill:#1e293b;font-weight:600}
-    .violation{fill:#e11d48;stroke:#fff;stroke-width:1.5;cursor:pointer}
+    .violation{fill:#e11d48;stroke:#fff;stroke-width:1.5;cursor:pointer}.vring{fill:none;stroke:#e11d48;stroke-width:1.5;opacity:0.55;pointer-events:none}
     #tip{position:fixed;display:none;max-width:520px;background:#111827;color:#f9fafb;padding:6px 8px;border-radius:4px;font-size:12px;pointer-events:none;white-space:pre-wrap;z-index:9}
     """
 
@@ -329,12 +344,11 @@ public enum TimelineHTML {
       var g=t.parentNode;
       if(!g.getAttribute||!g.getAttribute('data-n')){tip.style.display='none';return;}
       var c=Math.round(e.clientX-svg.getBoundingClientRect().left-left);
-      var s='',rs=g.getElementsByTagName('rect');
-      for(var i=0;i<rs.length;i++){var r=rs[i],k=r.getAttribute('class'),x=+r.getAttribute('x')-left,w=+r.getAttribute('width');
-        if(k.charAt(0)==='s'&&x<=c&&c<x+w){s=states[+k.slice(1)];}}
+      var k=t.getAttribute('class')||'',s=k.charAt(0)==='s'?states[+k.slice(1)]:'';
+      if(k.slice(0,2)==='k-'){s={'k-ok':'200','k-lock':'lock error','k-tr':'5xx, timeout or offline','k-other':'refused'}[k];}
       var out=g.getAttribute('data-n')+' · '+when(c)+(s?' · '+s:'');
       var ks=(g.getAttribute('data-k')||'').split(' ');
-      for(var j=0;j<ks.length;j++){if(!ks[j]){continue;}var p=ks[j].split('.');if(Math.abs(+p[0]-c)<=2){out+='\\n'+kinds[+p[2]]+' → '+answers[+p[1]]+(+p[3]==1?'':' ×'+p[3])+' at '+when(+p[0]);}}
+      for(var j=0;j<ks.length;j++){if(!ks[j]){continue;}var p=ks[j].split('.');if(Math.abs(+p[0]-c)<=2){out+='\\n'+kinds[+p[2]]+' → '+answers[+p[1]]+(p[3]?' ×'+p[3]:'')+' at '+when(+p[0]);}}
       show(e,out);
     });
     svg.addEventListener('mouseleave',function(){tip.style.display='none';});

@@ -69,7 +69,7 @@ public struct TimelineObserver: TraceObserver {
     }
 
     /// An observer drawing into `columns` pixel columns.
-    public init(columns: Int = 1_100, ticksPerLaneMax: Int = 400, windowsPerLaneMax: Int = 64, worldMarksMax: Int = 200) {
+    public init(columns: Int = 1_100, ticksPerLaneMax: Int = 300, windowsPerLaneMax: Int = 64, worldMarksMax: Int = 200) {
         precondition(columns >= 10 && columns <= Int(UInt16.max), "columns must be in 10...65535, got \(columns)")
         precondition(ticksPerLaneMax > 0 && windowsPerLaneMax > 0 && worldMarksMax > 0, "bounds must be positive")
         self.columns = columns
