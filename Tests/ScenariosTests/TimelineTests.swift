@@ -95,8 +95,16 @@ struct TimelineTests {
             let keys = lane.ticks.map { Int($0.column) * 16 + Int($0.answer.rawValue) }
             #expect(Set(keys).count == keys.count)
             #expect(lane.segments.allSatisfy { Int($0.column) < 200 })
+            #expect(lane.ticks.allSatisfy { Int($0.column) % (1 << Int(lane.tickShift)) == 0 })
         }
-        #expect(t.ticksDropped > 0)
+        #expect(t.ticksDropped == 0)
+        #expect(t.lanes.contains { $0.tickShift > 0 }, "some lane filled up and merged")
+        // Merging keeps every answer: the counts add up to the answers delivered.
+        var delivered = [Int](repeating: 0, count: t.lanes.count)
+        var recorder = World<ReferenceSDK, TraceRecorder>(setup: compiled.setup, observer: TraceRecorder())
+        recorder.run()
+        for r in recorder.observer.records { if case .delivered = r.event, Int(r.device) < delivered.count { delivered[Int(r.device)] += 1 } }
+        #expect(t.lanes.map { $0.ticks.reduce(0) { $0 + Int($1.count) } } == delivered)
     }
 
     @Test("a device that never ran shows one unconfigured segment; a run with nothing broken says so")

@@ -174,7 +174,7 @@ public enum TimelineHTML {
         var body = legend()
         body += "<div class=\"scroll\">\n" + s + "</div>\n"
         body += storyList(violations, facts: facts)
-        return page(options, note: note + " · one pixel ≈ \(pixelText(duration / UInt64(cols)))" + droppedText(t), body: body)
+        return page(options, note: note + " · one pixel ≈ \(pixelText(duration / UInt64(cols)))" + droppedText(t, lanes: lanes), body: body)
     }
 
     /// Answers by colour: 200, a lock error, a transient failure, another refusal.
@@ -209,9 +209,12 @@ public enum TimelineHTML {
         ms >= Ms.hour ? "\(ms / Ms.hour)h\(ms % Ms.hour / Ms.minute)m" : ms >= Ms.minute ? "\(ms / Ms.minute)m" : "\(ms / Ms.second)s"
     }
 
-    static func droppedText(_ t: TimelineObserver) -> String {
+    static func droppedText(_ t: TimelineObserver, lanes: [Int]) -> String {
         var s = ""
-        if t.ticksDropped > 0 { s += " · \(t.ticksDropped) request ticks beyond \(t.ticksPerLaneMax) per lane not drawn" }
+        let dropped = lanes.reduce(0) { $0 + t.lanes[$1].ticksDropped }
+        let shift = lanes.reduce(0) { max($0, Int(t.lanes[$1].tickShift)) }
+        if shift > 0 { s += " · in busy lanes requests merge into ticks \(1 << shift) px apart (at most \(t.ticksPerLaneMax) a lane)" }
+        if dropped > 0 { s += " · \(dropped) request ticks beyond \(t.ticksPerLaneMax) per lane not drawn" }
         if t.marksDropped > 0 { s += " · \(t.marksDropped) dashboard or fault marks not drawn" }
         return s
     }

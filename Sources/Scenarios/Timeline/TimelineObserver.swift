@@ -36,6 +36,11 @@ public struct TimelineObserver: TraceObserver {
         public var segments: [(column: UInt16, state: SDKState)] = []
         /// Merged ticks, in column order.
         public var ticks: [Tick] = []
+        /// Ticks not kept because even the coarsest merging left `ticksPerLaneMax` (rare).
+        public var ticksDropped = 0
+        /// Ticks merge within buckets of `1 << tickShift` columns: 0 until the lane fills
+        /// up, then each time it does the buckets double and the ticks kept so far merge.
+        public var tickShift: UInt8 = 0
         /// Offline windows as column ranges (end inclusive).
         public var offline: [(from: UInt16, to: UInt16)] = []
         /// The state the SDK is really in now (the last segment may show a worse one).
@@ -80,7 +85,7 @@ public struct TimelineObserver: TraceObserver {
 
     /// The pixel column of virtual time `t`.
     @inline(__always) public func column(_ t: SimTime) -> UInt16 {
-        UInt16(min(UInt64(columns - 1), t.multipliedFullWidth(by: UInt64(columns)).low / durationMs))
+        UInt16(min(UInt64(columns - 1), min(t, durationMs) * UInt64(columns) / durationMs))
     }
 
     public mutating func begin(_ facts: WorldFacts) {
@@ -146,18 +151,40 @@ public struct TimelineObserver: TraceObserver {
         lanes[d].segments.append((shown.column + 1, real))
     }
 
-    mutating func tick(_ d: Int, _ kind: RequestKind, _ answer: Answer, at c: UInt16) {
-        // Ticks of one column are adjacent (columns only grow); look back over that column only.
+    mutating func tick(_ d: Int, _ kind: RequestKind, _ answer: Answer, at column: UInt16) {
+        if merge(d, Tick(column: column, answer: answer, kind: kind, count: 1)) { return }
+        // Full: double the bucket width and merge what is kept, until there is room.
+        while lanes[d].ticks.count >= ticksPerLaneMax, lanes[d].tickShift < Self.tickShiftMax {
+            lanes[d].tickShift += 1
+            let old = lanes[d].ticks
+            lanes[d].ticks.removeAll(keepingCapacity: true)
+            for t in old { _ = merge(d, t) }
+        }
+        if !merge(d, Tick(column: column, answer: answer, kind: kind, count: 1)) { ticksDropped += 1; lanes[d].ticksDropped += 1 }
+    }
+
+    /// The widest tick bucket: 2^12 columns is wider than any plot.
+    static let tickShiftMax: UInt8 = 12
+
+    /// Adds `tick` to lane `d` at its bucket, merging with a tick of the same answer there;
+    /// false when it would need a new tick and the lane is full.
+    mutating func merge(_ d: Int, _ tick: Tick) -> Bool {
+        let shift = lanes[d].tickShift
+        let c = (tick.column >> shift) << shift
+        // Ticks of one bucket are adjacent (columns only grow); look back over that bucket only.
         var i = lanes[d].ticks.count - 1
         while i >= 0, lanes[d].ticks[i].column == c {
-            if lanes[d].ticks[i].answer == answer {
-                if lanes[d].ticks[i].count < .max { lanes[d].ticks[i].count += 1 }
-                return
+            if lanes[d].ticks[i].answer == tick.answer {
+                lanes[d].ticks[i].count = UInt16(min(Int(UInt16.max), Int(lanes[d].ticks[i].count) + Int(tick.count)))
+                return true
             }
             i -= 1
         }
-        guard lanes[d].ticks.count < ticksPerLaneMax else { ticksDropped += 1; return }
-        lanes[d].ticks.append(Tick(column: c, answer: answer, kind: kind, count: 1))
+        guard lanes[d].ticks.count < ticksPerLaneMax else { return false }
+        var t = tick
+        t.column = c
+        lanes[d].ticks.append(t)
+        return true
     }
 
     mutating func endOffline(_ d: Int, at c: UInt16) {
