@@ -23,7 +23,9 @@ public enum Timeline {
         var compiled = try ScenarioCompiler.compile(scenario, sdk: sdk)
         compiled.setup.ringDepth = 0   // the checker keeps its own rings
         typealias Pair = ObserverPair<InvariantChecker, TimelineObserver>
-        var world = World<ReferenceSDK, Pair>(setup: compiled.setup, observer: Pair(InvariantChecker(), TimelineObserver(columns: columns)))
+        // Keep as many violations of each invariant as there are lanes, so every lane
+        // that can be drawn as violating is (the checker keeps the first ten by default).
+        var world = World<ReferenceSDK, Pair>(setup: compiled.setup, observer: Pair(InvariantChecker(maxPerInvariant: lanesMax), TimelineObserver(columns: columns)))
         world.run()
         let checker = world.observer.first
         let sdkName = Fuzz.sdkName(sdk ?? scenario.sdk)
