@@ -58,8 +58,10 @@ public struct FailureStory: Sendable, Equatable {
                 s = "The server answered the \(kind) with \(Self.spoken(reply.answer))"
                 s += reply.answer == ans && !viaTimer ? ", and that reached the device."
                     : "; the device saw \(viaTimer ? "its own timeout" : Self.spoken(ans)) at \(Self.time(a.time))."
-            } else {
+            } else if events.contains(where: { if case .requestSent(id, _, _, _) = $0.event { true } else { false } }) {
                 s = "The \(kind) never reached the server: the device saw \(viaTimer ? "its own timeout" : Self.spoken(ans)) at \(Self.time(a.time))."
+            } else {
+                s = "The device saw \(viaTimer ? "its own timeout" : Self.spoken(ans)) for its \(kind) at \(Self.time(a.time))."
             }
             out.append(s)
         }
