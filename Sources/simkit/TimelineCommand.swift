@@ -14,7 +14,8 @@ enum TimelineCommand {
     a little JavaScript; no network): a lane per device coloured by SDK state over
     virtual time, requests as ticks coloured by answer, offline and server fault windows
     shaded, dashboard and Rollup actions as labelled lines across every lane, and each
-    violation marked (hover for details), with a short story of each failure on top.
+    violation marked (hover for details), with a short story of each broken invariant
+    under the picture.
     Violating devices come first; beyond --lanes devices the rest are sampled evenly,
     and the page says so. The file is the same byte for byte for the same run.
 
