@@ -115,6 +115,14 @@ final class Campaign: Sendable {
 
     var elapsed: Double { finished.withLock { $0 } }
 
+    /// `--devices N --duration D` when they differ from the defaults, for replay commands.
+    var devicesFlag: String {
+        var s = ""
+        if generator.maxDevicesPerGroup != 40 { s += " --devices \(generator.maxDevicesPerGroup)" }
+        if generator.maxDurationDays != 90 { s += " --duration \(generator.maxDurationDays)d" }
+        return s
+    }
+
     /// Runs every seed (or until Ctrl-C or the time limit); results in seed order.
     func run() -> [SeedResult] {
         parallelForEach(count: seeds.count, jobs: jobs) { i in self.runOne(i) }
@@ -145,7 +153,9 @@ final class Campaign: Sendable {
                 printError("simkit fuzz: could not write \(path): \(error)")
             }
             if !quiet {
-                let line = "FAIL seed \(seed): \(result.firstViolation ?? invariant)\n  reproducer: \(path) (\(small.statementCount) statements, \(small.deviceCount) devices)\n  replay:     simkit run \(path)   or   simkit replay \(seed) --sdk \(Fuzz.sdkName(generator.sdk))\n"
+                let story = violations.first.map { FailureStory($0).wrapped(indent: "  ") } ?? ""
+                let line = "FAIL seed \(seed): \(result.firstViolation ?? invariant)\n" + story + "  reproducer: \(path) (\(small.statementCount) statements, \(small.deviceCount) devices)\n  replay:     simkit run \(path)   or   simkit replay \(seed) --sdk \(Fuzz.sdkName(generator.sdk))\(devicesFlag)\n"
+                    + "  picture:    simkit timeline --seed \(seed) --sdk \(Fuzz.sdkName(generator.sdk))\(devicesFlag) -o seed\(seed).html\n"
                 state.withLock { _ in
                     if stderrIsTerminal { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
                     FileHandle.standardOutput.write(Data(line.utf8))

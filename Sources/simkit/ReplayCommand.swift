@@ -43,7 +43,12 @@ enum ReplayCommand {
         if violations.isEmpty { print("no invariant broken"); return result.failed ? 1 : 0 }
         for v in violations {
             print(v.headline)
-            for r in v.lastEvents { print("    " + TraceText.line(r, facts: nil)) }
+            print(FailureStory(v).wrapped(indent: "  "), terminator: "")
+            print("  last events:")
+            for r in v.lastEvents {
+                let who = r.device == v.device ? v.deviceName : "device \(r.device)"
+                print("    \(DurationText.clock(r.time)) \(who)  \(TraceText.event(r.event))")
+            }
         }
         print("broken: \(result.broken.joined(separator: ", "))")
         return 1

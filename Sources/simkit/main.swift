@@ -8,6 +8,7 @@ nonisolated(unsafe) let commands: [(name: String, summary: String, run: ([String
     ("check", "parse and validate scenario files without running them", CheckCommand.run),
     ("replay", "run one fuzz seed again, byte for byte; --print shows its script", ReplayCommand.run),
     ("shrink", "minimise a failing scenario file or fuzz seed", ShrinkCommand.run),
+    ("timeline", "a self-contained HTML picture of one run: lanes of devices, states, answers, violations", TimelineCommand.run),
     ("mutants", "the mutation score: which mutants fuzzing catches, after how many seeds", MutantsCommand.run),
     ("merge", "combine the JSON results of fuzz shards into one summary and JUnit file", MergeCommand.run),
     ("bench", "throughput on this machine: events/s, device-days/s, bytes per device", BenchCommand.run),

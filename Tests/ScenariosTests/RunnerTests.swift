@@ -266,8 +266,8 @@ struct ScenarioRunnerTests {
 
 @Suite("Runner: report")
 struct ScenarioReportTests {
-    @Test("an unexpected violation prints its headline and the device's last events, one per line")
-    func violationBlock() {
+    @Test("an unexpected violation prints its headline, its story, and the device's last events, one per line")
+    func violationBlock() throws {
         let facts = WorldFacts(setup: ExpectationJudgeTests.setup)
         let events = [
             TraceRecord(time: 3 * Ms.day + 2 * Ms.hour, device: 2, event: .delivered(id: 4, kind: .check, answer: .serverError, viaTimer: false, sentAt: 0)),
@@ -283,11 +283,16 @@ struct ScenarioReportTests {
         o.missingViolations = ["purge-when-due"]
         o.facts = facts
         let lines = ScenarioReport.block(o).split(separator: "\n").map(String.init)
-        #expect(lines.count == 5)
         #expect(lines[0] == "FAIL Storm (storm.scenario) seed 9")
         #expect(lines[1] == "  unexpected violation [never-lock-on-transient] 3d02h00m00.000s photos#3: locked on a 5xx (D6)")
-        #expect(lines[2].hasPrefix("      3d02h00m00.000s photos#3  delivered check #4"))
-        #expect(lines[3] == "      3d02h00m00.000s photos#3  state → locked")
-        #expect(lines[4] == "  expected violation purge-when-due did not happen")
+        // The story comes first, wrapped and indented, then the raw events.
+        #expect(lines[2].hasPrefix("    Device photos#3 locked at 3d02h after a 5xx from the server (D6:"))
+        let header = try #require(lines.firstIndex(of: "    last events:"))
+        #expect(lines[2..<header].allSatisfy { $0.hasPrefix("    ") && !$0.hasPrefix("      ") })
+        #expect(lines[2..<header].map { $0.dropFirst(4) }.joined(separator: " ").contains("The checker: locked on a 5xx."))
+        #expect(lines.count == header + 4)
+        #expect(lines[header + 1].hasPrefix("      3d02h00m00.000s photos#3  delivered check #4"))
+        #expect(lines[header + 2] == "      3d02h00m00.000s photos#3  state → locked")
+        #expect(lines[header + 3] == "  expected violation purge-when-due did not happen")
     }
 }

@@ -22,6 +22,8 @@ public struct ScenarioOutcome: Sendable {
     public var broken: [InvariantID] = []
     /// Invariants broken that the file did not expect.
     public var unexpected: [InvariantID] = []
+    /// Every kept violation, expected or not, in the order found.
+    public var violations: [Violation] = []
     /// The kept violations of the unexpected invariants, in the order found.
     public var unexpectedViolations: [Violation] = []
     /// `expect violation` names the run did not break.

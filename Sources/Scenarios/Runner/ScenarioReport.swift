@@ -14,6 +14,8 @@ public enum ScenarioReport {
             var s = "FAIL \(title) (\(o.file)) seed \(o.seed)\n"
             for v in o.unexpectedViolations {
                 s += "  unexpected violation \(v.headline)\n"
+                s += FailureStory(v).wrapped(indent: "    ")
+                s += "    last events:\n"
                 for r in v.lastEvents { s += "      " + TraceText.line(r, facts: o.facts) + "\n" }
             }
             for id in o.unexpected where !o.unexpectedViolations.contains(where: { $0.invariant == id }) {

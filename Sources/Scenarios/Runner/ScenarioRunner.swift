@@ -58,6 +58,7 @@ public struct ScenarioRunner: Sendable {
         outcome.seed = compiled.setup.seed
         outcome.broken = checker.broken
         outcome.unexpected = checker.broken.filter { !compiled.expectedViolations.contains($0.rawValue) }
+        outcome.violations = checker.violations
         outcome.unexpectedViolations = checker.violations.filter { outcome.unexpected.contains($0.invariant) }
         outcome.missingViolations = compiled.expectedViolations.filter { n in !checker.broken.contains { $0.rawValue == n } }
         outcome.expectations = judge.results

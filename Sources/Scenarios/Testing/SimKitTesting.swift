@@ -1,0 +1,134 @@
+import Foundation
+import Invariants
+import SimKit
+
+/// Running SimKit from a test: one fuzz seed or one scenario file, with its verdict, its
+/// violations told as stories, and a reproducer. Works from Swift Testing or XCTest in any
+/// package that depends on the `Scenarios` product:
+///
+/// ```swift
+/// @Test(arguments: 0..<200 as Range<UInt64>)
+/// func keepsEveryPromise(seed: UInt64) {
+///     let run = SimKitTest.seed(seed)
+///     #expect(run.passed, "\(run)")
+/// }
+/// ```
+///
+/// Every call is one deterministic simulation on the calling thread; tests may run in
+/// parallel. Shrinking (for `reproducer`) happens only when asked for.
+public enum SimKitTest {
+    /// Generates and runs fuzz seed `seed` exactly as `simkit fuzz --sdk … --devices … --duration …` does.
+    /// - Complexity: one simulation of at most `devices` devices per group for at most `duration`.
+    public static func seed(_ seed: UInt64, sdk: SDKChoice = .reference, devices: UInt64 = 40,
+                            duration: SimTime = 90 * Ms.day) -> SeedRun {
+        precondition(devices >= 1, "devices must be at least 1")
+        let options = GeneratorOptions(maxDevicesPerGroup: devices, maxDurationDays: max(2, duration / Ms.day), sdk: sdk)
+        let (result, scenario, violations) = Fuzz.run(seed: seed, options: options)
+        return SeedRun(seed: seed, sdk: sdk, result: result, scenario: scenario, violations: violations)
+    }
+
+    /// Reads and runs the scenario file at `file` (relative paths from the current directory).
+    /// Throws `ScenarioRunError` when it cannot be read, parsed or compiled.
+    public static func scenario(file: String, sdk: SDKChoice? = nil, seed: UInt64? = nil) throws -> ScenarioRun {
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw ScenarioRunError(file: file, message: "cannot read '\(file)'")
+        }
+        return try scenario(source: String(decoding: data, as: UTF8.self), file: file, sdk: sdk, seed: seed)
+    }
+
+    /// Runs scenario text (named `file` in diagnostics).
+    public static func scenario(source: String, file: String = "inline.scenario", sdk: SDKChoice? = nil, seed: UInt64? = nil) throws -> ScenarioRun {
+        let outcome = ScenarioRunner(sdk: sdk, seed: seed).run(file: file, source: source)
+        guard outcome.verdict != .badInput else { throw ScenarioRunError(file: file, message: outcome.errors) }
+        let parsed = ScenarioParser.parse(source, file: file, context: ScenarioRunner.standardContext)
+        return ScenarioRun(outcome: outcome, scenario: parsed.scenario!, sdk: sdk)
+    }
+}
+
+/// A scenario file that could not be run: its diagnostics, rendered.
+public struct ScenarioRunError: Error, Sendable, CustomStringConvertible {
+    public var file: String
+    /// `FILE:LINE:COL: error: …` lines with the source line and a caret, or a compile error.
+    public var message: String
+    public var description: String { message }
+}
+
+/// One fuzz seed's run.
+public struct SeedRun: Sendable, CustomStringConvertible {
+    public let seed: UInt64
+    public let sdk: SDKChoice
+    /// The verdict as `simkit fuzz` records it (fingerprint, events, coverage).
+    public let result: SeedResult
+    /// The generated scenario (print it with `ScenarioPrinter.print`).
+    public let scenario: ScenarioFile
+    /// The kept violations, in the order found.
+    public let violations: [Violation]
+
+    /// True when no invariant broke.
+    public var passed: Bool { !result.failed }
+    /// The invariants broken, sorted by name.
+    public var broken: [InvariantID] { result.broken.compactMap(InvariantID.init(rawValue:)) }
+    /// The first violation as a few plain sentences; empty when it passed.
+    public var story: String { violations.first.map { FailureStory($0).text } ?? "" }
+
+    /// A minimal `.scenario` text that breaks the first violation's invariant the same way,
+    /// with a comment saying how it was found; the seed's whole script when it passed.
+    /// - Complexity: shrinking: up to 1,500 runs of shrinking candidates. Compute it once.
+    public var reproducer: String {
+        guard let invariant = violations.first?.invariant.rawValue ?? result.broken.first else {
+            return ScenarioPrinter.print(scenario)
+        }
+        let small = Fuzz.shrink(scenario, invariant: invariant).0
+        return Fuzz.reproducerText(small, invariant: invariant, seed: seed, sdk: sdk, file: "\(invariant)-seed\(seed).scenario")
+    }
+
+    /// For a failed expectation: the headline, the story, and the command that replays it.
+    /// The reproducer is not included (it shrinks); ask for it when you want the file.
+    public var description: String {
+        guard let v = violations.first else {
+            return passed ? "seed \(seed) passed" : "seed \(seed): \(result.firstViolation ?? result.broken.joined(separator: ", "))"
+        }
+        return """
+        seed \(seed) --sdk \(Fuzz.sdkName(sdk)) broke \(result.broken.joined(separator: ", "))
+        \(v.headline)
+        \(FailureStory(v).wrapped(indent: "  "))replay: simkit replay \(seed) --sdk \(Fuzz.sdkName(sdk))
+        """
+    }
+}
+
+/// One scenario file's run.
+public struct ScenarioRun: Sendable, CustomStringConvertible {
+    /// Everything `simkit run` reports.
+    public let outcome: ScenarioOutcome
+    /// The parsed scenario.
+    public let scenario: ScenarioFile
+    let sdk: SDKChoice?
+
+    /// True when every `expect` held and exactly the expected invariants broke.
+    public var passed: Bool { outcome.passed }
+    /// Every invariant broken (expected or not), sorted by name.
+    public var broken: [InvariantID] { outcome.broken }
+    /// Every kept violation, expected or not.
+    public var violations: [Violation] { outcome.violations }
+    /// The timed expectations' verdicts.
+    public var expectations: [ExpectationResult] { outcome.expectations }
+    /// The first unexpected violation (or, failing that, the first violation) as a story.
+    public var story: String {
+        (outcome.unexpectedViolations.first ?? violations.first).map { FailureStory($0).text } ?? ""
+    }
+
+    /// A minimal scenario text that breaks the first unexpected violation's invariant;
+    /// the scenario as given when nothing unexpected broke.
+    /// - Complexity: shrinking: up to 1,500 runs.
+    public var reproducer: String {
+        guard let invariant = outcome.unexpected.first?.rawValue else { return ScenarioPrinter.print(scenario) }
+        var s = scenario
+        if let sdk { s.sdk = sdk }
+        s.seed = outcome.seed
+        let small = Fuzz.shrink(s, invariant: invariant).0
+        return Fuzz.reproducerText(small, invariant: invariant, seed: outcome.seed, sdk: small.sdk, file: outcome.file)
+    }
+
+    /// The `simkit run` report of this file (with stories), for a failed expectation.
+    public var description: String { ScenarioReport.block(outcome) }
+}

@@ -1,0 +1,43 @@
+import Invariants
+import SimKit
+
+/// Runs a scenario with every invariant checked and draws its timeline, in one pass:
+/// the checker and the timeline observe the same stream, and no trace is kept.
+public enum Timeline {
+    /// A finished run's picture and what it broke.
+    public struct Result: Sendable {
+        /// The self-contained XHTML page.
+        public var html: String
+        public var violations: [Violation]
+        public var broken: [InvariantID]
+        public var facts: WorldFacts
+        public var eventsHandled: UInt64
+        public var fingerprint: String
+    }
+
+    /// Runs `scenario` (its own `sdk` line, or `sdk` when given) and renders it.
+    /// `title` defaults to the scenario's name; `lanes` chooses the drawn devices.
+    /// - Complexity: one simulation, O(devices × bounds) memory besides the world.
+    public static func run(_ scenario: ScenarioFile, sdk: SDKChoice? = nil, title: String? = nil,
+                           lanesMax: Int = 200, lanes: [DeviceIndex]? = nil, columns: Int = 1_100) throws(CompileError) -> Result {
+        var compiled = try ScenarioCompiler.compile(scenario, sdk: sdk)
+        compiled.setup.ringDepth = 0   // the checker keeps its own rings
+        typealias Pair = ObserverPair<InvariantChecker, TimelineObserver>
+        // Keep as many violations of each invariant as there are lanes, so every lane
+        // that can be drawn as violating is (the checker keeps the first ten by default).
+        var world = World<ReferenceSDK, Pair>(setup: compiled.setup, observer: Pair(InvariantChecker(maxPerInvariant: lanesMax), TimelineObserver(columns: columns)))
+        world.run()
+        let checker = world.observer.first
+        let sdkName = Fuzz.sdkName(sdk ?? scenario.sdk)
+        let broken = checker.broken.map(\.rawValue)
+        var subtitle = "seed \(compiled.setup.seed) · sdk \(sdkName) · \(world.facts.deviceCount) devices · "
+        subtitle += "\(DurationText.format(compiled.setup.durationMs)) · \(world.eventsHandled) events · fingerprint \(world.fingerprint)"
+        subtitle += broken.isEmpty ? " · no invariant broken" : " · broken: " + broken.joined(separator: ", ")
+        if world.stoppedByBudget { subtitle += " · stopped at the event budget" }
+        let options = TimelineOptions(title: title ?? (scenario.name.isEmpty ? "scenario" : scenario.name),
+                                      subtitle: subtitle, lanesMax: lanesMax, only: lanes)
+        let html = TimelineHTML.render(world.observer.second, violations: checker.violations, options: options)
+        return Result(html: html, violations: checker.violations, broken: checker.broken, facts: world.facts,
+                      eventsHandled: world.eventsHandled, fingerprint: "\(world.fingerprint)")
+    }
+}

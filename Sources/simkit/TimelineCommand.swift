@@ -1,0 +1,110 @@
+import Foundation
+import SimKit
+import Invariants
+import Scenarios
+
+/// `simkit timeline`: a self-contained HTML picture of one run.
+enum TimelineCommand {
+    static let help = """
+    usage: simkit timeline FILE -o OUT.html [--sdk S] [--seed N] [--show SEL] [--lanes N]
+           simkit timeline --seed SEED -o OUT.html [--sdk S] [--devices N] [--duration D] [--show SEL] [--lanes N]
+
+    Runs a scenario file, or fuzz seed SEED exactly as 'simkit fuzz' generates it, with
+    every invariant checked, and writes one self-contained HTML file (inline SVG, CSS and
+    a little JavaScript; no network): a lane per device coloured by SDK state over
+    virtual time, requests as ticks coloured by answer, offline and server fault windows
+    shaded, dashboard and Rollup actions as labelled lines across every lane, and each
+    violation marked (hover for details), with a short story of each broken invariant
+    under the picture.
+    Violating devices come first; beyond --lanes devices the rest are sampled evenly,
+    and the page says so. The file is the same byte for byte for the same run.
+
+    options:
+      -o, --out FILE   where to write the page (required)
+      --sdk S          reference or mutant:NAME (a FILE's own sdk line by default;
+                       reference for --seed)
+      --seed N         with FILE: use seed N instead of the file's seed line
+      --devices N      with --seed: the fuzz run's --devices (default 40)
+      --duration D     with --seed: the fuzz run's --duration (default 90d)
+      --show SEL       only these devices get lanes: comma-separated GROUP, GROUP#I
+                       or 'device GROUP#I' (default: every device)
+      --lanes N        the most device lanes drawn (default 200, at most 2000)
+
+    Exit: 0 no invariant broken, 1 an invariant broken (the page is written either
+    way), 2 bad input.
+
+    """
+
+    static func run(_ argv: [String]) throws -> Int32 {
+        let a = try Arguments(argv, switches: [], options: ["o", "out", "sdk", "seed", "devices", "duration", "show", "lanes"])
+        if a.has("help") { print(help, terminator: ""); return 0 }
+        guard let out = a.string("o") ?? a.string("out") else { throw UsageError("missing '-o OUT.html': where to write the page") }
+        let lanesMax = Int(try a.uint("lanes", default: 200, range: 1...2_000))
+        var scenario: ScenarioFile
+        var sdk: SDKChoice?
+        let title: String
+        if a.positionals.isEmpty {
+            guard a.string("seed") != nil else { throw UsageError("expected a scenario FILE or --seed SEED") }
+            let seed = try a.uint("seed", default: 0)
+            var options = GeneratorOptions(sdk: try FuzzCommand.sdkChoice(a.string("sdk")))
+            options.maxDevicesPerGroup = try a.uint("devices", default: 40, range: 1...100_000)
+            options.maxDurationDays = max(2, try a.duration("duration", default: 90 * Ms.day) / Ms.day)
+            scenario = ScenarioGenerator.generate(seed: seed, options: options)
+            title = "fuzz seed \(seed) --sdk \(Fuzz.sdkName(options.sdk))"
+        } else {
+            guard a.positionals.count == 1 else { throw UsageError("expected one scenario FILE, got \(a.positionals.count)") }
+            for flag in ["devices", "duration"] where a.string(flag) != nil {
+                throw UsageError("'--\(flag)' goes with --seed; a FILE says its own devices and duration")
+            }
+            let file = a.positionals[0]
+            guard let bytes = ScenarioFiles.read(file) else { throw UsageError("cannot read '\(file)'") }
+            let parsed = ScenarioParser.parse(bytes: bytes, file: file, context: ScenarioRunner.standardContext)
+            guard let s = parsed.scenario, !parsed.hasErrors else {
+                FileHandle.standardError.write(Data(parsed.rendered.utf8)); return 2
+            }
+            scenario = s
+            if a.string("seed") != nil { scenario.seed = try a.uint("seed", default: 0) }
+            if let text = a.string("sdk") { sdk = try FuzzCommand.sdkChoice(text) }
+            title = s.name.isEmpty ? file : "\(s.name) (\(file))"
+        }
+        let lanes = try a.string("show").map { try selectDevices($0, in: scenario) }
+        let result: Timeline.Result
+        do {
+            result = try Timeline.run(scenario, sdk: sdk, title: title, lanesMax: lanesMax, lanes: lanes)
+        } catch {
+            throw UsageError(error.message)
+        }
+        try writeAtomically(result.html, to: out)
+        let kb = (result.html.utf8.count + 1023) / 1024
+        print("wrote \(out) (\(kb) KB): \(result.facts.deviceCount) devices, \(result.eventsHandled) events, "
+              + (result.broken.isEmpty ? "no invariant broken" : "broken: " + result.broken.map(\.rawValue).joined(separator: ", ")))
+        for v in result.violations.prefix(3) { print(FailureStory(v).wrapped(indent: "  "), terminator: "") }
+        return result.broken.isEmpty ? 0 : 1
+    }
+
+    /// `photos`, `photos#17`, `device photos#17`, comma-separated, as device indexes.
+    static func selectDevices(_ text: String, in scenario: ScenarioFile) throws -> [DeviceIndex] {
+        var start: [String: (from: UInt64, count: UInt64)] = [:]
+        var next: UInt64 = 0
+        for g in scenario.groups { start[g.name] = (next, g.count); next += g.count }
+        var out: [DeviceIndex] = []
+        for raw in text.split(separator: ",") {
+            var item = raw.trimmingCharacters(in: .whitespaces)
+            if item.hasPrefix("device ") { item = String(item.dropFirst(7)).trimmingCharacters(in: .whitespaces) }
+            let parts = item.split(separator: "#", omittingEmptySubsequences: false)
+            let groups = scenario.groups.map(\.name)
+            guard let g = start[String(parts[0])] else {
+                let hint = nearest(String(parts[0]), in: groups).map { "; did you mean '\($0)'?" } ?? ""
+                throw UsageError("--show: unknown group '\(parts[0])'\(hint) (groups: \(groups.joined(separator: ", ")))")
+            }
+            if parts.count == 1 {
+                out += (g.from..<(g.from + g.count)).map { DeviceIndex($0) }
+            } else if parts.count == 2, let i = UInt64(parts[1]), i >= 1, i <= g.count {
+                out.append(DeviceIndex(g.from + i - 1))
+            } else {
+                throw UsageError("--show: expected GROUP or GROUP#I with I in 1...\(g.count), got '\(raw)'")
+            }
+        }
+        return out
+    }
+}
