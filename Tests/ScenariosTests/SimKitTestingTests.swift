@@ -19,7 +19,9 @@ struct SimKitTestingTests {
         let run = SimKitTest.seed(27, sdk: .mutant("lock-on-5xx"))
         #expect(!run.passed)
         #expect(run.broken.contains(.neverLockOnTransient))
-        #expect(run.story.contains("photos#2 locked at 10d07h14m after a 5xx from the server (D6:"), "\(run.story)")
+        let first = try #require(run.violations.first { $0.invariant == .neverLockOnTransient })
+        #expect(run.story.contains("\(first.deviceName) locked at "), "\(run.story)")
+        #expect(run.story.contains("after a 5xx from the server (D6:"), "\(run.story)")
         #expect("\(run)".contains("simkit replay 27 --sdk mutant:lock-on-5xx"))
         let reproducer = run.reproducer
         #expect(reproducer.contains("sdk mutant lock-on-5xx"), "\(reproducer)")
