@@ -44,11 +44,8 @@ enum FuzzCommand {
         guard from <= UInt64.max - count else { throw UsageError("--from \(from) + --seeds \(count) overflows") }
         let jobs = Int(try a.uint("jobs", default: UInt64(ProcessInfo.processInfo.activeProcessorCount), range: 1...256))
         let shard = try parseShard(a.string("shard"))
-        let sdk = try sdkChoice(a.string("sdk"))
-        var generator = GeneratorOptions(sdk: sdk)
-        generator.maxDevicesPerGroup = try a.uint("devices", default: 40, range: 1...100_000)
-        generator.maxDurationDays = try a.duration("duration", default: 90 * Ms.day) / Ms.day
-        guard generator.maxDurationDays >= 2 else { throw UsageError("--duration must be at least 2d") }
+        let generator = try a.generatorOptions()
+        let sdk = generator.sdk
         let timeLimit = a.string("time-limit") != nil ? Double(try a.duration("time-limit", default: 0)) / 1000 : nil
         let out = a.string("out") ?? "simkit-out"
         let quiet = a.has("quiet")

@@ -80,21 +80,7 @@ struct FuzzSummary {
     }
 
     func junit() -> String {
-        func esc(_ s: String) -> String {
-            var out = ""
-            for ch in s.unicodeScalars {
-                switch ch {
-                case "&": out += "&amp;"
-                case "<": out += "&lt;"
-                case ">": out += "&gt;"
-                case "\"": out += "&quot;"
-                case "'": out += "&apos;"
-                default:
-                    if ch.value < 0x20, ch != "\n", ch != "\t" { out += " " } else { out.unicodeScalars.append(ch) }
-                }
-            }
-            return out
-        }
+        let esc = XMLText.escape
         var s = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         s += "<testsuites name=\"simkit fuzz\" tests=\"\(results.count)\" failures=\"\(failures.count)\" time=\"\(String(format: "%.3f", seconds))\">\n"
         s += "  <testsuite name=\"simkit.fuzz.\(esc(sdk))\" tests=\"\(results.count)\" failures=\"\(failures.count)\" errors=\"0\" skipped=\"0\" time=\"\(String(format: "%.3f", seconds))\">\n"

@@ -1,5 +1,6 @@
 import Foundation
 import SimKit
+import Scenarios
 
 func parseDuration(_ s: String) -> UInt64? { DurationText.parse(s) }
 func formatDuration(_ ms: UInt64) -> String { DurationText.format(ms) }
@@ -9,3 +10,25 @@ func monotonicSeconds() -> Double { Double(DispatchTime.now().uptimeNanoseconds)
 
 /// Writes to standard error.
 func printError(_ s: String) { FileHandle.standardError.write(Data((s + "\n").utf8)) }
+
+extension Arguments {
+    /// The generator settings every seed-taking command shares: `--sdk`, `--devices`,
+    /// `--duration`. A seed must be replayed with the options it was fuzzed with.
+    func generatorOptions() throws -> GeneratorOptions {
+        var options = GeneratorOptions(sdk: try FuzzCommand.sdkChoice(string("sdk")))
+        options.maxDevicesPerGroup = try uint("devices", default: 40, range: 1...100_000)
+        options.maxDurationDays = try duration("duration", default: 90 * Ms.day) / Ms.day
+        guard options.maxDurationDays >= 2 else { throw UsageError("--duration must be at least 2d") }
+        return options
+    }
+}
+
+/// Reads and parses one scenario file; prints its diagnostics and returns nil when it has
+/// errors (the caller exits 2), throws when it cannot be read.
+func loadScenario(_ file: String) throws -> ScenarioFile? {
+    guard let bytes = ScenarioFiles.read(file) else { throw UsageError("cannot read '\(file)'") }
+    let parsed = ScenarioParser.parse(bytes: bytes, file: file, context: ScenarioRunner.standardContext)
+    if !parsed.diagnostics.isEmpty { FileHandle.standardError.write(Data(parsed.rendered.utf8)) }
+    guard let scenario = parsed.scenario, !parsed.hasErrors else { return nil }
+    return scenario
+}

@@ -30,9 +30,7 @@ enum ReplayCommand {
         guard let seed = UInt64(a.positionals[0].replacingOccurrences(of: "_", with: "")) else {
             throw UsageError("SEED must be a whole number from 0 to \(UInt64.max), got '\(a.positionals[0])'")
         }
-        var options = GeneratorOptions(sdk: try FuzzCommand.sdkChoice(a.string("sdk")))
-        options.maxDevicesPerGroup = try a.uint("devices", default: 40, range: 1...100_000)
-        options.maxDurationDays = max(2, try a.duration("duration", default: 90 * Ms.day) / Ms.day)
+        let options = try a.generatorOptions()
         if a.has("print") {
             print(ScenarioPrinter.print(ScenarioGenerator.generate(seed: seed, options: options)), terminator: "")
             return 0
@@ -88,18 +86,10 @@ enum ShrinkCommand {
         var scenario: ScenarioFile
         if a.string("seed") != nil {
             guard a.positionals.isEmpty else { throw UsageError("give either FILE or --seed, not both") }
-            var options = GeneratorOptions(sdk: try FuzzCommand.sdkChoice(a.string("sdk")))
-            options.maxDevicesPerGroup = try a.uint("devices", default: 40, range: 1...100_000)
-            options.maxDurationDays = max(2, try a.duration("duration", default: 90 * Ms.day) / Ms.day)
-            scenario = ScenarioGenerator.generate(seed: try a.uint("seed", default: 0), options: options)
+            scenario = ScenarioGenerator.generate(seed: try a.uint("seed", default: 0), options: try a.generatorOptions())
         } else {
             guard a.positionals.count == 1 else { throw UsageError("expected one scenario FILE or --seed SEED") }
-            let file = a.positionals[0]
-            guard let bytes = ScenarioFiles.read(file) else { throw UsageError("cannot read '\(file)'") }
-            let parsed = ScenarioParser.parse(bytes: bytes, file: file, context: ScenarioRunner.standardContext)
-            guard let s = parsed.scenario, !parsed.hasErrors else {
-                FileHandle.standardError.write(Data(parsed.rendered.utf8)); return 2
-            }
+            guard let s = try loadScenario(a.positionals[0]) else { return 2 }
             scenario = s
             if let sdk = a.string("sdk") { scenario.sdk = try FuzzCommand.sdkChoice(sdk) }
         }

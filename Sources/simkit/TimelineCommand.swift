@@ -46,9 +46,7 @@ enum TimelineCommand {
         if a.positionals.isEmpty {
             guard a.string("seed") != nil else { throw UsageError("expected a scenario FILE or --seed SEED") }
             let seed = try a.uint("seed", default: 0)
-            var options = GeneratorOptions(sdk: try FuzzCommand.sdkChoice(a.string("sdk")))
-            options.maxDevicesPerGroup = try a.uint("devices", default: 40, range: 1...100_000)
-            options.maxDurationDays = max(2, try a.duration("duration", default: 90 * Ms.day) / Ms.day)
+            let options = try a.generatorOptions()
             scenario = ScenarioGenerator.generate(seed: seed, options: options)
             title = "fuzz seed \(seed) --sdk \(Fuzz.sdkName(options.sdk))"
         } else {
@@ -57,11 +55,7 @@ enum TimelineCommand {
                 throw UsageError("'--\(flag)' goes with --seed; a FILE says its own devices and duration")
             }
             let file = a.positionals[0]
-            guard let bytes = ScenarioFiles.read(file) else { throw UsageError("cannot read '\(file)'") }
-            let parsed = ScenarioParser.parse(bytes: bytes, file: file, context: ScenarioRunner.standardContext)
-            guard let s = parsed.scenario, !parsed.hasErrors else {
-                FileHandle.standardError.write(Data(parsed.rendered.utf8)); return 2
-            }
+            guard let s = try loadScenario(file) else { return 2 }
             scenario = s
             if a.string("seed") != nil { scenario.seed = try a.uint("seed", default: 0) }
             if let text = a.string("sdk") { sdk = try FuzzCommand.sdkChoice(text) }

@@ -255,23 +255,7 @@ public enum TimelineHTML {
     }
 
     /// Escapes text for XML content and double-quoted attributes.
-    public static func esc(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for ch in text.unicodeScalars {
-            switch ch {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default:
-                // Control characters are not allowed in XML 1.0.
-                if ch.value < 0x20, ch != "\n", ch != "\t" { out += " " } else { out.unicodeScalars.append(ch) }
-            }
-        }
-        return out
-    }
+    public static func esc(_ text: String) -> String { XMLText.escape(text) }
 
     static func page(_ o: TimelineOptions, note: String, body: String) -> String {
         """
