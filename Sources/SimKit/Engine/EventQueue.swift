@@ -42,6 +42,11 @@ public struct EventQueue: Sendable {
     @usableFromInline var nextSeq: UInt64 = 0
     /// Pushes since the last rebuild (a rebuild for width waits for enough of them).
     @usableFromInline var pushesSinceRebuild = 0
+    /// Buckets opened, and the events they held, since the width was last judged.
+    @usableFromInline var opens = 0
+    @usableFromInline var opened = 0
+    /// Opens between two judgements of the bucket width.
+    @usableFromInline static let opensPerJudgement = 512
     /// The most events that may be pending at once.
     public let capacityLimit: Int
 
@@ -147,12 +152,56 @@ public struct EventQueue: Sendable {
         while n != EventQueue.none {
             open.insert(nodes[Int(n)])
             bucketed -= 1
+            opened += 1
             let next = links[Int(n)]
             links[Int(n)] = freeNode
             freeNode = n
             n = next
         }
         refill()
+        opens += 1
+        if opens == EventQueue.opensPerJudgement { judgeWidth() }
+    }
+
+    /// Every `opensPerJudgement` opened buckets: halves the bucket width when they held
+    /// more than 8 events on average (the open heap grows), doubles it when they held
+    /// fewer than 2 and most events wait in the far heap.
+    @usableFromInline
+    mutating func judgeWidth() {
+        let perOpen = opened / opens
+        opens = 0
+        opened = 0
+        if perOpen > 8, shift > 0 {
+            relayout(shift: shift - 1, buckets: heads.count)
+        } else if perOpen < 2, far.count > count / 2, shift < 40 {
+            relayout(shift: shift + 1, buckets: heads.count)
+        }
+    }
+
+    /// Places every pending event again over `buckets` buckets of `1 << shift` ms.
+    /// - Complexity: O(n + buckets), plus O(log n) for each event that lands in a heap.
+    @usableFromInline
+    mutating func relayout(shift newShift: UInt64, buckets: Int) {
+        var all: [Event] = []
+        all.reserveCapacity(count)
+        all.append(contentsOf: open.heap)
+        for b in heads.indices {
+            var n = heads[b]
+            while n != EventQueue.none { all.append(nodes[Int(n)]); n = links[Int(n)] }
+        }
+        all.append(contentsOf: far.heap)
+        open.removeAll()
+        far.removeAll()
+        nodes.removeAll(keepingCapacity: true)
+        links.removeAll(keepingCapacity: true)
+        freeNode = EventQueue.none
+        bucketed = 0
+        makeBuckets(buckets)
+        pushesSinceRebuild = 0
+        let earliest = all.min(by: Event.precedes)?.time ?? cursor << shift
+        shift = newShift
+        cursor = earliest >> shift
+        for e in all { place(e) }
     }
 
     /// The first bucket after the cursor that holds events, wrapping around the window.
@@ -217,30 +266,21 @@ public struct EventQueue: Sendable {
     /// - Complexity: O(n log n); amortised over the pushes that trigger it.
     @usableFromInline
     mutating func rebuild(buckets: Int) {
-        var all: [Event] = []
-        all.reserveCapacity(count)
-        all.append(contentsOf: open.heap)
+        var times: [SimTime] = []
+        times.reserveCapacity(count)
+        times.append(contentsOf: open.heap.lazy.map(\.time))
         for b in heads.indices {
             var n = heads[b]
-            while n != EventQueue.none { all.append(nodes[Int(n)]); n = links[Int(n)] }
+            while n != EventQueue.none { times.append(nodes[Int(n)].time); n = links[Int(n)] }
         }
-        all.append(contentsOf: far.heap)
-        all.sort(by: Event.precedes)
-        open.removeAll()
-        far.removeAll()
-        nodes.removeAll(keepingCapacity: true)
-        links.removeAll(keepingCapacity: true)
-        freeNode = EventQueue.none
-        bucketed = 0
-        makeBuckets(buckets)
-        pushesSinceRebuild = 0
-        if let first = all.first {
-            let k = min(all.count - 1, buckets / 2)
-            let spread = all[k].time &- first.time
-            let width = max(1, spread / UInt64(max(k, 1)))
-            shift = UInt64(63 - width.leadingZeroBitCount)   // the power of two at or below
-            cursor = first.time >> shift
+        times.append(contentsOf: far.heap.lazy.map(\.time))
+        times.sort()
+        var newShift = shift
+        if let first = times.first {
+            let k = min(times.count - 1, buckets / 2)
+            let width = max(1, (times[k] &- first) / UInt64(max(k, 1)))
+            newShift = UInt64(63 - width.leadingZeroBitCount)   // the power of two at or below
         }
-        for e in all { place(e) }
+        relayout(shift: newShift, buckets: buckets)
     }
 }
