@@ -25,7 +25,8 @@ enum BenchCommand {
       --quick          1000:60,10000:60 only
       --seed N         seed (default 1)
       --ring-depth N   records kept per device by the checker for failure reports
-                       (default 4 here; `simkit run` and `fuzz` keep 12)
+                       (default 2 here, to fit a million devices in memory;
+                       `simkit run` and `fuzz` keep 12)
       --json FILE      also write the results as JSON (`-` for standard output only)
 
     """
@@ -34,7 +35,7 @@ enum BenchCommand {
         let a = try Arguments(argv, switches: ["quick"], options: ["sizes", "seed", "ring-depth", "json", "child", "devices", "days", "events"])
         if a.has("help") { print(help, terminator: ""); return 0 }
         let seed = try a.uint("seed", default: 1)
-        let ringDepth = Int(try a.uint("ring-depth", default: 4, range: 0...256))
+        let ringDepth = Int(try a.uint("ring-depth", default: 2, range: 0...256))
         if let child = a.string("child") {
             guard let workload = BenchWorkload(rawValue: child) else { throw UsageError("unknown workload '\(child)'") }
             let result = BenchChild.run(workload, devices: try a.uint("devices", default: 10_000, range: 1...1_000_000),
