@@ -48,6 +48,7 @@ enum BenchCommand {
         let sizes = try parseSizes(a.has("quick") ? "1000:60,10000:60" : a.string("sizes") ?? "1000:60,10000:60,100000:60,1000000:30")
         let json = a.string("json")
         var rows: [BenchResult] = []
+        var ratios: [BenchRatios] = []
         if json != "-" { print(header) }
         for (devices, days) in sizes {
             let world = try runChild(.world, devices: devices, days: days, seed: seed, ringDepth: ringDepth, events: 0)
@@ -57,6 +58,9 @@ enum BenchCommand {
                 rows.append(r)
                 if json != "-" { print(line(r)) }
             }
+            ratios.append(BenchRatios(devices: devices, days: days,
+                                      checkerOverhead: checked.eventsPerSecond / world.eventsPerSecond,
+                                      engineEfficiency: checked.eventsPerSecond / queue.eventsPerSecond))
             if json != "-" {
                 print("\(devices) x \(days) d: " + String(format: "checker overhead checked/world %.2f, engine efficiency checked/queue %.2f",
                              checked.eventsPerSecond / world.eventsPerSecond,
@@ -64,7 +68,7 @@ enum BenchCommand {
             }
         }
         if let json {
-            let out = BenchReport(seed: seed, checkerRingDepth: ringDepth, results: rows)
+            let out = BenchReport(seed: seed, checkerRingDepth: ringDepth, results: rows.map(BenchRow.init), ratios: ratios)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             let data = try encoder.encode(out)
@@ -114,5 +118,37 @@ struct BenchReport: Codable {
     var seed: UInt64
     var checkerRingDepth: Int
     var memory = "per workload in its own process: (VmHWM after the run - VmRSS before building) / devices"
-    var results: [BenchResult]
+    var results: [BenchRow]
+    var ratios: [BenchRatios]
+}
+
+/// One workload's result with its derived rates, for `--json`.
+struct BenchRow: Codable {
+    var workload: BenchWorkload
+    var devices: UInt64
+    var days: UInt64
+    var events: UInt64
+    var seconds: Double
+    var eventsPerSecond: Double
+    var deviceDaysPerSecond: Double
+    var bytesPerDevice: Double
+    var rssBaseKiB: UInt64
+    var rssPeakKiB: UInt64
+    var fingerprint: String
+
+    init(_ r: BenchResult) {
+        workload = r.workload; devices = r.devices; days = r.days; events = r.events; seconds = r.seconds
+        eventsPerSecond = r.eventsPerSecond; deviceDaysPerSecond = r.deviceDaysPerSecond
+        bytesPerDevice = r.bytesPerDevice; rssBaseKiB = r.rssBaseKiB; rssPeakKiB = r.rssPeakKiB
+        fingerprint = r.fingerprint
+    }
+}
+
+/// The two ratios of one size: checked/world (the checkers' cost) and checked/queue
+/// (how close the full engine comes to the bare queue).
+struct BenchRatios: Codable {
+    var devices: UInt64
+    var days: UInt64
+    var checkerOverhead: Double
+    var engineEfficiency: Double
 }
