@@ -17,7 +17,13 @@ public struct InvariantChecker: TraceObserver {
     let ringDepth: Int
     var rings = DeviceRings(devices: 0, depth: 0)
     var devices: [DeviceTruth] = []
-    var server: ServerTruth?
+    /// The checkers' server truth; empty until `begin`.
+    var server = ServerTruth()
+    var hasBegun = false
+    /// Copies of the facts read for every request, so the hot path copies no `WorldFacts`.
+    var deviceGenuine: [Bool] = []
+    var deviceApp: [AppID] = []
+    var keyNames: [String] = []
     /// The SDK step being traced (steps never interleave: the engine runs one at a time).
     var step = StepTruth()
     var now: SimTime = 0
@@ -42,6 +48,10 @@ public struct InvariantChecker: TraceObserver {
         self.facts = facts
         devices = Array(repeating: DeviceTruth(), count: facts.deviceCount)
         server = ServerTruth(facts: facts)
+        hasBegun = true
+        deviceGenuine = facts.deviceGenuine
+        deviceApp = facts.deviceApp
+        keyNames = facts.setup.keyNames
         rings = DeviceRings(devices: facts.deviceCount, depth: ringDepth)
         timeoutMs = facts.setup.sdk.requestTimeoutMs
     }
@@ -68,7 +78,7 @@ public struct InvariantChecker: TraceObserver {
             devices[Int(d)].foreground = false
             devices[Int(d)].forgetAwaited()
         case .person(let action, _): person(d, action)
-        case .forgotDevice: server?.records[Int(d)] = .init()
+        case .forgotDevice: if hasBegun { server.records[Int(d)] = .init() }
         case .requestSent(let id, let kind, _, _): requestSent(d, id: id, kind: kind)
         case .store(let op): store(d, op)
         case .state(let s): stateReported(d, s)

@@ -1,34 +1,154 @@
 import Foundation
 import SimKit
 
-/// `simkit bench`: throughput of the engine on this machine.
+/// `simkit bench`: throughput and memory of the engine on this machine.
+///
+/// Each workload runs alone in a child process (this executable again, with the hidden
+/// `--child` option), so its resident memory is measured on its own: VmRSS before the
+/// world is built, VmHWM (the peak) after the run, both from /proc/self/status.
 enum BenchCommand {
     static let help = """
-    usage: simkit bench [--devices N] [--days N] [--seed N]
+    usage: simkit bench [--quick] [--sizes N:D,N:D…] [--seed N] [--ring-depth N] [--json FILE|-]
 
-    Runs the standard workload and prints events/s and simulated device-days/s.
-    Build with -c release for meaningful figures.
+    For each size (devices × days) runs three workloads, each in its own process:
+      queue    the bare event queue, the same number of events in a hold model
+               (the ceiling)
+      world    the full world (reference SDK, server, network, faults) without checkers
+      checked  the full world with every invariant checked
+    and prints events/s, device-days/s, resident bytes per device (peak VmHWM minus
+    VmRSS before building, divided by devices), the checker overhead checked/world and
+    the engine efficiency checked/queue. Build with -c release for meaningful figures;
+    pin with `taskset -c 1 simkit bench` on a shared machine.
 
     options:
-      --devices N   devices (default 10000)
-      --days N      virtual days (default 60)
-      --seed N      seed (default 1)
+      --sizes S        devices:days pairs (default 1000:60,10000:60,100000:60,1000000:30)
+      --quick          1000:60,10000:60 only
+      --seed N         seed (default 1)
+      --ring-depth N   records kept per device by the checker for failure reports
+                       (default 2 here, to fit a million devices in memory;
+                       `simkit run` and `fuzz` keep 12)
+      --json FILE      also write the results as JSON (`-` for standard output only)
 
     """
 
     static func run(_ argv: [String]) throws -> Int32 {
-        let a = try Arguments(argv, switches: [], options: ["devices", "days", "seed"])
+        let a = try Arguments(argv, switches: ["quick"], options: ["sizes", "seed", "ring-depth", "json", "child", "devices", "days", "events"])
         if a.has("help") { print(help, terminator: ""); return 0 }
-        let devices = try a.uint("devices", default: 10_000, range: 1...1_000_000)
-        let days = try a.uint("days", default: 60, range: 1...3_650)
         let seed = try a.uint("seed", default: 1)
-        var world = World<ReferenceSDK, NoObserver>(
-            setup: StandardWorkload.setup(seed: seed, devices: UInt32(devices), days: days, ringDepth: 0), observer: NoObserver())
-        let t0 = monotonicSeconds()
-        world.run()
-        let secs = monotonicSeconds() - t0
-        let eps = Double(world.eventsHandled) / secs
-        print("world without checkers: \(devices) devices x \(days) days: \(world.eventsHandled) events in \(String(format: "%.2f", secs)) s = \(String(format: "%.2f", eps / 1e6)) M events/s, \(String(format: "%.0f", Double(devices * days) / secs)) device-days/s")
+        let ringDepth = Int(try a.uint("ring-depth", default: 2, range: 0...256))
+        if let child = a.string("child") {
+            guard let workload = BenchWorkload(rawValue: child) else { throw UsageError("unknown workload '\(child)'") }
+            let result = BenchChild.run(workload, devices: try a.uint("devices", default: 10_000, range: 1...1_000_000),
+                                        days: try a.uint("days", default: 60, range: 1...3_650), seed: seed,
+                                        ringDepth: ringDepth, events: try a.uint("events", default: 10_000_000))
+            let data = try JSONEncoder().encode(result)
+            print(String(decoding: data, as: UTF8.self))
+            return 0
+        }
+        let sizes = try parseSizes(a.has("quick") ? "1000:60,10000:60" : a.string("sizes") ?? "1000:60,10000:60,100000:60,1000000:30")
+        let json = a.string("json")
+        var rows: [BenchResult] = []
+        var ratios: [BenchRatios] = []
+        if json != "-" { print(header) }
+        for (devices, days) in sizes {
+            let world = try runChild(.world, devices: devices, days: days, seed: seed, ringDepth: ringDepth, events: 0)
+            let queue = try runChild(.queue, devices: devices, days: days, seed: seed, ringDepth: ringDepth, events: world.events)
+            let checked = try runChild(.checked, devices: devices, days: days, seed: seed, ringDepth: ringDepth, events: 0)
+            for r in [queue, world, checked] {
+                rows.append(r)
+                if json != "-" { print(line(r)) }
+            }
+            ratios.append(BenchRatios(devices: devices, days: days,
+                                      checkerOverhead: checked.eventsPerSecond / world.eventsPerSecond,
+                                      engineEfficiency: checked.eventsPerSecond / queue.eventsPerSecond))
+            if json != "-" {
+                print("\(devices) x \(days) d: " + String(format: "checker overhead checked/world %.2f, engine efficiency checked/queue %.2f",
+                             checked.eventsPerSecond / world.eventsPerSecond,
+                             checked.eventsPerSecond / queue.eventsPerSecond))
+            }
+        }
+        if let json {
+            let out = BenchReport(seed: seed, checkerRingDepth: ringDepth, results: rows.map(BenchRow.init), ratios: ratios)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            let data = try encoder.encode(out)
+            if json == "-" { print(String(decoding: data, as: UTF8.self)) } else { try data.write(to: URL(fileURLWithPath: json)) }
+        }
         return 0
     }
+
+    static let header = "workload   devices  days       events       s    M events/s  device-days/s  bytes/device"
+
+    static func line(_ r: BenchResult) -> String {
+        r.workload.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0) + String(format: " %9llu %5llu %12llu %7.2f %12.2f %14.0f %13.0f", r.devices, r.days,
+               r.events, r.seconds, r.eventsPerSecond / 1e6, r.deviceDaysPerSecond, r.bytesPerDevice)
+    }
+
+    static func parseSizes(_ s: String) throws -> [(UInt64, UInt64)] {
+        try s.split(separator: ",").map { pair in
+            let parts = pair.split(separator: ":")
+            guard parts.count == 2, let n = UInt64(parts[0]), let d = UInt64(parts[1]), (1...1_000_000).contains(n), (1...3_650).contains(d) else {
+                throw UsageError("bad size '\(pair)'; expected DEVICES:DAYS, e.g. 10000:60")
+            }
+            return (n, d)
+        }
+    }
+
+    /// Runs one workload in a fresh process of this executable and reads its result.
+    static func runChild(_ w: BenchWorkload, devices: UInt64, days: UInt64, seed: UInt64, ringDepth: Int, events: UInt64) throws -> BenchResult {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        p.arguments = ["bench", "--child", w.rawValue, "--devices", "\(devices)", "--days", "\(days)", "--seed", "\(seed)",
+                       "--ring-depth", "\(ringDepth)", "--events", "\(max(events, 1))"]
+        let pipe = Pipe()
+        p.standardOutput = pipe
+        try p.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        guard p.terminationStatus == 0, let r = try? JSONDecoder().decode(BenchResult.self, from: data) else {
+            throw UsageError("bench child '\(w.rawValue)' failed (status \(p.terminationStatus))")
+        }
+        return r
+    }
+}
+
+/// `simkit bench --json`: every workload's result, with how it was measured.
+struct BenchReport: Codable {
+    var format = "simkit-bench/1"
+    var seed: UInt64
+    var checkerRingDepth: Int
+    var memory = "per workload in its own process: (VmHWM after the run - VmRSS before building) / devices"
+    var results: [BenchRow]
+    var ratios: [BenchRatios]
+}
+
+/// One workload's result with its derived rates, for `--json`.
+struct BenchRow: Codable {
+    var workload: BenchWorkload
+    var devices: UInt64
+    var days: UInt64
+    var events: UInt64
+    var seconds: Double
+    var eventsPerSecond: Double
+    var deviceDaysPerSecond: Double
+    var bytesPerDevice: Double
+    var rssBaseKiB: UInt64
+    var rssPeakKiB: UInt64
+    var fingerprint: String
+
+    init(_ r: BenchResult) {
+        workload = r.workload; devices = r.devices; days = r.days; events = r.events; seconds = r.seconds
+        eventsPerSecond = r.eventsPerSecond; deviceDaysPerSecond = r.deviceDaysPerSecond
+        bytesPerDevice = r.bytesPerDevice; rssBaseKiB = r.rssBaseKiB; rssPeakKiB = r.rssPeakKiB
+        fingerprint = r.fingerprint
+    }
+}
+
+/// The two ratios of one size: checked/world (the checkers' cost) and checked/queue
+/// (how close the full engine comes to the bare queue).
+struct BenchRatios: Codable {
+    var devices: UInt64
+    var days: UInt64
+    var checkerOverhead: Double
+    var engineEfficiency: Double
 }

@@ -27,6 +27,22 @@ private struct ReferenceQueue {
     var nextTime: SimTime? { items.map(\.time).min() }
 }
 
+/// What the sweeps need of a queue: the calendar queue and the heap it overflows into
+/// are checked by the same sweeps.
+protocol SweptQueue {
+    init(capacityLimit: Int, reserving: Int)
+    mutating func push(_ event: Event) -> Bool
+    mutating func pop() -> Event?
+    mutating func removeAll()
+    var count: Int { get }
+    var isEmpty: Bool { get }
+    var nextTime: SimTime? { get }
+    var pushedTotal: UInt64 { get }
+    func checkInvariants() -> String?
+}
+extension EventQueue: SweptQueue {}
+extension EventHeap: SweptQueue {}
+
 /// Seed chunks for the sweep: 10 chunks of 500 sequences = 5,000 random sequences.
 private let sweepChunks = Array(0..<10)
 private let sequencesPerChunk = 500
@@ -48,13 +64,22 @@ private let sequencesPerChunk = 500
     /// popped events (time, seq and payload), `count`, `isEmpty`, `nextTime`,
     /// `pushedTotal`, the heap invariant, and refusal at `capacityLimit`.
     @Test(arguments: sweepChunks)
-    func matchesSortedReference(chunk: Int) throws {
+    func calendarQueueMatchesSortedReference(chunk: Int) throws {
+        try sweep(EventQueue.self, chunk: chunk)
+    }
+
+    @Test(arguments: sweepChunks)
+    func heapMatchesSortedReference(chunk: Int) throws {
+        try sweep(EventHeap.self, chunk: chunk)
+    }
+
+    func sweep<Q: SweptQueue>(_: Q.Type, chunk: Int) throws {
         var refusals = 0, tiedPops = 0, farPops = 0   // coverage of the cases that matter
         for s in 0..<sequencesPerChunk {
             let seed = UInt64(chunk * sequencesPerChunk + s)
             var r = SimRandom(seed: seed)
             let limit = r.chance(1, outOf: 3) ? Int(r.int(in: 1...24)) : 1 << 20
-            var q = EventQueue(capacityLimit: limit, reserving: Int(r.below(8)))
+            var q = Q(capacityLimit: limit, reserving: Int(r.below(8)))
             var ref = ReferenceQueue(capacityLimit: limit)
             var now: SimTime = 0
             var payload: UInt32 = 0
@@ -181,9 +206,70 @@ private let sequencesPerChunk = 500
         var q = EventQueue()
         for t in [1, 2, 3, 4, 5] as [SimTime] { q.push(Event(time: t, target: 0, kind: 0)) }
         #expect(q.checkInvariants() == nil)
-        q.heap[0].time = 100   // corrupt it through the internal storage
+        q.open.heap[0].time = 1 << 40   // corrupt it through the internal storage
         let message = q.checkInvariants()
         #expect(message != nil)
-        #expect(message?.contains("t=100") == true)
+        #expect(message?.contains("t=\(1 << 40)") == true)
+        var h = EventHeap()
+        for t in [1, 2, 3, 4, 5] as [SimTime] { h.push(Event(time: t, target: 0, kind: 0)) }
+        h.heap[0].time = 100
+        #expect(h.checkInvariants()?.contains("t=100") == true)
+    }
+
+    /// Long world-like runs: time only moves forward, delays from 0 ms to the far future,
+    /// many ties, and counts large enough to resize the calendar (thousands of buckets)
+    /// and to slide its window across the far heap. Checked against a sorted array.
+    @Test(arguments: sweepChunks)
+    func calendarQueueMatchesSortedReferenceOverLongRuns(chunk: Int) throws {
+        var rebuiltWide = 0, farPops = 0
+        for s in 0..<200 {
+            let seed = UInt64(1_000_000 + chunk * 200 + s)
+            var r = SimRandom(seed: seed)
+            var q = EventQueue(reserving: Int(r.below(3_000)))
+            var sorted: [Event] = []   // the reference, ascending by (time, seq)
+            var seq: UInt64 = 0
+            var now: SimTime = 0
+            let steps = Int(r.int(in: 100...4_000))
+            let grow = r.int(in: 5...9)
+            let scale = r.int(in: 0...40)
+            for step in 0..<steps {
+                if sorted.isEmpty || r.chance(grow, outOf: 10) {
+                    let delay: SimTime
+                    switch r.below(10) {
+                    case 0, 1: delay = 0
+                    case 2: delay = r.below(3)
+                    case 3, 4, 5: delay = r.below(UInt64(1) << (scale / 2 + 1))
+                    case 6, 7: delay = r.below(UInt64(1) << scale + 1)
+                    case 8: delay = UInt64(1) << scale
+                    default: delay = r.chance(1, outOf: 20) ? UInt64.max - now : r.below(UInt64(1) << 50)
+                    }
+                    let e = Event(time: now > UInt64.max - delay ? .max : now + delay, target: UInt32(step), kind: 1)
+                    let accepted = q.push(e)
+                    #expect(accepted)
+                    var stamped = e
+                    stamped.seq = seq
+                    seq += 1
+                    var lo = sorted.startIndex, hi = sorted.endIndex
+                    while lo < hi { let mid = (lo + hi) / 2; if Event.precedes(sorted[mid], stamped) { lo = mid + 1 } else { hi = mid } }
+                    sorted.insert(stamped, at: lo)
+                } else {
+                    let want = sorted.removeFirst()
+                    let got = q.pop()
+                    try #require(got == want, "seed \(seed) step \(step): popped \(String(describing: got)), expected \(want)")
+                    now = want.time
+                    if now >= UInt64.max / 2 { farPops += 1 }
+                }
+                try #require(q.count == sorted.count && q.nextTime == sorted.first?.time, "seed \(seed) step \(step)")
+                if step % 97 == 0, let broken = q.checkInvariants() { Issue.record("seed \(seed) step \(step): \(broken)"); return }
+            }
+            if q.bucketCount > 256 { rebuiltWide += 1 }
+            while let want = sorted.first {
+                sorted.removeFirst()
+                let got = q.pop()
+                try #require(got == want, "seed \(seed) drain")
+            }
+            try #require(q.isEmpty && q.pop() == nil, "seed \(seed): not empty after drain")
+        }
+        #expect(rebuiltWide > 10 && farPops > 10, "coverage: \(rebuiltWide) runs resized, \(farPops) far pops")
     }
 }

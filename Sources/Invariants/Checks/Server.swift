@@ -3,7 +3,8 @@ import SimKit
 /// The server's answers against the checkers' own reading of S1–S8.
 extension InvariantChecker {
     mutating func dashboard(_ action: DashboardAction) {
-        guard var truth = server else { return }
+        guard hasBegun else { return }
+        var truth = server
         switch action {
         case .disable: hit(.serverDisabledApp)
         case .rollupApp(.revoke, _): hit(.rollupRevoked)
@@ -17,14 +18,16 @@ extension InvariantChecker {
     }
 
     mutating func served(_ d: DeviceIndex, id: UInt32, kind: RequestKind, key: KeyID, credential: Credential, reply: ServerReply, recordAfter: UInt32) {
-        guard var truth = server, let facts else { return }
+        // The truth is read and changed in place: a copy of it (or of the facts) per
+        // request would cost retains, and a copy-on-write of its device records.
+        guard hasBegun else { return }
         guard reply.answer != .serverError else { return }   // injected: the server did nothing (S9)
         devices[Int(d)].lastServedID = id
-        let genuine = facts.deviceGenuine[Int(d)]
-        let attested: AppID? = genuine ? facts.deviceApp[Int(d)] : nil
-        let (expected, cause) = truth.expected(kind: kind, key: key, credential: credential, device: d, attestedApp: attested, now: now)
+        let genuine = deviceGenuine[Int(d)]
+        let attested: AppID? = genuine ? deviceApp[Int(d)] : nil
+        let (expected, cause) = server.expected(kind: kind, key: key, credential: credential, device: d, attestedApp: attested, now: now)
         let actual = reply.answer
-        let keyName = Int(key) < facts.setup.keyNames.count ? facts.setup.keyNames[Int(key)] : "key \(key)"
+        var keyName: String { Int(key) < keyNames.count ? keyNames[Int(key)] : "key \(key)" }
 
         if !genuine, actual == .ok {
             violate(.clonesNeverServed, d, "the server served a \(kind) request from a clone (a non-genuine install sending \(keyName))")
@@ -55,18 +58,17 @@ extension InvariantChecker {
         case .pending where actual == expected: hit(.pendingAnswered)
         default: break
         }
-        if actual == .ok, case .previous = truth.keys[Int(key)] { hit(.oldKeyServedInGrace) }
+        if actual == .ok, case .previous = server.keys[Int(key)] { hit(.oldKeyServedInGrace) }
 
         // Follow what the server did to its device records, so one wrong answer is one violation.
-        if kind == .register, actual == .ok, let app = truth.app(of: key) {
-            truth.records[Int(d)] = .init(owner: app, generation: reply.credential.generation)
+        if kind == .register, actual == .ok, let app = server.app(of: key) {
+            server.records[Int(d)] = .init(owner: app, generation: reply.credential.generation)
         }
         if kind == .reset, actual == .ok, cause == .served {
-            truth.records[Int(d)] = .init(owner: 0, generation: 0, deletedByReset: true)
+            server.records[Int(d)] = .init(owner: 0, generation: 0, deletedByReset: true)
             if recordAfter != 0 {
                 violate(.resetDeletesEverything, d, "the server answered the reset 200 but kept the device's record")
             }
         }
-        server = truth
     }
 }

@@ -4,23 +4,21 @@ import SimKit
 /// wrote (its state and a replica of its disk), and the ground truth the rules are
 /// judged by (whether access is stopped, since when, which requests are awaited).
 struct DeviceTruth {
-    /// The state the SDK last reported, and a replica of its disk from `store` records.
-    var state: SDKState = .unconfigured
+    // Fields are laid out widest first (8-byte, then 4-byte, then 1-byte), so the value
+    // has no padding holes: one is kept per device, a million of them in a big run.
+
+    /// A replica of the SDK's disk, from `store` records.
     var disk = LocalData()
-    var hasProcess = false
-    var foreground = false
-    var photosAllowed = true
-    /// Access is stopped: a fresh lock error came, and no check has succeeded since (D2–D5).
-    var locked = false
     /// The first fresh lock error since access was last granted.
     var lockedSince: SimTime = LocalData.never
-    /// The data was purged in this lock.
-    var purged = false
-    /// The index and models when the lock began (D4).
-    var indexAtLock: UInt32 = 0
-    var modelsAtLock = false
     /// The last fresh verdict on a key check (D1).
     var lastAnswered: SimTime = LocalData.never
+    /// D10: an upload can carry only reports queued before it was sent: the two newest
+    /// uploads awaited, with the queued-ever count when each was sent.
+    var upload0 = (id: UInt32(0), upTo: UInt32(0))
+    var upload1 = (id: UInt32(0), upTo: UInt32(0))
+    /// The index when the lock began (D4).
+    var indexAtLock: UInt32 = 0
     /// Requests awaited: bit i is request `lastSentID - i` of this process (D9).
     var lastSentID: UInt32 = 0
     var awaiting: UInt32 = 0
@@ -29,15 +27,23 @@ struct DeviceTruth {
     var reportInFlight: UInt32 = 0
     /// The last request the server acted on (coverage of S9: acted, answer lost).
     var lastServedID: UInt32 = 0
-    /// A report upload failed and none has succeeded since (coverage).
-    var reportUploadFailed = false
     /// D10: run reports ever queued on this disk, and ever settled (confirmed uploaded by a
-    /// 200, or dropped). An upload can carry only reports queued before it was sent: the
-    /// two newest uploads awaited, with the queued-ever count when each was sent.
+    /// 200, or dropped).
     var reportsQueuedEver: UInt32 = 0
     var reportsSettled: UInt32 = 0
-    var upload0 = (id: UInt32(0), upTo: UInt32(0))
-    var upload1 = (id: UInt32(0), upTo: UInt32(0))
+    /// The state the SDK last reported.
+    var state: SDKState = .unconfigured
+    var hasProcess = false
+    var foreground = false
+    var photosAllowed = true
+    /// Access is stopped: a fresh lock error came, and no check has succeeded since (D2–D5).
+    var locked = false
+    /// The data was purged in this lock.
+    var purged = false
+    /// The models were on the device when the lock began (D4).
+    var modelsAtLock = false
+    /// A report upload failed and none has succeeded since (coverage).
+    var reportUploadFailed = false
 
     /// A new app process: nothing is awaited any more.
     mutating func newProcess(foreground: Bool) {

@@ -22,6 +22,9 @@ struct ServerTruth {
     var accounts: [AccountT]
     var records: [RecordT]
 
+    /// No keys, apps, accounts or devices: the truth before a run begins.
+    init() { keys = []; apps = []; accounts = []; records = [] }
+
     init(facts: WorldFacts) {
         let setup = facts.setup
         keys = Array(repeating: .unissued, count: setup.keyNames.count)

@@ -11,6 +11,7 @@ public struct SimRandom: Sendable {
     @usableFromInline var s0: UInt64, s1: UInt64, s2: UInt64, s3: UInt64
 
     /// A stream from `seed`; the four state words are split-mix64 outputs.
+    @inlinable
     public init(seed: UInt64) {
         self.seed = seed
         var sm = seed
@@ -30,6 +31,7 @@ public struct SimRandom: Sendable {
     }
 
     /// An independent stream for `key`, derived from this stream's seed and the key only.
+    @inlinable
     public func fork(_ key: UInt64) -> SimRandom {
         var sm = seed ^ 0x6A09_E667_F3BC_C909
         _ = SimRandom.splitMix(&sm)
@@ -38,6 +40,7 @@ public struct SimRandom: Sendable {
     }
 
     /// An independent stream for a pair of keys, e.g. (component, device index).
+    @inlinable
     public func fork(_ a: UInt64, _ b: UInt64) -> SimRandom { fork(a).fork(b) }
 
     /// The next 64 random bits (xoshiro256**).

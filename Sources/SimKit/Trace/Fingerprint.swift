@@ -15,6 +15,9 @@ public struct Fingerprint: Sendable, Equatable, CustomStringConvertible {
         value = h &* 0xBF58_476D_1CE4_E5B9 ^ (h >> 32)
     }
 
+    /// Folds one record in: its time, device, and the three words of its encoding.
+    /// - Complexity: O(1).
+    @inlinable
     public mutating func add(_ r: TraceRecord) {
         records &+= 1
         mix(r.time)
@@ -35,6 +38,7 @@ public struct Fingerprint: Sendable, Equatable, CustomStringConvertible {
 public enum TraceEncoding {
     @inlinable static func cred(_ c: Credential) -> UInt64 { UInt64(c.device) << 32 | UInt64(c.generation) }
 
+    @inlinable
     public static func words(_ e: TraceEvent) -> (UInt64, UInt64, UInt64) {
         switch e {
         case .person(let a, let arg): return (1, UInt64(a.rawValue), UInt64(arg))
@@ -64,7 +68,7 @@ public enum TraceEncoding {
         }
     }
 
-    static func storeWords(_ op: StoreOp) -> (UInt64, UInt64) {
+    @usableFromInline static func storeWords(_ op: StoreOp) -> (UInt64, UInt64) {
         switch op {
         case .indexPhotos(let from, let count): return (1, UInt64(from) << 16 | UInt64(count))
         case .deleteIndex: return (2, 0)
@@ -88,7 +92,7 @@ public enum TraceEncoding {
         }
     }
 
-    static func faultWords(_ f: FaultEvent) -> (UInt64, UInt64) {
+    @usableFromInline static func faultWords(_ f: FaultEvent) -> (UInt64, UInt64) {
         switch f {
         case .offline(let until): return (1, until)
         case .offlineEnded: return (2, 0)
@@ -100,7 +104,7 @@ public enum TraceEncoding {
         }
     }
 
-    static func dashboardWords(_ d: DashboardAction) -> (UInt64, UInt64) {
+    @usableFromInline static func dashboardWords(_ d: DashboardAction) -> (UInt64, UInt64) {
         switch d {
         case .rotate(let app, let key, let grace): return (1 | UInt64(app) << 8 | UInt64(key) << 24, grace.map { $0 &+ 1 } ?? 0)
         case .stopOldKey(let app, let key): return (2 | UInt64(app) << 8 | UInt64(key) << 24, 0)

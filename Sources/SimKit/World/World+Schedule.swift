@@ -25,9 +25,11 @@ extension World {
         }
         switch statement.action {
         case .person(let action, let selection, let arg):
+            // fork(a, b) is fork(a).fork(b): the jitter stream is forked once per firing.
+            let jitter = random.fork(Stream.jitter)
             forEachSelected(selection, statement: index, firing: firing) { world, d in
                 if statement.jitterMs > 0 {
-                    var r = world.random.fork(Stream.jitter, UInt64(index) << 40 ^ UInt64(firing) << 24 ^ UInt64(d))
+                    var r = jitter.fork(UInt64(index) << 40 ^ UInt64(firing) << 24 ^ UInt64(d))
                     let at = world.now + r.int(in: 0...statement.jitterMs)
                     world.queue.push(Event(time: at, target: d, kind: EventKind.personAction, arg: UInt32(index)))
                 } else {

@@ -84,14 +84,14 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
     public mutating func run() {
         observer.begin(facts)
         let end = setup.durationMs
-        while let next = queue.nextTime, next <= end {
-            if eventsHandled >= setup.eventBudget { stoppedByBudget = true; break }
-            let event = queue.pop()!
+        let budget = setup.eventBudget
+        while eventsHandled < budget, let event = queue.pop(notAfter: end) {
             assert(event.time >= now, "time went backwards: \(event.time) < \(now)")
             now = event.time
             eventsHandled &+= 1
             handle(event)
         }
+        if eventsHandled >= budget, let next = queue.nextTime, next <= end { stoppedByBudget = true }
         if !stoppedByBudget { now = max(now, end) }
         observer.finish(at: now)
     }
