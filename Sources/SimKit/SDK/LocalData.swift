@@ -7,7 +7,7 @@ public struct LocalData: Sendable, Equatable {
     /// Model downloads saved since the models were last deleted.
     public var modelDownloads: UInt16 = 0
     /// Run reports waiting to be uploaded (D10).
-    public var reportsQueued: UInt16 = 0
+    public var reportsQueued: UInt32 = 0
     public var modelsPresent = false
     public var placeDataPresent = false
     /// Access is stopped (D3): the SDK is locked, `.failed(.accessRevoked)`.
@@ -50,7 +50,7 @@ public struct LocalData: Sendable, Equatable {
         case .deletePlaceData: placeDataPresent = false
         case .setCredential(let c): credential = c
         case .deleteCredential: credential = .none
-        case .queueReport: reportsQueued &+= 1
+        case .queueReport: reportsQueued += 1   // a report needs an event: the event budget bounds it
         case .reportsUploaded(let n): reportsQueued -= min(reportsQueued, n)
         case .dropReports: reportsQueued = 0
         case .lock: locked = true
@@ -74,7 +74,7 @@ public enum StoreOp: Sendable, Equatable {
     case savePlaceData, deletePlaceData
     case setCredential(Credential), deleteCredential
     case queueReport
-    case reportsUploaded(UInt16)
+    case reportsUploaded(UInt32)
     case dropReports
     /// Access stopped (D3).
     case lock

@@ -18,7 +18,7 @@ public struct ReferenceSDK: SDKCore {
     /// `query` and `profile` calls in flight, at most `apiCallsMax`.
     var apiCallsInFlight: UInt8 = 0
     /// Run reports in the upload in flight.
-    var reportsUploading: UInt16 = 0
+    var reportsUploading: UInt32 = 0
     var phase: RunPhase = .none
     var runInBackground = false
     /// Resume indexing once a check in flight unlocks the SDK (D4).
