@@ -87,28 +87,23 @@ public struct Shrinker {
         return s
     }
 
+    /// Drops groups, then apps, then accounts, last first, keeping at least one of each.
     mutating func dropDeclarations(_ best: inout ScenarioFile) -> Bool {
+        let groups = dropEach(\.groups, &best)
+        let apps = dropEach(\.apps, &best)
+        let accounts = dropEach(\.accounts, &best)
+        return groups || apps || accounts
+    }
+
+    /// Tries removing each element of one declaration list, last first.
+    mutating func dropEach<T>(_ list: WritableKeyPath<ScenarioFile, [T]>, _ best: inout ScenarioFile) -> Bool {
         var changed = false
-        var g = best.groups.count - 1
-        while g >= 0, best.groups.count > 1, attempts < maxAttempts {
+        var i = best[keyPath: list].count - 1
+        while i >= 0, best[keyPath: list].count > 1, attempts < maxAttempts {
             var candidate = best
-            candidate.groups.remove(at: g)
+            candidate[keyPath: list].remove(at: i)
             if accept(candidate, into: &best) { changed = true }
-            g -= 1
-        }
-        var a = best.apps.count - 1
-        while a >= 0, best.apps.count > 1, attempts < maxAttempts {
-            var candidate = best
-            candidate.apps.remove(at: a)
-            if accept(candidate, into: &best) { changed = true }
-            a -= 1
-        }
-        var c = best.accounts.count - 1
-        while c >= 0, best.accounts.count > 1, attempts < maxAttempts {
-            var candidate = best
-            candidate.accounts.remove(at: c)
-            if accept(candidate, into: &best) { changed = true }
-            c -= 1
+            i -= 1
         }
         return changed
     }

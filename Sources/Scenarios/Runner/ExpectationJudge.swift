@@ -8,16 +8,6 @@ public struct ExpectationResult: Sendable, Equatable {
     public var passed: Bool
     /// How many devices of the group were in each state, in `DeviceStateName.allCases` order.
     public var counts: [UInt64]
-    /// The SDK state a scenario's state name stands for.
-    static func sdkState(_ name: DeviceStateName) -> SDKState {
-        switch name {
-        case .unconfigured: .unconfigured
-        case .indexing: .indexing
-        case .idle: .idle
-        case .locked: .locked
-        case .purged: .purged
-        }
-    }
 
     /// `expect all photos locked at 11d: 1873 of 2000 are locked (127 idle)`.
     public var message: String
@@ -71,7 +61,7 @@ public struct ExpectationJudge: TraceObserver {
         let range = e.group.map { groupRanges[$0] } ?? 0..<states.count
         var bySDKState = Array(repeating: UInt64(0), count: SDKState.allCases.count)
         for d in range { bySDKState[Int(states[d].rawValue)] += 1 }
-        let counts = DeviceStateName.allCases.map { bySDKState[Int(Self.sdkState($0).rawValue)] }
+        let counts = DeviceStateName.allCases.map { bySDKState[Int($0.sdkState.rawValue)] }
         let wanted = DeviceStateName.allCases.firstIndex(of: e.expectation.state)!
         let size = UInt64(range.count)
         let passed = e.expectation.quantifier.holds(matching: counts[wanted], of: size)
@@ -79,16 +69,6 @@ public struct ExpectationJudge: TraceObserver {
                                          message: Self.message(e, counts: counts, wanted: wanted, size: size)))
     }
 
-    /// The SDK state a scenario's state name stands for.
-    static func sdkState(_ name: DeviceStateName) -> SDKState {
-        switch name {
-        case .unconfigured: .unconfigured
-        case .indexing: .indexing
-        case .idle: .idle
-        case .locked: .locked
-        case .purged: .purged
-        }
-    }
 
     /// `expect all photos locked at 11d: 1873 of 2000 are locked (127 idle)`.
     static func message(_ e: TimedExpectation, counts: [UInt64], wanted: Int, size: UInt64) -> String {
@@ -97,5 +77,18 @@ public struct ExpectationJudge: TraceObserver {
         let others = names.indices.filter { $0 != wanted && counts[$0] > 0 }.map { "\(counts[$0]) \(names[$0].rawValue)" }
         if !others.isEmpty { s += " (" + others.joined(separator: ", ") + ")" }
         return s
+    }
+}
+
+extension DeviceStateName {
+    /// The SDK state this scenario state name stands for.
+    var sdkState: SDKState {
+        switch self {
+        case .unconfigured: .unconfigured
+        case .indexing: .indexing
+        case .idle: .idle
+        case .locked: .locked
+        case .purged: .purged
+        }
     }
 }
