@@ -22,3 +22,22 @@ extension WorldRuleTests {
         #expect(world.server.checkInvariants() == nil)
     }
 }
+
+@Suite("World bounds")
+struct WorldBoundsTests {
+    @Test("a run whose events outgrow the queue's bound stops and says why, instead of losing events")
+    func queueBoundStopsTheRun() {
+        var setup = StandardWorkload.setup(seed: 3, devices: 200, days: 5)
+        setup.queueLimit = 150
+        var world = World<ReferenceSDK, NoObserver>(setup: setup, observer: NoObserver())
+        world.run()
+        #expect(world.stoppedByBudget)
+        #expect(world.stopReason?.contains("more than 150 events were pending") == true, "\(world.stopReason ?? "nil")")
+        #expect(world.now < 5 * Ms.day)
+
+        var roomy = World<ReferenceSDK, NoObserver>(setup: StandardWorkload.setup(seed: 3, devices: 200, days: 5), observer: NoObserver())
+        roomy.run()
+        #expect(!roomy.stoppedByBudget && roomy.stopReason == nil)
+        #expect(roomy.now == 5 * Ms.day)
+    }
+}

@@ -41,6 +41,8 @@ public struct ScenarioOutcome: Sendable {
     public var virtualDurationMs: SimTime = 0
     /// True when the run hit the event budget before its end.
     public var stoppedByBudget = false
+    /// Why the run stopped early, in words.
+    public var stopReason: String?
     /// The world's facts, to name devices in reports.
     public var facts: WorldFacts?
 

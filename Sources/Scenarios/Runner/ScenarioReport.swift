@@ -24,7 +24,7 @@ public enum ScenarioReport {
             for e in o.failedExpectations { s += "  failed \(e.message)\n" }
             for e in o.unjudgedExpectations { s += "  failed \(e)\n" }
             for m in o.missingViolations { s += "  expected violation \(m) did not happen\n" }
-            if o.stoppedByBudget { s += "  note: the run stopped at its event budget\n" }
+            if o.stoppedByBudget { s += "  note: the run stopped early: \(o.stopReason ?? "the event budget was reached")\n" }
             return s
         }
     }

@@ -69,6 +69,7 @@ public struct ScenarioRunner: Sendable {
         outcome.eventsHandled = world.eventsHandled
         outcome.virtualDurationMs = world.now
         outcome.stoppedByBudget = world.stoppedByBudget
+        outcome.stopReason = world.stopReason
         outcome.facts = world.facts
         let failed = !outcome.unexpected.isEmpty || !outcome.missingViolations.isEmpty
             || !outcome.failedExpectations.isEmpty || !outcome.unjudgedExpectations.isEmpty

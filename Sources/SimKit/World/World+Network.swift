@@ -11,14 +11,14 @@ extension World {
         if now < dev.offlineUntil {
             slot.reply = ServerReply(.offline)
             let s = requests.add(slot)
-            queue.push(Event(time: now, target: d, kind: EventKind.responseArrives, arg: s))
+            schedule(Event(time: now, target: d, kind: EventKind.responseArrives, arg: s))
             return
         }
         var r = draw(d)
         let roundTrip = r.int(in: setup.network.latencyMinMs...max(setup.network.latencyMinMs, setup.network.latencyMaxMs))
         if now < faults.timeoutsUntil, r.chance(UInt64(faults.timeoutRateBp), outOf: 10_000) { slot.late = true }
         let s = requests.add(slot)
-        queue.push(Event(time: now + roundTrip / 2, target: d, kind: EventKind.requestArrives, arg: s))
+        schedule(Event(time: now + roundTrip / 2, target: d, kind: EventKind.requestArrives, arg: s))
     }
 
     /// The request reaches the server: an outage or an injected 5xx answers without
@@ -51,7 +51,7 @@ extension World {
             at = max(at, r.int(in: earliest...(slot.sentAt + 2 * timeout)))
         }
         requests[s] = slot
-        queue.push(Event(time: at, target: d, kind: EventKind.responseArrives, arg: s))
+        schedule(Event(time: at, target: d, kind: EventKind.responseArrives, arg: s))
     }
 
     /// The answer reaches the device; a dead process never hears it.

@@ -34,10 +34,10 @@ extension World {
         case .setTimer(let kind, let at, let arg):
             let when = max(at, now)
             if kind == .requestTimeout {
-                queue.push(Event(time: when, target: d, kind: EventKind.timer, arg: arg, sub: kind.rawValue, aux: devices[i].processEpoch))
+                schedule(Event(time: when, target: d, kind: EventKind.timer, arg: arg, sub: kind.rawValue, aux: devices[i].processEpoch))
             } else {
                 let generation = bumpTimer(kind, device: i)
-                queue.push(Event(time: when, target: d, kind: EventKind.timer, arg: arg, sub: kind.rawValue,
+                schedule(Event(time: when, target: d, kind: EventKind.timer, arg: arg, sub: kind.rawValue,
                                  aux: devices[i].processEpoch &+ generation &* 0x100))
             }
         case .cancelTimer(let kind):

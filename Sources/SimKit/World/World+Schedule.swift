@@ -8,7 +8,7 @@ extension World {
             fireStatement(Int(key & (1 << bits - 1)))
         }
         if let next = statementsDue.min {
-            queue.push(Event(time: next >> bits, target: Event.world, kind: EventKind.statement))
+            schedule(Event(time: next >> bits, target: Event.world, kind: EventKind.statement))
         }
     }
 
@@ -31,7 +31,7 @@ extension World {
                 if statement.jitterMs > 0 {
                     var r = jitter.fork(UInt64(index) << 40 ^ UInt64(firing) << 24 ^ UInt64(d))
                     let at = world.now + r.int(in: 0...statement.jitterMs)
-                    world.queue.push(Event(time: at, target: d, kind: EventKind.personAction, arg: UInt32(index)))
+                    world.schedule(Event(time: at, target: d, kind: EventKind.personAction, arg: UInt32(index)))
                 } else {
                     world.personAct(action, device: d, arg: arg)
                 }
@@ -43,28 +43,28 @@ extension World {
                 if world.devices[i].offlineUntil < until {
                     world.devices[i].offlineUntil = until
                     world.trace(d, .fault(.offline(until: until)))
-                    world.queue.push(Event(time: until, target: d, kind: EventKind.offlineEnds))
+                    world.schedule(Event(time: until, target: d, kind: EventKind.offlineEnds))
                 }
             }
         case .serverErrors(let rate, let status, let forMs):
             faults.errorRateBp = rate; faults.errorStatus = status
             faults.errorsUntil = max(faults.errorsUntil, now + forMs)
             trace(Event.world, .fault(.serverErrors(rateBp: rate, status: status, until: faults.errorsUntil)))
-            queue.push(Event(time: faults.errorsUntil, target: Event.world, kind: EventKind.serverFaultEnds, arg: 0))
+            schedule(Event(time: faults.errorsUntil, target: Event.world, kind: EventKind.serverFaultEnds, arg: 0))
         case .serverDown(let forMs):
             faults.downUntil = max(faults.downUntil, now + forMs)
             trace(Event.world, .fault(.serverDown(until: faults.downUntil)))
-            queue.push(Event(time: faults.downUntil, target: Event.world, kind: EventKind.serverFaultEnds, arg: 1))
+            schedule(Event(time: faults.downUntil, target: Event.world, kind: EventKind.serverFaultEnds, arg: 1))
         case .timeouts(let rate, let forMs):
             faults.timeoutRateBp = rate
             faults.timeoutsUntil = max(faults.timeoutsUntil, now + forMs)
             trace(Event.world, .fault(.timeouts(rateBp: rate, until: faults.timeoutsUntil)))
-            queue.push(Event(time: faults.timeoutsUntil, target: Event.world, kind: EventKind.serverFaultEnds, arg: 2))
+            schedule(Event(time: faults.timeoutsUntil, target: Event.world, kind: EventKind.serverFaultEnds, arg: 2))
         case .lostResponses(let rate, let forMs):
             faults.lostRateBp = rate
             faults.lostUntil = max(faults.lostUntil, now + forMs)
             trace(Event.world, .fault(.lostResponses(rateBp: rate, until: faults.lostUntil)))
-            queue.push(Event(time: faults.lostUntil, target: Event.world, kind: EventKind.serverFaultEnds, arg: 3))
+            schedule(Event(time: faults.lostUntil, target: Event.world, kind: EventKind.serverFaultEnds, arg: 3))
         case .dashboard(let action):
             let applied = applyDashboard(action)
             trace(Event.world, .dashboard(action, applied: applied))

@@ -19,7 +19,12 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
     public private(set) var rings: DeviceRings
     /// Events handled so far.
     public private(set) var eventsHandled: UInt64 = 0
+    /// The run stopped before its end: the event budget, or the queue's bound, was reached.
     public private(set) var stoppedByBudget = false
+    /// Why the run stopped early, in words; nil when it ran to its end.
+    public private(set) var stopReason: String?
+    /// An event was refused because the queue was full: the run stops at once.
+    var queueFull = false
 
     let random: SimRandom
     var groupStart: [UInt32]
@@ -43,7 +48,7 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
         random = SimRandom(seed: setup.seed)
         let n = setup.deviceCount
         precondition(n < Int(Event.world), "too many devices")
-        queue = EventQueue(capacityLimit: max(1 << 20, n * 64), reserving: min(n * 4, 1 << 24))
+        queue = EventQueue(capacityLimit: setup.queueLimit ?? max(1 << 20, n * 64), reserving: min(n * 4, 1 << 24))
         var serverSetup = ServerSetup(keyCount: setup.keyNames.count, deviceCount: n)
         for a in setup.accounts { _ = serverSetup.addAccount(approved: a.approved) }
         for a in setup.apps { _ = serverSetup.addApp(account: a.account, key: a.initialKey, approved: !a.pending) }
@@ -75,7 +80,7 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
             statementsDue.push(s.firstAtMs << World.statementBits | UInt64(i))
         }
         if let first = statementsDue.min {
-            queue.push(Event(time: first >> World.statementBits, target: Event.world, kind: EventKind.statement))
+            schedule(Event(time: first >> World.statementBits, target: Event.world, kind: EventKind.statement))
         }
     }
 
@@ -85,15 +90,29 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
         observer.begin(facts)
         let end = setup.durationMs
         let budget = setup.eventBudget
-        while eventsHandled < budget, let event = queue.pop(notAfter: end) {
+        while eventsHandled < budget, !queueFull, let event = queue.pop(notAfter: end) {
             assert(event.time >= now, "time went backwards: \(event.time) < \(now)")
             now = event.time
             eventsHandled &+= 1
             handle(event)
         }
-        if eventsHandled >= budget, let next = queue.nextTime, next <= end { stoppedByBudget = true }
+        if eventsHandled >= budget, let next = queue.nextTime, next <= end {
+            stoppedByBudget = true
+            stopReason = "the event budget of \(budget) events was reached at \(DurationText.clock(now))"
+        }
+        if queueFull {
+            stoppedByBudget = true
+            stopReason = "more than \(queue.capacityLimit) events were pending at \(DurationText.clock(now)); the schedule runs away"
+        }
         if !stoppedByBudget { now = max(now, end) }
         observer.finish(at: now)
+    }
+
+    /// Queues `e`; when the queue's bound refuses it, the run stops (a runaway schedule is
+    /// reported, never silently thinned).
+    @inline(__always)
+    mutating func schedule(_ e: Event) {
+        if !queue.push(e) { queueFull = true }
     }
 
     /// Hands one event to its target.

@@ -20,6 +20,9 @@ public struct WorldSetup: Sendable {
     public var eventBudget: UInt64
     /// Trace records kept per device for failure reports.
     public var ringDepth: Int
+    /// The most events pending at once; nil: 64 per device, at least 2^20. A run that
+    /// needs more stops and says so (`World.stopReason`).
+    public var queueLimit: Int? = nil
 
     public init(seed: UInt64, durationMs: SimTime, keyNames: [String] = [], accounts: [AccountSpec] = [],
                 apps: [AppSpec] = [], groups: [GroupSpec] = [], network: NetworkSpec = .init(),
