@@ -2,7 +2,9 @@ import Foundation
 import SimKit
 
 /// `simkit`: the command line. Exit codes: 0 pass, 1 a failure found, 2 bad input.
-nonisolated(unsafe) let commands: [(name: String, summary: String, run: ([String]) throws -> Int32)] = [
+/// Every command: its name, a line for the usage text, and what runs it.
+enum Commands {
+    static let all: [(name: String, summary: String, run: @Sendable ([String]) throws -> Int32)] = [
     ("fuzz", "property-style runs from seeded random scripts; shrinks failures (the main job)", FuzzCommand.run),
     ("run", "run scenario files and report PASS or FAIL for each", RunCommand.run),
     ("check", "parse and validate scenario files without running them", CheckCommand.run),
@@ -13,7 +15,8 @@ nonisolated(unsafe) let commands: [(name: String, summary: String, run: ([String
     ("merge", "combine the JSON results of fuzz shards into one summary and JUnit file", MergeCommand.run),
     ("bench", "throughput on this machine: events/s, device-days/s, bytes per device", BenchCommand.run),
     ("fingerprint", "run the standard workload and print its trace fingerprint", FingerprintCommand.run),
-]
+    ]
+}
 
 func mainUsage() -> String {
     var s = """
@@ -24,7 +27,7 @@ func mainUsage() -> String {
     commands:
 
     """
-    for c in commands { s += "  " + c.name.padding(toLength: 13, withPad: " ", startingAt: 0) + c.summary + "\n" }
+    for c in Commands.all { s += "  " + c.name.padding(toLength: 13, withPad: " ", startingAt: 0) + c.summary + "\n" }
     s += "\nRun 'simkit <command> --help' for a command's options.\nExit codes: 0 pass, 1 a failure found, 2 bad input.\n"
     return s
 }
@@ -35,8 +38,8 @@ func runMain() -> Int32 {
         print(mainUsage(), terminator: "")
         return argv.isEmpty ? 2 : 0
     }
-    guard let command = commands.first(where: { $0.name == name }) else {
-        let hint = nearest(name, in: commands.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
+    guard let command = Commands.all.first(where: { $0.name == name }) else {
+        let hint = nearest(name, in: Commands.all.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
         FileHandle.standardError.write(Data("simkit: error: unknown command '\(name)'\(hint)\n".utf8))
         return 2
     }
