@@ -119,16 +119,22 @@ public struct EventQueue: Sendable {
         return open.pop()
     }
 
-    /// Removes every pending event, keeping the storage and the sequence count.
-    /// - Complexity: O(n).
-    public mutating func removeAll() {
+    /// Empties every bucket, the open heap and the far heap, keeping capacity, with
+    /// `buckets` empty buckets afterwards.
+    mutating func clearStorage(buckets: Int) {
         open.removeAll()
         far.removeAll()
         nodes.removeAll(keepingCapacity: true)
         links.removeAll(keepingCapacity: true)
         freeNode = EventQueue.none
         bucketed = 0
-        makeBuckets(heads.count)
+        makeBuckets(buckets)
+    }
+
+    /// Removes every pending event, keeping the storage and the sequence count.
+    /// - Complexity: O(n).
+    public mutating func removeAll() {
+        clearStorage(buckets: heads.count)
     }
 
     // MARK: - Buckets
@@ -190,13 +196,7 @@ public struct EventQueue: Sendable {
             while n != EventQueue.none { all.append(nodes[Int(n)]); n = links[Int(n)] }
         }
         all.append(contentsOf: far.heap)
-        open.removeAll()
-        far.removeAll()
-        nodes.removeAll(keepingCapacity: true)
-        links.removeAll(keepingCapacity: true)
-        freeNode = EventQueue.none
-        bucketed = 0
-        makeBuckets(buckets)
+        clearStorage(buckets: buckets)
         pushesSinceRebuild = 0
         let earliest = all.min(by: Event.precedes)?.time ?? cursor << shift
         shift = newShift
