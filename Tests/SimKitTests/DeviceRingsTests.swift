@@ -24,3 +24,19 @@ import Testing
         #expect(rings.last(of: Event.world).isEmpty)
     }
 }
+
+/// Rings are values: a copy keeps its records when the original goes on.
+@Suite struct DeviceRingsValueTests {
+    @Test func aCopyIsIndependent() {
+        var a = DeviceRings(devices: 3, depth: 2)
+        a.push(TraceRecord(time: 1, device: 1, event: .probe(arg: 1)))
+        var b = a
+        b.push(TraceRecord(time: 2, device: 1, event: .probe(arg: 2)))
+        b.push(TraceRecord(time: 3, device: 1, event: .probe(arg: 3)))
+        a.push(TraceRecord(time: 4, device: 2, event: .probe(arg: 4)))
+        #expect(a.last(of: 1).map(\.time) == [1])
+        #expect(b.last(of: 1).map(\.time) == [2, 3])
+        #expect(a.last(of: 2).map(\.time) == [4])
+        #expect(b.last(of: 2).isEmpty)
+    }
+}

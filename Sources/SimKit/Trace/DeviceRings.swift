@@ -1,20 +1,21 @@
-/// The last few trace records of every device, for failure reports: one flat array of
-/// `depth` slots a device, written round-robin, so memory is fixed up front.
+/// The last few trace records of every device, for failure reports: `depth` slots a
+/// device in one flat block, written round-robin, so memory is fixed up front.
 ///
 /// Each device has one 32-bit word: the slot written next (low 16 bits) and how many
 /// slots are filled (high 16 bits), so a push needs no division.
+///
+/// A push is on the hot path of every checked run (once per trace record), so the slots
+/// and cursors share one storage object: one uniqueness check a push instead of one per
+/// array. Copies are still values: a shared storage is copied before it is written.
 public struct DeviceRings: Sendable {
     public let depth: Int
-    @usableFromInline var slots: [TraceRecord]
-    @usableFromInline var cursors: [UInt32]
+    @usableFromInline var storage: RingStorage
 
     /// Rings for `devices` devices, `depth` records each (0 keeps nothing).
     public init(devices: Int, depth: Int) {
         precondition(depth >= 0 && depth <= 256, "ring depth \(depth) is out of 0...256")
         self.depth = depth
-        let placeholder = TraceRecord(time: 0, device: 0, event: .stepEnd)
-        slots = Array(repeating: placeholder, count: depth == 0 ? 0 : devices * depth)
-        cursors = Array(repeating: 0, count: depth == 0 ? 0 : devices)
+        storage = RingStorage(devices: depth == 0 ? 0 : devices, depth: depth)
     }
 
     /// Keeps `record` in its device's ring; world records are not kept.
@@ -22,22 +23,57 @@ public struct DeviceRings: Sendable {
     @inlinable
     public mutating func push(_ record: TraceRecord) {
         let d = Int(record.device)
-        guard d < cursors.count else { return }   // also when depth is 0 (no cursors)
-        let c = cursors[d]
+        guard d < storage.devices else { return }   // also when depth is 0 (no devices)
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        let s = storage
+        let c = s.cursors[d]
         let next = c & 0xFFFF
-        slots[d * depth + Int(next)] = record
+        s.slots[d &* depth &+ Int(next)] = record
         let filled = c >> 16
-        let wrapped: UInt32 = next + 1 == UInt32(depth) ? 0 : next + 1
-        cursors[d] = (filled < UInt32(depth) ? filled + 1 : filled) << 16 | wrapped
+        let wrapped: UInt32 = next &+ 1 == UInt32(truncatingIfNeeded: depth) ? 0 : next &+ 1
+        s.cursors[d] = (filled < UInt32(truncatingIfNeeded: depth) ? filled &+ 1 : filled) << 16 | wrapped
     }
 
     /// The device's kept records, oldest first.
     /// - Complexity: O(depth).
     public func last(of device: DeviceIndex) -> [TraceRecord] {
-        guard Int(device) < cursors.count else { return [] }
+        guard Int(device) < storage.devices else { return [] }
         let d = Int(device)
-        let next = Int(cursors[d] & 0xFFFF), filled = Int(cursors[d] >> 16)
+        let next = Int(storage.cursors[d] & 0xFFFF), filled = Int(storage.cursors[d] >> 16)
         let oldest = filled < depth ? 0 : next
-        return (0..<filled).map { slots[d * depth + (oldest + $0) % depth] }
+        return (0..<filled).map { storage.slots[d * depth + (oldest + $0) % depth] }
+    }
+}
+
+/// The rings' memory: `devices × depth` record slots and `devices` cursors, allocated once.
+/// Only `DeviceRings` writes it, and only when it holds the sole reference.
+@usableFromInline
+final class RingStorage: @unchecked Sendable {
+    @usableFromInline let devices: Int
+    @usableFromInline let depth: Int
+    @usableFromInline let slots: UnsafeMutablePointer<TraceRecord>
+    @usableFromInline let cursors: UnsafeMutablePointer<UInt32>
+
+    init(devices: Int, depth: Int) {
+        self.devices = devices
+        self.depth = depth
+        slots = .allocate(capacity: devices * depth)
+        slots.initialize(repeating: TraceRecord(time: 0, device: 0, event: .stepEnd), count: devices * depth)
+        cursors = .allocate(capacity: devices)
+        cursors.initialize(repeating: 0, count: devices)
+    }
+
+    /// A copy that shares nothing with this one.
+    @usableFromInline
+    func copy() -> RingStorage {
+        let c = RingStorage(devices: devices, depth: depth)
+        c.slots.update(from: slots, count: devices * depth)
+        c.cursors.update(from: cursors, count: devices)
+        return c
+    }
+
+    deinit {
+        slots.deallocate()
+        cursors.deallocate()
     }
 }

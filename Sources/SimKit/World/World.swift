@@ -138,7 +138,7 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
     mutating func trace(_ device: DeviceIndex, _ event: TraceEvent) {
         let r = TraceRecord(time: now, device: device, event: event)
         fingerprint.add(r)
-        rings.push(r)
+        if rings.depth > 0 { rings.push(r) }
         observer.observe(r)
     }
 
