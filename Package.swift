@@ -18,7 +18,9 @@ let package = Package(
         .executable(name: "simkit", targets: ["simkit"]),
     ],
     targets: [
-        .target(name: "SimKit", swiftSettings: optimise),
+        /// One C function: a cache prefetch hint, which Swift cannot spell (see World.run).
+        .target(name: "SimKitPrefetch"),
+        .target(name: "SimKit", dependencies: ["SimKitPrefetch"], swiftSettings: optimise),
         .target(name: "Invariants", dependencies: ["SimKit"], swiftSettings: optimise),
         .target(name: "Scenarios", dependencies: ["SimKit", "Invariants"], swiftSettings: optimise),
         .executableTarget(name: "simkit", dependencies: ["SimKit", "Invariants", "Scenarios"], swiftSettings: optimise),

@@ -33,6 +33,10 @@ extension ServerModel {
 
     /// The live record of `device`, or nil when the server has none.
     /// - Complexity: O(1).
+    /// A hint: a request of `device` is coming (see `Prefetch`).
+    @inlinable
+    public func prefetch(device: DeviceIndex) { Prefetch.element(of: devices, at: Int(device)) }
+
     public func deviceRecord(_ device: DeviceIndex) -> DeviceRecord? {
         let slot = devices[checkedDevice(device)]
         return slot.isLive ? DeviceRecord(owner: slot.owner, generation: slot.generation) : nil

@@ -34,6 +34,15 @@ public struct DeviceRings: Sendable {
         s.cursors[d] = (filled < UInt32(truncatingIfNeeded: depth) ? filled &+ 1 : filled) << 16 | wrapped
     }
 
+    /// A hint: `device` is about to get a record (see `Prefetch`).
+    @inlinable
+    public func prefetch(device: DeviceIndex) {
+        let d = Int(device)
+        guard d < storage.devices else { return }
+        Prefetch.line(UnsafeRawPointer(storage.cursors + d))
+        Prefetch.line(UnsafeRawPointer(storage.slots + d &* depth))
+    }
+
     /// The device's kept records, oldest first.
     /// - Complexity: O(depth).
     public func last(of device: DeviceIndex) -> [TraceRecord] {
@@ -48,7 +57,7 @@ public struct DeviceRings: Sendable {
 /// The rings' memory: `devices × depth` record slots and `devices` cursors, allocated once.
 /// Only `DeviceRings` writes it, and only when it holds the sole reference.
 @usableFromInline
-final class RingStorage: @unchecked Sendable {
+final class RingStorage: @unchecked Sendable {   // determinism: written only through DeviceRings after a uniqueness check (copy on write), like Array
     @usableFromInline let devices: Int
     @usableFromInline let depth: Int
     @usableFromInline let slots: UnsafeMutablePointer<TraceRecord>

@@ -8,11 +8,15 @@ public protocol TraceObserver {
     mutating func observe(_ record: TraceRecord)
     /// Called once when the run stops at `time` (its end, or the event budget).
     mutating func finish(at time: SimTime)
+    /// A hint: records of `device` are coming soon, start loading its state into cache
+    /// (see `Prefetch`). Must not change anything observable.
+    func prefetch(device: DeviceIndex)
 }
 
 extension TraceObserver {
     public mutating func begin(_ facts: WorldFacts) {}
     public mutating func finish(at time: SimTime) {}
+    @inlinable public func prefetch(device: DeviceIndex) {}
 }
 
 /// An observer that does nothing, for runs that need only the fingerprint.
@@ -29,6 +33,7 @@ public struct ObserverPair<A: TraceObserver, B: TraceObserver>: TraceObserver {
     public mutating func begin(_ facts: WorldFacts) { first.begin(facts); second.begin(facts) }
     @inlinable public mutating func observe(_ record: TraceRecord) { first.observe(record); second.observe(record) }
     public mutating func finish(at time: SimTime) { first.finish(at: time); second.finish(at: time) }
+    @inlinable public func prefetch(device: DeviceIndex) { first.prefetch(device: device); second.prefetch(device: device) }
 }
 
 /// An observer that keeps every record in memory: for tests and short runs only.

@@ -1,0 +1,10 @@
+import SimKit
+
+extension InvariantChecker {
+    /// A hint from the engine: `device`'s records come next; starts loading its truth and
+    /// its ring into cache. Changes nothing.
+    public func prefetch(device: DeviceIndex) {
+        Prefetch.element(of: devices, at: Int(device))
+        rings.prefetch(device: device)
+    }
+}
