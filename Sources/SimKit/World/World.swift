@@ -37,6 +37,9 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
     var statementsDue = KeyHeap()
     var requests = RequestPool()
     var faults = ServerFaults()
+    /// Whether `run` prefetches the next event's state: only for worlds too big for the
+    /// cache, where it pays for its instructions.
+    let prefetching: Bool
     /// A reusable buffer for the SDK's effects: no allocation per event once warm.
     var effects: [Effect] = []
 
@@ -47,6 +50,7 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
         self.observer = observer
         random = SimRandom(seed: setup.seed)
         let n = setup.deviceCount
+        prefetching = n >= World.prefetchFromDevices
         precondition(n < Int(Event.world), "too many devices")
         queue = EventQueue(capacityLimit: setup.queueLimit ?? max(1 << 20, n * 64), reserving: min(n * 4, 1 << 24))
         var serverSetup = ServerSetup(keyCount: setup.keyNames.count, deviceCount: n)
@@ -94,7 +98,7 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
             assert(event.time >= now, "time went backwards: \(event.time) < \(now)")
             now = event.time
             eventsHandled &+= 1
-            if let next = queue.open.first { prefetch(next) }
+            if prefetching, let next = queue.open.first { prefetch(next) }
             handle(event)
         }
         if eventsHandled >= budget, let next = queue.nextTime, next <= end {
@@ -130,6 +134,9 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
         default: preconditionFailure("unknown event kind \(e.kind)")
         }
     }
+
+    /// Worlds of at least this many devices prefetch (their state outgrows a core's L2).
+    static var prefetchFromDevices: Int { 1 << 15 }
 
     /// A hint: `e` runs next, start loading what it touches (its device's state, its
     /// request slot) while this one runs; at a million devices each is otherwise a miss.
