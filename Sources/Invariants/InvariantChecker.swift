@@ -26,6 +26,7 @@ public struct InvariantChecker: TraceObserver {
     var keyNames: [String] = []
     /// The SDK step being traced (steps never interleave: the engine runs one at a time).
     var step = StepTruth()
+    /// The time of the record being checked.
     var now: SimTime = 0
     var timeoutMs: SimTime = 30 * Ms.second
 
@@ -58,7 +59,7 @@ public struct InvariantChecker: TraceObserver {
 
     public mutating func observe(_ r: TraceRecord) {
         now = r.time
-        rings.push(r)
+        if ringDepth > 0 { rings.push(r) }   // with no rings kept, not even the call
         let d = r.device
         if d == Event.world {
             if case .dashboard(let action, _) = r.event { dashboard(action) }
@@ -72,14 +73,11 @@ public struct InvariantChecker: TraceObserver {
         case .stepEnd: endStep(d)
         case .served(let id, let kind, let key, let credential, let reply, let recordAfter):
             served(d, id: id, kind: kind, key: key, credential: credential, reply: reply, recordAfter: recordAfter)
-        case .processStarted(let bg): devices[Int(d)].newProcess(foreground: !bg)
-        case .processKilled:
-            devices[Int(d)].hasProcess = false
-            devices[Int(d)].foreground = false
-            devices[Int(d)].forgetAwaited()
+        case .processStarted: devices[Int(d)].newProcess()
+        case .processKilled: devices[Int(d)].forgetAwaited()
         case .person(let action, _): person(d, action)
         case .forgotDevice: if hasBegun { server.records[Int(d)] = .init() }
-        case .requestSent(let id, let kind, _, _): requestSent(d, id: id, kind: kind)
+        case .requestSent(let id, let kind, let key, let credential): requestSent(d, id: id, kind: kind, key: key, credential: credential)
         case .store(let op): store(d, op)
         case .state(let s): stateReported(d, s)
         case .callResult(let call, let outcome): callResult(d, call, outcome)

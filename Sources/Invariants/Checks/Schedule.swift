@@ -2,6 +2,7 @@ import SimKit
 
 /// When the key must be checked (D1), and answers that must change nothing (D9).
 extension InvariantChecker {
+    @inline(__always)
     mutating func checkSchedule(_ d: DeviceIndex) {
         let checked = step.sentCheck || step.checkInFlightBefore
         switch step.input {
@@ -27,9 +28,10 @@ extension InvariantChecker {
         }
     }
 
+    @inline(__always)
     mutating func checkStale(_ d: DeviceIndex) {
         guard step.isStale, case .response(let kind, let answer, _) = step.input else { return }
         if step.effects == 0 { hit(.staleResponseIgnored); return }
-        violate(.staleResponsesIgnored, d, "acted on a stale \(answer) answer to its \(kind) request (after its timeout, a reset or a purge): it \(step.firstStaleEffect ?? "changed something")")
+        violate(.staleResponsesIgnored, d, "acted on a stale \(answer) answer to its \(kind) request (after its timeout, a reset or a purge): it \(step.firstStaleEffect.map(StepTruth.describe) ?? "changed something")")
     }
 }
