@@ -16,6 +16,10 @@ import Testing
         #expect(_isPOD(StepTruth.self))
     }
 
+    @Test("the checker's reading of access revoked is SDKState.isAccessRevoked") func revokedMatchesTheSDK() {
+        for state in SDKState.allCases { #expect(InvariantChecker.revoked(state) == state.isAccessRevoked) }
+    }
+
     /// Every kind of write, in a long random order, applied to the SDK's disk and to the
     /// checker's replica: after each, the replica reads what the disk holds.
     @Test("the disk replica follows LocalData.apply for every field a rule reads") func diskReplicaFollowsTheDisk() {

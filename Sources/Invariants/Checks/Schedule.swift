@@ -2,6 +2,7 @@ import SimKit
 
 /// When the key must be checked (D1), and answers that must change nothing (D9).
 extension InvariantChecker {
+    /// D1, judged at the end of each step. Inlined into `endStep`.
     @inline(__always)
     mutating func checkSchedule(_ d: DeviceIndex) {
         let checked = step.sentCheck || step.checkInFlightBefore
@@ -28,6 +29,7 @@ extension InvariantChecker {
         }
     }
 
+    /// D9: a stale answer must change nothing. Inlined into `endStep`.
     @inline(__always)
     mutating func checkStale(_ d: DeviceIndex) {
         guard step.isStale, case .response(let kind, let answer, _) = step.input else { return }

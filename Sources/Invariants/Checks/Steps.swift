@@ -9,6 +9,20 @@ import SimKit
 /// call such as `devices[i].reset()`: each write into the array first checks that its
 /// storage is not shared, and writing a whole copy back costs more than the fields changed.
 extension InvariantChecker {
+    // One-line handlers, kept out of line so that `dispatch` only jumps (see there).
+
+    /// A new app process: nothing is awaited any more, request ids start again.
+    @inline(never) mutating func processStarted(_ d: DeviceIndex) { devices[Int(d)].newProcess() }
+
+    /// The app process died: what it awaited can no longer reach it.
+    @inline(never) mutating func processKilled(_ d: DeviceIndex) { devices[Int(d)].forgetAwaited() }
+
+    /// An indexing run ended: an effect of the current step.
+    @inline(never) mutating func runEnded() {
+        step.runEnded = true
+        step.effects += 1
+    }
+
     /// A lifecycle input or a timer starts a step.
     mutating func beginStep(_ d: DeviceIndex, _ input: StepTruth.Input) {
         let i = Int(d)
@@ -84,10 +98,13 @@ extension InvariantChecker {
     }
 
     /// The step is over: judge it by every rule, with the device truth as it now stands.
+    /// `checkData`, `checkSchedule` and `checkStale` are inlined here, so a step that
+    /// breaks nothing costs a few tests; the compiler inlines only so much into one
+    /// function, so `checkLocking` stays a call, made only for a step that can break it.
     mutating func endStep(_ d: DeviceIndex) {
         guard step.device == d else { return }
         let dev = devices[Int(d)]
-        checkLocking(d, dev)
+        if mayBreakLocking(dev) { checkLocking(d, dev) }
         checkData(d, dev)
         checkSchedule(d)
         checkStale(d)

@@ -83,7 +83,7 @@ extension InvariantChecker {
     }
 
     /// Judged at the end of each step: D4 (unlock resumes), D5 (purge when due), D7, D8, D10.
-    /// `dev` is the device's truth at the end of the step.
+    /// `dev` is the device's truth at the end of the step. Inlined into `endStep`.
     @inline(__always)
     mutating func checkData(_ d: DeviceIndex, _ dev: DeviceTruth) {
         if step.mustUnlock, !step.unlockFromPurge, dev.photosAllowed {

@@ -89,12 +89,14 @@ struct DeviceTruth {
 
     /// An answer to request `id` arrives: whether it was awaited, and for an upload how far
     /// into the queue it could carry (if known). Neither is awaited any more.
+    @inline(__always)
     mutating func answerArrives(_ id: UInt32, _ kind: RequestKind) -> (awaited: Bool, carried: UInt32?) {
         let awaited = take(id)
         return (awaited, kind == .runReport ? takeUpload(id) : nil)
     }
 
     /// How far into the queue the awaited upload `id` could carry, if it is known; forgets it.
+    @inline(__always)
     mutating func takeUpload(_ id: UInt32) -> UInt32? {
         if upload0.id == id, id != 0 { defer { upload0 = (0, 0) }; return upload0.upTo }
         if upload1.id == id, id != 0 { defer { upload1 = (0, 0) }; return upload1.upTo }
@@ -102,6 +104,7 @@ struct DeviceTruth {
     }
 
     /// Whether request `id` is awaited; it no longer is afterwards.
+    @inline(__always)
     mutating func take(_ id: UInt32) -> Bool {
         if checkInFlight == id { checkInFlight = 0 }
         if reportInFlight == id { reportInFlight = 0 }

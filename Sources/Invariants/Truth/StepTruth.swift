@@ -13,14 +13,24 @@ struct StepTruth {
         case timer(TimerKind)
     }
 
-    var device: DeviceIndex = .max
-    var input: Input = .none
+    // What the step is, and the truth just before it: fixed when the step starts.
+    let device: DeviceIndex
+    let input: Input
+    /// `input` is a launch (in the foreground or background) or the app becoming active.
+    let isActivation: Bool
+    /// `input` is `reset()`.
+    let isReset: Bool
+    /// `input` is an answer that came after its timeout, a reset or a purge (D9).
+    let isStale: Bool
+    /// The SDK reported access revoked, or its disk was locked.
+    let revokedBefore: Bool
+    let diskBefore: DiskTruth
+    let lockedBefore: Bool
+    let lastAnsweredBefore: SimTime
+    let checkInFlightBefore: Bool
+
+    // What the step did, from its records.
     var effects = 0
-    var stateBefore: SDKState = .unconfigured
-    var diskBefore = DiskTruth()
-    var lockedBefore = false
-    var lastAnsweredBefore: SimTime = LocalData.never
-    var checkInFlightBefore = false
     var sentCheck = false
     var sentReset = false
     var sentReport = false
@@ -44,29 +54,38 @@ struct StepTruth {
     var firstStaleEffect: TraceEvent?
 
     /// No step: between a `stepEnd` and the next step's first record.
-    init() {}
+    init() {
+        device = .max
+        input = .none
+        isActivation = false
+        isReset = false
+        isStale = false
+        revokedBefore = false
+        diskBefore = DiskTruth()
+        lockedBefore = false
+        lastAnsweredBefore = LocalData.never
+        checkInFlightBefore = false
+    }
 
     /// A step of `input` on device `d`, with what the truth said just before it.
     @inline(__always)
     init(device d: DeviceIndex, input: Input, before dev: DeviceTruth) {
         device = d
         self.input = input
-        stateBefore = dev.state
+        isActivation = switch input {
+        case .lifecycle(.launch), .lifecycle(.launchInBackground), .lifecycle(.becameActive): true
+        default: false
+        }
+        isReset = if case .lifecycle(.reset) = input { true } else { false }
+        isStale = if case .response(_, _, fresh: false) = input { true } else { false }
+        revokedBefore = InvariantChecker.revoked(dev.state) || dev.disk.locked
         diskBefore = dev.disk
         lockedBefore = dev.locked
         lastAnsweredBefore = dev.lastAnswered
         checkInFlightBefore = dev.checkInFlight != 0
     }
 
-    var isActivation: Bool {
-        switch input {
-        case .lifecycle(.launch), .lifecycle(.launchInBackground), .lifecycle(.becameActive): true
-        default: false
-        }
-    }
-    var isReset: Bool { if case .lifecycle(.reset) = input { return true }; return false }
     func isResponse(to kind: RequestKind) -> Bool { if case .response(kind, _, _) = input { return true }; return false }
-    var isStale: Bool { if case .response(_, _, let fresh) = input { return !fresh }; return false }
 
     /// A step's effect in words, for the report of a stale step that acted (D9).
     static func describe(_ effect: TraceEvent) -> String {
