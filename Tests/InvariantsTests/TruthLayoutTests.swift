@@ -6,10 +6,11 @@ import Testing
 /// `StepTruth` for every step, so both must stay small and free of references; its disk
 /// replica must follow the SDK's disk exactly, for every field a rule reads.
 @Suite struct TruthLayoutTests {
-    @Test("a device's truth takes 88 bytes and holds no references") func deviceTruthIsSmall() {
+    @Test("a device's truth takes 88 bytes and its server record 8, with no references") func deviceTruthIsSmall() {
         #expect(MemoryLayout<DeviceTruth>.stride <= 88)
         #expect(MemoryLayout<DiskTruth>.size <= 17)
         #expect(_isPOD(DeviceTruth.self))
+        #expect(MemoryLayout<ServerTruth.RecordT>.stride <= 8)
     }
 
     @Test("a step's truth holds no references, so starting a step copies no counted value") func stepTruthIsTrivial() {

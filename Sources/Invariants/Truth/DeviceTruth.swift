@@ -7,8 +7,9 @@ import SimKit
 /// One is kept per device, a million of them in a big run, so every field is as narrow
 /// as what it holds and the fields are laid out widest first with no padding holes:
 /// 88 bytes (a test keeps it there). It holds no references, so copying it is a plain
-/// copy of bytes: the checker takes a device's truth out once per record and writes it
-/// back once, instead of a copy-on-write check per field written.
+/// copy of bytes. A record changes it through one mutating method where it can (such as
+/// `answerArrives`, `lock`, `follow`): each write into the checker's array of them first
+/// checks that the array's storage is not shared.
 struct DeviceTruth {
     /// The first fresh lock error since access was last granted.
     var lockedSince: SimTime = LocalData.never
@@ -70,6 +71,7 @@ struct DeviceTruth {
         lastAnswered = LocalData.never
     }
 
+    @inline(__always)
     mutating func sent(_ id: UInt32, _ kind: RequestKind) {
         if id > lastSentID {
             let shift = id - lastSentID
