@@ -6,19 +6,23 @@ extension InvariantChecker {
     @inline(__always)
     mutating func checkSchedule(_ d: DeviceIndex) {
         let checked = step.sentCheck || step.checkInFlightBefore
-        switch step.input {
-        case .lifecycle(.launch), .lifecycle(.launchInBackground):
-            if !checked { violate(.keyCheckSchedule, d, "launched and called configure without checking its key") }
-        // A background task that fires while a run is going starts no run, so it needs no
-        // check of its own; every run that starts is judged below (D1).
-        case .lifecycle(.becameActive):
-            let last = step.lastAnsweredBefore
-            let due = last == LocalData.never || now - last > InvariantChecker.checkIntervalMs
-            if !step.lockedBefore, due, !checked {
-                let since = last == LocalData.never ? "no answered check ever" : "the last answered check \(DurationText.format(now - last)) ago"
-                violate(.keyCheckSchedule, d, "became active with \(since) and did not check its key")
+        // A launch or activation (`isActivation`, decided when the step began: most steps
+        // are neither, and skip the switch).
+        if step.isActivation {
+            switch step.input {
+            case .lifecycle(.launch), .lifecycle(.launchInBackground):
+                if !checked { violate(.keyCheckSchedule, d, "launched and called configure without checking its key") }
+            // A background task that fires while a run is going starts no run, so it needs no
+            // check of its own; every run that starts is judged below (D1).
+            case .lifecycle(.becameActive):
+                let last = step.lastAnsweredBefore
+                let due = last == LocalData.never || now - last > InvariantChecker.checkIntervalMs
+                if !step.lockedBefore, due, !checked {
+                    let since = last == LocalData.never ? "no answered check ever" : "the last answered check \(DurationText.format(now - last)) ago"
+                    violate(.keyCheckSchedule, d, "became active with \(since) and did not check its key")
+                }
+            default: break
             }
-        default: break
         }
         if step.runStarted, !checked {
             var resumedByCheck = false
