@@ -26,6 +26,7 @@ public struct InvariantChecker: TraceObserver {
     var keyNames: [String] = []
     /// The SDK step being traced (steps never interleave: the engine runs one at a time).
     var step = StepTruth()
+    /// The time of the record being checked.
     var now: SimTime = 0
     var timeoutMs: SimTime = 30 * Ms.second
 
@@ -56,35 +57,59 @@ public struct InvariantChecker: TraceObserver {
         timeoutMs = facts.setup.sdk.requestTimeoutMs
     }
 
+    /// Checks one record: notes its time, keeps it in its device's ring, and hands it to
+    /// its handler in `Checks/`.
     public mutating func observe(_ r: TraceRecord) {
         now = r.time
-        rings.push(r)
+        if ringDepth > 0 { rings.push(r) }   // with no rings kept, not even the call
+        dispatch(r)
+    }
+
+    /// Hands a record to its handler. Every record of a run comes through here, so it is
+    /// kept to a jump: each case ends in a call of its handler, which the compiler turns
+    /// into a plain jump, and nothing here needs a stack frame. For that:
+    /// - the `switch` only picks the case, and each case reads its own fields from the
+    ///   record (`if case`): binding them in the `switch` made the compiler gather the
+    ///   payload bytes of every case before dispatching, some 40 instructions a record;
+    /// - it is a function of its own, not inlined into `observe` (whose call to the rings
+    ///   needs a frame), and even the one-line handlers are functions (`@inline(never)`);
+    /// - `served` takes the whole record: its fields are more than fit in registers.
+    @inline(never)
+    mutating func dispatch(_ r: TraceRecord) {
         let d = r.device
         if d == Event.world {
             if case .dashboard(let action, _) = r.event { dashboard(action) }
             return
         }
         switch r.event {
-        case .input(let input): beginStep(d, .lifecycle(input))
-        case .delivered(let id, let kind, let answer, let viaTimer, let sentAt):
-            delivered(d, id: id, kind: kind, answer: answer, viaTimer: viaTimer, sentAt: sentAt)
-        case .timerFired(let kind, _): beginStep(d, .timer(kind))
+        case .input:
+            if case .input(let input) = r.event { beginStep(d, .lifecycle(input)) }
+        case .delivered:
+            if case .delivered(let id, let kind, let answer, let viaTimer, let sentAt) = r.event {
+                delivered(d, id: id, kind: kind, answer: answer, viaTimer: viaTimer, sentAt: sentAt)
+            }
+        case .timerFired:
+            if case .timerFired(let kind, _) = r.event { beginStep(d, .timer(kind)) }
         case .stepEnd: endStep(d)
-        case .served(let id, let kind, let key, let credential, let reply, let recordAfter):
-            served(d, id: id, kind: kind, key: key, credential: credential, reply: reply, recordAfter: recordAfter)
-        case .processStarted(let bg): devices[Int(d)].newProcess(foreground: !bg)
-        case .processKilled:
-            devices[Int(d)].hasProcess = false
-            devices[Int(d)].foreground = false
-            devices[Int(d)].forgetAwaited()
-        case .person(let action, _): person(d, action)
-        case .forgotDevice: if hasBegun { server.records[Int(d)] = .init() }
-        case .requestSent(let id, let kind, _, _): requestSent(d, id: id, kind: kind)
-        case .store(let op): store(d, op)
-        case .state(let s): stateReported(d, s)
-        case .callResult(let call, let outcome): callResult(d, call, outcome)
-        case .runStarted(let bg): runStarted(d, background: bg)
-        case .runEnded: step.runEnded = true; step.effects += 1
+        case .served: served(d, r)
+        case .processStarted: processStarted(d)
+        case .processKilled: processKilled(d)
+        case .person:
+            if case .person(let action, _) = r.event { person(d, action) }
+        case .forgotDevice: forgotDevice(d)
+        case .requestSent:
+            if case .requestSent(let id, let kind, let key, let credential) = r.event {
+                requestSent(d, id: id, kind: kind, key: key, credential: credential)
+            }
+        case .store:
+            if case .store(let op) = r.event { store(d, op) }
+        case .state:
+            if case .state(let s) = r.event { stateReported(d, s) }
+        case .callResult:
+            if case .callResult(let call, let outcome) = r.event { callResult(d, call, outcome) }
+        case .runStarted:
+            if case .runStarted(let bg) = r.event { runStarted(d, background: bg) }
+        case .runEnded: runEnded()
         case .droppedForDeadProcess, .backgroundRunSkipped, .fault, .dashboard, .probe: break
         }
     }

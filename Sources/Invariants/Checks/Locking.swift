@@ -2,11 +2,19 @@ import SimKit
 
 /// Locking and unlocking, judged at the end of each step (D2, D3, D4, D6).
 extension InvariantChecker {
-    mutating func checkLocking(_ d: DeviceIndex) {
-        let i = Int(d)
-        let dev = devices[i]
-        let revokedBefore = step.stateBefore.isAccessRevoked || step.diskBefore.locked
-        let revokedNow = dev.state.isAccessRevoked || dev.disk.locked
+    /// Whether the step can break a rule of `checkLocking` at all: every rule there needs
+    /// one of these, so most steps (of devices never locked) skip the call. Keep the two
+    /// in step when a rule is added.
+    @inline(__always)
+    func mayBreakLocking(_ dev: DeviceTruth) -> Bool {
+        step.lockedBefore || dev.locked || step.freshLockError || step.mustUnlock
+            || step.revokedBefore != (InvariantChecker.revoked(dev.state) || dev.disk.locked)
+    }
+
+    /// `dev` is the device's truth at the end of the step.
+    mutating func checkLocking(_ d: DeviceIndex, _ dev: DeviceTruth) {
+        let revokedBefore = step.revokedBefore
+        let revokedNow = InvariantChecker.revoked(dev.state) || dev.disk.locked
 
         // D6: only a fresh lock error may lock.
         if !revokedBefore, revokedNow, !step.freshLockError, !step.isReset {
@@ -14,7 +22,7 @@ extension InvariantChecker {
         }
         // D2, D3: a fresh lock error locks at once, with lockedSince at the first one.
         if step.freshLockError, case .response(let kind, let answer, _) = step.input {
-            if !(dev.state.isAccessRevoked && dev.disk.locked) {
+            if !(InvariantChecker.revoked(dev.state) && dev.disk.locked) {
                 violate(.lockOnRevocation, d, "got \(answer) to its \(kind) request but did not lock (it reports \(dev.state))")
             } else if dev.disk.lockedSince != dev.lockedSince {
                 violate(.lockOnRevocation, d, "lockedSince is \(clock(dev.disk.lockedSince)) but access stopped at \(clock(dev.lockedSince)), the first lock error since access was last granted")
@@ -38,6 +46,17 @@ extension InvariantChecker {
         }
         if step.mustUnlock, revokedNow {
             violate(.lockedChecksOnActivation, d, "a key check succeeded while it was locked, but it stayed locked")
+        }
+    }
+
+    /// Whether the SDK reports `.failed(.accessRevoked)`: locked, with or without its data.
+    /// It is `SDKState.isAccessRevoked` (a test holds them equal) written as a `switch`,
+    /// which the optimiser inlines; the property calls the enum's derived `==`.
+    @inline(__always)
+    static func revoked(_ state: SDKState) -> Bool {
+        switch state {
+        case .locked, .purged: true
+        case .unconfigured, .indexing, .idle: false
         }
     }
 

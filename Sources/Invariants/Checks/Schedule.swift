@@ -2,21 +2,27 @@ import SimKit
 
 /// When the key must be checked (D1), and answers that must change nothing (D9).
 extension InvariantChecker {
+    /// D1, judged at the end of each step. Inlined into `endStep`.
+    @inline(__always)
     mutating func checkSchedule(_ d: DeviceIndex) {
         let checked = step.sentCheck || step.checkInFlightBefore
-        switch step.input {
-        case .lifecycle(.launch), .lifecycle(.launchInBackground):
-            if !checked { violate(.keyCheckSchedule, d, "launched and called configure without checking its key") }
-        // A background task that fires while a run is going starts no run, so it needs no
-        // check of its own; every run that starts is judged below (D1).
-        case .lifecycle(.becameActive):
-            let last = step.lastAnsweredBefore
-            let due = last == LocalData.never || now - last > InvariantChecker.checkIntervalMs
-            if !step.lockedBefore, due, !checked {
-                let since = last == LocalData.never ? "no answered check ever" : "the last answered check \(DurationText.format(now - last)) ago"
-                violate(.keyCheckSchedule, d, "became active with \(since) and did not check its key")
+        // A launch or activation (`isActivation`, decided when the step began: most steps
+        // are neither, and skip the switch).
+        if step.isActivation {
+            switch step.input {
+            case .lifecycle(.launch), .lifecycle(.launchInBackground):
+                if !checked { violate(.keyCheckSchedule, d, "launched and called configure without checking its key") }
+            // A background task that fires while a run is going starts no run, so it needs no
+            // check of its own; every run that starts is judged below (D1).
+            case .lifecycle(.becameActive):
+                let last = step.lastAnsweredBefore
+                let due = last == LocalData.never || now - last > InvariantChecker.checkIntervalMs
+                if !step.lockedBefore, due, !checked {
+                    let since = last == LocalData.never ? "no answered check ever" : "the last answered check \(DurationText.format(now - last)) ago"
+                    violate(.keyCheckSchedule, d, "became active with \(since) and did not check its key")
+                }
+            default: break
             }
-        default: break
         }
         if step.runStarted, !checked {
             var resumedByCheck = false
@@ -27,9 +33,11 @@ extension InvariantChecker {
         }
     }
 
+    /// D9: a stale answer must change nothing. Inlined into `endStep`.
+    @inline(__always)
     mutating func checkStale(_ d: DeviceIndex) {
         guard step.isStale, case .response(let kind, let answer, _) = step.input else { return }
         if step.effects == 0 { hit(.staleResponseIgnored); return }
-        violate(.staleResponsesIgnored, d, "acted on a stale \(answer) answer to its \(kind) request (after its timeout, a reset or a purge): it \(step.firstStaleEffect ?? "changed something")")
+        violate(.staleResponsesIgnored, d, "acted on a stale \(answer) answer to its \(kind) request (after its timeout, a reset or a purge): it \(step.firstStaleEffect.map(StepTruth.describe) ?? "changed something")")
     }
 }

@@ -2,39 +2,49 @@ import SimKit
 
 /// Gathering each SDK step from its records, and keeping the device truth up to date.
 /// The judging at `stepEnd` is in the other files of this folder.
+///
+/// Hot path: every record of a run comes through here. A record reads its device's truth
+/// in place (`devices[i].x`, or `let dev = devices[i]`, of which the optimiser loads only
+/// the fields used) and changes it with as few writes as it can, most of them one mutating
+/// call such as `devices[i].reset()`: each write into the array first checks that its
+/// storage is not shared, and writing a whole copy back costs more than the fields changed.
 extension InvariantChecker {
+    // One-line handlers, kept out of line so that `dispatch` only jumps (see there).
+
+    /// A new app process: nothing is awaited any more, request ids start again.
+    @inline(never) mutating func processStarted(_ d: DeviceIndex) { devices[Int(d)].newProcess() }
+
+    /// The app process died: what it awaited can no longer reach it.
+    @inline(never) mutating func processKilled(_ d: DeviceIndex) { devices[Int(d)].forgetAwaited() }
+
+    /// An indexing run ended: an effect of the current step.
+    @inline(never) mutating func runEnded() {
+        step.runEnded = true
+        step.effects += 1
+    }
+
+    /// A lifecycle input or a timer starts a step.
     mutating func beginStep(_ d: DeviceIndex, _ input: StepTruth.Input) {
-        let dev = devices[Int(d)]
-        step = StepTruth()
-        step.device = d
-        step.input = input
-        step.stateBefore = dev.state
-        step.diskBefore = dev.disk
-        step.lockedBefore = dev.locked
-        step.lastAnsweredBefore = dev.lastAnswered
-        step.checkInFlightBefore = dev.checkInFlight != 0
+        let i = Int(d)
+        step = StepTruth(device: d, input: input, before: devices[i])
         switch input {
         case .lifecycle(.reset):
             // D7, D9: reset deletes everything, lock included; what is in flight is stale.
-            if dev.awaiting != 0 { hit(.resetWhileRequestInFlight) }
-            devices[Int(d)].forgetAwaited()
-            devices[Int(d)].locked = false
-            devices[Int(d)].lockedSince = LocalData.never
-            devices[Int(d)].purged = false
-            devices[Int(d)].lastAnswered = LocalData.never
+            if devices[i].awaiting != 0 { hit(.resetWhileRequestInFlight) }
+            devices[i].reset()
         case .lifecycle(.backgroundRun), .lifecycle(.launchInBackground):
             hit(.backgroundRun)
         default: break
         }
     }
 
-    /// An answer reaches the SDK: judge it fresh or stale (D9), then update the truth.
+    /// An answer reaches the SDK and starts a step: judge it fresh or stale (D9), then
+    /// update the truth.
     mutating func delivered(_ d: DeviceIndex, id: UInt32, kind: RequestKind, answer: Answer, viaTimer: Bool, sentAt: SimTime) {
         let i = Int(d)
-        let awaited = devices[i].take(id)
+        let (awaited, carried) = devices[i].answerArrives(id, kind)
         let fresh = awaited && (viaTimer || now < sentAt &+ timeoutMs)
-        let carried = kind == .runReport ? devices[i].takeUpload(id) : nil
-        beginStep(d, .response(kind, answer, fresh: fresh))
+        step = StepTruth(device: d, input: .response(kind, answer, fresh: fresh), before: devices[i])
         guard fresh else { return }
         if answer == .ok { step.uploadCarriedUpTo = carried }
         let isCheck = kind == .check || kind == .register
@@ -52,25 +62,20 @@ extension InvariantChecker {
         if answer == .deviceUnknown { step.freshDeviceUnknown = true; hit(.reRegistration) }
         if answer.isLockError {
             step.freshLockError = true
-            if !devices[i].locked {
-                step.locking = true
-                devices[i].locked = true
-                devices[i].lockedSince = now
-                devices[i].purged = false
-                devices[i].indexAtLock = devices[i].disk.indexedCount
-                devices[i].modelsAtLock = devices[i].disk.modelsPresent
+            let dev = devices[i]
+            if !dev.locked {
+                devices[i].lock(at: now)
                 hitLock(answer, kind)
-            } else if isCheck, !devices[i].purged, now >= devices[i].lockedSince &+ InvariantChecker.purgeAfterMs {
+            } else if isCheck, !dev.purged, now >= dev.lockedSince &+ InvariantChecker.purgeAfterMs {
                 step.purgeDue = true
             }
         } else if answer == .ok, isCheck, devices[i].locked {
+            let dev = devices[i]
             step.mustUnlock = true
-            step.unlockFromPurge = devices[i].purged
+            step.unlockFromPurge = dev.purged
             hit(.unlock)
-            if now - devices[i].lockedSince >= 29 * Ms.day { hit(.unlockAfter29Days) }
-            devices[i].locked = false
-            devices[i].lockedSince = LocalData.never
-            devices[i].purged = false
+            if now - dev.lockedSince >= 29 * Ms.day { hit(.unlockAfter29Days) }
+            devices[i].unlock()
         }
     }
 
@@ -92,26 +97,32 @@ extension InvariantChecker {
         }
     }
 
+    /// The step is over: judge it by every rule, with the device truth as it now stands.
+    /// `checkData`, `checkSchedule` and `checkStale` are inlined here, so a step that
+    /// breaks nothing costs a few tests; the compiler inlines only so much into one
+    /// function, so `checkLocking` stays a call, made only for a step that can break it.
     mutating func endStep(_ d: DeviceIndex) {
         guard step.device == d else { return }
-        checkLocking(d)
-        checkData(d)
+        let dev = devices[Int(d)]
+        if mayBreakLocking(dev) { checkLocking(d, dev) }
+        checkData(d, dev)
         checkSchedule(d)
         checkStale(d)
         step = StepTruth()
     }
 
     /// Counts an effect of the current step; in a stale step, remembers the first one.
-    mutating func effect(_ d: DeviceIndex, _ describe: @autoclosure () -> String) {
+    @inline(__always)
+    mutating func effect(_ d: DeviceIndex, _ event: TraceEvent) {
         guard step.device == d else { return }
         step.effects += 1
-        if step.isStale, step.firstStaleEffect == nil { step.firstStaleEffect = describe() }
+        if step.isStale, step.firstStaleEffect == nil { step.firstStaleEffect = event }
     }
 
-    mutating func requestSent(_ d: DeviceIndex, id: UInt32, kind: RequestKind) {
+    mutating func requestSent(_ d: DeviceIndex, id: UInt32, kind: RequestKind, key: KeyID, credential: Credential) {
         let i = Int(d)
         devices[i].sent(id, kind)
-        effect(d, "sent a \(kind) request")
+        effect(d, .requestSent(id: id, kind: kind, key: key, credential: credential))
         switch kind {
         case .check, .register: step.sentCheck = true
         case .reset:
@@ -127,12 +138,12 @@ extension InvariantChecker {
 
     mutating func stateReported(_ d: DeviceIndex, _ s: SDKState) {
         devices[Int(d)].state = s
-        effect(d, "reported the state \(s)")
+        effect(d, .state(s))
     }
 
     mutating func callResult(_ d: DeviceIndex, _ call: APICall, _ outcome: CallOutcome) {
         if step.device == d { step.calledBack = outcome }
-        effect(d, "\(call) \(outcome)")
+        effect(d, .callResult(call, outcome))
         if outcome == .threwAccessRevoked { hit(.lockedThrewOnCall) }
         if devices[Int(d)].locked, outcome == .returned {
             violate(.lockedIsInert, d, "\(call) returned a result while access was stopped; it must throw accessRevoked")
@@ -142,7 +153,7 @@ extension InvariantChecker {
     mutating func runStarted(_ d: DeviceIndex, background: Bool) {
         step.runStarted = true
         step.runStartedInBackground = background
-        effect(d, "started an indexing run")
+        effect(d, .runStarted(background: background))
         if devices[Int(d)].locked {
             violate(.lockedIsInert, d, "started a\(background ? " background" : "n") indexing run while its access was stopped")
         }

@@ -3,8 +3,8 @@ import SimKit
 /// Writes and deletes on the device's disk, judged as they happen (D3, D4, D5, D7, D8, D10).
 extension InvariantChecker {
     mutating func store(_ d: DeviceIndex, _ op: StoreOp) {
+        effect(d, .store(op))
         let i = Int(d)
-        effect(d, "wrote \(op) to its disk")
         let dev = devices[i]
         switch op {
         case .indexPhotos(let from, let count):
@@ -20,30 +20,28 @@ extension InvariantChecker {
             if dev.locked { violate(.lockedIsInert, d, "downloaded place data while its access was stopped") }
         case .queueReport:
             step.queuedReport = true
-            devices[i].reportsQueuedEver &+= 1
         case .reportsUploaded(let n):
-            if dev.reportUploadFailed { hit(.reportUploadedAfterFailure); devices[i].reportUploadFailed = false }
+            if dev.reportUploadFailed { hit(.reportUploadedAfterFailure) }
             let count = UInt32(min(n, dev.disk.reportsQueued))
             // D10: a 200 confirms only reports queued before its upload was sent.
             if let upTo = step.uploadCarriedUpTo, dev.reportsSettled &+ count > max(upTo, dev.reportsSettled) {
                 let never = dev.reportsSettled &+ count - max(upTo, dev.reportsSettled)
                 violate(.reportsNotLost, d, "marked \(count) run report(s) uploaded on a 200 to an upload sent before \(never) of them were queued; they were never delivered")
             }
-            devices[i].reportsSettled &+= count
-        case .deleteIndex, .deleteModels, .deletePlaceData, .dropReports, .deleteCredential, .markPurged:
-            if op == .deleteIndex, dev.disk.indexedCount == 0 { break }
-            judgeDeletion(d, op)
+        case .deleteIndex:
+            if dev.disk.indexedCount != 0 { judgeDeletion(d, op, dev) }
+        case .deleteModels, .deletePlaceData, .dropReports, .deleteCredential, .markPurged:
+            judgeDeletion(d, op, dev)
         default: break
         }
-        devices[i].disk.apply(op)
-        if op == .dropReports { devices[i].reportsSettled = devices[i].reportsQueuedEver }
-        if op == .markPurged { devices[i].forgetAwaited() }
+        devices[i].follow(op)   // the disk replica, and the D10 report counts
     }
 
     /// D5, D7, D8: data goes only by reset, Photos revocation, a purge that is due, or (the
-    /// credential) a `device_unknown` that calls for registering again.
-    mutating func judgeDeletion(_ d: DeviceIndex, _ op: StoreOp) {
-        let dev = devices[Int(d)]
+    /// credential) a `device_unknown` that calls for registering again. `dev` is the
+    /// device's truth before the deletion.
+    mutating func judgeDeletion(_ d: DeviceIndex, _ op: StoreOp, _ dev: DeviceTruth) {
+        if step.isReset { return }
         let what: String
         switch op {
         case .deleteIndex: what = "its index (\(dev.disk.indexedCount) photos)"
@@ -53,13 +51,13 @@ extension InvariantChecker {
         case .deleteCredential: what = "its device credential"
         default: what = "its data (marked purged)"
         }
-        if step.isReset { return }
-        if op == .deleteIndex, !dev.photosAllowed { devices[Int(d)].indexAtLock = 0; return }
-        if op == .deleteCredential, step.freshDeviceUnknown { return }
+        if case .deleteIndex = op, !dev.photosAllowed { devices[Int(d)].indexAtLock = 0; return }
+        if case .deleteCredential = op, step.freshDeviceUnknown { return }
         if step.purgeDue { return }
+        let dropsReports = if case .dropReports = op { true } else { false }
         if step.mustUnlock {
             violate(.unlockResumesUnchanged, d, "deleted \(what) when it unlocked; unlocking must resume the index unchanged")
-        } else if op == .dropReports, !dev.locked || step.isResponse(to: .runReport) {
+        } else if dropsReports, !dev.locked || step.isResponse(to: .runReport) {
             violate(.reportsNotLost, d, "dropped \(what) without a reset or a purge")
         } else if dev.locked {
             let lockedFor = now - dev.lockedSince
@@ -77,14 +75,17 @@ extension InvariantChecker {
         }
         // Reported once; the truth follows the disk from here, so a later unlock is not
         // blamed for data that was already gone (one wrong deletion, one violation).
-        if op == .deleteIndex { devices[Int(d)].indexAtLock = 0 }
-        if op == .deleteModels { devices[Int(d)].modelsAtLock = false }
+        switch op {
+        case .deleteIndex: devices[Int(d)].indexAtLock = 0
+        case .deleteModels: devices[Int(d)].modelsAtLock = false
+        default: break
+        }
     }
 
     /// Judged at the end of each step: D4 (unlock resumes), D5 (purge when due), D7, D8, D10.
-    mutating func checkData(_ d: DeviceIndex) {
-        let i = Int(d)
-        let dev = devices[i]
+    /// `dev` is the device's truth at the end of the step. Inlined into `endStep`.
+    @inline(__always)
+    mutating func checkData(_ d: DeviceIndex, _ dev: DeviceTruth) {
         if step.mustUnlock, !step.unlockFromPurge, dev.photosAllowed {
             if dev.disk.indexedCount < dev.indexAtLock {
                 violate(.unlockResumesUnchanged, d, "unlocked with \(dev.disk.indexedCount) photos indexed; it had \(dev.indexAtLock) when access stopped")
@@ -98,9 +99,9 @@ extension InvariantChecker {
             if dev.disk.indexedCount > 0 { kept.append("index (\(dev.disk.indexedCount) photos)") }
             if dev.disk.modelsPresent { kept.append("models") }
             if dev.disk.placeDataPresent { kept.append("place data") }
-            if !dev.disk.credential.isNone { kept.append("credential") }
+            if dev.disk.hasCredential { kept.append("credential") }
             if kept.isEmpty, dev.state == .purged {
-                devices[i].purged = true
+                devices[Int(d)].purged = true
                 hit(.purge)
             } else {
                 let answer: String
@@ -114,9 +115,9 @@ extension InvariantChecker {
             if dev.disk.modelsPresent { kept.append("models") }
             if dev.disk.placeDataPresent { kept.append("place data") }
             if dev.disk.reportsQueued > 0 { kept.append("\(dev.disk.reportsQueued) queued report(s)") }
-            if !dev.disk.credential.isNone { kept.append("device credential") }
+            if dev.disk.hasCredential { kept.append("device credential") }
             if !kept.isEmpty { violate(.resetDeletesEverything, d, "reset() kept its " + kept.joined(separator: ", ")) }
-            let hadRecord = !step.diskBefore.credential.isNone || !step.diskBefore.pendingReset.isNone
+            let hadRecord = step.diskBefore.hasCredential || step.diskBefore.hasPendingReset
             if hadRecord, !step.sentReset {
                 violate(.resetDeletesEverything, d, "reset() did not ask the server to delete the device's record")
             }
@@ -131,7 +132,7 @@ extension InvariantChecker {
         if step.runEnded, !step.queuedReport, !step.isReset {
             violate(.reportsNotLost, d, "an indexing run ended without a run report")
         }
-        if step.queuedReport, !dev.locked, !dev.disk.credential.isNone, !step.sentReport, dev.reportInFlight == 0, !step.isStale {
+        if step.queuedReport, !dev.locked, dev.disk.hasCredential, !step.sentReport, dev.reportInFlight == 0, !step.isStale {
             violate(.reportsNotLost, d, "queued a run report at the end of a run but did not try to upload it")
         }
     }

@@ -9,7 +9,15 @@ struct ServerTruth {
     enum AccountT: Equatable { case unapproved, approved, revoked }
     struct AppT { var account: AccountID; var review: Review; var disabled: Bool; var currentKey: KeyID }
     /// A device's live record: its owner and the generation of its credential (0: none).
-    struct RecordT { var owner: AppID = 0; var generation: UInt32 = 0; var deletedByReset = false }
+    /// One per device: the widest field first, so it takes 8 bytes, not 12.
+    struct RecordT {
+        var generation: UInt32
+        var owner: AppID
+        var deletedByReset: Bool
+        init(owner: AppID = 0, generation: UInt32 = 0, deletedByReset: Bool = false) {
+            self.generation = generation; self.owner = owner; self.deletedByReset = deletedByReset
+        }
+    }
 
     /// Why the server must answer as it must: decides which invariant a wrong answer breaks.
     enum Cause: Equatable {
