@@ -1,30 +1,48 @@
+/// A pooled event of an unsorted bucket of `EventQueue`, with the next node of its list
+/// (`EventQueue.none` ends a list). `next` fits in the event's tail padding, so a node
+/// takes 32 bytes, no more than the event alone.
+@usableFromInline
+struct BucketNode: Sendable {
+    @usableFromInline var event: Event
+    @usableFromInline var next: UInt32
+
+    @inlinable init(event: Event, next: UInt32) {
+        self.event = event
+        self.next = next
+    }
+
+    /// The event's time and sequence (what `checkInvariants` reads of a node).
+    var time: SimTime { event.time }
+    var seq: UInt64 { event.seq }
+}
+
 /// The simulation's pending work, ordered by (time, insertion sequence), so events due at
 /// the same time run first-in first-out: a calendar queue that resizes itself.
 ///
 /// Time is cut into buckets of `1 << shift` ms; `cursor` is the absolute bucket number
-/// (`time >> shift`) being worked on. Its events, and any pushed earlier than it, sit in a
-/// small 4-ary heap (`open`) ordered by (time, seq). The next `bucketCount - 1` buckets
-/// hold their events unsorted, as lists in one node pool (`nodes`, `links`), with a bitmap
-/// of the buckets that hold any; a bucket is sorted (moved into `open`) only when the
-/// cursor reaches it, so a burst of events in one bucket costs a heap of that size, never
-/// a quadratic insertion. Events beyond the window wait in a far heap (`far`) and move in
-/// as the window slides forward.
+/// (`time >> shift`) being worked on. Its events, and any pushed earlier than it, sit in the
+/// open bucket (`open`), sorted so that popping takes the last of an array (see
+/// `OpenBucket`). The next `bucketCount - 1` buckets hold their events unsorted, as lists in
+/// one node pool (`nodes`), with a bitmap of the buckets that hold any; a bucket is sorted
+/// only when the cursor reaches it and it becomes the open bucket. Events beyond the window
+/// wait in a far heap (`far`) and move in as the window slides forward.
 ///
-/// When the queue outgrows the window, or most events sit in the far heap, it rebuilds:
-/// twice the buckets, and a bucket width matched to the density of the nearest events,
-/// so push and pop are O(1) on average.
+/// Every `opensPerJudgement` opened buckets the queue judges its shape: it halves the bucket
+/// width when buckets get crowded, doubles it when they are nearly empty, and doubles the
+/// bucket count when many pushes land beyond the window; it also doubles the bucket count
+/// when the pending events outnumber the buckets twice. Each change re-lays the events in
+/// place (nodes are relinked, not copied), so push and pop stay O(1) on average and a
+/// resize needs no room beyond the new bucket heads.
 ///
 /// Storage only grows to the high-water mark: once warm, push and pop allocate nothing.
 /// The size is bounded by `capacityLimit`, and `push` refuses to go past it (a runaway
 /// schedule is a bug, not a slow run).
 public struct EventQueue: Sendable {
     /// The open bucket: events with `time >> shift <= cursor`.
-    @usableFromInline var open = EventHeap()
-    /// Pooled events of the other buckets and, beside each, the next node of its bucket
-    /// (`EventQueue.none` ends a list).
-    @usableFromInline var nodes: [Event] = []
-    @usableFromInline var links: [UInt32] = []
-    /// The head of the free-node list.
+    @usableFromInline var open = OpenBucket()
+    /// The pooled events of the other buckets, each with the next node of its list.
+    @usableFromInline var nodes: [BucketNode] = []
+    /// The head of the free-node list (linked through `next` as well).
     @usableFromInline var freeNode: UInt32 = EventQueue.none
     /// The first node of each bucket; bucket `cursor & mask` is always empty (it is `open`).
     @usableFromInline var heads: [UInt32] = []
@@ -39,14 +57,17 @@ public struct EventQueue: Sendable {
     @usableFromInline var bucketed = 0
     /// Events beyond the window.
     @usableFromInline var far = EventHeap()
+    /// Events pending in all (open + bucketed + far), kept so `push` checks the bound cheaply.
+    @usableFromInline var pending = 0
     @usableFromInline var nextSeq: UInt64 = 0
-    /// Pushes since the last rebuild (a rebuild for width waits for enough of them).
-    @usableFromInline var pushesSinceRebuild = 0
-    /// Buckets opened, and the events they held, since the width was last judged.
+    /// Since the last judgement of the shape: buckets opened, events that entered the open
+    /// bucket (opened or pushed into it), the cursor where the count started, pushes, and
+    /// the events placed beyond the window.
     @usableFromInline var opens = 0
-    @usableFromInline var opened = 0
-    /// Opens between two judgements of the bucket width.
-    @usableFromInline static let opensPerJudgement = 512
+    @usableFromInline var arrivals = 0
+    @usableFromInline var judgedCursor: UInt64 = 0
+    @usableFromInline var pushes = 0
+    @usableFromInline var farPlaced = 0
     /// The most events that may be pending at once.
     public let capacityLimit: Int
 
@@ -54,6 +75,13 @@ public struct EventQueue: Sendable {
     /// Bounds of the window's size, in buckets.
     @usableFromInline static let bucketsMin = 256
     @usableFromInline static let bucketsMax = 1 << 24
+    /// Opens between two judgements of the shape.
+    @usableFromInline static let opensPerJudgement = 512
+    /// Arrivals per bucket width above which the width halves, and below which it doubles.
+    @usableFromInline static let crowdedArrivals: UInt64 = 8
+    @usableFromInline static let sparseArrivals: UInt64 = 2
+    /// The widest bucket, as log2 of ms (2^40 ms is about 35 years).
+    @usableFromInline static let shiftMax: UInt64 = 40
 
     /// An empty queue of at most `capacityLimit` events, with room for `reserving`.
     public init(capacityLimit: Int = 1 << 28, reserving: Int = 0) {
@@ -62,15 +90,14 @@ public struct EventQueue: Sendable {
         self.capacityLimit = capacityLimit
         let n = min(reserving, capacityLimit)
         nodes.reserveCapacity(n)
-        links.reserveCapacity(n)
         var buckets = EventQueue.bucketsMin
         while buckets < n / 2, buckets < EventQueue.bucketsMax { buckets <<= 1 }
         makeBuckets(buckets)
     }
 
     /// The number of pending events.
-    @inlinable public var count: Int { open.count + bucketed + far.count }
-    @inlinable public var isEmpty: Bool { count == 0 }
+    @inlinable public var count: Int { pending }
+    @inlinable public var isEmpty: Bool { pending == 0 }
     /// How many events have been pushed in all; also the next insertion sequence.
     @inlinable public var pushedTotal: UInt64 { nextSeq }
     /// Buckets in the window (for tests and tuning).
@@ -83,7 +110,7 @@ public struct EventQueue: Sendable {
         if bucketed == 0 { return far.first?.time }
         var n = heads[nextOccupied()]
         var best = SimTime.max
-        while n != EventQueue.none { best = Swift.min(best, nodes[Int(n)].time); n = links[Int(n)] }
+        while n != EventQueue.none { best = Swift.min(best, nodes[Int(n)].event.time); n = nodes[Int(n)].next }
         return best
     }
 
@@ -91,16 +118,15 @@ public struct EventQueue: Sendable {
     /// - Complexity: O(1) on average; O(log n) for an event beyond the window.
     @inlinable @discardableResult
     public mutating func push(_ event: Event) -> Bool {
-        guard count < capacityLimit else { return false }
+        guard pending < capacityLimit else { return false }
         var e = event
         e.seq = nextSeq
         nextSeq &+= 1
-        pushesSinceRebuild &+= 1
+        pending += 1
+        pushes &+= 1
         place(e)
-        if count > 2 * heads.count, heads.count < EventQueue.bucketsMax {
-            rebuild(buckets: heads.count * 2)
-        } else if far.count > 64, far.count > count / 2, pushesSinceRebuild > 2 * count {
-            rebuild(buckets: heads.count)
+        if pending > 2 * heads.count, heads.count < EventQueue.bucketsMax {
+            relayout(shift: shift, buckets: heads.count * 2)
         }
         return true
     }
@@ -114,30 +140,60 @@ public struct EventQueue: Sendable {
     /// - Complexity: O(1) on average.
     @inlinable
     public mutating func pop(notAfter limit: SimTime) -> Event? {
-        if open.isEmpty { advance() }
-        guard let first = open.first, first.time <= limit else { return nil }
-        return open.pop()
-    }
-
-    /// Empties every bucket, the open heap and the far heap, keeping capacity, with
-    /// `buckets` empty buckets afterwards.
-    mutating func clearStorage(buckets: Int) {
-        open.removeAll()
-        far.removeAll()
-        nodes.removeAll(keepingCapacity: true)
-        links.removeAll(keepingCapacity: true)
-        freeNode = EventQueue.none
-        bucketed = 0
-        makeBuckets(buckets)
+        if open.isEmpty {
+            advance()
+            if open.isEmpty { return nil }
+        }
+        guard let e = open.pop(notAfter: limit) else { return nil }
+        pending -= 1
+        return e
     }
 
     /// Removes every pending event, keeping the storage and the sequence count.
-    /// - Complexity: O(n).
+    /// - Complexity: O(buckets).
     public mutating func removeAll() {
-        clearStorage(buckets: heads.count)
+        open.removeAll()
+        far.removeAll()
+        nodes.removeAll(keepingCapacity: true)
+        freeNode = EventQueue.none
+        bucketed = 0
+        pending = 0
+        for b in heads.indices { heads[b] = EventQueue.none }
+        for w in occupied.indices { occupied[w] = 0 }
+        resetJudgement()
     }
 
     // MARK: - Buckets
+
+    /// Puts `e` (already stamped) in the open bucket, its own bucket, or the far heap.
+    @inlinable
+    mutating func place(_ e: Event) {
+        let abs = e.time >> shift
+        if abs <= cursor {
+            open.insert(e)
+            arrivals &+= 1
+            return
+        }
+        guard abs &- cursor <= mask else {
+            far.insert(e)
+            farPlaced &+= 1
+            return
+        }
+        let b = Int(abs & mask)
+        let node = BucketNode(event: e, next: heads[b])
+        let n: UInt32
+        if freeNode != EventQueue.none {
+            n = freeNode
+            freeNode = nodes[Int(n)].next
+            nodes[Int(n)] = node
+        } else {
+            n = UInt32(nodes.count)
+            nodes.append(node)
+        }
+        heads[b] = n
+        occupied[b >> 6] |= 1 << UInt64(b & 63)
+        bucketed += 1
+    }
 
     /// The open bucket is empty: moves the cursor to the next bucket that holds events
     /// (or to the far heap's first) and opens it.
@@ -147,61 +203,22 @@ public struct EventQueue: Sendable {
             guard let first = far.first else { return }
             cursor = first.time >> shift
             refill()
-            if !open.isEmpty { return }
+        } else {
+            let b = nextOccupied()
+            cursor &+= (UInt64(b) &- cursor) & mask
+            let head = heads[b]
+            heads[b] = EventQueue.none
+            occupied[b >> 6] &= ~(1 << UInt64(b & 63))
+            let (taken, tail) = nodes.withUnsafeBufferPointer { pool in open.fill(from: pool, head: head) }
+            // The whole list joins the free list at once.
+            nodes[Int(tail)].next = freeNode
+            freeNode = head
+            bucketed -= taken
+            arrivals &+= taken
+            refill()
         }
-        guard bucketed > 0 else { return }
-        let b = nextOccupied()
-        cursor &+= (UInt64(b) &- cursor) & mask
-        var n = heads[b]
-        heads[b] = EventQueue.none
-        occupied[b >> 6] &= ~(1 << UInt64(b & 63))
-        while n != EventQueue.none {
-            open.insert(nodes[Int(n)])
-            bucketed -= 1
-            opened += 1
-            let next = links[Int(n)]
-            links[Int(n)] = freeNode
-            freeNode = n
-            n = next
-        }
-        refill()
         opens += 1
-        if opens == EventQueue.opensPerJudgement { judgeWidth() }
-    }
-
-    /// Every `opensPerJudgement` opened buckets: halves the bucket width when they held
-    /// more than 8 events on average (the open heap grows), doubles it when they held
-    /// fewer than 2 and most events wait in the far heap.
-    @usableFromInline
-    mutating func judgeWidth() {
-        let perOpen = opened / opens
-        opens = 0
-        opened = 0
-        if perOpen > 8, shift > 0 {
-            relayout(shift: shift - 1, buckets: heads.count)
-        } else if perOpen < 2, far.count > count / 2, shift < 40 {
-            relayout(shift: shift + 1, buckets: heads.count)
-        }
-    }
-
-    /// Places every pending event again over `buckets` buckets of `1 << shift` ms.
-    /// - Complexity: O(n + buckets), plus O(log n) for each event that lands in a heap.
-    @usableFromInline
-    mutating func relayout(shift newShift: UInt64, buckets: Int) {
-        var all: [Event] = []
-        all.reserveCapacity(count)
-        all.append(contentsOf: open.heap)
-        for b in heads.indices {
-            var n = heads[b]
-            while n != EventQueue.none { all.append(nodes[Int(n)]); n = links[Int(n)] }
-        }
-        all.append(contentsOf: far.heap)
-        clearStorage(buckets: buckets)
-        pushesSinceRebuild = 0
-        let earliest = all.min(by: Event.precedes)?.time ?? cursor << shift
-        shift = newShift
-        cursor = earliest >> shift
-        for e in all { place(e) }
+        if opens == EventQueue.opensPerJudgement { judge() }
     }
 
     /// The first bucket after the cursor that holds events, wrapping around the window.
@@ -222,35 +239,103 @@ public struct EventQueue: Sendable {
         return w << 6 | bits.trailingZeroBitCount
     }
 
-    /// Puts `e` (already stamped) in the open bucket, its own bucket, or the far heap.
-    @inlinable
-    mutating func place(_ e: Event) {
-        let abs = e.time >> shift
-        if abs <= cursor { open.insert(e); return }
-        guard abs &- cursor <= mask else { far.insert(e); return }
-        let b = Int(abs & mask)
-        let n: UInt32
-        if freeNode != EventQueue.none {
-            n = freeNode
-            freeNode = links[Int(n)]
-            nodes[Int(n)] = e
-        } else {
-            n = UInt32(nodes.count)
-            nodes.append(e)
-            links.append(EventQueue.none)
-        }
-        links[Int(n)] = heads[b]
-        heads[b] = n
-        occupied[b >> 6] |= 1 << UInt64(b & 63)
-        bucketed += 1
-    }
-
     /// Moves far events that the window now covers into their buckets.
     @inlinable
     mutating func refill() {
         while let first = far.first, (first.time >> shift) &- cursor <= mask {
             place(far.pop()!)
         }
+    }
+
+    // MARK: - Shape
+
+    /// Every `opensPerJudgement` opens: halves the bucket width when more than
+    /// `crowdedArrivals` events entered the open bucket per bucket width the cursor crossed
+    /// (sorting and insertions grow), doubles it when fewer than `sparseArrivals` did (most
+    /// of the work is finding the next bucket), up to three steps at once; and doubles the
+    /// bucket count when more than one push in eight went beyond the window (each costs
+    /// O(log n) in the far heap), as long as the buckets do not outnumber the pending events
+    /// twice.
+    @usableFromInline
+    mutating func judge() {
+        let crossed = Swift.max(cursor &- judgedCursor, 1)
+        let entered = UInt64(arrivals)
+        var newShift = shift
+        var steps = 0
+        while steps < 3, newShift > 0, crossed << steps < entered / EventQueue.crowdedArrivals {
+            newShift -= 1
+            steps += 1
+        }
+        while steps < 3, newShift < EventQueue.shiftMax, crossed >> steps > entered / EventQueue.sparseArrivals {
+            newShift += 1
+            steps += 1
+        }
+        var newBuckets = heads.count
+        if farPlaced > pushes / 8, newBuckets < EventQueue.bucketsMax, newBuckets < 2 * pending {
+            newBuckets *= 2
+        }
+        if newShift != shift || newBuckets != heads.count {
+            relayout(shift: newShift, buckets: newBuckets)
+        } else {
+            resetJudgement()
+        }
+    }
+
+    /// Starts counting afresh for the next judgement.
+    @usableFromInline
+    mutating func resetJudgement() {
+        opens = 0
+        arrivals = 0
+        pushes = 0
+        farPlaced = 0
+        judgedCursor = cursor
+    }
+
+    /// Lays every bucketed and far event out again over `buckets` buckets of `1 << shift`
+    /// ms. The open bucket keeps its events: the new cursor is the new bucket holding the
+    /// last millisecond of the old open bucket, so they are all still at or before it, and
+    /// every other event is still after it. Bucketed nodes are relinked where they are;
+    /// only the bucket heads are allocated anew.
+    /// - Complexity: O(n + buckets), plus O(log n) for each event that enters or leaves
+    ///   the far heap.
+    @usableFromInline
+    mutating func relayout(shift newShift: UInt64, buckets: Int) {
+        let lastMs = cursor << shift | (1 << shift - 1)
+        let oldHeads = heads
+        makeBuckets(buckets)
+        shift = newShift
+        cursor = lastMs >> newShift
+        bucketed = 0
+        for head in oldHeads where head != EventQueue.none {
+            var n = head
+            while n != EventQueue.none {
+                let next = nodes[Int(n)].next
+                relink(n)
+                n = next
+            }
+        }
+        refill()
+        resetJudgement()
+    }
+
+    /// Puts node `n` (no longer in any list) in its bucket under the current shape, or,
+    /// when its event belongs in the open bucket or the far heap, moves the event there
+    /// and frees the node.
+    @usableFromInline
+    mutating func relink(_ n: UInt32) {
+        let e = nodes[Int(n)].event
+        let abs = e.time >> shift
+        if abs <= cursor || abs &- cursor > mask {
+            if abs <= cursor { open.insert(e) } else { far.insert(e) }
+            nodes[Int(n)].next = freeNode
+            freeNode = n
+            return
+        }
+        let b = Int(abs & mask)
+        nodes[Int(n)].next = heads[b]
+        heads[b] = n
+        occupied[b >> 6] |= 1 << UInt64(b & 63)
+        bucketed += 1
     }
 
     /// Empty buckets, `count` of them (a power of two).
@@ -261,26 +346,12 @@ public struct EventQueue: Sendable {
         mask = UInt64(count - 1)
     }
 
-    /// Re-lays every pending event over `buckets` buckets whose width makes the nearest
-    /// `buckets / 2` events about one a bucket.
-    /// - Complexity: O(n log n); amortised over the pushes that trigger it.
-    @usableFromInline
-    mutating func rebuild(buckets: Int) {
-        var times: [SimTime] = []
-        times.reserveCapacity(count)
-        times.append(contentsOf: open.heap.lazy.map(\.time))
-        for b in heads.indices {
-            var n = heads[b]
-            while n != EventQueue.none { times.append(nodes[Int(n)].time); n = links[Int(n)] }
-        }
-        times.append(contentsOf: far.heap.lazy.map(\.time))
-        times.sort()
-        var newShift = shift
-        if let first = times.first {
-            let k = min(times.count - 1, buckets / 2)
-            let width = max(1, (times[k] &- first) / UInt64(max(k, 1)))
-            newShift = UInt64(63 - width.leadingZeroBitCount)   // the power of two at or below
-        }
-        relayout(shift: newShift, buckets: buckets)
-    }
+    /// The next nodes of the pool, by node index (what `checkInvariants` walks).
+    var links: NodeLinks { NodeLinks(nodes: nodes) }
+}
+
+/// Read-only `next` links of a node pool, indexed like the pool.
+struct NodeLinks {
+    let nodes: [BucketNode]
+    subscript(_ i: Int) -> UInt32 { nodes[i].next }
 }
