@@ -38,10 +38,15 @@ protocol SweptQueue {
     var isEmpty: Bool { get }
     var nextTime: SimTime? { get }
     var pushedTotal: UInt64 { get }
-    func checkInvariants() -> String?
+    /// Every structural check the queue has.
+    func checkStructure() -> String?
 }
-extension EventQueue: SweptQueue {}
-extension EventHeap: SweptQueue {}
+extension EventQueue: SweptQueue {
+    func checkStructure() -> String? { checkInvariants() ?? checkLevels() }
+}
+extension EventHeap: SweptQueue {
+    func checkStructure() -> String? { checkInvariants() }
+}
 
 /// Seed chunks for the sweep: 10 chunks of 500 sequences = 5,000 random sequences.
 private let sweepChunks = Array(0..<10)
@@ -111,7 +116,7 @@ private let sequencesPerChunk = 500
                 try #require(q.isEmpty == ref.items.isEmpty, "\(where_)")
                 try #require(q.nextTime == ref.nextTime, "\(where_): nextTime \(String(describing: q.nextTime)) != \(String(describing: ref.nextTime))")
                 try #require(q.pushedTotal == ref.nextSeq, "\(where_): pushedTotal")
-                if let broken = q.checkInvariants() { Issue.record("\(where_): \(broken)"); return }
+                if let broken = q.checkStructure() { Issue.record("\(where_): \(broken)"); return }
             }
             // Drain: everything comes out in (time, seq) order.
             var last: Event?
@@ -260,7 +265,7 @@ private let sequencesPerChunk = 500
                     if now >= UInt64.max / 2 { farPops += 1 }
                 }
                 try #require(q.count == sorted.count && q.nextTime == sorted.first?.time, "seed \(seed) step \(step)")
-                if step % 97 == 0, let broken = q.checkInvariants() { Issue.record("seed \(seed) step \(step): \(broken)"); return }
+                if step % 97 == 0, let broken = q.checkStructure() { Issue.record("seed \(seed) step \(step): \(broken)"); return }
             }
             if q.bucketCount > 256 { rebuiltWide += 1 }
             while let want = sorted.first {

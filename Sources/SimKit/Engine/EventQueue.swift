@@ -1,81 +1,83 @@
-/// A pooled event of an unsorted bucket of `EventQueue`, with the next node of its list
-/// (`EventQueue.none` ends a list). `next` fits in the event's tail padding, so a node
-/// takes 32 bytes, no more than the event alone.
-@usableFromInline
-struct BucketNode: Sendable {
-    @usableFromInline var event: Event
-    @usableFromInline var next: UInt32
-
-    @inlinable init(event: Event, next: UInt32) {
-        self.event = event
-        self.next = next
-    }
-
-    /// The event's time and sequence (what `checkInvariants` reads of a node).
-    var time: SimTime { event.time }
-    var seq: UInt64 { event.seq }
-}
-
 /// The simulation's pending work, ordered by (time, insertion sequence), so events due at
-/// the same time run first-in first-out: a calendar queue that resizes itself.
+/// the same time run first-in first-out: a two-level calendar queue that resizes itself.
 ///
-/// Time is cut into buckets of `1 << shift` ms; `cursor` is the absolute bucket number
-/// (`time >> shift`) being worked on. Its events, and any pushed earlier than it, sit in the
-/// open bucket (`open`), sorted so that popping takes the last of an array (see
-/// `OpenBucket`). The next `bucketCount - 1` buckets hold their events unsorted, as lists in
-/// one node pool (`nodes`), with a bitmap of the buckets that hold any; a bucket is sorted
-/// only when the cursor reaches it and it becomes the open bucket. Events beyond the window
-/// wait in a far heap (`far`) and move in as the window slides forward.
+/// Time is cut into buckets of `1 << shift` ms, and buckets into blocks of `bucketCount`
+/// buckets. `cursor` is the absolute bucket number (`time >> shift`) being worked on:
+/// - the open bucket (`open`) holds its events, and any pushed earlier than it, sorted so
+///   that popping takes the last of an array (see `OpenBucket`);
+/// - the rest of the cursor's block is the fine level: one unsorted list per bucket, in a
+///   node pool (`nodes`), with a bitmap of the buckets that hold any. A bucket is sorted
+///   only when the cursor reaches it and it becomes the open bucket;
+/// - the next `coarseCount` blocks are the coarse level: one unsorted list per block, in
+///   the same pool. When the fine level runs dry the cursor moves to the next block that
+///   holds events and its list is spread over the fine buckets;
+/// - events beyond that wait in a heap (`far`), which refills the coarse level as the
+///   cursor moves from block to block.
+/// So an event costs O(1) to push and pop, plus one relink when it crosses a block
+/// boundary; only events more than `coarseCount` blocks ahead pay O(log n).
 ///
-/// Every `opensPerJudgement` opened buckets the queue judges its shape: it halves the bucket
-/// width when buckets get crowded, doubles it when they are nearly empty, and doubles the
-/// bucket count when many pushes land beyond the window; it also doubles the bucket count
-/// when the pending events outnumber the buckets twice. Each change re-lays the events in
-/// place (nodes are relinked, not copied), so push and pop stay O(1) on average and a
-/// resize needs no room beyond the new bucket heads.
+/// Every `opensPerJudgement` opened buckets the queue judges the bucket width: it narrows
+/// it when buckets get crowded and widens it when they are nearly empty. It doubles the
+/// bucket count when the pending events outnumber the buckets twice. Each change re-lays
+/// the events in place (nodes are relinked, not copied), so a resize needs no room beyond
+/// the new bucket heads.
 ///
-/// Storage only grows to the high-water mark: once warm, push and pop allocate nothing.
-/// The size is bounded by `capacityLimit`, and `push` refuses to go past it (a runaway
-/// schedule is a bug, not a slow run).
+/// The pool, the heads, the bitmap and the open bucket live in `QueueBuffer`s, written
+/// without per-access checks; copies of a queue share them until one of them writes
+/// (`makeUnique`, once per push and per opened bucket). Storage only grows to the
+/// high-water mark: once warm, push and pop allocate nothing. The size is bounded by
+/// `capacityLimit`, and `push` refuses to go past it (a runaway schedule is a bug, not a
+/// slow run).
 public struct EventQueue: Sendable {
     /// The open bucket: events with `time >> shift <= cursor`.
     @usableFromInline var open = OpenBucket()
-    /// The pooled events of the other buckets, each with the next node of its list.
-    @usableFromInline var nodes: [BucketNode] = []
+    /// The pooled events of the fine and coarse lists, each with the next node of its
+    /// list; slots `0..<nodesUsed` have been handed out (to a list or to the free list).
+    @usableFromInline var nodes: QueueBuffer<BucketNode>
+    @usableFromInline var nodesUsed = 0
     /// The head of the free-node list (linked through `next` as well).
     @usableFromInline var freeNode: UInt32 = EventQueue.none
-    /// The first node of each bucket; bucket `cursor & mask` is always empty (it is `open`).
-    @usableFromInline var heads: [UInt32] = []
-    /// Bit b of word b/64 is set when bucket b holds events.
-    @usableFromInline var occupied: [UInt64] = []
-    /// log2 of the bucket width in ms, and `bucketCount - 1` (a power of two minus one).
+    /// The first node of each fine bucket: bucket `b` holds the events of bucket number
+    /// `block << blockShift | b`; those up to the cursor's are empty.
+    @usableFromInline var heads: QueueBuffer<UInt32>
+    /// Bit b of word b/64 is set when fine bucket b holds events.
+    @usableFromInline var occupied: QueueBuffer<UInt64>
+    /// The first node of each coarse list: list `k` holds the events of the block
+    /// `k (mod coarseCount)` among the `coarseCount` blocks after the cursor's.
+    @usableFromInline var coarseHeads: QueueBuffer<UInt32>
+    /// Bit k is set when coarse list k holds events.
+    @usableFromInline var coarseOccupied: UInt64 = 0
+    /// Shared by copies of this queue; unique when the buffers above are this queue's alone.
+    @usableFromInline var owner = QueueOwner()
+    /// log2 of the bucket width in ms; log2 of the buckets in a block, and that count - 1.
     @usableFromInline var shift: UInt64 = 10
-    @usableFromInline var mask: UInt64 = 0
+    @usableFromInline var blockShift: UInt64 = 8
+    @usableFromInline var mask: UInt64 = 255
     /// The absolute bucket number (`time >> shift`) of the open bucket.
     @usableFromInline var cursor: UInt64 = 0
-    /// Events in the unsorted buckets.
+    /// Events in the fine buckets, and in the coarse lists.
     @usableFromInline var bucketed = 0
-    /// Events beyond the window.
+    @usableFromInline var coarsed = 0
+    /// Events beyond the coarse level.
     @usableFromInline var far = EventHeap()
-    /// Events pending in all (open + bucketed + far), kept so `push` checks the bound cheaply.
+    /// Events pending in all, kept so `push` checks the bound cheaply.
     @usableFromInline var pending = 0
     @usableFromInline var nextSeq: UInt64 = 0
-    /// Since the last judgement of the shape: buckets opened, events that entered the open
-    /// bucket (opened or pushed into it), the cursor where the count started, pushes, and
-    /// the events placed beyond the window.
+    /// Since the last judgement of the width: buckets opened, events that entered the open
+    /// bucket (opened or pushed into it), and the cursor where the count started.
     @usableFromInline var opens = 0
     @usableFromInline var arrivals = 0
     @usableFromInline var judgedCursor: UInt64 = 0
-    @usableFromInline var pushes = 0
-    @usableFromInline var farPlaced = 0
     /// The most events that may be pending at once.
     public let capacityLimit: Int
 
     @usableFromInline static let none = UInt32.max
-    /// Bounds of the window's size, in buckets.
+    /// Bounds of a block, in buckets.
     @usableFromInline static let bucketsMin = 256
     @usableFromInline static let bucketsMax = 1 << 24
-    /// Opens between two judgements of the shape.
+    /// Blocks in the coarse level (one bitmap word).
+    @usableFromInline static let coarseCount: UInt64 = 64
+    /// Opens between two judgements of the width.
     @usableFromInline static let opensPerJudgement = 512
     /// Arrivals per bucket width above which the width halves, and below which it doubles.
     @usableFromInline static let crowdedArrivals: UInt64 = 8
@@ -89,10 +91,14 @@ public struct EventQueue: Sendable {
         precondition(capacityLimit < Int(EventQueue.none), "capacityLimit must fit a node index")
         self.capacityLimit = capacityLimit
         let n = min(reserving, capacityLimit)
-        nodes.reserveCapacity(n)
+        nodes = QueueBuffer(count: max(n, 64))
         var buckets = EventQueue.bucketsMin
         while buckets < n / 2, buckets < EventQueue.bucketsMax { buckets <<= 1 }
-        makeBuckets(buckets)
+        blockShift = UInt64(buckets.trailingZeroBitCount)
+        mask = UInt64(buckets - 1)
+        heads = QueueBuffer(repeating: EventQueue.none, count: buckets)
+        occupied = QueueBuffer(repeating: 0, count: buckets / 64)
+        coarseHeads = QueueBuffer(repeating: EventQueue.none, count: Int(EventQueue.coarseCount))
     }
 
     /// The number of pending events.
@@ -100,34 +106,38 @@ public struct EventQueue: Sendable {
     @inlinable public var isEmpty: Bool { pending == 0 }
     /// How many events have been pushed in all; also the next insertion sequence.
     @inlinable public var pushedTotal: UInt64 { nextSeq }
-    /// Buckets in the window (for tests and tuning).
+    /// Buckets in a block (for tests and tuning).
     public var bucketCount: Int { heads.count }
 
     /// The time of the earliest pending event.
-    /// - Complexity: O(1) when the open bucket holds events; else a scan of the next bucket.
+    /// - Complexity: O(1) when the open bucket holds events; else a scan of one list.
     public var nextTime: SimTime? {
         if let first = open.first { return first.time }
-        if bucketed == 0 { return far.first?.time }
-        var n = heads[nextOccupied()]
+        if bucketed > 0 { return earliestTime(in: heads[Int(firstSet(in: occupied.base, words: occupied.count, from: cursor & mask))]) }
+        if coarsed > 0 { return earliestTime(in: coarseHeads[Int(firstCoarse(from: block(cursor) &+ 1))]) }
+        return far.first?.time
+    }
+
+    /// The earliest time in the list that starts at node `n`.
+    func earliestTime(in list: UInt32) -> SimTime {
+        var n = list
         var best = SimTime.max
         while n != EventQueue.none { best = Swift.min(best, nodes[Int(n)].event.time); n = nodes[Int(n)].next }
         return best
     }
 
     /// Schedules `event`, stamping its insertion sequence; false when the queue is full.
-    /// - Complexity: O(1) on average; O(log n) for an event beyond the window.
+    /// - Complexity: O(1) on average; O(log n) for an event beyond the coarse level.
     @inlinable @discardableResult
     public mutating func push(_ event: Event) -> Bool {
         guard pending < capacityLimit else { return false }
+        makeUnique()
         var e = event
         e.seq = nextSeq
         nextSeq &+= 1
-        pending += 1
-        pushes &+= 1
+        pending &+= 1
         place(e)
-        if pending > 2 * heads.count, heads.count < EventQueue.bucketsMax {
-            relayout(shift: shift, buckets: heads.count * 2)
-        }
+        if pending > 2 &* (Int(mask) &+ 1) { grow() }
         return true
     }
 
@@ -145,28 +155,107 @@ public struct EventQueue: Sendable {
             if open.isEmpty { return nil }
         }
         guard let e = open.pop(notAfter: limit) else { return nil }
-        pending -= 1
+        pending &-= 1
         return e
     }
 
     /// Removes every pending event, keeping the storage and the sequence count.
     /// - Complexity: O(buckets).
     public mutating func removeAll() {
+        makeUnique()
         open.removeAll()
         far.removeAll()
-        nodes.removeAll(keepingCapacity: true)
+        nodesUsed = 0
         freeNode = EventQueue.none
         bucketed = 0
+        coarsed = 0
         pending = 0
-        for b in heads.indices { heads[b] = EventQueue.none }
-        for w in occupied.indices { occupied[w] = 0 }
+        heads.base.update(repeating: EventQueue.none, count: heads.count)
+        occupied.base.update(repeating: 0, count: occupied.count)
+        coarseHeads.base.update(repeating: EventQueue.none, count: coarseHeads.count)
+        coarseOccupied = 0
         resetJudgement()
     }
 
-    // MARK: - Buckets
+    // MARK: - Storage
 
-    /// Puts `e` (already stamped) in the open bucket, its own bucket, or the far heap.
+    /// Makes the buffers this queue's alone before it writes to them: a copy of the queue
+    /// shares them until then.
     @inlinable
+    mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&owner) { copyBuffers() }
+    }
+
+    /// Copies every buffer, for `makeUnique`.
+    @usableFromInline
+    mutating func copyBuffers() {
+        nodes = nodes.copy(count: nodes.count, used: nodesUsed)
+        heads = heads.copy(count: heads.count, used: heads.count)
+        occupied = occupied.copy(count: occupied.count, used: occupied.count)
+        coarseHeads = coarseHeads.copy(count: coarseHeads.count, used: coarseHeads.count)
+        open.copySorted()
+        owner = QueueOwner()
+    }
+
+    /// A node for `e` at the head of the list that `next` starts: off the free list, or
+    /// the next unused slot of the pool (which doubles when full).
+    @inlinable @inline(__always)
+    mutating func newNode(_ e: Event, next: UInt32) -> UInt32 {
+        let n: UInt32
+        if freeNode != EventQueue.none {
+            n = freeNode
+            freeNode = nodes.base[Int(n)].next
+        } else {
+            if nodesUsed == nodes.count { nodes = nodes.copy(count: 2 * nodes.count, used: nodesUsed) }
+            n = UInt32(nodesUsed)
+            nodesUsed += 1
+        }
+        nodes.base[Int(n)] = BucketNode(event: e, next: next)
+        return n
+    }
+
+    /// Puts node `n` back on the free list.
+    @inlinable @inline(__always)
+    mutating func freeNode(_ n: UInt32) {
+        nodes.base[Int(n)].next = freeNode
+        freeNode = n
+    }
+
+    /// The first set bit at or after bit `start` of the `words`-word bitmap at `bits`,
+    /// wrapping around its end. The bitmap must have a bit set.
+    @inlinable @inline(__always)
+    func firstSet(in bits: UnsafeMutablePointer<UInt64>, words: Int, from start: UInt64) -> UInt64 {
+        var w = Int(start >> 6)
+        var word = bits[w] & (~0 << (start & 63))
+        var scanned = 0
+        while word == 0 {
+            w = w + 1 == words ? 0 : w + 1
+            word = bits[w]
+            scanned += 1
+            precondition(scanned <= words, "event queue bitmap is empty with events listed")
+        }
+        return UInt64(w << 6 | word.trailingZeroBitCount)
+    }
+
+    /// The first coarse list that holds events at or after list `start` (mod
+    /// `coarseCount`), wrapping around. Some list must hold events.
+    @inlinable
+    func firstCoarse(from start: UInt64) -> UInt64 {
+        let s = start & (EventQueue.coarseCount - 1)
+        let rotated = coarseOccupied >> s | coarseOccupied << (EventQueue.coarseCount - s)
+        precondition(rotated != 0, "event queue coarse bitmap is empty with events listed")
+        return (s &+ UInt64(rotated.trailingZeroBitCount)) & (EventQueue.coarseCount - 1)
+    }
+
+    /// The block number of bucket number `abs`.
+    @inlinable @inline(__always)
+    func block(_ abs: UInt64) -> UInt64 { abs >> blockShift }
+
+    // MARK: - Levels
+
+    /// Puts `e` (already stamped) in the open bucket, a fine bucket, a coarse list or the
+    /// far heap. The buffers are unique.
+    @inlinable @inline(__always)
     mutating func place(_ e: Event) {
         let abs = e.time >> shift
         if abs <= cursor {
@@ -174,88 +263,146 @@ public struct EventQueue: Sendable {
             arrivals &+= 1
             return
         }
-        guard abs &- cursor <= mask else {
-            far.insert(e)
-            farPlaced &+= 1
-            return
-        }
-        let b = Int(abs & mask)
-        let node = BucketNode(event: e, next: heads[b])
-        let n: UInt32
-        if freeNode != EventQueue.none {
-            n = freeNode
-            freeNode = nodes[Int(n)].next
-            nodes[Int(n)] = node
+        let blocksAhead = block(abs) &- block(cursor)
+        if blocksAhead == 0 {
+            let b = Int(abs & mask)
+            heads.base[b] = newNode(e, next: heads.base[b])
+            occupied.base[b >> 6] |= 1 << UInt64(b & 63)
+            bucketed &+= 1
         } else {
-            n = UInt32(nodes.count)
-            nodes.append(node)
+            placeBeyondBlock(e, blocksAhead: blocksAhead)
         }
-        heads[b] = n
-        occupied[b >> 6] |= 1 << UInt64(b & 63)
-        bucketed += 1
     }
 
-    /// The open bucket is empty: moves the cursor to the next bucket that holds events
-    /// (or to the far heap's first) and opens it.
+    /// `place` for an event `blocksAhead` blocks after the cursor's: a coarse list or the
+    /// far heap.
+    @usableFromInline
+    mutating func placeBeyondBlock(_ e: Event, blocksAhead: UInt64) {
+        guard blocksAhead <= EventQueue.coarseCount else {
+            far.insert(e)
+            return
+        }
+        let k = Int(block(e.time >> shift) & (EventQueue.coarseCount - 1))
+        coarseHeads.base[k] = newNode(e, next: coarseHeads.base[k])
+        coarseOccupied |= 1 << UInt64(k)
+        coarsed &+= 1
+    }
+
+    /// The open bucket is empty: moves the cursor to the next fine bucket that holds
+    /// events (first to the next block that holds any, when this one has run dry) and
+    /// opens it.
     @usableFromInline
     mutating func advance() {
+        makeUnique()
         if bucketed == 0 {
-            guard let first = far.first else { return }
-            cursor = first.time >> shift
-            refill()
-        } else {
-            let b = nextOccupied()
-            cursor &+= (UInt64(b) &- cursor) & mask
-            let head = heads[b]
-            heads[b] = EventQueue.none
-            occupied[b >> 6] &= ~(1 << UInt64(b & 63))
-            let (taken, tail) = nodes.withUnsafeBufferPointer { pool in open.fill(from: pool, head: head) }
-            // The whole list joins the free list at once.
-            nodes[Int(tail)].next = freeNode
-            freeNode = head
-            bucketed -= taken
-            arrivals &+= taken
-            refill()
+            guard enterNextBlock() else { return }
+            if !open.isEmpty {   // some of the block's events fell in its first bucket
+                countOpen()
+                return
+            }
         }
-        opens += 1
+        let b = firstSet(in: occupied.base, words: occupied.count, from: cursor & mask)
+        cursor = cursor & ~mask | b
+        let head = heads.base[Int(b)]
+        heads.base[Int(b)] = EventQueue.none
+        occupied.base[Int(b >> 6)] &= ~(1 << (b & 63))
+        let (taken, tail) = open.fill(from: nodes.base, head: head)
+        // The whole list joins the free list at once.
+        nodes.base[Int(tail)].next = freeNode
+        freeNode = head
+        bucketed &-= taken
+        arrivals &+= taken
+        countOpen()
+    }
+
+    /// Counts an opened bucket, and judges the width every `opensPerJudgement`.
+    @inlinable @inline(__always)
+    mutating func countOpen() {
+        opens &+= 1
         if opens == EventQueue.opensPerJudgement { judge() }
     }
 
-    /// The first bucket after the cursor that holds events, wrapping around the window.
-    /// Only called when `bucketed > 0`.
-    @inlinable
-    func nextOccupied() -> Int {
-        let start = Int(cursor & mask)
-        var w = start >> 6
-        var bits = occupied[w] & (~0 << UInt64(start & 63))
-        let words = occupied.count
-        var scanned = 0
-        while bits == 0 {
-            w = w + 1 == words ? 0 : w + 1
-            bits = occupied[w]
-            scanned += 1
-            precondition(scanned <= words, "event queue bitmap is empty with \(bucketed) bucketed events")
+    /// The fine level is empty: moves the cursor to the start of the next block that holds
+    /// events (a coarse list's, or the far heap's first), spreads that block's list over the
+    /// fine buckets (events in its first bucket go to the open bucket), and refills the
+    /// coarse level from the far heap. False when nothing is pending beyond the open bucket.
+    /// - Complexity: O(events moved), plus O(log n) for each that leaves the far heap.
+    @usableFromInline
+    mutating func enterNextBlock() -> Bool {
+        let after = block(cursor) &+ 1
+        let nextBlock: UInt64
+        var list = EventQueue.none
+        if coarsed > 0 {
+            let k = firstCoarse(from: after)
+            nextBlock = after &+ ((k &- after) & (EventQueue.coarseCount - 1))
+            list = coarseHeads.base[Int(k)]
+            coarseHeads.base[Int(k)] = EventQueue.none
+            coarseOccupied &= ~(1 << k)
+        } else if let first = far.first {
+            nextBlock = block(first.time >> shift)
+        } else {
+            return false
         }
-        return w << 6 | bits.trailingZeroBitCount
+        cursor = nextBlock << blockShift
+        while list != EventQueue.none {
+            let next = nodes.base[Int(list)].next
+            coarsed &-= 1
+            relink(list)
+            list = next
+        }
+        refill()
+        return true
     }
 
-    /// Moves far events that the window now covers into their buckets.
-    @inlinable
+    /// Moves far events that the coarse level now covers into it (or into the fine level
+    /// or the open bucket, when they fall in the cursor's block).
+    @usableFromInline
     mutating func refill() {
-        while let first = far.first, (first.time >> shift) &- cursor <= mask {
+        let current = block(cursor)
+        while let first = far.first, block(first.time >> shift) &- current <= EventQueue.coarseCount {
             place(far.pop()!)
+        }
+    }
+
+    /// Puts node `n` (no longer in any list) where its event belongs under the current
+    /// shape: a fine bucket or a coarse list (relinked, not copied), or the open bucket or
+    /// the far heap (copied there, and the node freed).
+    @usableFromInline
+    mutating func relink(_ n: UInt32) {
+        let e = nodes.base[Int(n)].event
+        let abs = e.time >> shift
+        let blocksAhead = block(abs) &- block(cursor)
+        if abs <= cursor || blocksAhead > EventQueue.coarseCount {
+            if abs <= cursor { open.insert(e) } else { far.insert(e) }
+            freeNode(n)
+        } else if blocksAhead == 0 {
+            let b = Int(abs & mask)
+            nodes.base[Int(n)].next = heads.base[b]
+            heads.base[b] = n
+            occupied.base[b >> 6] |= 1 << UInt64(b & 63)
+            bucketed &+= 1
+        } else {
+            let k = Int(block(abs) & (EventQueue.coarseCount - 1))
+            nodes.base[Int(n)].next = coarseHeads.base[k]
+            coarseHeads.base[k] = n
+            coarseOccupied |= 1 << UInt64(k)
+            coarsed &+= 1
         }
     }
 
     // MARK: - Shape
 
+    /// More than two events pending per bucket: doubles the buckets of a block, up to
+    /// `bucketsMax`, so a block spans more time and fewer events cross into the next.
+    @usableFromInline
+    mutating func grow() {
+        if heads.count < EventQueue.bucketsMax { relayout(shift: shift, buckets: heads.count * 2) }
+    }
+
     /// Every `opensPerJudgement` opens: halves the bucket width when more than
     /// `crowdedArrivals` events entered the open bucket per bucket width the cursor crossed
     /// (sorting and insertions grow), doubles it when fewer than `sparseArrivals` did (most
-    /// of the work is finding the next bucket), up to three steps at once; and doubles the
-    /// bucket count when more than one push in eight went beyond the window (each costs
-    /// O(log n) in the far heap), as long as the buckets do not outnumber the pending events
-    /// twice.
+    /// of the work is finding the next bucket), up to three steps at once.
     @usableFromInline
     mutating func judge() {
         let crossed = Swift.max(cursor &- judgedCursor, 1)
@@ -270,12 +417,8 @@ public struct EventQueue: Sendable {
             newShift += 1
             steps += 1
         }
-        var newBuckets = heads.count
-        if farPlaced > pushes / 8, newBuckets < EventQueue.bucketsMax, newBuckets < 2 * pending {
-            newBuckets *= 2
-        }
-        if newShift != shift || newBuckets != heads.count {
-            relayout(shift: newShift, buckets: newBuckets)
+        if newShift != shift {
+            relayout(shift: newShift, buckets: heads.count)
         } else {
             resetJudgement()
         }
@@ -286,72 +429,85 @@ public struct EventQueue: Sendable {
     mutating func resetJudgement() {
         opens = 0
         arrivals = 0
-        pushes = 0
-        farPlaced = 0
         judgedCursor = cursor
     }
 
-    /// Lays every bucketed and far event out again over `buckets` buckets of `1 << shift`
-    /// ms. The open bucket keeps its events: the new cursor is the new bucket holding the
-    /// last millisecond of the old open bucket, so they are all still at or before it, and
-    /// every other event is still after it. Bucketed nodes are relinked where they are;
-    /// only the bucket heads are allocated anew.
+    /// Lays every listed and far event out again over blocks of `buckets` buckets of
+    /// `1 << shift` ms. The open bucket keeps its events: the new cursor is the new bucket
+    /// holding the last millisecond of the old open bucket, so they are all still at or
+    /// before it, and every other event is still after it. Listed nodes are relinked where
+    /// they are; only the fine heads and bitmap are allocated anew. The buffers are unique.
     /// - Complexity: O(n + buckets), plus O(log n) for each event that enters or leaves
     ///   the far heap.
     @usableFromInline
     mutating func relayout(shift newShift: UInt64, buckets: Int) {
+        precondition(buckets.nonzeroBitCount == 1 && buckets >= 64, "bucket count \(buckets) must be a power of two >= 64")
         let lastMs = cursor << shift | (1 << shift - 1)
         let oldHeads = heads
-        makeBuckets(buckets)
+        let oldCoarse = Array(coarseHeads)
+        heads = QueueBuffer(repeating: EventQueue.none, count: buckets)
+        occupied = QueueBuffer(repeating: 0, count: buckets / 64)
+        coarseHeads.base.update(repeating: EventQueue.none, count: coarseHeads.count)
+        coarseOccupied = 0
         shift = newShift
+        blockShift = UInt64(buckets.trailingZeroBitCount)
+        mask = UInt64(buckets - 1)
         cursor = lastMs >> newShift
         bucketed = 0
-        for head in oldHeads where head != EventQueue.none {
-            var n = head
-            while n != EventQueue.none {
-                let next = nodes[Int(n)].next
-                relink(n)
-                n = next
-            }
-        }
+        coarsed = 0
+        for head in oldHeads where head != EventQueue.none { relinkList(head) }
+        for head in oldCoarse where head != EventQueue.none { relinkList(head) }
         refill()
         resetJudgement()
     }
 
-    /// Puts node `n` (no longer in any list) in its bucket under the current shape, or,
-    /// when its event belongs in the open bucket or the far heap, moves the event there
-    /// and frees the node.
+    /// Relinks every node of the list that starts at `head` (see `relink`).
     @usableFromInline
-    mutating func relink(_ n: UInt32) {
-        let e = nodes[Int(n)].event
-        let abs = e.time >> shift
-        if abs <= cursor || abs &- cursor > mask {
-            if abs <= cursor { open.insert(e) } else { far.insert(e) }
-            nodes[Int(n)].next = freeNode
-            freeNode = n
-            return
+    mutating func relinkList(_ head: UInt32) {
+        var n = head
+        while n != EventQueue.none {
+            let next = nodes.base[Int(n)].next
+            relink(n)
+            n = next
         }
-        let b = Int(abs & mask)
-        nodes[Int(n)].next = heads[b]
-        heads[b] = n
-        occupied[b >> 6] |= 1 << UInt64(b & 63)
-        bucketed += 1
-    }
-
-    /// Empty buckets, `count` of them (a power of two).
-    mutating func makeBuckets(_ count: Int) {
-        precondition(count.nonzeroBitCount == 1 && count >= 64, "bucket count \(count) must be a power of two >= 64")
-        heads = Array(repeating: EventQueue.none, count: count)
-        occupied = Array(repeating: 0, count: count / 64)
-        mask = UInt64(count - 1)
     }
 
     /// The next nodes of the pool, by node index (what `checkInvariants` walks).
     var links: NodeLinks { NodeLinks(nodes: nodes) }
+
+    /// Checks what `checkInvariants` does not see: every coarse list holding only events
+    /// of its block within the coarse level, its bit in step, the far heap beyond the
+    /// coarse level, and the counts adding up. For tests and debug builds.
+    /// - Complexity: O(n).
+    public func checkLevels() -> String? {
+        let current = block(cursor)
+        var listed = 0
+        for k in 0..<Int(EventQueue.coarseCount) {
+            let bit = coarseOccupied >> UInt64(k) & 1 == 1
+            if bit != (coarseHeads[k] != EventQueue.none) { return "coarse list \(k): occupied bit \(bit) but head \(coarseHeads[k])" }
+            var n = coarseHeads[k]
+            while n != EventQueue.none {
+                let e = nodes[Int(n)].event
+                let ahead = block(e.time >> shift) &- current
+                if ahead == 0 || ahead > EventQueue.coarseCount || Int(block(e.time >> shift) & (EventQueue.coarseCount - 1)) != k {
+                    return "coarse list \(k) holds t=\(e.time) (seq=\(e.seq)), \(ahead) blocks ahead of the cursor's"
+                }
+                listed += 1
+                n = nodes[Int(n)].next
+            }
+        }
+        if listed != coarsed { return "coarsed \(coarsed) but the coarse lists hold \(listed)" }
+        for e in far.heap where block(e.time >> shift) &- current <= EventQueue.coarseCount {
+            return "far event t=\(e.time) (seq=\(e.seq)) lies within the coarse level"
+        }
+        let total = open.count + bucketed + coarsed + far.count
+        if total != pending { return "pending \(pending) but the levels hold \(total)" }
+        return nil
+    }
 }
 
 /// Read-only `next` links of a node pool, indexed like the pool.
 struct NodeLinks {
-    let nodes: [BucketNode]
+    let nodes: QueueBuffer<BucketNode>
     subscript(_ i: Int) -> UInt32 { nodes[i].next }
 }
