@@ -158,7 +158,7 @@ struct OpenBucket: Sendable {
     /// in from the far heap or a bucket by a resize may carry an older one, so the scan
     /// compares sequences too. The caller has made `sorted` unique.
     /// - Complexity: O(`scanLimit`), or O(log n) when it goes into `burst`.
-    @inlinable
+    @inlinable @inline(__always)
     mutating func insert(_ e: Event) {
         let n = sortedCount
         if n == sorted.count { grow(keeping: n) }

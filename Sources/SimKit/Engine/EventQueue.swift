@@ -53,6 +53,8 @@ public struct EventQueue: Sendable {
     @usableFromInline var shift: UInt64 = 10
     @usableFromInline var blockShift: UInt64 = 8
     @usableFromInline var mask: UInt64 = 255
+    /// `mask + 1`, as an Int (the fine heads' count).
+    @usableFromInline var bucketsPerBlock = 256
     /// The absolute bucket number (`time >> shift`) of the open bucket.
     @usableFromInline var cursor: UInt64 = 0
     /// Events in the fine buckets, and in the coarse lists.
@@ -75,13 +77,15 @@ public struct EventQueue: Sendable {
     /// Bounds of a block, in buckets.
     @usableFromInline static let bucketsMin = 256
     @usableFromInline static let bucketsMax = 1 << 24
+    /// Pending events per bucket of a block beyond which the block doubles.
+    @usableFromInline static let pendingPerBucketMax = 2
     /// Blocks in the coarse level (one bitmap word).
     @usableFromInline static let coarseCount: UInt64 = 64
     /// Opens between two judgements of the width.
     @usableFromInline static let opensPerJudgement = 512
     /// Arrivals per bucket width above which the width halves, and below which it doubles.
-    @usableFromInline static let crowdedArrivals: UInt64 = 8
-    @usableFromInline static let sparseArrivals: UInt64 = 2
+    @usableFromInline static let crowdedArrivals: UInt64 = 16
+    @usableFromInline static let sparseArrivals: UInt64 = 4
     /// The widest bucket, as log2 of ms (2^40 ms is about 35 years).
     @usableFromInline static let shiftMax: UInt64 = 40
 
@@ -96,6 +100,7 @@ public struct EventQueue: Sendable {
         while buckets < n / 2, buckets < EventQueue.bucketsMax { buckets <<= 1 }
         blockShift = UInt64(buckets.trailingZeroBitCount)
         mask = UInt64(buckets - 1)
+        bucketsPerBlock = buckets
         heads = QueueBuffer(repeating: EventQueue.none, count: buckets)
         occupied = QueueBuffer(repeating: 0, count: buckets / 64)
         coarseHeads = QueueBuffer(repeating: EventQueue.none, count: Int(EventQueue.coarseCount))
@@ -137,7 +142,7 @@ public struct EventQueue: Sendable {
         nextSeq &+= 1
         pending &+= 1
         place(e)
-        if pending > 2 &* (Int(mask) &+ 1) { grow() }
+        if pending > EventQueue.pendingPerBucketMax &* bucketsPerBlock { grow() }
         return true
     }
 
@@ -225,8 +230,8 @@ public struct EventQueue: Sendable {
     /// wrapping around its end. The bitmap must have a bit set.
     @inlinable @inline(__always)
     func firstSet(in bits: UnsafeMutablePointer<UInt64>, words: Int, from start: UInt64) -> UInt64 {
-        var w = Int(start >> 6)
-        var word = bits[w] & (~0 << (start & 63))
+        var w = Int(truncatingIfNeeded: start &>> 6)
+        var word = bits[w] & (~0 &<< (start & 63))
         var scanned = 0
         while word == 0 {
             w = w + 1 == words ? 0 : w + 1
@@ -242,14 +247,18 @@ public struct EventQueue: Sendable {
     @inlinable
     func firstCoarse(from start: UInt64) -> UInt64 {
         let s = start & (EventQueue.coarseCount - 1)
-        let rotated = coarseOccupied >> s | coarseOccupied << (EventQueue.coarseCount - s)
+        let rotated = coarseOccupied &>> s | coarseOccupied &<< (EventQueue.coarseCount - s)
         precondition(rotated != 0, "event queue coarse bitmap is empty with events listed")
         return (s &+ UInt64(rotated.trailingZeroBitCount)) & (EventQueue.coarseCount - 1)
     }
 
+    /// The absolute bucket number of `time`.
+    @inlinable @inline(__always)
+    func bucket(_ time: SimTime) -> UInt64 { time &>> shift }
+
     /// The block number of bucket number `abs`.
     @inlinable @inline(__always)
-    func block(_ abs: UInt64) -> UInt64 { abs >> blockShift }
+    func block(_ abs: UInt64) -> UInt64 { abs &>> blockShift }
 
     // MARK: - Levels
 
@@ -257,7 +266,7 @@ public struct EventQueue: Sendable {
     /// far heap. The buffers are unique.
     @inlinable @inline(__always)
     mutating func place(_ e: Event) {
-        let abs = e.time >> shift
+        let abs = bucket(e.time)
         if abs <= cursor {
             open.insert(e)
             arrivals &+= 1
@@ -265,9 +274,9 @@ public struct EventQueue: Sendable {
         }
         let blocksAhead = block(abs) &- block(cursor)
         if blocksAhead == 0 {
-            let b = Int(abs & mask)
+            let b = Int(truncatingIfNeeded: abs & mask)
             heads.base[b] = newNode(e, next: heads.base[b])
-            occupied.base[b >> 6] |= 1 << UInt64(b & 63)
+            occupied.base[b &>> 6] |= 1 &<< (abs & 63)
             bucketed &+= 1
         } else {
             placeBeyondBlock(e, blocksAhead: blocksAhead)
@@ -282,9 +291,9 @@ public struct EventQueue: Sendable {
             far.insert(e)
             return
         }
-        let k = Int(block(e.time >> shift) & (EventQueue.coarseCount - 1))
-        coarseHeads.base[k] = newNode(e, next: coarseHeads.base[k])
-        coarseOccupied |= 1 << UInt64(k)
+        let k = block(bucket(e.time)) & (EventQueue.coarseCount - 1)
+        coarseHeads.base[Int(truncatingIfNeeded: k)] = newNode(e, next: coarseHeads.base[Int(truncatingIfNeeded: k)])
+        coarseOccupied |= 1 &<< k
         coarsed &+= 1
     }
 
@@ -305,7 +314,7 @@ public struct EventQueue: Sendable {
         cursor = cursor & ~mask | b
         let head = heads.base[Int(b)]
         heads.base[Int(b)] = EventQueue.none
-        occupied.base[Int(b >> 6)] &= ~(1 << (b & 63))
+        occupied.base[Int(truncatingIfNeeded: b &>> 6)] &= ~(1 &<< (b & 63))
         let (taken, tail) = open.fill(from: nodes.base, head: head)
         // The whole list joins the free list at once.
         nodes.base[Int(tail)].next = freeNode
@@ -337,13 +346,13 @@ public struct EventQueue: Sendable {
             nextBlock = after &+ ((k &- after) & (EventQueue.coarseCount - 1))
             list = coarseHeads.base[Int(k)]
             coarseHeads.base[Int(k)] = EventQueue.none
-            coarseOccupied &= ~(1 << k)
+            coarseOccupied &= ~(1 &<< k)
         } else if let first = far.first {
-            nextBlock = block(first.time >> shift)
+            nextBlock = block(bucket(first.time))
         } else {
             return false
         }
-        cursor = nextBlock << blockShift
+        cursor = nextBlock &<< blockShift
         while list != EventQueue.none {
             let next = nodes.base[Int(list)].next
             coarsed &-= 1
@@ -359,7 +368,7 @@ public struct EventQueue: Sendable {
     @usableFromInline
     mutating func refill() {
         let current = block(cursor)
-        while let first = far.first, block(first.time >> shift) &- current <= EventQueue.coarseCount {
+        while let first = far.first, block(bucket(first.time)) &- current <= EventQueue.coarseCount {
             place(far.pop()!)
         }
     }
@@ -370,7 +379,7 @@ public struct EventQueue: Sendable {
     @usableFromInline
     mutating func relink(_ n: UInt32) {
         let e = nodes.base[Int(n)].event
-        let abs = e.time >> shift
+        let abs = bucket(e.time)
         let blocksAhead = block(abs) &- block(cursor)
         if abs <= cursor || blocksAhead > EventQueue.coarseCount {
             if abs <= cursor { open.insert(e) } else { far.insert(e) }
@@ -379,20 +388,20 @@ public struct EventQueue: Sendable {
             let b = Int(abs & mask)
             nodes.base[Int(n)].next = heads.base[b]
             heads.base[b] = n
-            occupied.base[b >> 6] |= 1 << UInt64(b & 63)
+            occupied.base[b &>> 6] |= 1 &<< (abs & 63)
             bucketed &+= 1
         } else {
-            let k = Int(block(abs) & (EventQueue.coarseCount - 1))
-            nodes.base[Int(n)].next = coarseHeads.base[k]
-            coarseHeads.base[k] = n
-            coarseOccupied |= 1 << UInt64(k)
+            let k = block(abs) & (EventQueue.coarseCount - 1)
+            nodes.base[Int(n)].next = coarseHeads.base[Int(k)]
+            coarseHeads.base[Int(k)] = n
+            coarseOccupied |= 1 &<< k
             coarsed &+= 1
         }
     }
 
     // MARK: - Shape
 
-    /// More than two events pending per bucket: doubles the buckets of a block, up to
+    /// More than `pendingPerBucketMax` events pending per bucket: doubles the buckets of a block, up to
     /// `bucketsMax`, so a block spans more time and fewer events cross into the next.
     @usableFromInline
     mutating func grow() {
@@ -452,6 +461,7 @@ public struct EventQueue: Sendable {
         shift = newShift
         blockShift = UInt64(buckets.trailingZeroBitCount)
         mask = UInt64(buckets - 1)
+        bucketsPerBlock = buckets
         cursor = lastMs >> newShift
         bucketed = 0
         coarsed = 0
@@ -488,8 +498,8 @@ public struct EventQueue: Sendable {
             var n = coarseHeads[k]
             while n != EventQueue.none {
                 let e = nodes[Int(n)].event
-                let ahead = block(e.time >> shift) &- current
-                if ahead == 0 || ahead > EventQueue.coarseCount || Int(block(e.time >> shift) & (EventQueue.coarseCount - 1)) != k {
+                let ahead = block(bucket(e.time)) &- current
+                if ahead == 0 || ahead > EventQueue.coarseCount || Int(block(bucket(e.time)) & (EventQueue.coarseCount - 1)) != k {
                     return "coarse list \(k) holds t=\(e.time) (seq=\(e.seq)), \(ahead) blocks ahead of the cursor's"
                 }
                 listed += 1
@@ -497,7 +507,7 @@ public struct EventQueue: Sendable {
             }
         }
         if listed != coarsed { return "coarsed \(coarsed) but the coarse lists hold \(listed)" }
-        for e in far.heap where block(e.time >> shift) &- current <= EventQueue.coarseCount {
+        for e in far.heap where block(bucket(e.time)) &- current <= EventQueue.coarseCount {
             return "far event t=\(e.time) (seq=\(e.seq)) lies within the coarse level"
         }
         let total = open.count + bucketed + coarsed + far.count
