@@ -81,8 +81,9 @@ public struct EventQueue: Sendable {
     @usableFromInline static let pendingPerBucketMax = 2
     /// Blocks in the coarse level (one bitmap word).
     @usableFromInline static let coarseCount: UInt64 = 64
-    /// Opens between two judgements of the width.
+    /// Opens between two judgements of the width, and arrivals that bring one sooner.
     @usableFromInline static let opensPerJudgement = 512
+    @usableFromInline static let arrivalsPerJudgement = opensPerJudgement * Int(crowdedArrivals)
     /// Arrivals per bucket width above which the width halves, and below which it doubles.
     @usableFromInline static let crowdedArrivals: UInt64 = 16
     @usableFromInline static let sparseArrivals: UInt64 = 4
@@ -324,11 +325,12 @@ public struct EventQueue: Sendable {
         countOpen()
     }
 
-    /// Counts an opened bucket, and judges the width every `opensPerJudgement`.
+    /// Counts an opened bucket, and judges the width every `opensPerJudgement` opens, or
+    /// sooner when crowded buckets have taken that many opens' worth of arrivals.
     @inlinable @inline(__always)
     mutating func countOpen() {
         opens &+= 1
-        if opens == EventQueue.opensPerJudgement { judge() }
+        if opens == EventQueue.opensPerJudgement || arrivals >= EventQueue.arrivalsPerJudgement { judge() }
     }
 
     /// The fine level is empty: moves the cursor to the start of the next block that holds
@@ -408,7 +410,8 @@ public struct EventQueue: Sendable {
         if heads.count < EventQueue.bucketsMax { relayout(shift: shift, buckets: heads.count * 2) }
     }
 
-    /// Every `opensPerJudgement` opens: halves the bucket width when more than
+    /// Every `opensPerJudgement` opens (or `arrivalsPerJudgement` arrivals): halves the
+    /// bucket width when more than
     /// `crowdedArrivals` events entered the open bucket per bucket width the cursor crossed
     /// (sorting and insertions grow), doubles it when fewer than `sparseArrivals` did (most
     /// of the work is finding the next bucket), up to three steps at once.
