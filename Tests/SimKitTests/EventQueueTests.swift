@@ -38,10 +38,15 @@ protocol SweptQueue {
     var isEmpty: Bool { get }
     var nextTime: SimTime? { get }
     var pushedTotal: UInt64 { get }
-    func checkInvariants() -> String?
+    /// Every structural check the queue has.
+    func checkStructure() -> String?
 }
-extension EventQueue: SweptQueue {}
-extension EventHeap: SweptQueue {}
+extension EventQueue: SweptQueue {
+    func checkStructure() -> String? { checkInvariants() ?? checkLevels() }
+}
+extension EventHeap: SweptQueue {
+    func checkStructure() -> String? { checkInvariants() }
+}
 
 /// Seed chunks for the sweep: 10 chunks of 500 sequences = 5,000 random sequences.
 private let sweepChunks = Array(0..<10)
@@ -111,7 +116,7 @@ private let sequencesPerChunk = 500
                 try #require(q.isEmpty == ref.items.isEmpty, "\(where_)")
                 try #require(q.nextTime == ref.nextTime, "\(where_): nextTime \(String(describing: q.nextTime)) != \(String(describing: ref.nextTime))")
                 try #require(q.pushedTotal == ref.nextSeq, "\(where_): pushedTotal")
-                if let broken = q.checkInvariants() { Issue.record("\(where_): \(broken)"); return }
+                if let broken = q.checkStructure() { Issue.record("\(where_): \(broken)"); return }
             }
             // Drain: everything comes out in (time, seq) order.
             var last: Event?
@@ -206,7 +211,7 @@ private let sequencesPerChunk = 500
         var q = EventQueue()
         for t in [1, 2, 3, 4, 5] as [SimTime] { q.push(Event(time: t, target: 0, kind: 0)) }
         #expect(q.checkInvariants() == nil)
-        q.open.heap[0].time = 1 << 40   // corrupt it through the internal storage
+        q.open.sorted[q.open.sortedCount - 1].time = 1 << 40   // corrupt it through the internal storage
         let message = q.checkInvariants()
         #expect(message != nil)
         #expect(message?.contains("t=\(1 << 40)") == true)
@@ -260,7 +265,7 @@ private let sequencesPerChunk = 500
                     if now >= UInt64.max / 2 { farPops += 1 }
                 }
                 try #require(q.count == sorted.count && q.nextTime == sorted.first?.time, "seed \(seed) step \(step)")
-                if step % 97 == 0, let broken = q.checkInvariants() { Issue.record("seed \(seed) step \(step): \(broken)"); return }
+                if step % 97 == 0, let broken = q.checkStructure() { Issue.record("seed \(seed) step \(step): \(broken)"); return }
             }
             if q.bucketCount > 256 { rebuiltWide += 1 }
             while let want = sorted.first {
@@ -271,5 +276,166 @@ private let sequencesPerChunk = 500
             try #require(q.isEmpty && q.pop() == nil, "seed \(seed): not empty after drain")
         }
         #expect(rebuiltWide > 10 && farPops > 10, "coverage: \(rebuiltWide) runs resized, \(farPops) far pops")
+    }
+}
+
+/// An `EventQueue` driven in step with a sorted array (ascending (time, seq)): every pop is
+/// compared with the reference, and the whole structure is checked as it goes.
+private struct PairedQueue {
+    var q: EventQueue
+    var sorted: [Event] = []
+    var nextSeq: UInt64 = 0
+    var target: UInt32 = 0
+
+    init(_ q: EventQueue = EventQueue()) { self.q = q }
+
+    mutating func push(_ time: SimTime) throws {
+        target &+= 1
+        let e = Event(time: time, target: target, kind: 3, arg: target &* 3)
+        let accepted = q.push(e)
+        try #require(accepted, "push at t=\(time) refused")
+        var stamped = e
+        stamped.seq = nextSeq
+        nextSeq += 1
+        var lo = sorted.startIndex, hi = sorted.endIndex
+        while lo < hi { let mid = (lo + hi) / 2; if Event.precedes(sorted[mid], stamped) { lo = mid + 1 } else { hi = mid } }
+        sorted.insert(stamped, at: lo)
+    }
+
+    @discardableResult
+    mutating func pop() throws -> Event? {
+        let got = q.pop()
+        let want = sorted.isEmpty ? nil : sorted.removeFirst()
+        try #require(got == want, "popped \(String(describing: got)), expected \(String(describing: want))")
+        try #require(q.count == sorted.count && q.nextTime == sorted.first?.time, "count or nextTime out of step")
+        return got
+    }
+
+    func check() throws {
+        if let broken = q.checkInvariants() ?? q.checkLevels() { Issue.record("\(broken)"); throw CheckFailed() }
+    }
+
+    mutating func drain() throws {
+        while !sorted.isEmpty { try pop() }
+        try #require(q.pop() == nil && q.isEmpty, "queue not empty after the reference drained")
+    }
+
+    struct CheckFailed: Error {}
+}
+
+/// The edges of the calendar: bursts into the open bucket, pushes before the cursor,
+/// oversized buckets, block changes, the far heap, resizes in the middle of a run, and
+/// copies.
+@Suite struct EventQueueEdgeTests {
+    /// Thousands of events pushed at one time into the open bucket overflow the sorted
+    /// array's scan into the burst heap; they must still come out first-in first-out and
+    /// interleaved correctly with the sorted events around them.
+    @Test func burstAtOneTimeIntoTheOpenBucket() throws {
+        var p = PairedQueue()
+        for t in 100..<110 as Range<SimTime> { try p.push(t) }   // the open bucket (cursor 0)
+        try p.pop()                                              // t=100; the bucket is open
+        var burstSeen = 0
+        for i in 0..<5_000 {
+            try p.push(105)
+            if i % 7 == 0 { try p.push(101) }                    // earlier than the burst
+            if i % 11 == 0 { try p.push(200) }                   // later than the burst
+            if i % 13 == 0 { try p.pop() }
+            burstSeen = max(burstSeen, p.q.open.burst.count)
+        }
+        try p.check()
+        #expect(burstSeen > 1_000, "the burst must overflow into the burst heap (saw \(burstSeen))")
+        try p.drain()
+    }
+
+    /// Pushes earlier than the open bucket (the cursor has moved on to a later bucket) go
+    /// into the open bucket and come out first; ties with the cursor's time stay FIFO.
+    @Test func pushesEarlierThanTheCursor() throws {
+        var p = PairedQueue()
+        try p.push(50_000_000)
+        try p.push(50_000_000)
+        try p.push(90_000_000)
+        try p.pop()                                              // the cursor is at 50,000 s now
+        #expect(p.q.cursor > 0)
+        for t in [5, 0, 50_000_000, 49_999_999, 5, 70_000_000] as [SimTime] { try p.push(t) }
+        try p.check()
+        let next = try p.pop()
+        #expect(next?.time == 0)
+        try p.drain()
+    }
+
+    /// A fine bucket holding more events than the insertion sort takes is sorted whole when
+    /// it opens; many of them tie.
+    @Test func oversizedBucketIsSortedWhenOpened() throws {
+        var r = SimRandom(seed: 77)
+        var p = PairedQueue()
+        for _ in 0..<600 { try p.push(4_096 + r.below(300)) }   // one bucket ahead (width 1,024 ms)
+        try p.check()
+        #expect(p.q.bucketed == 600)
+        try p.pop()
+        #expect(p.q.open.sortedCount > OpenBucket.insertionSortMax, "the bucket must open as one sorted run")
+        try p.check()
+        try p.drain()
+    }
+
+    /// Events days apart cross many blocks, fill the coarse level and overflow into the far
+    /// heap; popping walks block to block and refills the coarse level from the far heap.
+    @Test func blocksCoarseListsAndTheFarHeap() throws {
+        var r = SimRandom(seed: 9)
+        var p = PairedQueue()
+        for _ in 0..<3_000 { try p.push(r.below(40 * Ms.day)) }
+        try p.check()
+        #expect(p.q.far.count > 0 && p.q.coarsed > 0, "far \(p.q.far.count), coarse \(p.q.coarsed)")
+        var now: SimTime = 0
+        for step in 0..<6_000 {
+            if let e = try p.pop() { now = e.time }
+            if step % 2 == 0 { try p.push(now + r.below(3 * Ms.day)) }
+            if step % 500 == 0 { try p.check() }
+        }
+        try p.drain()
+    }
+
+    /// The bucket count doubles and the width changes while events sit in every level,
+    /// the open bucket and its burst heap included; the order must not change.
+    @Test func resizesInTheMiddleOfARun() throws {
+        var r = SimRandom(seed: 2024)
+        var p = PairedQueue()
+        let buckets = p.q.bucketCount
+        for _ in 0..<1_500 { try p.push(r.below(600_000)) }      // more than 2 per bucket
+        #expect(p.q.bucketCount > buckets, "the block must have grown")
+        var shifts: [UInt64] = [p.q.shift]
+        var now: SimTime = 0
+        for step in 0..<24_000 {
+            let dense = (step / 4_000) % 2 == 1                      // sparse and dense phases
+            now = try p.pop()?.time ?? now
+            switch r.below(8) {
+            case 0: try p.push(now)                                  // ties at the cursor
+            case 1: if step % 50 == 0 { for _ in 0..<40 { try p.push(now + 1) } } else { try p.push(now + 1) }
+            case 2: try p.push(now + r.below(10 * Ms.day))           // coarse and far
+            default: try p.push(now + (dense ? r.below(16) : r.below(Ms.hour)))
+            }
+            if !shifts.contains(p.q.shift) { shifts.append(p.q.shift) }
+            if step % 1_000 == 0 { try p.check() }
+        }
+        #expect(shifts.count > 2, "the width must have changed mid-run: \(shifts)")
+        try p.drain()
+    }
+
+    /// A copy of a queue is a separate value: writes to either (which share buffers until
+    /// then) leave the other as it was.
+    @Test func copiesDoNotShareWrites() throws {
+        var r = SimRandom(seed: 5)
+        var a = PairedQueue()
+        for _ in 0..<2_000 { try a.push(r.below(100_000)) }
+        for _ in 0..<300 { try a.pop() }
+        var b = a                                                  // shares a's buffers
+        for _ in 0..<2_000 { try b.push(r.below(200_000)) }       // b copies them first
+        for _ in 0..<500 { try b.pop() }
+        var c = a
+        for _ in 0..<500 { try a.pop() }                          // reading leaves c alone
+        for _ in 0..<100 { try a.push(r.below(300_000)) }         // writing too
+        try a.check(); try b.check(); try c.check()
+        try a.drain()
+        try b.drain()
+        try c.drain()
     }
 }

@@ -1,59 +1,94 @@
 /// The simulation's pending work, ordered by (time, insertion sequence), so events due at
-/// the same time run first-in first-out: a calendar queue that resizes itself.
+/// the same time run first-in first-out: a two-level calendar queue that resizes itself.
 ///
-/// Time is cut into buckets of `1 << shift` ms; `cursor` is the absolute bucket number
-/// (`time >> shift`) being worked on. Its events, and any pushed earlier than it, sit in a
-/// small 4-ary heap (`open`) ordered by (time, seq). The next `bucketCount - 1` buckets
-/// hold their events unsorted, as lists in one node pool (`nodes`, `links`), with a bitmap
-/// of the buckets that hold any; a bucket is sorted (moved into `open`) only when the
-/// cursor reaches it, so a burst of events in one bucket costs a heap of that size, never
-/// a quadratic insertion. Events beyond the window wait in a far heap (`far`) and move in
-/// as the window slides forward.
+/// Time is cut into buckets of `1 << shift` ms, and buckets into blocks of `bucketCount`
+/// buckets. `cursor` is the absolute bucket number (`time >> shift`) being worked on:
+/// - the open bucket (`open`) holds its events, and any pushed earlier than it, sorted so
+///   that popping takes the last of an array (see `OpenBucket`);
+/// - the rest of the cursor's block is the fine level: one unsorted list per bucket, in a
+///   node pool (`nodes`), with a bitmap of the buckets that hold any. A bucket is sorted
+///   only when the cursor reaches it and it becomes the open bucket;
+/// - the next `coarseCount` blocks are the coarse level: one unsorted list per block, in
+///   the same pool. When the fine level runs dry the cursor moves to the next block that
+///   holds events and its list is spread over the fine buckets;
+/// - events beyond that wait in a heap (`far`), which refills the coarse level as the
+///   cursor moves from block to block.
+/// So an event costs O(1) to push and pop, plus one relink when it crosses a block
+/// boundary; only events more than `coarseCount` blocks ahead pay O(log n).
 ///
-/// When the queue outgrows the window, or most events sit in the far heap, it rebuilds:
-/// twice the buckets, and a bucket width matched to the density of the nearest events,
-/// so push and pop are O(1) on average.
+/// Every `opensPerJudgement` opened buckets the queue judges the bucket width: it narrows
+/// it when buckets get crowded and widens it when they are nearly empty. It doubles the
+/// bucket count when the pending events outnumber the buckets twice. Each change re-lays
+/// the events in place (nodes are relinked, not copied), so a resize needs no room beyond
+/// the new bucket heads.
 ///
-/// Storage only grows to the high-water mark: once warm, push and pop allocate nothing.
-/// The size is bounded by `capacityLimit`, and `push` refuses to go past it (a runaway
-/// schedule is a bug, not a slow run).
+/// The pool, the heads, the bitmap and the open bucket live in `QueueBuffer`s, written
+/// without per-access checks; copies of a queue share them until one of them writes
+/// (`makeUnique`, once per push and per opened bucket). Storage only grows to the
+/// high-water mark: once warm, push and pop allocate nothing. The size is bounded by
+/// `capacityLimit`, and `push` refuses to go past it (a runaway schedule is a bug, not a
+/// slow run).
 public struct EventQueue: Sendable {
     /// The open bucket: events with `time >> shift <= cursor`.
-    @usableFromInline var open = EventHeap()
-    /// Pooled events of the other buckets and, beside each, the next node of its bucket
-    /// (`EventQueue.none` ends a list).
-    @usableFromInline var nodes: [Event] = []
-    @usableFromInline var links: [UInt32] = []
-    /// The head of the free-node list.
+    @usableFromInline var open = OpenBucket()
+    /// The pooled events of the fine and coarse lists, each with the next node of its
+    /// list; slots `0..<nodesUsed` have been handed out (to a list or to the free list).
+    @usableFromInline var nodes: QueueBuffer<BucketNode>
+    @usableFromInline var nodesUsed = 0
+    /// The head of the free-node list (linked through `next` as well).
     @usableFromInline var freeNode: UInt32 = EventQueue.none
-    /// The first node of each bucket; bucket `cursor & mask` is always empty (it is `open`).
-    @usableFromInline var heads: [UInt32] = []
-    /// Bit b of word b/64 is set when bucket b holds events.
-    @usableFromInline var occupied: [UInt64] = []
-    /// log2 of the bucket width in ms, and `bucketCount - 1` (a power of two minus one).
+    /// The first node of each fine bucket: bucket `b` holds the events of bucket number
+    /// `block << blockShift | b`; those up to the cursor's are empty.
+    @usableFromInline var heads: QueueBuffer<UInt32>
+    /// Bit b of word b/64 is set when fine bucket b holds events.
+    @usableFromInline var occupied: QueueBuffer<UInt64>
+    /// The first node of each coarse list: list `k` holds the events of the block
+    /// `k (mod coarseCount)` among the `coarseCount` blocks after the cursor's.
+    @usableFromInline var coarseHeads: QueueBuffer<UInt32>
+    /// Bit k is set when coarse list k holds events.
+    @usableFromInline var coarseOccupied: UInt64 = 0
+    /// Shared by copies of this queue; unique when the buffers above are this queue's alone.
+    @usableFromInline var owner = QueueOwner()
+    /// log2 of the bucket width in ms; log2 of the buckets in a block, and that count - 1.
     @usableFromInline var shift: UInt64 = 10
-    @usableFromInline var mask: UInt64 = 0
+    @usableFromInline var blockShift: UInt64 = 8
+    @usableFromInline var mask: UInt64 = 255
+    /// `mask + 1`, as an Int (the fine heads' count).
+    @usableFromInline var bucketsPerBlock = 256
     /// The absolute bucket number (`time >> shift`) of the open bucket.
     @usableFromInline var cursor: UInt64 = 0
-    /// Events in the unsorted buckets.
+    /// Events in the fine buckets, and in the coarse lists.
     @usableFromInline var bucketed = 0
-    /// Events beyond the window.
+    @usableFromInline var coarsed = 0
+    /// Events beyond the coarse level.
     @usableFromInline var far = EventHeap()
+    /// Events pending in all, kept so `push` checks the bound cheaply.
+    @usableFromInline var pending = 0
     @usableFromInline var nextSeq: UInt64 = 0
-    /// Pushes since the last rebuild (a rebuild for width waits for enough of them).
-    @usableFromInline var pushesSinceRebuild = 0
-    /// Buckets opened, and the events they held, since the width was last judged.
+    /// Since the last judgement of the width: buckets opened, events that entered the open
+    /// bucket (opened or pushed into it), and the cursor where the count started.
     @usableFromInline var opens = 0
-    @usableFromInline var opened = 0
-    /// Opens between two judgements of the bucket width.
-    @usableFromInline static let opensPerJudgement = 512
+    @usableFromInline var arrivals = 0
+    @usableFromInline var judgedCursor: UInt64 = 0
     /// The most events that may be pending at once.
     public let capacityLimit: Int
 
     @usableFromInline static let none = UInt32.max
-    /// Bounds of the window's size, in buckets.
+    /// Bounds of a block, in buckets.
     @usableFromInline static let bucketsMin = 256
     @usableFromInline static let bucketsMax = 1 << 24
+    /// Pending events per bucket of a block beyond which the block doubles.
+    @usableFromInline static let pendingPerBucketMax = 2
+    /// Blocks in the coarse level (one bitmap word).
+    @usableFromInline static let coarseCount: UInt64 = 64
+    /// Opens between two judgements of the width, and arrivals that bring one sooner.
+    @usableFromInline static let opensPerJudgement = 512
+    @usableFromInline static let arrivalsPerJudgement = opensPerJudgement * Int(crowdedArrivals)
+    /// Arrivals per bucket width above which the width halves, and below which it doubles.
+    @usableFromInline static let crowdedArrivals: UInt64 = 16
+    @usableFromInline static let sparseArrivals: UInt64 = 4
+    /// The widest bucket, as log2 of ms (2^40 ms is about 35 years).
+    @usableFromInline static let shiftMax: UInt64 = 40
 
     /// An empty queue of at most `capacityLimit` events, with room for `reserving`.
     public init(capacityLimit: Int = 1 << 28, reserving: Int = 0) {
@@ -61,47 +96,54 @@ public struct EventQueue: Sendable {
         precondition(capacityLimit < Int(EventQueue.none), "capacityLimit must fit a node index")
         self.capacityLimit = capacityLimit
         let n = min(reserving, capacityLimit)
-        nodes.reserveCapacity(n)
-        links.reserveCapacity(n)
+        nodes = QueueBuffer(count: max(n, 64))
         var buckets = EventQueue.bucketsMin
         while buckets < n / 2, buckets < EventQueue.bucketsMax { buckets <<= 1 }
-        makeBuckets(buckets)
+        blockShift = UInt64(buckets.trailingZeroBitCount)
+        mask = UInt64(buckets - 1)
+        bucketsPerBlock = buckets
+        heads = QueueBuffer(repeating: EventQueue.none, count: buckets)
+        occupied = QueueBuffer(repeating: 0, count: buckets / 64)
+        coarseHeads = QueueBuffer(repeating: EventQueue.none, count: Int(EventQueue.coarseCount))
     }
 
     /// The number of pending events.
-    @inlinable public var count: Int { open.count + bucketed + far.count }
-    @inlinable public var isEmpty: Bool { count == 0 }
+    @inlinable public var count: Int { pending }
+    @inlinable public var isEmpty: Bool { pending == 0 }
     /// How many events have been pushed in all; also the next insertion sequence.
     @inlinable public var pushedTotal: UInt64 { nextSeq }
-    /// Buckets in the window (for tests and tuning).
+    /// Buckets in a block (for tests and tuning).
     public var bucketCount: Int { heads.count }
 
     /// The time of the earliest pending event.
-    /// - Complexity: O(1) when the open bucket holds events; else a scan of the next bucket.
+    /// - Complexity: O(1) when the open bucket holds events; else a scan of one list.
     public var nextTime: SimTime? {
         if let first = open.first { return first.time }
-        if bucketed == 0 { return far.first?.time }
-        var n = heads[nextOccupied()]
+        if bucketed > 0 { return earliestTime(in: heads[Int(firstSet(in: occupied.base, words: occupied.count, from: cursor & mask))]) }
+        if coarsed > 0 { return earliestTime(in: coarseHeads[Int(firstCoarse(from: block(cursor) &+ 1))]) }
+        return far.first?.time
+    }
+
+    /// The earliest time in the list that starts at node `n`.
+    func earliestTime(in list: UInt32) -> SimTime {
+        var n = list
         var best = SimTime.max
-        while n != EventQueue.none { best = Swift.min(best, nodes[Int(n)].time); n = links[Int(n)] }
+        while n != EventQueue.none { best = Swift.min(best, nodes[Int(n)].event.time); n = nodes[Int(n)].next }
         return best
     }
 
     /// Schedules `event`, stamping its insertion sequence; false when the queue is full.
-    /// - Complexity: O(1) on average; O(log n) for an event beyond the window.
+    /// - Complexity: O(1) on average; O(log n) for an event beyond the coarse level.
     @inlinable @discardableResult
     public mutating func push(_ event: Event) -> Bool {
-        guard count < capacityLimit else { return false }
+        guard pending < capacityLimit else { return false }
+        makeUnique()
         var e = event
         e.seq = nextSeq
         nextSeq &+= 1
-        pushesSinceRebuild &+= 1
+        pending &+= 1
         place(e)
-        if count > 2 * heads.count, heads.count < EventQueue.bucketsMax {
-            rebuild(buckets: heads.count * 2)
-        } else if far.count > 64, far.count > count / 2, pushesSinceRebuild > 2 * count {
-            rebuild(buckets: heads.count)
-        }
+        if pending > EventQueue.pendingPerBucketMax &* bucketsPerBlock { grow() }
         return true
     }
 
@@ -114,173 +156,371 @@ public struct EventQueue: Sendable {
     /// - Complexity: O(1) on average.
     @inlinable
     public mutating func pop(notAfter limit: SimTime) -> Event? {
-        if open.isEmpty { advance() }
-        guard let first = open.first, first.time <= limit else { return nil }
-        return open.pop()
-    }
-
-    /// Empties every bucket, the open heap and the far heap, keeping capacity, with
-    /// `buckets` empty buckets afterwards.
-    mutating func clearStorage(buckets: Int) {
-        open.removeAll()
-        far.removeAll()
-        nodes.removeAll(keepingCapacity: true)
-        links.removeAll(keepingCapacity: true)
-        freeNode = EventQueue.none
-        bucketed = 0
-        makeBuckets(buckets)
+        if open.isEmpty {
+            advance()
+            if open.isEmpty { return nil }
+        }
+        guard let e = open.pop(notAfter: limit) else { return nil }
+        pending &-= 1
+        return e
     }
 
     /// Removes every pending event, keeping the storage and the sequence count.
-    /// - Complexity: O(n).
+    /// - Complexity: O(buckets).
     public mutating func removeAll() {
-        clearStorage(buckets: heads.count)
+        makeUnique()
+        open.removeAll()
+        far.removeAll()
+        nodesUsed = 0
+        freeNode = EventQueue.none
+        bucketed = 0
+        coarsed = 0
+        pending = 0
+        heads.base.update(repeating: EventQueue.none, count: heads.count)
+        occupied.base.update(repeating: 0, count: occupied.count)
+        coarseHeads.base.update(repeating: EventQueue.none, count: coarseHeads.count)
+        coarseOccupied = 0
+        resetJudgement()
     }
 
-    // MARK: - Buckets
+    // MARK: - Storage
 
-    /// The open bucket is empty: moves the cursor to the next bucket that holds events
-    /// (or to the far heap's first) and opens it.
-    @usableFromInline
-    mutating func advance() {
-        if bucketed == 0 {
-            guard let first = far.first else { return }
-            cursor = first.time >> shift
-            refill()
-            if !open.isEmpty { return }
-        }
-        guard bucketed > 0 else { return }
-        let b = nextOccupied()
-        cursor &+= (UInt64(b) &- cursor) & mask
-        var n = heads[b]
-        heads[b] = EventQueue.none
-        occupied[b >> 6] &= ~(1 << UInt64(b & 63))
-        while n != EventQueue.none {
-            open.insert(nodes[Int(n)])
-            bucketed -= 1
-            opened += 1
-            let next = links[Int(n)]
-            links[Int(n)] = freeNode
-            freeNode = n
-            n = next
-        }
-        refill()
-        opens += 1
-        if opens == EventQueue.opensPerJudgement { judgeWidth() }
-    }
-
-    /// Every `opensPerJudgement` opened buckets: halves the bucket width when they held
-    /// more than 8 events on average (the open heap grows), doubles it when they held
-    /// fewer than 2 and most events wait in the far heap.
-    @usableFromInline
-    mutating func judgeWidth() {
-        let perOpen = opened / opens
-        opens = 0
-        opened = 0
-        if perOpen > 8, shift > 0 {
-            relayout(shift: shift - 1, buckets: heads.count)
-        } else if perOpen < 2, far.count > count / 2, shift < 40 {
-            relayout(shift: shift + 1, buckets: heads.count)
-        }
-    }
-
-    /// Places every pending event again over `buckets` buckets of `1 << shift` ms.
-    /// - Complexity: O(n + buckets), plus O(log n) for each event that lands in a heap.
-    @usableFromInline
-    mutating func relayout(shift newShift: UInt64, buckets: Int) {
-        var all: [Event] = []
-        all.reserveCapacity(count)
-        all.append(contentsOf: open.heap)
-        for b in heads.indices {
-            var n = heads[b]
-            while n != EventQueue.none { all.append(nodes[Int(n)]); n = links[Int(n)] }
-        }
-        all.append(contentsOf: far.heap)
-        clearStorage(buckets: buckets)
-        pushesSinceRebuild = 0
-        let earliest = all.min(by: Event.precedes)?.time ?? cursor << shift
-        shift = newShift
-        cursor = earliest >> shift
-        for e in all { place(e) }
-    }
-
-    /// The first bucket after the cursor that holds events, wrapping around the window.
-    /// Only called when `bucketed > 0`.
+    /// Makes the buffers this queue's alone before it writes to them: a copy of the queue
+    /// shares them until then.
     @inlinable
-    func nextOccupied() -> Int {
-        let start = Int(cursor & mask)
-        var w = start >> 6
-        var bits = occupied[w] & (~0 << UInt64(start & 63))
-        let words = occupied.count
-        var scanned = 0
-        while bits == 0 {
-            w = w + 1 == words ? 0 : w + 1
-            bits = occupied[w]
-            scanned += 1
-            precondition(scanned <= words, "event queue bitmap is empty with \(bucketed) bucketed events")
-        }
-        return w << 6 | bits.trailingZeroBitCount
+    mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&owner) { copyBuffers() }
     }
 
-    /// Puts `e` (already stamped) in the open bucket, its own bucket, or the far heap.
-    @inlinable
-    mutating func place(_ e: Event) {
-        let abs = e.time >> shift
-        if abs <= cursor { open.insert(e); return }
-        guard abs &- cursor <= mask else { far.insert(e); return }
-        let b = Int(abs & mask)
+    /// Copies every buffer, for `makeUnique`.
+    @usableFromInline
+    mutating func copyBuffers() {
+        nodes = nodes.copy(count: nodes.count, used: nodesUsed)
+        heads = heads.copy(count: heads.count, used: heads.count)
+        occupied = occupied.copy(count: occupied.count, used: occupied.count)
+        coarseHeads = coarseHeads.copy(count: coarseHeads.count, used: coarseHeads.count)
+        open.copySorted()
+        owner = QueueOwner()
+    }
+
+    /// A node for `e` at the head of the list that `next` starts: off the free list, or
+    /// the next unused slot of the pool (which doubles when full).
+    @inlinable @inline(__always)
+    mutating func newNode(_ e: Event, next: UInt32) -> UInt32 {
         let n: UInt32
         if freeNode != EventQueue.none {
             n = freeNode
-            freeNode = links[Int(n)]
-            nodes[Int(n)] = e
+            freeNode = nodes.base[Int(n)].next
         } else {
-            n = UInt32(nodes.count)
-            nodes.append(e)
-            links.append(EventQueue.none)
+            if nodesUsed == nodes.count { nodes = nodes.copy(count: 2 * nodes.count, used: nodesUsed) }
+            n = UInt32(nodesUsed)
+            nodesUsed += 1
         }
-        links[Int(n)] = heads[b]
-        heads[b] = n
-        occupied[b >> 6] |= 1 << UInt64(b & 63)
-        bucketed += 1
+        nodes.base[Int(n)] = BucketNode(event: e, next: next)
+        return n
     }
 
-    /// Moves far events that the window now covers into their buckets.
+    /// Puts node `n` back on the free list.
+    @inlinable @inline(__always)
+    mutating func freeNode(_ n: UInt32) {
+        nodes.base[Int(n)].next = freeNode
+        freeNode = n
+    }
+
+    /// The first set bit at or after bit `start` of the `words`-word bitmap at `bits`,
+    /// wrapping around its end. The bitmap must have a bit set.
+    @inlinable @inline(__always)
+    func firstSet(in bits: UnsafeMutablePointer<UInt64>, words: Int, from start: UInt64) -> UInt64 {
+        var w = Int(truncatingIfNeeded: start &>> 6)
+        var word = bits[w] & (~0 &<< (start & 63))
+        var scanned = 0
+        while word == 0 {
+            w = w + 1 == words ? 0 : w + 1
+            word = bits[w]
+            scanned += 1
+            precondition(scanned <= words, "event queue bitmap is empty with events listed")
+        }
+        return UInt64(w << 6 | word.trailingZeroBitCount)
+    }
+
+    /// The first coarse list that holds events at or after list `start` (mod
+    /// `coarseCount`), wrapping around. Some list must hold events.
     @inlinable
+    func firstCoarse(from start: UInt64) -> UInt64 {
+        let s = start & (EventQueue.coarseCount - 1)
+        let rotated = coarseOccupied &>> s | coarseOccupied &<< (EventQueue.coarseCount - s)
+        precondition(rotated != 0, "event queue coarse bitmap is empty with events listed")
+        return (s &+ UInt64(rotated.trailingZeroBitCount)) & (EventQueue.coarseCount - 1)
+    }
+
+    /// The absolute bucket number of `time`.
+    @inlinable @inline(__always)
+    func bucket(_ time: SimTime) -> UInt64 { time &>> shift }
+
+    /// The block number of bucket number `abs`.
+    @inlinable @inline(__always)
+    func block(_ abs: UInt64) -> UInt64 { abs &>> blockShift }
+
+    // MARK: - Levels
+
+    /// Puts `e` (already stamped) in the open bucket, a fine bucket, a coarse list or the
+    /// far heap. The buffers are unique.
+    @inlinable @inline(__always)
+    mutating func place(_ e: Event) {
+        let abs = bucket(e.time)
+        if abs <= cursor {
+            open.insert(e)
+            arrivals &+= 1
+            return
+        }
+        let blocksAhead = block(abs) &- block(cursor)
+        if blocksAhead == 0 {
+            let b = Int(truncatingIfNeeded: abs & mask)
+            heads.base[b] = newNode(e, next: heads.base[b])
+            occupied.base[b &>> 6] |= 1 &<< (abs & 63)
+            bucketed &+= 1
+        } else {
+            placeBeyondBlock(e, blocksAhead: blocksAhead)
+        }
+    }
+
+    /// `place` for an event `blocksAhead` blocks after the cursor's: a coarse list or the
+    /// far heap.
+    @usableFromInline
+    mutating func placeBeyondBlock(_ e: Event, blocksAhead: UInt64) {
+        guard blocksAhead <= EventQueue.coarseCount else {
+            far.insert(e)
+            return
+        }
+        let k = block(bucket(e.time)) & (EventQueue.coarseCount - 1)
+        coarseHeads.base[Int(truncatingIfNeeded: k)] = newNode(e, next: coarseHeads.base[Int(truncatingIfNeeded: k)])
+        coarseOccupied |= 1 &<< k
+        coarsed &+= 1
+    }
+
+    /// The open bucket is empty: moves the cursor to the next fine bucket that holds
+    /// events (first to the next block that holds any, when this one has run dry) and
+    /// opens it.
+    @usableFromInline
+    mutating func advance() {
+        makeUnique()
+        if bucketed == 0 {
+            guard enterNextBlock() else { return }
+            if !open.isEmpty {   // some of the block's events fell in its first bucket
+                countOpen()
+                return
+            }
+        }
+        let b = firstSet(in: occupied.base, words: occupied.count, from: cursor & mask)
+        cursor = cursor & ~mask | b
+        let head = heads.base[Int(b)]
+        heads.base[Int(b)] = EventQueue.none
+        occupied.base[Int(truncatingIfNeeded: b &>> 6)] &= ~(1 &<< (b & 63))
+        let (taken, tail) = open.fill(from: nodes.base, head: head)
+        // The whole list joins the free list at once.
+        nodes.base[Int(tail)].next = freeNode
+        freeNode = head
+        bucketed &-= taken
+        arrivals &+= taken
+        countOpen()
+    }
+
+    /// Counts an opened bucket, and judges the width every `opensPerJudgement` opens, or
+    /// sooner when crowded buckets have taken that many opens' worth of arrivals.
+    @inlinable @inline(__always)
+    mutating func countOpen() {
+        opens &+= 1
+        if opens == EventQueue.opensPerJudgement || arrivals >= EventQueue.arrivalsPerJudgement { judge() }
+    }
+
+    /// The fine level is empty: moves the cursor to the start of the next block that holds
+    /// events (a coarse list's, or the far heap's first), spreads that block's list over the
+    /// fine buckets (events in its first bucket go to the open bucket), and refills the
+    /// coarse level from the far heap. False when nothing is pending beyond the open bucket.
+    /// - Complexity: O(events moved), plus O(log n) for each that leaves the far heap.
+    @usableFromInline
+    mutating func enterNextBlock() -> Bool {
+        let after = block(cursor) &+ 1
+        let nextBlock: UInt64
+        var list = EventQueue.none
+        if coarsed > 0 {
+            let k = firstCoarse(from: after)
+            nextBlock = after &+ ((k &- after) & (EventQueue.coarseCount - 1))
+            list = coarseHeads.base[Int(k)]
+            coarseHeads.base[Int(k)] = EventQueue.none
+            coarseOccupied &= ~(1 &<< k)
+        } else if let first = far.first {
+            nextBlock = block(bucket(first.time))
+        } else {
+            return false
+        }
+        cursor = nextBlock &<< blockShift
+        while list != EventQueue.none {
+            let next = nodes.base[Int(list)].next
+            coarsed &-= 1
+            relink(list)
+            list = next
+        }
+        refill()
+        return true
+    }
+
+    /// Moves far events that the coarse level now covers into it (or into the fine level
+    /// or the open bucket, when they fall in the cursor's block).
+    @usableFromInline
     mutating func refill() {
-        while let first = far.first, (first.time >> shift) &- cursor <= mask {
+        let current = block(cursor)
+        while let first = far.first, block(bucket(first.time)) &- current <= EventQueue.coarseCount {
             place(far.pop()!)
         }
     }
 
-    /// Empty buckets, `count` of them (a power of two).
-    mutating func makeBuckets(_ count: Int) {
-        precondition(count.nonzeroBitCount == 1 && count >= 64, "bucket count \(count) must be a power of two >= 64")
-        heads = Array(repeating: EventQueue.none, count: count)
-        occupied = Array(repeating: 0, count: count / 64)
-        mask = UInt64(count - 1)
+    /// Puts node `n` (no longer in any list) where its event belongs under the current
+    /// shape: a fine bucket or a coarse list (relinked, not copied), or the open bucket or
+    /// the far heap (copied there, and the node freed).
+    @usableFromInline
+    mutating func relink(_ n: UInt32) {
+        let e = nodes.base[Int(n)].event
+        let abs = bucket(e.time)
+        let blocksAhead = block(abs) &- block(cursor)
+        if abs <= cursor || blocksAhead > EventQueue.coarseCount {
+            if abs <= cursor { open.insert(e) } else { far.insert(e) }
+            freeNode(n)
+        } else if blocksAhead == 0 {
+            let b = Int(abs & mask)
+            nodes.base[Int(n)].next = heads.base[b]
+            heads.base[b] = n
+            occupied.base[b &>> 6] |= 1 &<< (abs & 63)
+            bucketed &+= 1
+        } else {
+            let k = block(abs) & (EventQueue.coarseCount - 1)
+            nodes.base[Int(n)].next = coarseHeads.base[Int(k)]
+            coarseHeads.base[Int(k)] = n
+            coarseOccupied |= 1 &<< k
+            coarsed &+= 1
+        }
     }
 
-    /// Re-lays every pending event over `buckets` buckets whose width makes the nearest
-    /// `buckets / 2` events about one a bucket.
-    /// - Complexity: O(n log n); amortised over the pushes that trigger it.
+    // MARK: - Shape
+
+    /// More than `pendingPerBucketMax` events pending per bucket: doubles the buckets of a block, up to
+    /// `bucketsMax`, so a block spans more time and fewer events cross into the next.
     @usableFromInline
-    mutating func rebuild(buckets: Int) {
-        var times: [SimTime] = []
-        times.reserveCapacity(count)
-        times.append(contentsOf: open.heap.lazy.map(\.time))
-        for b in heads.indices {
-            var n = heads[b]
-            while n != EventQueue.none { times.append(nodes[Int(n)].time); n = links[Int(n)] }
-        }
-        times.append(contentsOf: far.heap.lazy.map(\.time))
-        times.sort()
-        var newShift = shift
-        if let first = times.first {
-            let k = min(times.count - 1, buckets / 2)
-            let width = max(1, (times[k] &- first) / UInt64(max(k, 1)))
-            newShift = UInt64(63 - width.leadingZeroBitCount)   // the power of two at or below
-        }
-        relayout(shift: newShift, buckets: buckets)
+    mutating func grow() {
+        if heads.count < EventQueue.bucketsMax { relayout(shift: shift, buckets: heads.count * 2) }
     }
+
+    /// Every `opensPerJudgement` opens (or `arrivalsPerJudgement` arrivals): halves the
+    /// bucket width when more than
+    /// `crowdedArrivals` events entered the open bucket per bucket width the cursor crossed
+    /// (sorting and insertions grow), doubles it when fewer than `sparseArrivals` did (most
+    /// of the work is finding the next bucket), up to three steps at once.
+    @usableFromInline
+    mutating func judge() {
+        let crossed = Swift.max(cursor &- judgedCursor, 1)
+        let entered = UInt64(arrivals)
+        var newShift = shift
+        var steps = 0
+        while steps < 3, newShift > 0, crossed << steps < entered / EventQueue.crowdedArrivals {
+            newShift -= 1
+            steps += 1
+        }
+        while steps < 3, newShift < EventQueue.shiftMax, crossed >> steps > entered / EventQueue.sparseArrivals {
+            newShift += 1
+            steps += 1
+        }
+        if newShift != shift {
+            relayout(shift: newShift, buckets: heads.count)
+        } else {
+            resetJudgement()
+        }
+    }
+
+    /// Starts counting afresh for the next judgement.
+    @usableFromInline
+    mutating func resetJudgement() {
+        opens = 0
+        arrivals = 0
+        judgedCursor = cursor
+    }
+
+    /// Lays every listed and far event out again over blocks of `buckets` buckets of
+    /// `1 << shift` ms. The open bucket keeps its events: the new cursor is the new bucket
+    /// holding the last millisecond of the old open bucket, so they are all still at or
+    /// before it, and every other event is still after it. Listed nodes are relinked where
+    /// they are; only the fine heads and bitmap are allocated anew. The buffers are unique.
+    /// - Complexity: O(n + buckets), plus O(log n) for each event that enters or leaves
+    ///   the far heap.
+    @usableFromInline
+    mutating func relayout(shift newShift: UInt64, buckets: Int) {
+        precondition(buckets.nonzeroBitCount == 1 && buckets >= 64, "bucket count \(buckets) must be a power of two >= 64")
+        let lastMs = cursor << shift | (1 << shift - 1)
+        let oldHeads = heads
+        let oldCoarse = Array(coarseHeads)
+        heads = QueueBuffer(repeating: EventQueue.none, count: buckets)
+        occupied = QueueBuffer(repeating: 0, count: buckets / 64)
+        coarseHeads.base.update(repeating: EventQueue.none, count: coarseHeads.count)
+        coarseOccupied = 0
+        shift = newShift
+        blockShift = UInt64(buckets.trailingZeroBitCount)
+        mask = UInt64(buckets - 1)
+        bucketsPerBlock = buckets
+        cursor = lastMs >> newShift
+        bucketed = 0
+        coarsed = 0
+        for head in oldHeads where head != EventQueue.none { relinkList(head) }
+        for head in oldCoarse where head != EventQueue.none { relinkList(head) }
+        refill()
+        resetJudgement()
+    }
+
+    /// Relinks every node of the list that starts at `head` (see `relink`).
+    @usableFromInline
+    mutating func relinkList(_ head: UInt32) {
+        var n = head
+        while n != EventQueue.none {
+            let next = nodes.base[Int(n)].next
+            relink(n)
+            n = next
+        }
+    }
+
+    /// The next nodes of the pool, by node index (what `checkInvariants` walks).
+    var links: NodeLinks { NodeLinks(nodes: nodes) }
+
+    /// Checks what `checkInvariants` does not see: every coarse list holding only events
+    /// of its block within the coarse level, its bit in step, the far heap beyond the
+    /// coarse level, and the counts adding up. For tests and debug builds.
+    /// - Complexity: O(n).
+    public func checkLevels() -> String? {
+        let current = block(cursor)
+        var listed = 0
+        for k in 0..<Int(EventQueue.coarseCount) {
+            let bit = coarseOccupied >> UInt64(k) & 1 == 1
+            if bit != (coarseHeads[k] != EventQueue.none) { return "coarse list \(k): occupied bit \(bit) but head \(coarseHeads[k])" }
+            var n = coarseHeads[k]
+            while n != EventQueue.none {
+                let e = nodes[Int(n)].event
+                let ahead = block(bucket(e.time)) &- current
+                if ahead == 0 || ahead > EventQueue.coarseCount || Int(block(bucket(e.time)) & (EventQueue.coarseCount - 1)) != k {
+                    return "coarse list \(k) holds t=\(e.time) (seq=\(e.seq)), \(ahead) blocks ahead of the cursor's"
+                }
+                listed += 1
+                n = nodes[Int(n)].next
+            }
+        }
+        if listed != coarsed { return "coarsed \(coarsed) but the coarse lists hold \(listed)" }
+        for e in far.heap where block(bucket(e.time)) &- current <= EventQueue.coarseCount {
+            return "far event t=\(e.time) (seq=\(e.seq)) lies within the coarse level"
+        }
+        let total = open.count + bucketed + coarsed + far.count
+        if total != pending { return "pending \(pending) but the levels hold \(total)" }
+        return nil
+    }
+}
+
+/// Read-only `next` links of a node pool, indexed like the pool.
+struct NodeLinks {
+    let nodes: QueueBuffer<BucketNode>
+    subscript(_ i: Int) -> UInt32 { nodes[i].next }
 }

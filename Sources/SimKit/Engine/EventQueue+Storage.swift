@@ -1,0 +1,246 @@
+/// A fixed-size block of trivial values (events, nodes, bucket heads, bitmap words) for the
+/// hot paths of `EventQueue`: reads and writes go straight to memory, with no uniqueness
+/// check and, in release builds, no bounds check.
+///
+/// It is a class so that its memory is freed with the last queue that holds it. Copies of a
+/// queue share their buffers, so nothing may write to a buffer before the queue has made
+/// sure it is their only holder: `EventQueue.makeUnique()` copies every buffer when the
+/// queue's `owner` token is shared, once per operation (an Array checks on every write).
+/// That discipline is what makes `@unchecked Sendable` sound: memory that two values can
+/// see is never written. `Element` must be a trivial type: memory is never deinitialised.
+/// determinism: copy-on-write as above, and SimKit runs on one thread; no shared writes
+@usableFromInline final class QueueBuffer<Element>: RandomAccessCollection, @unchecked Sendable {
+    @usableFromInline let base: UnsafeMutablePointer<Element>
+    /// Slots in the buffer; those beyond what the queue has written hold no value yet.
+    @usableFromInline let count: Int
+
+    /// A buffer of `count` uninitialised slots (for a trivial `Element`, writing one is
+    /// initialising it).
+    @usableFromInline init(count: Int) {
+        precondition(count >= 0, "negative buffer size")
+        self.count = count
+        base = .allocate(capacity: Swift.max(count, 1))
+    }
+
+    /// A buffer of `count` copies of `value`.
+    @usableFromInline convenience init(repeating value: Element, count: Int) {
+        self.init(count: count)
+        base.initialize(repeating: value, count: count)
+    }
+
+    deinit { base.deallocate() }
+
+    /// A new buffer of `count` slots whose first `used` hold copies of these.
+    @usableFromInline func copy(count newCount: Int, used: Int) -> QueueBuffer<Element> {
+        precondition(used <= count && used <= newCount, "copying \(used) of \(count) slots into \(newCount)")
+        let b = QueueBuffer(count: newCount)
+        b.base.initialize(from: base, count: used)
+        return b
+    }
+
+    @inlinable var startIndex: Int { 0 }
+    @inlinable var endIndex: Int { count }
+
+    /// Slot `i`. Only the queue that holds this buffer alone may set it. (The bounds check
+    /// reads `count` into a local so that debug builds capture no reference in it.)
+    @inlinable subscript(i: Int) -> Element {
+        get {
+            let slots = count
+            assert(i >= 0 && i < slots, "buffer slot out of range")
+            return base[i]
+        }
+        set {
+            let slots = count
+            assert(i >= 0 && i < slots, "buffer slot out of range")
+            base[i] = newValue
+        }
+    }
+}
+
+/// The token whose uniqueness tells an `EventQueue` that its buffers are its own.
+@usableFromInline
+final class QueueOwner: Sendable {
+    @usableFromInline init() {}
+}
+
+/// A pooled event of an unsorted bucket of `EventQueue`, with the next node of its list
+/// (`EventQueue.none` ends a list). `next` fits in the event's tail padding, so a node
+/// takes 32 bytes, no more than the event alone.
+@usableFromInline
+struct BucketNode: Sendable {
+    @usableFromInline var event: Event
+    @usableFromInline var next: UInt32
+
+    @inlinable init(event: Event, next: UInt32) {
+        self.event = event
+        self.next = next
+    }
+
+    /// The event's time and sequence (what `checkInvariants` reads of a node).
+    var time: SimTime { event.time }
+    var seq: UInt64 { event.seq }
+}
+
+/// The open bucket of `EventQueue`: the events due first, kept so that the earliest is
+/// always at hand.
+///
+/// Most of them sit in `sorted`, in descending (time, seq) order, so popping the earliest
+/// is reading the last one and decrementing `sortedCount`. An event pushed into the open
+/// bucket is inserted by scanning from the end: it carries the largest sequence yet, so it
+/// goes just before every event due at or before its time, which for the usual short
+/// delays is a few steps away.
+///
+/// A burst (many events pushed at one time, or deep into a big bucket) would make those
+/// insertions quadratic, so an insertion that would move more than `scanLimit` events goes
+/// into a small heap (`burst`) instead, and popping takes the earlier of the two. The heap
+/// is empty in the common case, which costs one test per pop.
+///
+/// `sorted` is a `QueueBuffer`: the owning queue makes it unique before any write.
+@usableFromInline
+struct OpenBucket: Sendable {
+    /// Events in descending (time, seq) order in `0..<sortedCount`; later slots are spare.
+    @usableFromInline var sorted = QueueBuffer<Event>(count: 16)
+    @usableFromInline var sortedCount = 0
+    /// Events whose insertion into `sorted` would have moved too many others.
+    @usableFromInline var burst = EventHeap()
+
+    /// The most events an insertion into `sorted` moves; deeper ones go into `burst`.
+    @usableFromInline static let scanLimit = 32
+    /// Opened buckets are sorted by insertion up to this size, by `sort` beyond it.
+    @usableFromInline static let insertionSortMax = 32
+
+    @usableFromInline init() {}
+
+    @inlinable var count: Int { sortedCount + burst.count }
+    @inlinable var isEmpty: Bool { sortedCount == 0 && burst.isEmpty }
+
+    /// The earliest event, without removing it.
+    @inlinable var first: Event? {
+        guard sortedCount > 0 else { return burst.first }
+        let last = sorted[sortedCount - 1]
+        if let b = burst.first, Event.precedes(b, last) { return b }
+        return last
+    }
+
+    /// Removes and returns the earliest event if it is due at or before `limit`. Reads
+    /// `sorted` only, so it needs no unique buffer.
+    /// - Complexity: O(1) when `burst` is empty; O(log n) otherwise.
+    @inlinable
+    mutating func pop(notAfter limit: SimTime) -> Event? {
+        if burst.isEmpty {
+            guard sortedCount > 0 else { return nil }
+            let e = sorted[sortedCount - 1]
+            guard e.time <= limit else { return nil }
+            sortedCount -= 1
+            return e
+        }
+        return popMerging(notAfter: limit)
+    }
+
+    /// `pop(notAfter:)` when `burst` holds events: the earlier of its first and the last sorted.
+    @usableFromInline
+    mutating func popMerging(notAfter limit: SimTime) -> Event? {
+        guard let b = burst.first else { return nil }
+        if sortedCount > 0 {
+            let last = sorted[sortedCount - 1]
+            if Event.precedes(last, b) {
+                guard last.time <= limit else { return nil }
+                sortedCount -= 1
+                return last
+            }
+        }
+        guard b.time <= limit else { return nil }
+        return burst.pop()
+    }
+
+    /// Inserts `e` after every event that precedes it. A new push carries the largest
+    /// sequence yet, so that is after every event due at or before `e.time`; an event moved
+    /// in from the far heap or a bucket by a resize may carry an older one, so the scan
+    /// compares sequences too. The caller has made `sorted` unique.
+    /// - Complexity: O(`scanLimit`), or O(log n) when it goes into `burst`.
+    @inlinable @inline(__always)
+    mutating func insert(_ e: Event) {
+        let n = sortedCount
+        if n == sorted.count { grow(keeping: n) }
+        let s = sorted.base
+        // Slots n-1, n-2, … hold the earliest events; count those that precede e, giving
+        // up past scanLimit.
+        let floor = Swift.max(0, n - OpenBucket.scanLimit)
+        var p = n
+        while p > floor, Event.precedes(s[p - 1], e) { p -= 1 }
+        if p == floor, p > 0, Event.precedes(s[p - 1], e) {
+            burst.insert(e)
+            return
+        }
+        var i = n
+        while i > p { s[i] = s[i - 1]; i -= 1 }
+        s[p] = e
+        sortedCount = n + 1
+    }
+
+    /// Fills the empty open bucket from the list that starts at node `head` in `pool`
+    /// (linked by `next`, ending at `EventQueue.none`), sorting as it goes; returns how
+    /// many events it took and the list's last node (so the caller can free the whole list
+    /// at once). The caller has made `sorted` unique.
+    /// - Complexity: O(k²) for k ≤ `insertionSortMax`, else O(k log k).
+    @inlinable @inline(__always)
+    mutating func fill(from pool: UnsafeMutablePointer<BucketNode>, head: UInt32) -> (count: Int, tail: UInt32) {
+        assert(isEmpty, "the open bucket is filled only when empty")
+        var n = head
+        var tail = head
+        var k = 0
+        while n != EventQueue.none {
+            if k == sorted.count { grow(keeping: k) }
+            let s = sorted.base
+            let node = pool[Int(n)]
+            var j = k
+            if k < OpenBucket.insertionSortMax {
+                // Insertion: the list runs newest first, so equal times need no moves.
+                while j > 0, Event.precedes(s[j - 1], node.event) { s[j] = s[j - 1]; j -= 1 }
+            }
+            s[j] = node.event
+            k += 1
+            tail = n
+            n = node.next
+        }
+        sortedCount = k
+        if k > OpenBucket.insertionSortMax {
+            var all = UnsafeMutableBufferPointer(start: sorted.base, count: k)
+            all.sort { Event.precedes($1, $0) }
+        }
+        return (k, tail)
+    }
+
+    /// Doubles the room of `sorted`, keeping its first `used` events.
+    @usableFromInline
+    mutating func grow(keeping used: Int) {
+        sorted = sorted.copy(count: 2 * sorted.count, used: used)
+    }
+
+    /// A copy of `sorted` that this bucket holds alone (see `EventQueue.makeUnique`).
+    @usableFromInline
+    mutating func copySorted() {
+        sorted = sorted.copy(count: sorted.count, used: sortedCount)
+    }
+
+    /// Removes every event, keeping the storage.
+    @usableFromInline
+    mutating func removeAll() {
+        sortedCount = 0
+        burst.removeAll()
+    }
+
+    /// Every event in the open bucket, in no particular order. (Named for the heap the open
+    /// bucket used to be, which `EventQueue.checkInvariants` walks.)
+    var heap: [Event] { Array(sorted.prefix(sortedCount)) + burst.heap }
+
+    /// Checks that `sorted` is in descending (time, seq) order and `burst` is a heap.
+    func checkInvariants() -> String? {
+        if sortedCount > sorted.count { return "sortedCount \(sortedCount) exceeds the storage \(sorted.count)" }
+        for i in 1..<Swift.max(sortedCount, 1) where !Event.precedes(sorted[i], sorted[i - 1]) {
+            return "sorted order broken at \(i): t=\(sorted[i].time) (seq=\(sorted[i].seq)) after t=\(sorted[i - 1].time) (seq=\(sorted[i - 1].seq))"
+        }
+        if let broken = burst.checkInvariants() { return "burst heap: \(broken)" }
+        return nil
+    }
+}
