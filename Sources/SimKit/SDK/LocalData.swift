@@ -2,12 +2,21 @@
 /// reads it back) and only changes through `StoreOp`s, which the engine applies and
 /// traces, so the invariant checkers see every write and delete.
 public struct LocalData: Sendable, Equatable {
+    // Widest fields first, so the struct packs into 48 bytes (it sits in every device).
+    /// When access stopped (D3), or `LocalData.never`; kept by later lock errors.
+    public var lockedSince: SimTime = LocalData.never
+    /// The last check the server answered with a verdict (D1), or `LocalData.never`.
+    public var lastAnsweredCheck: SimTime = LocalData.never
+    /// The device credential from the server, or `.none`.
+    public var credential: Credential = .none
+    /// A reset whose server-side delete has not succeeded yet (D7): the old credential.
+    public var pendingReset: Credential = .none
     /// Photos indexed so far: the library only grows, so the index is photos `0..<indexedCount`.
     public var indexedCount: UInt32 = 0
-    /// Model downloads saved since the models were last deleted.
-    public var modelDownloads: UInt16 = 0
     /// Run reports waiting to be uploaded (D10).
     public var reportsQueued: UInt32 = 0
+    /// Model downloads saved since the models were last deleted.
+    public var modelDownloads: UInt16 = 0
     public var modelsPresent = false
     public var placeDataPresent = false
     /// Access is stopped (D3): the SDK is locked, `.failed(.accessRevoked)`.
@@ -16,14 +25,6 @@ public struct LocalData: Sendable, Equatable {
     public var purged = false
     /// Whether the SDK has a background indexing task registered with the OS.
     public var backgroundScheduled = false
-    /// The device credential from the server, or `.none`.
-    public var credential: Credential = .none
-    /// A reset whose server-side delete has not succeeded yet (D7): the old credential.
-    public var pendingReset: Credential = .none
-    /// When access stopped (D3), or `LocalData.never`; kept by later lock errors.
-    public var lockedSince: SimTime = LocalData.never
-    /// The last check the server answered with a verdict (D1), or `LocalData.never`.
-    public var lastAnsweredCheck: SimTime = LocalData.never
 
     /// "No such time" for the optional times above, without an Optional's extra bytes.
     public static let never: SimTime = .max

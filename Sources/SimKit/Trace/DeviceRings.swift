@@ -20,7 +20,7 @@ public struct DeviceRings: Sendable {
 
     /// Keeps `record` in its device's ring; world records are not kept.
     /// - Complexity: O(1).
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func push(_ record: TraceRecord) {
         let d = Int(record.device)
         guard d < storage.devices else { return }   // also when depth is 0 (no devices)

@@ -1,30 +1,31 @@
 /// One virtual phone: its disk, its photo library and permission, the installed app
-/// version, the app process and the network link. About 100 bytes; the SDK's process
+/// version, the app process and the network link. 88 bytes; the SDK's process
 /// state sits beside it in `World.sdks`.
 public struct DeviceState: Sendable {
+    // Widest fields first, so the struct packs into 88 bytes.
     /// What the SDK keeps on disk.
     public var disk = LocalData()
+    /// The device has no network before this time.
+    public var offlineUntil: SimTime = 0
     /// Photos in the library; ids `0..<photoCount`, only growing.
     public var photoCount: UInt32 = 0
+    /// Draws made from this device's random stream (counter-based, see `World.draw`).
+    public var draws: UInt32 = 0
     /// The key built into the installed app version.
     public var key: KeyID = 0
     /// The app this is an install of (a clone claims it but fails App Attest).
     public var app: AppID = 0
-    public var genuine = true
-    public var photosAllowed = true
-    /// Whether the app process is running, and whether it is in the foreground.
-    public var hasProcess = false
-    public var foreground = false
     /// Counts app processes, so answers and timers of a dead process are recognised.
     public var processEpoch: UInt16 = 0
     /// Generations of the cancellable timers (`indexChunk`, `resetRetry`, `reportRetry`).
     public var timerGeneration: (UInt16, UInt16, UInt16) = (0, 0, 0)
     /// The state the SDK last reported.
     public var reportedState: SDKState = .unconfigured
-    /// The device has no network before this time.
-    public var offlineUntil: SimTime = 0
-    /// Draws made from this device's random stream (counter-based, see `World.draw`).
-    public var draws: UInt32 = 0
+    public var genuine = true
+    public var photosAllowed = true
+    /// Whether the app process is running, and whether it is in the foreground.
+    public var hasProcess = false
+    public var foreground = false
 
     public init() {}
 }

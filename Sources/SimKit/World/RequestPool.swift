@@ -16,6 +16,14 @@ struct RequestPool: Sendable {
     /// The most requests on the wire at once (a runaway is a bug).
     static let limit = 1 << 26
 
+    /// Room for `count` requests without growing: a burst (every device launching at once)
+    /// then fills reserved pages instead of doubling the array, whose copy would double
+    /// the resident peak. Reserved pages cost nothing until written.
+    mutating func reserve(_ count: Int) {
+        slots.reserveCapacity(min(count, RequestPool.limit))
+        free.reserveCapacity(min(count, RequestPool.limit))
+    }
+
     mutating func add(_ slot: Slot) -> UInt32 {
         if let i = free.popLast() { slots[Int(i)] = slot; return i }
         precondition(slots.count < RequestPool.limit, "more than \(RequestPool.limit) requests on the wire")

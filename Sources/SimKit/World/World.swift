@@ -59,6 +59,7 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
         server = ServerModel(setup: serverSetup, flaws: setup.serverFlaws)
         currentKey = setup.apps.map(\.initialKey)
         rings = DeviceRings(devices: n, depth: setup.ringDepth)
+        requests.reserve(n)
         sdks = Array(repeating: SDK(), count: n)
         devices = []
         devices.reserveCapacity(n)
