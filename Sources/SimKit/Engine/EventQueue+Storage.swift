@@ -99,7 +99,8 @@ struct BucketNode: Sendable {
 @usableFromInline
 struct OpenBucket: Sendable {
     /// Events in descending (time, seq) order in `0..<sortedCount`; later slots are spare.
-    @usableFromInline var sorted = QueueBuffer<Event>(count: 16)
+    /// It only grows, from room for twice `insertionSortMax`.
+    @usableFromInline var sorted = QueueBuffer<Event>(count: 2 * OpenBucket.insertionSortMax)
     @usableFromInline var sortedCount = 0
     /// Events whose insertion into `sorted` would have moved too many others.
     @usableFromInline var burst = EventHeap()
@@ -163,51 +164,65 @@ struct OpenBucket: Sendable {
         let n = sortedCount
         if n == sorted.count { grow(keeping: n) }
         let s = sorted.base
-        // Slots n-1, n-2, … hold the earliest events; count those that precede e, giving
-        // up past scanLimit.
+        // Slots n-1, n-2, … hold the earliest events; move those that precede e up one
+        // slot, giving up past scanLimit.
         let floor = Swift.max(0, n - OpenBucket.scanLimit)
         var p = n
-        while p > floor, Event.precedes(s[p - 1], e) { p -= 1 }
+        while p > floor, Event.precedes(s[p - 1], e) {
+            s[p] = s[p - 1]
+            p -= 1
+        }
         if p == floor, p > 0, Event.precedes(s[p - 1], e) {
+            // Too deep: put the moved events back and let the burst heap take e.
+            while p < n {
+                s[p] = s[p + 1]
+                p += 1
+            }
             burst.insert(e)
             return
         }
-        var i = n
-        while i > p { s[i] = s[i - 1]; i -= 1 }
         s[p] = e
         sortedCount = n + 1
     }
 
     /// Fills the empty open bucket from the list that starts at node `head` in `pool`
-    /// (linked by `next`, ending at `EventQueue.none`), sorting as it goes; returns how
-    /// many events it took and the list's last node (so the caller can free the whole list
-    /// at once). The caller has made `sorted` unique.
+    /// (linked by `next`, ending at `EventQueue.none`), sorting it; returns how many events
+    /// it took and the list's last node (so the caller can free the whole list at once).
+    /// The caller has made `sorted` unique.
     /// - Complexity: O(k²) for k ≤ `insertionSortMax`, else O(k log k).
     @inlinable @inline(__always)
     mutating func fill(from pool: UnsafeMutablePointer<BucketNode>, head: UInt32) -> (count: Int, tail: UInt32) {
         assert(isEmpty, "the open bucket is filled only when empty")
+        assert(sorted.count >= OpenBucket.insertionSortMax, "sorted has room for an insertion-sorted bucket")
+        let s = sorted.base
         var n = head
         var tail = head
         var k = 0
-        while n != EventQueue.none {
-            if k == sorted.count { grow(keeping: k) }
-            let s = sorted.base
+        // Up to insertionSortMax events: insertion sort as they come. The list runs newest
+        // first, so equal times need no moves.
+        while n != EventQueue.none, k < OpenBucket.insertionSortMax {
             let node = pool[Int(n)]
             var j = k
-            if k < OpenBucket.insertionSortMax {
-                // Insertion: the list runs newest first, so equal times need no moves.
-                while j > 0, Event.precedes(s[j - 1], node.event) { s[j] = s[j - 1]; j -= 1 }
-            }
+            while j > 0, Event.precedes(s[j - 1], node.event) { s[j] = s[j - 1]; j -= 1 }
             s[j] = node.event
             k += 1
             tail = n
             n = node.next
         }
-        sortedCount = k
-        if k > OpenBucket.insertionSortMax {
+        if n != EventQueue.none {
+            // A big bucket: take the rest as they come, then sort the lot.
+            while n != EventQueue.none {
+                if k == sorted.count { grow(keeping: k) }
+                let node = pool[Int(n)]
+                sorted.base[k] = node.event
+                k += 1
+                tail = n
+                n = node.next
+            }
             var all = UnsafeMutableBufferPointer(start: sorted.base, count: k)
             all.sort { Event.precedes($1, $0) }
         }
+        sortedCount = k
         return (k, tail)
     }
 
