@@ -25,6 +25,8 @@ struct BenchResult: Codable {
     var rssBaseKiB: UInt64
     var rssPeakKiB: UInt64
     var fingerprint: String
+    /// The most events the queue held at once (its node pool's high-water mark).
+    var queuePeak: Int = 0
 
     var eventsPerSecond: Double { Double(events) / max(seconds, 1e-9) }
     var deviceDaysPerSecond: Double { Double(devices * days) / max(seconds, 1e-9) }
@@ -52,6 +54,7 @@ enum BenchChild {
             result.seconds = monotonicSeconds() - t0
             result.events = world.eventsHandled
             result.fingerprint = world.fingerprint.description
+            result.queuePeak = world.queue.poolHighWater
         case .checked:
             var world = World<ReferenceSDK, InvariantChecker>(
                 setup: StandardWorkload.setup(seed: seed, devices: UInt32(devices), days: days, ringDepth: 0),
@@ -61,6 +64,7 @@ enum BenchChild {
             result.seconds = monotonicSeconds() - t0
             result.events = world.eventsHandled
             result.fingerprint = world.fingerprint.description
+            result.queuePeak = world.queue.poolHighWater
             if !world.observer.broken.isEmpty {
                 printError("bench: invariants broken: \(world.observer.broken.map(\.rawValue))")
             }
