@@ -1,6 +1,7 @@
 /// A 4-ary min-heap of `Event` values ordered by (time, insertion sequence), with hole
-/// sifting. `EventQueue` keeps its far-future events here; it was the whole queue before
-/// the calendar queue, and stays as a simple reference for the benchmarks.
+/// sifting. `EventQueue` keeps here the events beyond its coarse level and the bursts its
+/// open bucket cannot insert cheaply; it was the whole queue before the calendar queue,
+/// and stays as a simple reference for the benchmarks.
 ///
 /// Storage is one contiguous array that only grows to the high-water mark: pushing and
 /// popping allocate nothing once it is warm. The size is bounded by `capacityLimit`,
@@ -37,7 +38,7 @@ public struct EventHeap: Sendable {
         return true
     }
 
-    /// Inserts `e` with the sequence it already carries (for `EventQueue`'s overflow).
+    /// Inserts `e` with the sequence it already carries (for `EventQueue`'s far and burst heaps).
     /// - Complexity: O(log n).
     @inlinable
     mutating func insert(_ e: Event) {

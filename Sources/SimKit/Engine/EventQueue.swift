@@ -89,11 +89,11 @@ public struct EventQueue: Sendable {
     @usableFromInline static let opensPerJudgement = 512
     @usableFromInline static let arrivalsPerJudgement = opensPerJudgement * Int(crowdedArrivals)
     /// Arrivals per opened bucket above which the width halves, and below which it doubles.
-    /// (Callgrind on the 10k queue bench: [8, 32] takes 4% fewer instructions than [4, 16],
-    /// which takes 1% fewer on the 10k world; opening a bucket costs more than sorting a few
-    /// more events into it.)
-    @usableFromInline static let crowdedArrivals: UInt64 = 32
-    @usableFromInline static let sparseArrivals: UInt64 = 8
+    /// (Callgrind, against [4, 16]: the 10k queue bench takes 4% fewer instructions with
+    /// [6, 24], the 100k world 0.4% more; [8, 32] is no better on the bench and 1.7% worse
+    /// on the world, whose crowded open buckets then spill into the burst heap.)
+    @usableFromInline static let crowdedArrivals: UInt64 = 24
+    @usableFromInline static let sparseArrivals: UInt64 = 6
     /// Arrivals per pending event between two width changes (see `judge`).
     @usableFromInline static let arrivalsPerLayout = 2
     /// The widest bucket, as log2 of ms (2^40 ms is about 35 years).
