@@ -1,0 +1,28 @@
+import Foundation
+import Testing
+
+/// `simkit bench` on a tiny size: the three workloads run, the world and the checked world
+/// run the same events (the checker only watches), and bad sizes are refused. No speed is
+/// asserted: unit tests must not depend on the machine's speed.
+@Suite("Command line: bench", .serialized)
+struct BenchCommandTests {
+    @Test func benchRunsEveryWorkloadOnTheSameEvents() throws {
+        let r = try SimkitProcess.run(["bench", "--sizes", "300:3", "--json", "-"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let rows = try #require(json["results"] as? [[String: Any]])
+        #expect(rows.compactMap { $0["workload"] as? String } == ["queue", "world", "checked"])
+        let world = rows[1], checked = rows[2]
+        #expect(world["events"] as? Int == checked["events"] as? Int)
+        #expect(world["fingerprint"] as? String == checked["fingerprint"] as? String)
+        #expect((world["queuePeak"] as? Int ?? 0) > 0)
+        #expect((rows[0]["events"] as? Int) == (world["events"] as? Int))
+        #expect(json["checkerRingDepth"] as? Int == 0)
+    }
+
+    @Test func badSizesAreRefused() throws {
+        let r = try SimkitProcess.run(["bench", "--sizes", "0:3"])
+        #expect(r.status == 2)
+        #expect(r.stderr.contains("bad size"))
+    }
+}
