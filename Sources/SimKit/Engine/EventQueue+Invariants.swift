@@ -1,12 +1,11 @@
 extension EventQueue {
-    /// Checks the whole structure: the open bucket a heap holding only events at or before
-    /// the cursor's bucket, every other bucket holding only its own events, the bitmap and
-    /// the counts in step with the lists, and every far event beyond the window. For tests
-    /// and debug builds.
+    /// Checks the fine level: the open bucket in order and holding only events at or
+    /// before the cursor's bucket, every fine bucket holding only its own events, and the
+    /// bitmap and the count in step with the lists. For tests and debug builds.
     /// - Complexity: O(n + buckets).
     public func checkInvariants() -> String? {
         if let broken = open.checkInvariants() { return "open bucket: \(broken)" }
-        for e in open.heap where e.time >> shift > cursor {
+        for e in open.events where e.time >> shift > cursor {
             return "open bucket holds t=\(e.time) (seq=\(e.seq)), after its bucket \(cursor) (shift \(shift))"
         }
         var listed = 0
@@ -15,13 +14,13 @@ extension EventQueue {
             if bit != (heads[b] != EventQueue.none) { return "bucket \(b): occupied bit \(bit) but head \(heads[b])" }
             var n = heads[b]
             while n != EventQueue.none {
-                let e = nodes[Int(n)]
+                let e = nodes[Int(n)].event
                 let abs = e.time >> shift
                 if abs <= cursor || abs &- cursor > mask || Int(abs & mask) != b {
                     return "bucket \(b) holds t=\(e.time) (seq=\(e.seq)), which belongs elsewhere (cursor \(cursor), shift \(shift))"
                 }
                 listed += 1
-                n = links[Int(n)]
+                n = nodes[Int(n)].next
             }
         }
         if listed != bucketed { return "bucketed \(bucketed) but the buckets hold \(listed)" }
@@ -29,6 +28,37 @@ extension EventQueue {
         for e in far.heap where (e.time >> shift) <= cursor || (e.time >> shift) &- cursor <= mask {
             return "far event t=\(e.time) (seq=\(e.seq)) lies within the window (cursor \(cursor), shift \(shift))"
         }
+        return nil
+    }
+
+    /// Checks what `checkInvariants` does not see: every coarse list holding only events
+    /// of its block within the coarse level, its bit in step, the far heap beyond the
+    /// coarse level, and the counts adding up. For tests and debug builds.
+    /// - Complexity: O(n).
+    public func checkLevels() -> String? {
+        if blockEnd != cursor | mask { return "blockEnd \(blockEnd) is not the end of the cursor's block \(cursor | mask)" }
+        let current = block(cursor)
+        var listed = 0
+        for k in 0..<Int(EventQueue.coarseCount) {
+            let bit = coarseOccupied >> UInt64(k) & 1 == 1
+            if bit != (coarseHeads[k] != EventQueue.none) { return "coarse list \(k): occupied bit \(bit) but head \(coarseHeads[k])" }
+            var n = coarseHeads[k]
+            while n != EventQueue.none {
+                let e = nodes[Int(n)].event
+                let ahead = block(bucket(e.time)) &- current
+                if ahead == 0 || ahead > EventQueue.coarseCount || Int(block(bucket(e.time)) & (EventQueue.coarseCount - 1)) != k {
+                    return "coarse list \(k) holds t=\(e.time) (seq=\(e.seq)), \(ahead) blocks ahead of the cursor's"
+                }
+                listed += 1
+                n = nodes[Int(n)].next
+            }
+        }
+        if listed != coarsed { return "coarsed \(coarsed) but the coarse lists hold \(listed)" }
+        for e in far.heap where block(bucket(e.time)) &- current <= EventQueue.coarseCount {
+            return "far event t=\(e.time) (seq=\(e.seq)) lies within the coarse level"
+        }
+        let total = open.count + bucketed + coarsed + far.count
+        if total != pending { return "pending \(pending) but the levels hold \(total)" }
         return nil
     }
 }

@@ -75,10 +75,6 @@ struct BucketNode: Sendable {
         self.event = event
         self.next = next
     }
-
-    /// The event's time and sequence (what `checkInvariants` reads of a node).
-    var time: SimTime { event.time }
-    var seq: UInt64 { event.seq }
 }
 
 /// The open bucket of `EventQueue`: the events due first, kept so that the earliest is
@@ -245,9 +241,8 @@ struct OpenBucket: Sendable {
         burst.removeAll()
     }
 
-    /// Every event in the open bucket, in no particular order. (Named for the heap the open
-    /// bucket used to be, which `EventQueue.checkInvariants` walks.)
-    var heap: [Event] { Array(sorted.prefix(sortedCount)) + burst.heap }
+    /// Every event in the open bucket, in no particular order (for `checkInvariants`).
+    var events: [Event] { Array(sorted.prefix(sortedCount)) + burst.heap }
 
     /// Checks that `sorted` is in descending (time, seq) order and `burst` is a heap.
     func checkInvariants() -> String? {

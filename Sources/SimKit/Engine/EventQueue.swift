@@ -499,44 +499,4 @@ public struct EventQueue: Sendable {
             n = next
         }
     }
-
-    /// The next nodes of the pool, by node index (what `checkInvariants` walks).
-    var links: NodeLinks { NodeLinks(nodes: nodes) }
-
-    /// Checks what `checkInvariants` does not see: every coarse list holding only events
-    /// of its block within the coarse level, its bit in step, the far heap beyond the
-    /// coarse level, and the counts adding up. For tests and debug builds.
-    /// - Complexity: O(n).
-    public func checkLevels() -> String? {
-        if blockEnd != cursor | mask { return "blockEnd \(blockEnd) is not the end of the cursor's block \(cursor | mask)" }
-        let current = block(cursor)
-        var listed = 0
-        for k in 0..<Int(EventQueue.coarseCount) {
-            let bit = coarseOccupied >> UInt64(k) & 1 == 1
-            if bit != (coarseHeads[k] != EventQueue.none) { return "coarse list \(k): occupied bit \(bit) but head \(coarseHeads[k])" }
-            var n = coarseHeads[k]
-            while n != EventQueue.none {
-                let e = nodes[Int(n)].event
-                let ahead = block(bucket(e.time)) &- current
-                if ahead == 0 || ahead > EventQueue.coarseCount || Int(block(bucket(e.time)) & (EventQueue.coarseCount - 1)) != k {
-                    return "coarse list \(k) holds t=\(e.time) (seq=\(e.seq)), \(ahead) blocks ahead of the cursor's"
-                }
-                listed += 1
-                n = nodes[Int(n)].next
-            }
-        }
-        if listed != coarsed { return "coarsed \(coarsed) but the coarse lists hold \(listed)" }
-        for e in far.heap where block(bucket(e.time)) &- current <= EventQueue.coarseCount {
-            return "far event t=\(e.time) (seq=\(e.seq)) lies within the coarse level"
-        }
-        let total = open.count + bucketed + coarsed + far.count
-        if total != pending { return "pending \(pending) but the levels hold \(total)" }
-        return nil
-    }
-}
-
-/// Read-only `next` links of a node pool, indexed like the pool.
-struct NodeLinks {
-    let nodes: QueueBuffer<BucketNode>
-    subscript(_ i: Int) -> UInt32 { nodes[i].next }
 }
