@@ -46,31 +46,32 @@ enum BenchChild {
             let (n, secs, check) = holdModel(devices: devices, events: events, seed: seed)
             result.events = n; result.seconds = secs; result.fingerprint = check
         case .world:
-            var world = World<ReferenceSDK, NoObserver>(
-                setup: StandardWorkload.setup(seed: seed, devices: UInt32(devices), days: days, ringDepth: 0),
-                observer: NoObserver())
-            let t0 = monotonicSeconds()
-            world.run()
-            result.seconds = monotonicSeconds() - t0
-            result.events = world.eventsHandled
-            result.fingerprint = world.fingerprint.description
-            result.queuePeak = world.queue.poolHighWater
+            _ = runWorld(observer: NoObserver(), devices: devices, days: days, seed: seed, into: &result)
         case .checked:
-            var world = World<ReferenceSDK, InvariantChecker>(
-                setup: StandardWorkload.setup(seed: seed, devices: UInt32(devices), days: days, ringDepth: 0),
-                observer: InvariantChecker(ringDepth: ringDepth))
-            let t0 = monotonicSeconds()
-            world.run()
-            result.seconds = monotonicSeconds() - t0
-            result.events = world.eventsHandled
-            result.fingerprint = world.fingerprint.description
-            result.queuePeak = world.queue.poolHighWater
-            if !world.observer.broken.isEmpty {
-                printError("bench: invariants broken: \(world.observer.broken.map(\.rawValue))")
+            let checker = runWorld(observer: InvariantChecker(ringDepth: ringDepth), devices: devices, days: days,
+                                   seed: seed, into: &result)
+            if !checker.broken.isEmpty {
+                printError("bench: invariants broken: \(checker.broken.map(\.rawValue))")
             }
         }
         result.rssPeakKiB = procStatusKiB("VmHWM")
         return result
+    }
+
+    /// Runs the standard workload with `observer`, timing `run()` alone, and fills in the
+    /// events, seconds, fingerprint and queue peak; returns the observer after the run.
+    static func runWorld<Observer: TraceObserver>(observer: Observer, devices: UInt64, days: UInt64, seed: UInt64,
+                                                  into result: inout BenchResult) -> Observer {
+        var world = World<ReferenceSDK, Observer>(
+            setup: StandardWorkload.setup(seed: seed, devices: UInt32(devices), days: days, ringDepth: 0),
+            observer: observer)
+        let t0 = monotonicSeconds()
+        world.run()
+        result.seconds = monotonicSeconds() - t0
+        result.events = world.eventsHandled
+        result.fingerprint = world.fingerprint.description
+        result.queuePeak = world.queue.poolHighWater
+        return world.observer
     }
 
     /// The bare queue: `2 × devices` events pending (about what the standard workload keeps),
