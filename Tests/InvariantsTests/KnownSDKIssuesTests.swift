@@ -15,8 +15,8 @@ import SimKit
 
         mutating func handle(_ input: SDKInput) {
             var effects: [Effect] = []
-            sdk.handle(input, now: now, context: SDKContext(device: 0, photoCount: photos, photosAllowed: true, config: SDKConfig()),
-                       disk: disk, effects: &effects)
+            sdk.handle(input, now: now, context: SDKContext(device: 0, photoCount: photos, photosAllowed: true),
+                       config: SDKConfig(), disk: disk, effects: &effects)
             for e in effects {
                 switch e {
                 case .store(let op): disk.apply(op)

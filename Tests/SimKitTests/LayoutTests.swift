@@ -12,3 +12,15 @@ import Testing
         #expect(MemoryLayout<ReferenceSDK>.stride <= 32)
     }
 }
+
+/// Values the engine copies on every SDK step are a whole number of words: a copy of a
+/// struct with a ragged end is made of overlapping 16-byte moves, and a load that spans
+/// two earlier stores cannot be forwarded from them (a stall of a dozen cycles or more,
+/// seen in `perf annotate` of `ReferenceSDK.handle` before the padding).
+@Suite struct CopyAlignmentTests {
+    @Test func stepCopiesAreWholeWords() {
+        #expect(MemoryLayout<LocalData>.size == 48)
+        #expect(MemoryLayout<SDKConfig>.size == 56)
+        #expect(MemoryLayout<SDKContext>.size <= 16)
+    }
+}

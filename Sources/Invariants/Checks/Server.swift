@@ -2,7 +2,7 @@ import SimKit
 
 /// The server's answers against the checkers' own reading of S1–S8.
 extension InvariantChecker {
-    mutating func dashboard(_ action: DashboardAction) {
+    @usableFromInline @inline(never) mutating func dashboard(_ action: DashboardAction) {
         guard hasBegun else { return }
         var truth = server
         switch action {
@@ -19,13 +19,13 @@ extension InvariantChecker {
 
     /// The server lost the device's record (`forget-device`). Out of line so that
     /// `dispatch` only jumps (see there).
-    @inline(never) mutating func forgotDevice(_ d: DeviceIndex) {
+    @usableFromInline @inline(never) mutating func forgotDevice(_ d: DeviceIndex) {
         if hasBegun { server.records[Int(d)] = .init() }
     }
 
     /// The server answered a request (`r` is its `served` record, passed whole: its fields
     /// are more than fit in registers, see `dispatch`).
-    mutating func served(_ d: DeviceIndex, _ r: TraceRecord) {
+    @usableFromInline @inline(never) mutating func served(_ d: DeviceIndex, _ r: TraceRecord) {
         guard case .served(let id, let kind, let key, let credential, let reply, let recordAfter) = r.event else { return }
         // The truth is read and changed in place: a copy of it (or of the facts) per
         // request would cost retains, and a copy-on-write of its device records.

@@ -12,19 +12,19 @@ extension InvariantChecker {
     // One-line handlers, kept out of line so that `dispatch` only jumps (see there).
 
     /// A new app process: nothing is awaited any more, request ids start again.
-    @inline(never) mutating func processStarted(_ d: DeviceIndex) { devices[Int(d)].newProcess() }
+    @usableFromInline @inline(never) mutating func processStarted(_ d: DeviceIndex) { devices[Int(d)].newProcess() }
 
     /// The app process died: what it awaited can no longer reach it.
-    @inline(never) mutating func processKilled(_ d: DeviceIndex) { devices[Int(d)].forgetAwaited() }
+    @usableFromInline @inline(never) mutating func processKilled(_ d: DeviceIndex) { devices[Int(d)].forgetAwaited() }
 
     /// An indexing run ended: an effect of the current step.
-    @inline(never) mutating func runEnded() {
+    @usableFromInline @inline(never) mutating func runEnded() {
         step.runEnded = true
         step.effects += 1
     }
 
     /// A lifecycle input or a timer starts a step.
-    mutating func beginStep(_ d: DeviceIndex, _ input: StepTruth.Input) {
+    @usableFromInline @inline(never) mutating func beginStep(_ d: DeviceIndex, _ input: StepTruth.Input) {
         let i = Int(d)
         step = StepTruth(device: d, input: input, before: devices[i])
         switch input {
@@ -40,7 +40,7 @@ extension InvariantChecker {
 
     /// An answer reaches the SDK and starts a step: judge it fresh or stale (D9), then
     /// update the truth.
-    mutating func delivered(_ d: DeviceIndex, id: UInt32, kind: RequestKind, answer: Answer, viaTimer: Bool, sentAt: SimTime) {
+    @usableFromInline @inline(never) mutating func delivered(_ d: DeviceIndex, id: UInt32, kind: RequestKind, answer: Answer, viaTimer: Bool, sentAt: SimTime) {
         let i = Int(d)
         let (awaited, carried) = devices[i].answerArrives(id, kind)
         let fresh = awaited && (viaTimer || now < sentAt &+ timeoutMs)
@@ -101,7 +101,7 @@ extension InvariantChecker {
     /// `checkData`, `checkSchedule` and `checkStale` are inlined here, so a step that
     /// breaks nothing costs a few tests; the compiler inlines only so much into one
     /// function, so `checkLocking` stays a call, made only for a step that can break it.
-    mutating func endStep(_ d: DeviceIndex) {
+    @usableFromInline @inline(never) mutating func endStep(_ d: DeviceIndex) {
         guard step.device == d else { return }
         let dev = devices[Int(d)]
         if mayBreakLocking(dev) { checkLocking(d, dev) }
@@ -119,7 +119,7 @@ extension InvariantChecker {
         if step.isStale, step.firstStaleEffect == nil { step.firstStaleEffect = event }
     }
 
-    mutating func requestSent(_ d: DeviceIndex, id: UInt32, kind: RequestKind, key: KeyID, credential: Credential) {
+    @usableFromInline @inline(never) mutating func requestSent(_ d: DeviceIndex, id: UInt32, kind: RequestKind, key: KeyID, credential: Credential) {
         let i = Int(d)
         devices[i].sent(id, kind)
         effect(d, .requestSent(id: id, kind: kind, key: key, credential: credential))
@@ -136,12 +136,12 @@ extension InvariantChecker {
         }
     }
 
-    mutating func stateReported(_ d: DeviceIndex, _ s: SDKState) {
+    @usableFromInline @inline(never) mutating func stateReported(_ d: DeviceIndex, _ s: SDKState) {
         devices[Int(d)].state = s
         effect(d, .state(s))
     }
 
-    mutating func callResult(_ d: DeviceIndex, _ call: APICall, _ outcome: CallOutcome) {
+    @usableFromInline @inline(never) mutating func callResult(_ d: DeviceIndex, _ call: APICall, _ outcome: CallOutcome) {
         if step.device == d { step.calledBack = outcome }
         effect(d, .callResult(call, outcome))
         if outcome == .threwAccessRevoked { hit(.lockedThrewOnCall) }
@@ -150,7 +150,7 @@ extension InvariantChecker {
         }
     }
 
-    mutating func runStarted(_ d: DeviceIndex, background: Bool) {
+    @usableFromInline @inline(never) mutating func runStarted(_ d: DeviceIndex, background: Bool) {
         step.runStarted = true
         step.runStartedInBackground = background
         effect(d, .runStarted(background: background))
@@ -159,7 +159,7 @@ extension InvariantChecker {
         }
     }
 
-    mutating func person(_ d: DeviceIndex, _ action: PersonAction) {
+    @usableFromInline @inline(never) mutating func person(_ d: DeviceIndex, _ action: PersonAction) {
         switch action {
         case .revokePhotos:
             devices[Int(d)].photosAllowed = false

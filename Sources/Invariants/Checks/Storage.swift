@@ -2,7 +2,7 @@ import SimKit
 
 /// Writes and deletes on the device's disk, judged as they happen (D3, D4, D5, D7, D8, D10).
 extension InvariantChecker {
-    mutating func store(_ d: DeviceIndex, _ op: StoreOp) {
+    @usableFromInline @inline(never) mutating func store(_ d: DeviceIndex, _ op: StoreOp) {
         effect(d, .store(op))
         let i = Int(d)
         let dev = devices[i]

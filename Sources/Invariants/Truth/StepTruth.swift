@@ -5,8 +5,8 @@ import SimKit
 ///
 /// It holds no references (the first stale effect is kept as its trace event and put in
 /// words only for a report), so starting a step is a plain write of bytes.
-struct StepTruth {
-    enum Input: Equatable {
+@usableFromInline struct StepTruth {
+    @usableFromInline enum Input: Equatable {
         case none
         case lifecycle(LifecycleInput)
         case response(RequestKind, Answer, fresh: Bool)

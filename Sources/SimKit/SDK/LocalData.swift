@@ -25,6 +25,9 @@ public struct LocalData: Sendable, Equatable {
     public var purged = false
     /// Whether the SDK has a background indexing task registered with the OS.
     public var backgroundScheduled = false
+    /// Pads the size to the stride, 48 bytes; always 0. A struct with a ragged end is
+    /// copied in overlapping 16-byte moves, which defeat store forwarding (see `CopyAlignmentTests`).
+    var padding: UInt8 = 0
 
     /// "No such time" for the optional times above, without an Optional's extra bytes.
     public static let never: SimTime = .max

@@ -39,8 +39,9 @@ public struct ReferenceSDK: SDKCore {
 
     public init() {}
 
-    public mutating func handle(_ input: SDKInput, now: SimTime, context: SDKContext, disk: LocalData, effects: inout [Effect]) {
-        var step = Step(now: now, context: context, disk: disk)
+    public mutating func handle(_ input: SDKInput, now: SimTime, context: SDKContext, config: SDKConfig, disk: LocalData,
+                                effects: inout [Effect]) {
+        var step = Step(disk: disk, config: config, now: now, context: context)
         swap(&step.effects, &effects)
         switch input {
         case .launch(let inBackground): launch(inBackground: inBackground, &step)
@@ -59,12 +60,14 @@ public struct ReferenceSDK: SDKCore {
     /// One handling: the time, the device's facts, a working copy of the disk kept in step
     /// with the `.store` effects, and the effects so far.
     struct Step {
-        let now: SimTime
-        let context: SDKContext
+        // Word-sized and word-aligned fields first, the 9 bytes of `context` last: with the
+        // odd-sized field in the middle, building a step copied it in overlapping pieces.
         var disk: LocalData
+        let config: SDKConfig
+        let now: SimTime
         var effects: [Effect] = []
-        var flaws: SDKFlaws { context.config.flaws }
-        var config: SDKConfig { context.config }
+        let context: SDKContext
+        var flaws: SDKFlaws { config.flaws }
         mutating func store(_ op: StoreOp) { disk.apply(op); effects.append(.store(op)) }
     }
 

@@ -89,22 +89,25 @@ public enum Effect: Sendable, Equatable {
     case runEnded
 }
 
-/// What the SDK may read with each input besides its own data: the device's facts and
-/// the world's settings. Built by the engine per input; the SDK keeps none of it.
+/// What the SDK may read with each input besides its own data and the world's settings:
+/// the device's facts. Built by the engine per input; the SDK keeps none of it. It is
+/// 12 bytes, passed in registers: the settings travel apart (`SDKConfig`), since building
+/// one struct of both per input cost a store-forwarding stall on every step.
 public struct SDKContext: Sendable {
     public var device: DeviceIndex
     /// Photos in the library; photo ids are `0..<photoCount` and only grow.
     public var photoCount: UInt32
     /// Whether the person allows the app to read Photos.
     public var photosAllowed: Bool
-    public var config: SDKConfig
-    public init(device: DeviceIndex, photoCount: UInt32, photosAllowed: Bool, config: SDKConfig) {
-        self.device = device; self.photoCount = photoCount
-        self.photosAllowed = photosAllowed; self.config = config
+    public init(device: DeviceIndex, photoCount: UInt32, photosAllowed: Bool) {
+        self.device = device; self.photoCount = photoCount; self.photosAllowed = photosAllowed
     }
 }
 
 /// Settings shared by every SDK in a world; times in milliseconds.
+///
+/// Its size is a whole number of words (56 bytes; see `CopyAlignmentTests`): a struct
+/// with a ragged end is copied in overlapping 16-byte moves, which defeat store forwarding.
 public struct SDKConfig: Sendable, Equatable {
     /// D9: every request times out after this long.
     public var requestTimeoutMs: SimTime = 30 * Ms.second
@@ -112,14 +115,17 @@ public struct SDKConfig: Sendable, Equatable {
     public var checkIntervalMs: SimTime = 24 * Ms.hour
     /// D5: delete the data after access has stayed stopped this long.
     public var purgeAfterMs: SimTime = 30 * Ms.day
-    /// Photos indexed per chunk, and the time a chunk takes.
-    public var chunkPhotos: UInt16 = 200
+    /// The time an indexing chunk takes (`chunkPhotos` photos).
     public var chunkMs: SimTime = 10 * Ms.second
     /// Retries of the reset and report uploads back off from the first to the largest delay.
     public var retryFirstMs: SimTime = 30 * Ms.second
     public var retryMaxMs: SimTime = 6 * Ms.hour
     /// Deliberate bugs for mutation testing; only `ReferenceSDK` reads them.
     public var flaws: SDKFlaws = []
+    /// Photos indexed per chunk.
+    public var chunkPhotos: UInt16 = 200
+    /// Pads the size to a whole number of words (see above); always 0.
+    var padding: UInt16 = 0
     public init() {}
 }
 
@@ -134,6 +140,8 @@ public struct SDKConfig: Sendable, Equatable {
 public protocol SDKCore: Sendable {
     /// A fresh app process, before `configure`.
     init()
-    /// Handles one input at `now`, appending effects to `effects`.
-    mutating func handle(_ input: SDKInput, now: SimTime, context: SDKContext, disk: LocalData, effects: inout [Effect])
+    /// Handles one input at `now` under the world's settings `config`, appending effects
+    /// to `effects`.
+    mutating func handle(_ input: SDKInput, now: SimTime, context: SDKContext, config: SDKConfig, disk: LocalData,
+                         effects: inout [Effect])
 }

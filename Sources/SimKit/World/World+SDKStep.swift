@@ -4,7 +4,6 @@ extension World {
     /// with a `stepEnd` record so checkers can judge a whole handling at once.
     mutating func step(_ d: DeviceIndex, _ input: SDKInput) {
         let i = Int(d)
-        let dev = devices[i]
         switch input {
         case .launch(let bg): trace(d, .input(bg ? .launchInBackground : .launch))
         case .becameActive: trace(d, .input(.becameActive))
@@ -14,12 +13,14 @@ extension World {
         case .reset: trace(d, .input(.reset))
         case .response, .timer: break   // traced as `delivered` / `timerFired` by the caller
         }
-        let context = SDKContext(device: d, photoCount: dev.photoCount, photosAllowed: dev.photosAllowed, config: setup.sdk)
+        // Fields are read straight from the device, not from a copy of it: copying the whole
+        // state to the stack and then again into the SDK's step stalled on store forwarding.
+        let context = SDKContext(device: d, photoCount: devices[i].photoCount, photosAllowed: devices[i].photosAllowed)
         // The SDK appends; the buffer is emptied only now and then, which is much cheaper
         // than emptying an array every step (steps never nest, so nothing else reads it).
         if effects.count > World.effectsKept { effects.removeAll(keepingCapacity: true) }
         var k = effects.count
-        sdks[i].handle(input, now: now, context: context, disk: dev.disk, effects: &effects)
+        sdks[i].handle(input, now: now, context: context, config: setup.sdk, disk: devices[i].disk, effects: &effects)
         while k < effects.count {
             apply(effects[k], device: d)
             k += 1
