@@ -16,6 +16,15 @@ public enum Prefetch {
         }
     }
 
+    /// `element(of:at:)` for a `DeviceTable`.
+    @inlinable @inline(__always)
+    public static func element<T>(of table: DeviceTable<T>, at index: Int) {
+        guard index < table.count else { return }
+        let start = UnsafeRawPointer(table.baseAddress + index)
+        simkit_prefetch(start)
+        simkit_prefetch(start + (MemoryLayout<T>.size - 1))
+    }
+
     /// Starts loading the cache line at `pointer`.
     @inlinable @inline(__always)
     public static func line(_ pointer: UnsafeRawPointer) {

@@ -5,7 +5,7 @@
 /// key (a device index, a component tag), and a fork depends only on the root seed and
 /// the key, never on how much the parent has drawn. Adding a device or an action
 /// therefore does not shift the randomness of any other device.
-public struct SimRandom: Sendable {
+public struct SimRandom: RandomStream, Sendable {
     /// The seed this stream was made from; forks derive from it, not from the state.
     public let seed: UInt64
     @usableFromInline var s0: UInt64, s1: UInt64, s2: UInt64, s3: UInt64
@@ -55,6 +55,31 @@ public struct SimRandom: Sendable {
         return result
     }
 
+    /// `k` distinct indices from `0..<n`, sorted ascending (Floyd's algorithm, then sorted).
+    /// - Complexity: O(k log k).
+    public mutating func pick(_ k: Int, of n: Int) -> [Int] {
+        precondition(k >= 0 && k <= n, "cannot pick \(k) of \(n)")
+        if k == n { return Array(0..<n) }
+        var chosen = Set<Int>(minimumCapacity: k)   // determinism: membership test only; the output order comes from sort()
+        var out: [Int] = []
+        out.reserveCapacity(k)
+        for j in (n - k)..<n {
+            let t = Int(below(UInt64(j + 1)))
+            if chosen.insert(t).inserted { out.append(t) } else { chosen.insert(j); out.append(j) }
+        }
+        out.sort()   // the Set is only a membership test; the order comes from `sort`
+        return out
+    }
+}
+
+/// A source of random words, and SimKit's own sampling on top of it (the same on every
+/// toolchain, unlike the standard library's).
+public protocol RandomStream {
+    /// The next 64 random bits.
+    mutating func next() -> UInt64
+}
+
+extension RandomStream {
     /// An unbiased integer in `0..<bound` (Lemire's multiply-and-reject); `bound` > 0.
     @inlinable
     public mutating func below(_ bound: UInt64) -> UInt64 {
@@ -83,20 +108,19 @@ public struct SimRandom: Sendable {
         if numerator == denominator { return true }
         return below(denominator) < numerator
     }
+}
 
-    /// `k` distinct indices from `0..<n`, sorted ascending (Floyd's algorithm, then sorted).
-    /// - Complexity: O(k log k).
-    public mutating func pick(_ k: Int, of n: Int) -> [Int] {
-        precondition(k >= 0 && k <= n, "cannot pick \(k) of \(n)")
-        if k == n { return Array(0..<n) }
-        var chosen = Set<Int>(minimumCapacity: k)   // determinism: membership test only; the output order comes from sort()
-        var out: [Int] = []
-        out.reserveCapacity(k)
-        for j in (n - k)..<n {
-            let t = Int(below(UInt64(j + 1)))
-            if chosen.insert(t).inserted { out.append(t) } else { chosen.insert(j); out.append(j) }
-        }
-        out.sort()   // the Set is only a membership test; the order comes from `sort`
-        return out
+/// A short stream for one decision (one person's delay within a statement's jitter):
+/// split-mix64 from a hash of a key unique to the decision. Starting one costs one
+/// split-mix round where a `fork` of a `SimRandom` costs seven, and the engine starts one
+/// for some 40% of its events; a few draws is all it is for.
+public struct KeyedRandom: RandomStream, Sendable {
+    @usableFromInline var state: UInt64
+    /// A stream for `key`. The key is hashed, so nearby keys (device 7, device 8) start at
+    /// unrelated points of split-mix's sequence rather than one step apart.
+    @inlinable public init(key: UInt64) {
+        var k = key
+        state = SimRandom.splitMix(&k)
     }
+    @inlinable public mutating func next() -> UInt64 { SimRandom.splitMix(&state) }
 }

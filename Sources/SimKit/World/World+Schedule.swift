@@ -25,11 +25,11 @@ extension World {
         }
         switch statement.action {
         case .person(let action, let selection, let arg):
-            // fork(a, b) is fork(a).fork(b): the jitter stream is forked once per firing.
-            let jitter = random.fork(Stream.jitter)
+            // One key per firing; each device's delay is a keyed draw from it and the device.
+            let jitterKey = random.fork(Stream.jitter, UInt64(index) << 32 | UInt64(firing)).seed
             forEachSelected(selection, statement: index, firing: firing) { world, d in
                 if statement.jitterMs > 0 {
-                    var r = jitter.fork(UInt64(index) << 40 ^ UInt64(firing) << 24 ^ UInt64(d))
+                    var r = KeyedRandom(key: jitterKey ^ UInt64(d))
                     let at = world.now + r.int(in: 0...statement.jitterMs)
                     world.schedule(Event(time: at, target: d, kind: EventKind.personAction, arg: UInt32(index)))
                 } else {

@@ -12,8 +12,10 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
     public private(set) var now: SimTime = 0
     public var queue: EventQueue
     public var server: ServerModel
-    public var devices: [DeviceState]
-    public var sdks: [SDK]
+    /// Per-device state and SDK processes; written without per-write uniqueness checks
+    /// (see `DeviceTable`), so only this module writes them.
+    public internal(set) var devices: DeviceTable<DeviceState>
+    public internal(set) var sdks: DeviceTable<SDK>
     public var observer: Observer
     public private(set) var fingerprint = Fingerprint()
     public private(set) var rings: DeviceRings
@@ -60,9 +62,9 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
         currentKey = setup.apps.map(\.initialKey)
         rings = DeviceRings(devices: n, depth: setup.ringDepth)
         requests.reserve(n)
-        sdks = Array(repeating: SDK(), count: n)
-        devices = []
-        devices.reserveCapacity(n)
+        sdks = DeviceTable(repeating: SDK(), count: n)
+        var built: [DeviceState] = []
+        built.reserveCapacity(n)
         groupStart = []
         var start: UInt32 = 0
         for group in setup.groups {
@@ -74,11 +76,12 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
             for i in 0..<group.count {
                 var r = random.fork(Stream.library, UInt64(start + i))
                 d.photoCount = UInt32(r.int(in: UInt64(group.photosMin)...UInt64(max(group.photosMin, group.photosMax))))
-                devices.append(d)
+                built.append(d)
             }
             start += group.count
         }
         groupStart.append(start)
+        devices = DeviceTable(built)
         firings = Array(repeating: 0, count: setup.schedule.count)
         precondition(setup.schedule.count < 1 << World.statementBits, "too many statements")
         for (i, s) in setup.schedule.enumerated() where s.firstAtMs <= min(s.untilMs, setup.durationMs) {
@@ -93,6 +96,9 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
     /// first, then tells the observer the run is over.
     public mutating func run() {
         observer.begin(facts)
+        // The loop below writes the tables without checks: make them this world's alone.
+        devices.makeUnique()
+        sdks.makeUnique()
         let end = setup.durationMs
         let budget = setup.eventBudget
         while eventsHandled < budget, !queueFull, let event = queue.pop(notAfter: end) {

@@ -1,0 +1,78 @@
+/// One value per device (its state, its SDK process), indexed by `DeviceIndex`: an array
+/// whose writes make no uniqueness check of their own.
+///
+/// An `Array` checks that its buffer is unique on every write, a library call the engine
+/// made several times an event. A table is a value too: copies share one buffer until
+/// the owner writes, but the owner makes it unique once, with `makeUnique()`, before a
+/// run of writes (`World.run` does before its loop, `World.init` holds a fresh one), and
+/// then writes straight to memory. Only the module writes (`internal(set)`), so that
+/// discipline is enforceable: outside SimKit a table is a read-only collection.
+public struct DeviceTable<Element>: RandomAccessCollection, Sendable {
+    @usableFromInline var buffer: DeviceTableBuffer<Element>
+
+    /// `count` copies of `value`.
+    init(repeating value: Element, count: Int) {
+        buffer = DeviceTableBuffer(repeating: value, count: count)
+    }
+
+    /// The given values, in order.
+    init(_ values: [Element]) {
+        buffer = DeviceTableBuffer(values)
+    }
+
+    @inlinable public var startIndex: Int { 0 }
+    @inlinable public var endIndex: Int { buffer.count }
+
+    /// Device `i`'s value. Set it only after `makeUnique()` (see the type's comment).
+    @inlinable public internal(set) subscript(i: Int) -> Element {
+        get {
+            precondition(i >= 0 && i < buffer.count, "device \(i) out of range")
+            return buffer.base[i]
+        }
+        _modify {
+            precondition(i >= 0 && i < buffer.count, "device \(i) out of range")
+            yield &buffer.base[i]
+        }
+    }
+
+    /// Gives this table a buffer of its own if a copy shares it: call before writing.
+    @inlinable mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&buffer) { buffer = buffer.copy() }
+    }
+
+    /// The address of the first value, for cache hints (`Prefetch`).
+    @inlinable var baseAddress: UnsafeMutablePointer<Element> { buffer.base }
+}
+
+/// The memory of a `DeviceTable`: every slot holds a value from `init` to `deinit`.
+/// determinism: copy-on-write as `DeviceTable` says, and SimKit runs on one thread; no shared writes
+@usableFromInline final class DeviceTableBuffer<Element>: @unchecked Sendable {
+    @usableFromInline let base: UnsafeMutablePointer<Element>
+    @usableFromInline let count: Int
+
+    init(repeating value: Element, count: Int) {
+        precondition(count >= 0, "negative device count")
+        self.count = count
+        base = .allocate(capacity: Swift.max(count, 1))
+        base.initialize(repeating: value, count: count)
+    }
+
+    init(_ values: [Element]) {
+        count = values.count
+        base = .allocate(capacity: Swift.max(count, 1))
+        _ = UnsafeMutableBufferPointer(start: base, count: count).initialize(from: values)
+    }
+
+    private init(copying other: DeviceTableBuffer) {
+        count = other.count
+        base = .allocate(capacity: Swift.max(count, 1))
+        base.initialize(from: other.base, count: count)
+    }
+
+    @usableFromInline func copy() -> DeviceTableBuffer { DeviceTableBuffer(copying: self) }
+
+    deinit {
+        base.deinitialize(count: count)
+        base.deallocate()
+    }
+}
