@@ -20,6 +20,12 @@ enum BenchCommand {
     the engine efficiency checked/queue. Build with -c release for meaningful figures;
     pin with `taskset -c 1 simkit bench` on a shared machine.
 
+    The children run with glibc's malloc asking for transparent huge pages
+    (GLIBC_TUNABLES=glibc.malloc.hugetlb=1, unless GLIBC_TUNABLES is set already):
+    a million devices' state is hundreds of MB touched at random, and with 4 KiB pages
+    nearly every event misses the TLB (about 15% of the CPU time at 1M devices). Set
+    the same variable for your own big runs.
+
     options:
       --sizes S        devices:days pairs (default 1000:60,10000:60,100000:60,1000000:30)
       --quick          1000:60,10000:60 only
@@ -29,11 +35,12 @@ enum BenchCommand {
                        check nothing; `simkit run` and `fuzz` keep 12; 2 adds
                        about 100 bytes a device and costs about 15% of the speed)
       --json FILE      also write the results as JSON (`-` for standard output only)
+      --small-pages    run the children without the huge-page tunable, to compare
 
     """
 
     static func run(_ argv: [String]) throws -> Int32 {
-        let a = try Arguments(argv, switches: ["quick"], options: ["sizes", "seed", "ring-depth", "json", "child", "devices", "days", "events"])
+        let a = try Arguments(argv, switches: ["quick", "small-pages"], options: ["sizes", "seed", "ring-depth", "json", "child", "devices", "days", "events"])
         if a.has("help") { print(help, terminator: ""); return 0 }
         let seed = try a.uint("seed", default: 1)
         let ringDepth = Int(try a.uint("ring-depth", default: 0, range: 0...256))
@@ -48,13 +55,14 @@ enum BenchCommand {
         }
         let sizes = try parseSizes(a.has("quick") ? "1000:60,10000:60" : a.string("sizes") ?? "1000:60,10000:60,100000:60,1000000:30")
         let json = a.string("json")
+        let hugePages = !a.has("small-pages")
         var rows: [BenchResult] = []
         var ratios: [BenchRatios] = []
         if json != "-" { print(header) }
         for (devices, days) in sizes {
-            let world = try runChild(.world, devices: devices, days: days, seed: seed, ringDepth: ringDepth, events: 0)
-            let queue = try runChild(.queue, devices: devices, days: days, seed: seed, ringDepth: ringDepth, events: world.events)
-            let checked = try runChild(.checked, devices: devices, days: days, seed: seed, ringDepth: ringDepth, events: 0)
+            let world = try runChild(.world, devices: devices, days: days, seed: seed, ringDepth: ringDepth, events: 0, hugePages: hugePages)
+            let queue = try runChild(.queue, devices: devices, days: days, seed: seed, ringDepth: ringDepth, events: world.events, hugePages: hugePages)
+            let checked = try runChild(.checked, devices: devices, days: days, seed: seed, ringDepth: ringDepth, events: 0, hugePages: hugePages)
             for r in [queue, world, checked] {
                 rows.append(r)
                 if json != "-" { print(line(r)) }
@@ -78,11 +86,12 @@ enum BenchCommand {
         return 0
     }
 
-    static let header = "workload   devices  days       events       s    M events/s  device-days/s  bytes/device  pending peak"
+    static let header = "workload   devices  days       events       s    M events/s  device-days/s  bytes/device  pending peak  huge MiB"
 
     static func line(_ r: BenchResult) -> String {
-        r.workload.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0) + String(format: " %9llu %5llu %12llu %7.2f %12.2f %14.0f %13.0f %13d", r.devices, r.days,
-               r.events, r.seconds, r.eventsPerSecond / 1e6, r.deviceDaysPerSecond, r.bytesPerDevice, r.queuePeak)
+        r.workload.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0) + String(format: " %9llu %5llu %12llu %7.2f %12.2f %14.0f %13.0f %13d %9llu", r.devices, r.days,
+               r.events, r.seconds, r.eventsPerSecond / 1e6, r.deviceDaysPerSecond, r.bytesPerDevice, r.queuePeak,
+               r.hugePagesKiB / 1024)
     }
 
     static func parseSizes(_ s: String) throws -> [(UInt64, UInt64)] {
@@ -96,11 +105,16 @@ enum BenchCommand {
     }
 
     /// Runs one workload in a fresh process of this executable and reads its result.
-    static func runChild(_ w: BenchWorkload, devices: UInt64, days: UInt64, seed: UInt64, ringDepth: Int, events: UInt64) throws -> BenchResult {
+    static func runChild(_ w: BenchWorkload, devices: UInt64, days: UInt64, seed: UInt64, ringDepth: Int, events: UInt64,
+                         hugePages: Bool) throws -> BenchResult {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         p.arguments = ["bench", "--child", w.rawValue, "--devices", "\(devices)", "--days", "\(days)", "--seed", "\(seed)",
                        "--ring-depth", "\(ringDepth)", "--events", "\(max(events, 1))"]
+        // Huge pages for the child's malloc (see `help`), unless the caller tunes glibc itself.
+        var environment = ProcessInfo.processInfo.environment
+        if hugePages, environment["GLIBC_TUNABLES"] == nil { environment["GLIBC_TUNABLES"] = "glibc.malloc.hugetlb=1" }
+        p.environment = environment
         let pipe = Pipe()
         p.standardOutput = pipe
         try p.run()
@@ -138,12 +152,14 @@ struct BenchRow: Codable {
     var fingerprint: String
     /// The most events pending at once (0 for the queue workload, which keeps 2 a device).
     var queuePeak: Int
+    /// Resident memory in transparent huge pages at the end of the run.
+    var hugePagesKiB: UInt64
 
     init(_ r: BenchResult) {
         workload = r.workload; devices = r.devices; days = r.days; events = r.events; seconds = r.seconds
         eventsPerSecond = r.eventsPerSecond; deviceDaysPerSecond = r.deviceDaysPerSecond
         bytesPerDevice = r.bytesPerDevice; rssBaseKiB = r.rssBaseKiB; rssPeakKiB = r.rssPeakKiB
-        fingerprint = r.fingerprint; queuePeak = r.queuePeak
+        fingerprint = r.fingerprint; queuePeak = r.queuePeak; hugePagesKiB = r.hugePagesKiB
     }
 }
 

@@ -27,6 +27,9 @@ struct BenchResult: Codable {
     var fingerprint: String
     /// The most events the queue held at once (its node pool's high-water mark).
     var queuePeak: Int = 0
+    /// Resident memory in transparent huge pages at the end (AnonHugePages of
+    /// /proc/self/smaps_rollup), to show whether the huge-page tunable took effect.
+    var hugePagesKiB: UInt64 = 0
 
     var eventsPerSecond: Double { Double(events) / max(seconds, 1e-9) }
     var deviceDaysPerSecond: Double { Double(devices * days) / max(seconds, 1e-9) }
@@ -55,6 +58,7 @@ enum BenchChild {
             }
         }
         result.rssPeakKiB = procStatusKiB("VmHWM")
+        result.hugePagesKiB = procStatusKiB("AnonHugePages", file: "/proc/self/smaps_rollup")
         return result
     }
 
@@ -105,9 +109,10 @@ enum BenchChild {
         return (popped, monotonicSeconds() - t0, checksum.description)
     }
 
-    /// A field of /proc/self/status in KiB (`VmRSS`, `VmHWM`), or 0 where there is none.
-    static func procStatusKiB(_ field: String) -> UInt64 {
-        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    /// A field of /proc/self/status (or another /proc file of `field: N kB` lines) in KiB
+    /// (`VmRSS`, `VmHWM`), or 0 where there is none.
+    static func procStatusKiB(_ field: String, file: String = "/proc/self/status") -> UInt64 {
+        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { return 0 }
         for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
             let digits = line.dropFirst(field.count + 1).filter(\.isNumber)
             return UInt64(digits) ?? 0

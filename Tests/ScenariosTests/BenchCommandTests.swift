@@ -20,6 +20,21 @@ struct BenchCommandTests {
         #expect(json["checkerRingDepth"] as? Int == 0)
     }
 
+    /// The huge-page tunable of the children changes where memory lies, never a result.
+    @Test func pageSizeChangesNoResult() throws {
+        func fingerprints(_ extra: [String]) throws -> [String] {
+            let r = try SimkitProcess.run(["bench", "--sizes", "300:2", "--json", "-"] + extra)
+            #expect(r.status == 0, "\(r.stderr)")
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+            let rows = try #require(json["results"] as? [[String: Any]])
+            #expect(rows.allSatisfy { $0["hugePagesKiB"] is Int })
+            return rows.compactMap { "\($0["events"] ?? "")/\($0["fingerprint"] ?? "")" }
+        }
+        let huge = try fingerprints([]), small = try fingerprints(["--small-pages"])
+        #expect(huge.count == 3)
+        #expect(huge == small)
+    }
+
     @Test func badSizesAreRefused() throws {
         let r = try SimkitProcess.run(["bench", "--sizes", "0:3"])
         #expect(r.status == 2)
