@@ -11,8 +11,9 @@ extension InvariantChecker {
             || step.revokedBefore != (InvariantChecker.revoked(dev.state) || dev.disk.locked)
     }
 
-    /// `dev` is the device's truth at the end of the step.
-    mutating func checkLocking(_ d: DeviceIndex, _ dev: DeviceTruth) {
+    /// Judged at the end of a step that may break one of these rules (`mayBreakLocking`).
+    @inline(never) mutating func checkLocking(_ d: DeviceIndex) {
+        let dev = devices[Int(d)]   // the device's truth at the end of the step
         let revokedBefore = step.revokedBefore
         let revokedNow = InvariantChecker.revoked(dev.state) || dev.disk.locked
 
