@@ -60,7 +60,7 @@ extension InvariantChecker {
         if viaTimer, id == devices[i].lastServedID { hit(.responseLost) }
         if kind == .runReport, answer != .ok { devices[i].reportUploadFailed = true }
         if answer == .deviceUnknown { step.freshDeviceUnknown = true; hit(.reRegistration) }
-        if answer.isLockError {
+        if InvariantChecker.isLockError(answer) {
             step.freshLockError = true
             let dev = devices[i]
             if !dev.locked {
