@@ -4,7 +4,7 @@ extension InvariantChecker {
     /// A hint from the engine: `device`'s records come next; starts loading its truth and
     /// its ring into cache. Changes nothing.
     public func prefetch(device: DeviceIndex) {
-        Prefetch.element(of: devices, at: Int(device))
+        devices.prefetch(Int(device))
         rings.prefetch(device: device)
     }
 }

@@ -16,7 +16,8 @@ public struct InvariantChecker: TraceObserver {
 
     @usableFromInline let ringDepth: Int
     @usableFromInline var rings = DeviceRings(devices: 0, depth: 0)
-    var devices: [DeviceTruth] = []
+    /// Each device's truth; written without uniqueness checks, see `TruthTable`.
+    var devices = TruthTable(repeating: DeviceTruth(), count: 0)
     /// The checkers' server truth; empty until `begin`.
     var server = ServerTruth()
     var hasBegun = false
@@ -47,7 +48,7 @@ public struct InvariantChecker: TraceObserver {
 
     public mutating func begin(_ facts: WorldFacts) {
         self.facts = facts
-        devices = Array(repeating: DeviceTruth(), count: facts.deviceCount)
+        devices = TruthTable(repeating: DeviceTruth(), count: facts.deviceCount)   // this checker's own
         server = ServerTruth(facts: facts)
         hasBegun = true
         deviceGenuine = facts.deviceGenuine

@@ -21,6 +21,10 @@ import Testing
         for state in SDKState.allCases { #expect(InvariantChecker.revoked(state) == state.isAccessRevoked) }
     }
 
+    @Test("the checker's reading of a lock error is Answer.isLockError") func lockErrorMatchesTheProtocol() {
+        for answer in Answer.allCases { #expect(InvariantChecker.isLockError(answer) == answer.isLockError) }
+    }
+
     /// Every kind of write, in a long random order, applied to the SDK's disk and to the
     /// checker's replica: after each, the replica reads what the disk holds.
     @Test("the disk replica follows LocalData.apply for every field a rule reads") func diskReplicaFollowsTheDisk() {

@@ -4,15 +4,18 @@ import SimKit
 extension InvariantChecker {
     /// Whether the step can break a rule of `checkLocking` at all: every rule there needs
     /// one of these, so most steps (of devices never locked) skip the call. Keep the two
-    /// in step when a rule is added.
+    /// in step when a rule is added. Whether access is revoked (the state reported, the
+    /// disk's lock) changes only by the step's own records, each an effect (`acted`), so a
+    /// step that did nothing skips comparing it.
     @inline(__always)
     func mayBreakLocking(_ dev: DeviceTruth) -> Bool {
-        step.lockedBefore || dev.locked || step.freshLockError || step.mustUnlock
-            || step.revokedBefore != (InvariantChecker.revoked(dev.state) || dev.disk.locked)
+        step.hasAny(StepTruth.lockedBeforeBit | StepTruth.freshLockErrorBit | StepTruth.mustUnlockBit) || dev.locked
+            || (step.acted && step.revokedBefore != (InvariantChecker.revoked(dev.state) || dev.disk.locked))
     }
 
-    /// `dev` is the device's truth at the end of the step.
-    mutating func checkLocking(_ d: DeviceIndex, _ dev: DeviceTruth) {
+    /// Judged at the end of a step that may break one of these rules (`mayBreakLocking`).
+    @inline(never) mutating func checkLocking(_ d: DeviceIndex) {
+        let dev = devices[Int(d)]   // the device's truth at the end of the step
         let revokedBefore = step.revokedBefore
         let revokedNow = InvariantChecker.revoked(dev.state) || dev.disk.locked
 
@@ -57,6 +60,17 @@ extension InvariantChecker {
         switch state {
         case .locked, .purged: true
         case .unconfigured, .indexing, .idle: false
+        }
+    }
+
+    /// Whether `answer` is a lock error (`app_key_invalid`, `app_disabled`,
+    /// `app_key_mismatch`). It is `Answer.isLockError` (a test holds them equal) written as
+    /// a `switch`, which the optimiser inlines; the property is a call of the enum's `==`.
+    @inline(__always)
+    static func isLockError(_ answer: Answer) -> Bool {
+        switch answer {
+        case .appKeyInvalid, .appDisabled, .appKeyMismatch: true
+        case .ok, .appPending, .deviceUnknown, .attestationFailed, .serverError, .timedOut, .offline: false
         }
     }
 

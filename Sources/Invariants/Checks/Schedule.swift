@@ -2,9 +2,13 @@ import SimKit
 
 /// When the key must be checked (D1), and answers that must change nothing (D9).
 extension InvariantChecker {
-    /// D1, judged at the end of each step. Inlined into `endStep`.
+    /// Whether the step can break a rule of `checkSchedule` at all: every rule there needs
+    /// one of these. Keep the two in step when a rule is added.
     @inline(__always)
-    mutating func checkSchedule(_ d: DeviceIndex) {
+    var mayBreakSchedule: Bool { step.hasAny(StepTruth.isActivationBit | StepTruth.runStartedBit) }
+
+    /// D1, judged at the end of a step that may break it (`mayBreakSchedule`).
+    @inline(never) mutating func checkSchedule(_ d: DeviceIndex) {
         let checked = step.sentCheck || step.checkInFlightBefore
         // A launch or activation (`isActivation`, decided when the step began: most steps
         // are neither, and skip the switch).
@@ -33,11 +37,10 @@ extension InvariantChecker {
         }
     }
 
-    /// D9: a stale answer must change nothing. Inlined into `endStep`.
-    @inline(__always)
-    mutating func checkStale(_ d: DeviceIndex) {
+    /// D9: a stale answer must change nothing. Judged at the end of a stale step.
+    @inline(never) mutating func checkStale(_ d: DeviceIndex) {
         guard step.isStale, case .response(let kind, let answer, _) = step.input else { return }
-        if step.effects == 0 { hit(.staleResponseIgnored); return }
+        if !step.acted { hit(.staleResponseIgnored); return }
         violate(.staleResponsesIgnored, d, "acted on a stale \(answer) answer to its \(kind) request (after its timeout, a reset or a purge): it \(step.firstStaleEffect.map(StepTruth.describe) ?? "changed something")")
     }
 }

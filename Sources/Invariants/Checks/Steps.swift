@@ -20,13 +20,13 @@ extension InvariantChecker {
     /// An indexing run ended: an effect of the current step.
     @usableFromInline @inline(never) mutating func runEnded() {
         step.runEnded = true
-        step.effects += 1
+        step.acted = true
     }
 
     /// A lifecycle input or a timer starts a step.
     @usableFromInline @inline(never) mutating func beginStep(_ d: DeviceIndex, _ input: StepTruth.Input) {
         let i = Int(d)
-        step = StepTruth(device: d, input: input, before: devices[i])
+        step.start(device: d, input: input, before: devices[i])
         switch input {
         case .lifecycle(.reset):
             // D7, D9: reset deletes everything, lock included; what is in flight is stale.
@@ -44,7 +44,7 @@ extension InvariantChecker {
         let i = Int(d)
         let (awaited, carried) = devices[i].answerArrives(id, kind)
         let fresh = awaited && (viaTimer || now < sentAt &+ timeoutMs)
-        step = StepTruth(device: d, input: .response(kind, answer, fresh: fresh), before: devices[i])
+        step.start(device: d, input: .response(kind, answer, fresh: fresh), before: devices[i])
         guard fresh else { return }
         if answer == .ok { step.uploadCarriedUpTo = carried }
         let isCheck = kind == .check || kind == .register
@@ -60,7 +60,7 @@ extension InvariantChecker {
         if viaTimer, id == devices[i].lastServedID { hit(.responseLost) }
         if kind == .runReport, answer != .ok { devices[i].reportUploadFailed = true }
         if answer == .deviceUnknown { step.freshDeviceUnknown = true; hit(.reRegistration) }
-        if answer.isLockError {
+        if InvariantChecker.isLockError(answer) {
             step.freshLockError = true
             let dev = devices[i]
             if !dev.locked {
@@ -98,24 +98,24 @@ extension InvariantChecker {
     }
 
     /// The step is over: judge it by every rule, with the device truth as it now stands.
-    /// `checkData`, `checkSchedule` and `checkStale` are inlined here, so a step that
-    /// breaks nothing costs a few tests; the compiler inlines only so much into one
-    /// function, so `checkLocking` stays a call, made only for a step that can break it.
+    /// Each family of rules is a call of its own, made only for a step that can break one
+    /// of them (`mayBreakLocking`, `mayBreakData`, `mayBreakSchedule`, `isStale`): most
+    /// steps can break few or none, and this stays small (no copy of the device truth,
+    /// few registers to save).
     @usableFromInline @inline(never) mutating func endStep(_ d: DeviceIndex) {
         guard step.device == d else { return }
-        let dev = devices[Int(d)]
-        if mayBreakLocking(dev) { checkLocking(d, dev) }
-        checkData(d, dev)
-        checkSchedule(d)
-        checkStale(d)
-        step = StepTruth()
+        if mayBreakLocking(devices[Int(d)]) { checkLocking(d) }
+        if mayBreakData(devices[Int(d)]) { checkData(d) }
+        if mayBreakSchedule { checkSchedule(d) }
+        if step.isStale { checkStale(d) }
+        step.end()
     }
 
     /// Counts an effect of the current step; in a stale step, remembers the first one.
     @inline(__always)
     mutating func effect(_ d: DeviceIndex, _ event: TraceEvent) {
         guard step.device == d else { return }
-        step.effects += 1
+        step.acted = true
         if step.isStale, step.firstStaleEffect == nil { step.firstStaleEffect = event }
     }
 

@@ -82,10 +82,19 @@ extension InvariantChecker {
         }
     }
 
-    /// Judged at the end of each step: D4 (unlock resumes), D5 (purge when due), D7, D8, D10.
-    /// `dev` is the device's truth at the end of the step. Inlined into `endStep`.
+    /// Whether the step can break a rule of `checkData` at all: every rule there needs one
+    /// of these, so most steps skip the call. Keep the two in step when a rule is added.
     @inline(__always)
-    mutating func checkData(_ d: DeviceIndex, _ dev: DeviceTruth) {
+    func mayBreakData(_ dev: DeviceTruth) -> Bool {
+        step.hasAny(StepTruth.mustUnlockBit | StepTruth.purgeDueBit | StepTruth.isResetBit
+                    | StepTruth.runEndedBit | StepTruth.queuedReportBit)
+            || (step.isActivation && !dev.photosAllowed)
+    }
+
+    /// Judged at the end of a step that may break one of these rules (`mayBreakData`):
+    /// D4 (unlock resumes), D5 (purge when due), D7, D8, D10.
+    @inline(never) mutating func checkData(_ d: DeviceIndex) {
+        let dev = devices[Int(d)]   // the device's truth at the end of the step
         if step.mustUnlock, !step.unlockFromPurge, dev.photosAllowed {
             if dev.disk.indexedCount < dev.indexAtLock {
                 violate(.unlockResumesUnchanged, d, "unlocked with \(dev.disk.indexedCount) photos indexed; it had \(dev.indexAtLock) when access stopped")

@@ -4,7 +4,9 @@ import SimKit
 /// (fresh or stale), and the effects that matter to the rules. Judged at `stepEnd`.
 ///
 /// It holds no references (the first stale effect is kept as its trace event and put in
-/// words only for a report), so starting a step is a plain write of bytes.
+/// words only for a report), so starting a step is a plain write of bytes. One is started
+/// and ended for every step, so its flags share one word: `start` and `end` write a few
+/// words, not the whole step, and `endStep` tests several at once (`hasAny`, as in `mayBreakData`).
 @usableFromInline struct StepTruth {
     @usableFromInline enum Input: Equatable {
         case none
@@ -14,75 +16,127 @@ import SimKit
     }
 
     // What the step is, and the truth just before it: fixed when the step starts.
-    let device: DeviceIndex
-    let input: Input
+    private(set) var device: DeviceIndex
+    private(set) var input: Input
+    /// The flags below, one bit each: fixed when the step starts, set by its records, all
+    /// cleared in one write when it ends (`end`).
+    private var bits: UInt32
+    private(set) var diskBefore: DiskTruth
+    private(set) var lastAnsweredBefore: SimTime
+    var calledBack: CallOutcome?
+    /// Kept here, read only while its bit is set: see `uploadCarriedUpTo`, `firstStaleEffect`.
+    private var carriedUpTo: UInt32 = 0
+    private var staleEffect: TraceEvent = .runEnded
+
+    static let isActivationBit: UInt32 = 1 << 0
+    static let isResetBit: UInt32 = 1 << 1
+    static let isStaleBit: UInt32 = 1 << 2
+    static let revokedBeforeBit: UInt32 = 1 << 3
+    static let lockedBeforeBit: UInt32 = 1 << 4
+    static let checkInFlightBeforeBit: UInt32 = 1 << 5
+    static let actedBit: UInt32 = 1 << 6
+    static let sentCheckBit: UInt32 = 1 << 7
+    static let sentResetBit: UInt32 = 1 << 8
+    static let sentReportBit: UInt32 = 1 << 9
+    static let runStartedBit: UInt32 = 1 << 10
+    static let runStartedInBackgroundBit: UInt32 = 1 << 11
+    static let runEndedBit: UInt32 = 1 << 12
+    static let queuedReportBit: UInt32 = 1 << 13
+    static let freshLockErrorBit: UInt32 = 1 << 14
+    static let purgeDueBit: UInt32 = 1 << 15
+    static let mustUnlockBit: UInt32 = 1 << 16
+    static let unlockFromPurgeBit: UInt32 = 1 << 17
+    static let freshDeviceUnknownBit: UInt32 = 1 << 18
+    static let carriedBit: UInt32 = 1 << 19
+    static let staleEffectBit: UInt32 = 1 << 20
+
     /// `input` is a launch (in the foreground or background) or the app becoming active.
-    let isActivation: Bool
+    var isActivation: Bool { bit(Self.isActivationBit) }
     /// `input` is `reset()`.
-    let isReset: Bool
+    var isReset: Bool { bit(Self.isResetBit) }
     /// `input` is an answer that came after its timeout, a reset or a purge (D9).
-    let isStale: Bool
+    var isStale: Bool { bit(Self.isStaleBit) }
     /// The SDK reported access revoked, or its disk was locked.
-    let revokedBefore: Bool
-    let diskBefore: DiskTruth
-    let lockedBefore: Bool
-    let lastAnsweredBefore: SimTime
-    let checkInFlightBefore: Bool
+    var revokedBefore: Bool { bit(Self.revokedBeforeBit) }
+    var lockedBefore: Bool { bit(Self.lockedBeforeBit) }
+    var checkInFlightBefore: Bool { bit(Self.checkInFlightBeforeBit) }
 
     // What the step did, from its records.
-    var effects = 0
-    var sentCheck = false
-    var sentReset = false
-    var sentReport = false
-    var runStarted = false
-    var runStartedInBackground = false
-    var runEnded = false
-    var queuedReport = false
-    var calledBack: CallOutcome?
+    /// The step had an effect (a request, a state, a callback, a run, a write).
+    var acted: Bool { get { bit(Self.actedBit) } set { set(Self.actedBit, newValue) } }
+    var sentCheck: Bool { get { bit(Self.sentCheckBit) } set { set(Self.sentCheckBit, newValue) } }
+    var sentReset: Bool { get { bit(Self.sentResetBit) } set { set(Self.sentResetBit, newValue) } }
+    var sentReport: Bool { get { bit(Self.sentReportBit) } set { set(Self.sentReportBit, newValue) } }
+    var runStarted: Bool { get { bit(Self.runStartedBit) } set { set(Self.runStartedBit, newValue) } }
+    var runStartedInBackground: Bool { get { bit(Self.runStartedInBackgroundBit) } set { set(Self.runStartedInBackgroundBit, newValue) } }
+    var runEnded: Bool { get { bit(Self.runEndedBit) } set { set(Self.runEndedBit, newValue) } }
+    var queuedReport: Bool { get { bit(Self.queuedReportBit) } set { set(Self.queuedReportBit, newValue) } }
     /// A fresh lock error arrived in this step (D2).
-    var freshLockError = false
+    var freshLockError: Bool { get { bit(Self.freshLockErrorBit) } set { set(Self.freshLockErrorBit, newValue) } }
     /// A fresh check answered a lock error at or after `lockedSince + 30 d` (D5).
-    var purgeDue = false
+    var purgeDue: Bool { get { bit(Self.purgeDueBit) } set { set(Self.purgeDueBit, newValue) } }
     /// A fresh check succeeded while access was stopped: the SDK must unlock (D4).
-    var mustUnlock = false
+    var mustUnlock: Bool { get { bit(Self.mustUnlockBit) } set { set(Self.mustUnlockBit, newValue) } }
     /// The unlock follows a purge: the SDK starts from scratch (D5).
-    var unlockFromPurge = false
-    var freshDeviceUnknown = false
+    var unlockFromPurge: Bool { get { bit(Self.unlockFromPurgeBit) } set { set(Self.unlockFromPurgeBit, newValue) } }
+    var freshDeviceUnknown: Bool { get { bit(Self.freshDeviceUnknownBit) } set { set(Self.freshDeviceUnknownBit, newValue) } }
+
     /// A fresh 200 to a run-report upload: the queued-ever count when it was sent (D10).
-    var uploadCarriedUpTo: UInt32?
+    var uploadCarriedUpTo: UInt32? {
+        get { bit(Self.carriedBit) ? carriedUpTo : nil }
+        set { if let n = newValue { carriedUpTo = n; bits |= Self.carriedBit } else { bits &= ~Self.carriedBit } }
+    }
     /// The first effect of a stale step (its trace event), for the report: see `describe`.
-    var firstStaleEffect: TraceEvent?
+    var firstStaleEffect: TraceEvent? {
+        get { bit(Self.staleEffectBit) ? staleEffect : nil }
+        set { if let e = newValue { staleEffect = e; bits |= Self.staleEffectBit } else { bits &= ~Self.staleEffectBit } }
+    }
+
+    /// Whether any of `mask`'s flags is set (the masks are the `…Bit` constants above).
+    @inline(__always) func hasAny(_ mask: UInt32) -> Bool { bits & mask != 0 }
+    @inline(__always) private func bit(_ mask: UInt32) -> Bool { bits & mask != 0 }
+    @inline(__always) private mutating func set(_ mask: UInt32, _ on: Bool) { bits = on ? bits | mask : bits & ~mask }
 
     /// No step: between a `stepEnd` and the next step's first record.
     init() {
         device = .max
         input = .none
-        isActivation = false
-        isReset = false
-        isStale = false
-        revokedBefore = false
+        bits = 0
         diskBefore = DiskTruth()
-        lockedBefore = false
         lastAnsweredBefore = LocalData.never
-        checkInFlightBefore = false
     }
 
-    /// A step of `input` on device `d`, with what the truth said just before it.
+    /// Starts a step of `input` on device `d`, with what the truth said just before it.
+    /// It writes every field a record or the judging can read while the step is going;
+    /// the two kept behind bits (`carriedUpTo`, `staleEffect`) are left as they are.
     @inline(__always)
-    init(device d: DeviceIndex, input: Input, before dev: DeviceTruth) {
+    mutating func start(device d: DeviceIndex, input: Input, before dev: DeviceTruth) {
         device = d
         self.input = input
-        isActivation = switch input {
-        case .lifecycle(.launch), .lifecycle(.launchInBackground), .lifecycle(.becameActive): true
-        default: false
+        var b: UInt32 = switch input {
+        case .lifecycle(.launch), .lifecycle(.launchInBackground), .lifecycle(.becameActive): Self.isActivationBit
+        case .lifecycle(.reset): Self.isResetBit
+        case .response(_, _, fresh: false): Self.isStaleBit
+        default: 0
         }
-        isReset = if case .lifecycle(.reset) = input { true } else { false }
-        isStale = if case .response(_, _, fresh: false) = input { true } else { false }
-        revokedBefore = InvariantChecker.revoked(dev.state) || dev.disk.locked
+        if InvariantChecker.revoked(dev.state) || dev.disk.locked { b |= Self.revokedBeforeBit }
+        if dev.locked { b |= Self.lockedBeforeBit }
+        if dev.checkInFlight != 0 { b |= Self.checkInFlightBeforeBit }
+        bits = b
         diskBefore = dev.disk
-        lockedBefore = dev.locked
         lastAnsweredBefore = dev.lastAnswered
-        checkInFlightBefore = dev.checkInFlight != 0
+        calledBack = nil
+    }
+
+    /// The step is over: back to no step, as `init()` reads to every record that can come
+    /// before the next step starts. Those records read only `device`, `input` and the flags
+    /// (the rest is read by the judging at `stepEnd`, which needs a step, and `start`
+    /// writes it), so only these are written, not the whole step.
+    @inline(__always)
+    mutating func end() {
+        device = .max
+        input = .none
+        bits = 0
     }
 
     func isResponse(to kind: RequestKind) -> Bool { if case .response(kind, _, _) = input { return true }; return false }

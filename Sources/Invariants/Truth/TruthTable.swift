@@ -1,0 +1,60 @@
+import SimKit
+
+/// One value per device, indexed by `DeviceIndex`: the checker's `DeviceTruth`s, in an
+/// array whose writes make no uniqueness check of their own.
+///
+/// An `Array` checks that its buffer is not shared on every write, a library call that
+/// nearly every record made. A table's storage is made this checker's own once, when a run
+/// begins (`InvariantChecker.begin` makes a fresh one), and then written straight to
+/// memory, as SimKit's `DeviceTable` is for the engine. So copies of a checker made after
+/// `begin` share their device truth: only one of them may go on observing (`World.run`
+/// observes with its own checker, in place, from `begin` to `finish`).
+struct TruthTable<Element> {
+    private var storage: TruthTableStorage<Element>
+
+    /// `count` copies of `value`, in storage of its own.
+    init(repeating value: Element, count: Int) {
+        storage = TruthTableStorage(repeating: value, count: count)
+    }
+
+    var count: Int { storage.count }
+
+    /// Device `i`'s value.
+    subscript(i: Int) -> Element {
+        @inline(__always) get {
+            precondition(i >= 0 && i < storage.count, "device \(i) out of range")
+            return storage.base[i]
+        }
+        @inline(__always) _modify {
+            precondition(i >= 0 && i < storage.count, "device \(i) out of range")
+            yield &storage.base[i]
+        }
+    }
+
+    /// A hint: device `i`'s value is read soon; starts loading its cache lines.
+    @inline(__always)
+    func prefetch(_ i: Int) {
+        guard i >= 0, i < storage.count else { return }
+        let start = UnsafeRawPointer(storage.base + i)
+        Prefetch.line(start)
+        Prefetch.line(start + (MemoryLayout<Element>.size - 1))
+    }
+}
+
+/// The memory of a `TruthTable`: every slot holds a value from `init` to `deinit`.
+final class TruthTableStorage<Element> {
+    let base: UnsafeMutablePointer<Element>
+    let count: Int
+
+    init(repeating value: Element, count: Int) {
+        precondition(count >= 0, "negative device count")
+        self.count = count
+        base = .allocate(capacity: Swift.max(count, 1))
+        base.initialize(repeating: value, count: count)
+    }
+
+    deinit {
+        base.deinitialize(count: count)
+        base.deallocate()
+    }
+}
