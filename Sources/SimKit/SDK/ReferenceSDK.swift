@@ -41,8 +41,13 @@ public struct ReferenceSDK: SDKCore {
 
     public mutating func handle(_ input: SDKInput, now: SimTime, context: SDKContext, config: SDKConfig, disk: LocalData,
                                 effects: inout [Effect]) {
-        var step = Step(disk: disk, config: config, now: now, context: context)
-        swap(&step.effects, &effects)
+        withUnsafeMutablePointer(to: &effects) { out in
+            var step = Step(disk: disk, config: config, now: now, out: out, context: context)
+            handle(input, &step)
+        }
+    }
+
+    mutating func handle(_ input: SDKInput, _ step: inout Step) {
         switch input {
         case .launch(let inBackground): launch(inBackground: inBackground, &step)
         case .becameActive: becameActive(&step)
@@ -54,19 +59,26 @@ public struct ReferenceSDK: SDKCore {
         case .response(let id, let kind, let reply): response(id: id, kind: kind, reply: reply, &step)
         case .timer(let kind, let arg): timer(kind, arg: arg, &step)
         }
-        swap(&step.effects, &effects)
     }
 
     /// One handling: the time, the device's facts, a working copy of the disk kept in step
-    /// with the `.store` effects, and the effects so far.
+    /// with the `.store` effects, and the caller's effects buffer.
     struct Step {
         // Word-sized and word-aligned fields first, the 9 bytes of `context` last: with the
         // odd-sized field in the middle, building a step copied it in overlapping pieces.
         var disk: LocalData
         let config: SDKConfig
         let now: SimTime
-        var effects: [Effect] = []
+        /// The caller's `effects`, valid for the one `handle` call that made this step. A
+        /// pointer, not the array moved in and out: a step then holds no reference, so
+        /// making and ending one costs no retain, release or swap.
+        let out: UnsafeMutablePointer<[Effect]>
         let context: SDKContext
+        /// The effects so far; appending goes straight to the caller's buffer.
+        var effects: [Effect] {
+            get { out.pointee }
+            nonmutating _modify { yield &out.pointee }
+        }
         var flaws: SDKFlaws { config.flaws }
         mutating func store(_ op: StoreOp) { disk.apply(op); effects.append(.store(op)) }
     }
