@@ -169,16 +169,30 @@ struct OpenBucket: Sendable {
             p -= 1
         }
         if p == floor, p > 0, Event.precedes(s[p - 1], e) {
-            // Too deep: put the moved events back and let the burst heap take e.
-            while p < n {
-                s[p] = s[p + 1]
-                p += 1
-            }
-            burst.insert(e)
+            putBack(from: p, count: n)
+            insertBurst(e)
             return
         }
         s[p] = e
         sortedCount = n + 1
+    }
+
+    /// An insertion went too deep: moves the events that `insert` moved up one slot back
+    /// down, from slot `p` to `n - 1`. Out of line: bursts are rare.
+    @usableFromInline @inline(never)
+    func putBack(from start: Int, count n: Int) {
+        let s = sorted.base
+        var p = start
+        while p < n {
+            s[p] = s[p + 1]
+            p += 1
+        }
+    }
+
+    /// Adds `e` to the burst heap (out of line: an `Array` append is long and rare here).
+    @usableFromInline @inline(never)
+    mutating func insertBurst(_ e: Event) {
+        burst.insert(e)
     }
 
     /// Fills the empty open bucket from the list that starts at node `head` in `pool`
@@ -223,7 +237,7 @@ struct OpenBucket: Sendable {
     }
 
     /// Doubles the room of `sorted`, keeping its first `used` events.
-    @usableFromInline
+    @usableFromInline @inline(never)
     mutating func grow(keeping used: Int) {
         sorted = sorted.copy(count: 2 * sorted.count, used: used)
     }

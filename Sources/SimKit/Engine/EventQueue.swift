@@ -61,6 +61,9 @@ public struct EventQueue: Sendable {
     @usableFromInline var blockEnd: UInt64 = 255
     /// The pending count beyond which the block doubles (`pendingPerBucketMax` a bucket).
     @usableFromInline var pendingToGrow = 512
+    /// `min(pendingToGrow, capacityLimit)`: from this pending count on, `push` takes the
+    /// path that refuses or grows, so the common push makes one comparison for both.
+    @usableFromInline var pendingForSlowPush = 512
     /// Events in the fine buckets, and in the coarse lists.
     @usableFromInline var bucketed = 0
     @usableFromInline var coarsed = 0
@@ -112,6 +115,7 @@ public struct EventQueue: Sendable {
         mask = UInt64(buckets - 1)
         blockEnd = mask
         pendingToGrow = EventQueue.pendingPerBucketMax * buckets
+        pendingForSlowPush = min(pendingToGrow, capacityLimit)
         heads = QueueBuffer(repeating: EventQueue.none, count: buckets)
         occupied = QueueBuffer(repeating: 0, count: buckets / 64)
         coarseHeads = QueueBuffer(repeating: EventQueue.none, count: Int(EventQueue.coarseCount))
@@ -146,6 +150,20 @@ public struct EventQueue: Sendable {
     /// - Complexity: O(1) on average; O(log n) for an event beyond the coarse level.
     @inlinable @discardableResult
     public mutating func push(_ event: Event) -> Bool {
+        if pending >= pendingForSlowPush { return pushAtBound(event) }
+        makeUnique()
+        var e = event
+        e.seq = nextSeq
+        nextSeq &+= 1
+        pending &+= 1
+        place(e)
+        return true
+    }
+
+    /// `push` once `pending` reaches `pendingForSlowPush`: refuses at `capacityLimit`,
+    /// grows the block past `pendingToGrow`. Kept out of line so the common push is short.
+    @usableFromInline @inline(never)
+    mutating func pushAtBound(_ event: Event) -> Bool {
         guard pending < capacityLimit else { return false }
         makeUnique()
         var e = event
@@ -222,12 +240,19 @@ public struct EventQueue: Sendable {
             n = freeNode
             freeNode = nodes.base[Int(n)].next
         } else {
-            if nodesUsed == nodes.count { nodes = nodes.copy(count: 2 * nodes.count, used: nodesUsed) }
+            if nodesUsed == nodes.count { growPool() }
             n = UInt32(nodesUsed)
             nodesUsed += 1
         }
         nodes.base[Int(n)] = BucketNode(event: e, next: next)
         return n
+    }
+
+    /// Doubles the node pool, keeping the slots in use (out of line: it runs only until
+    /// the pool reaches its high-water mark).
+    @usableFromInline @inline(never)
+    mutating func growPool() {
+        nodes = nodes.copy(count: 2 * nodes.count, used: nodesUsed)
     }
 
     /// Puts node `n` back on the free list.
@@ -478,6 +503,7 @@ public struct EventQueue: Sendable {
         blockShift = UInt64(buckets.trailingZeroBitCount)
         mask = UInt64(buckets - 1)
         pendingToGrow = EventQueue.pendingPerBucketMax * buckets
+        pendingForSlowPush = Swift.min(pendingToGrow, capacityLimit)
         cursor = lastMs >> newShift
         blockEnd = cursor | mask
         bucketed = 0
