@@ -34,7 +34,7 @@ public struct EventQueue: Sendable {
     @usableFromInline var open = OpenBucket()
     /// The pooled events of the fine and coarse lists, each with the next node of its
     /// list; slots `0..<nodesUsed` have been handed out (to a list or to the free list).
-    @usableFromInline var nodes: QueueBuffer<BucketNode>
+    @usableFromInline var nodes: QueueBuffer<QueuedEvent>
     @usableFromInline var nodesUsed = 0
     /// The head of the free-node list (linked through `next` as well).
     @usableFromInline var freeNode: UInt32 = EventQueue.none
@@ -144,7 +144,7 @@ public struct EventQueue: Sendable {
     func earliestTime(in list: UInt32) -> SimTime {
         var n = list
         var best = SimTime.max
-        while n != EventQueue.none { best = Swift.min(best, nodes[Int(n)].event.time); n = nodes[Int(n)].next }
+        while n != EventQueue.none { best = Swift.min(best, nodes[Int(n)].time); n = nodes[Int(n)].next }
         return best
     }
 
@@ -154,8 +154,7 @@ public struct EventQueue: Sendable {
     public mutating func push(_ event: Event) -> Bool {
         if pending >= pendingForSlowPush { return pushAtBound(event) }
         makeUnique()
-        var e = event
-        e.seq = nextSeq
+        let e = QueuedEvent(event, seq: nextSeq)
         nextSeq &+= 1
         pending &+= 1
         place(e)
@@ -168,8 +167,7 @@ public struct EventQueue: Sendable {
     mutating func pushAtBound(_ event: Event) -> Bool {
         guard pending < capacityLimit else { return false }
         makeUnique()
-        var e = event
-        e.seq = nextSeq
+        let e = QueuedEvent(event, seq: nextSeq)
         nextSeq &+= 1
         pending &+= 1
         place(e)
@@ -245,7 +243,7 @@ public struct EventQueue: Sendable {
     /// A node for `e` at the head of the list that `next` starts: off the free list, or
     /// the next unused slot of the pool (which doubles when full).
     @inlinable @inline(__always)
-    mutating func newNode(_ e: Event, next: UInt32) -> UInt32 {
+    mutating func newNode(_ e: QueuedEvent, next: UInt32) -> UInt32 {
         let n: UInt32
         if freeNode != EventQueue.none {
             n = freeNode
@@ -255,7 +253,9 @@ public struct EventQueue: Sendable {
             n = UInt32(nodesUsed)
             nodesUsed += 1
         }
-        nodes.base[Int(n)] = BucketNode(event: e, next: next)
+        var node = e
+        node.next = next
+        nodes.base[Int(n)] = node
         return n
     }
 
@@ -312,7 +312,7 @@ public struct EventQueue: Sendable {
     /// Puts `e` (already stamped) in the open bucket, a fine bucket, a coarse list or the
     /// far heap. The buffers are unique.
     @inlinable @inline(__always)
-    mutating func place(_ e: Event) {
+    mutating func place(_ e: QueuedEvent) {
         let abs = bucket(e.time)
         if abs <= cursor {
             open.insert(e)
@@ -332,9 +332,9 @@ public struct EventQueue: Sendable {
 
     /// `place` for an event after the cursor's block: a coarse list or the far heap.
     @usableFromInline
-    mutating func placeBeyondBlock(_ e: Event) {
+    mutating func placeBeyondBlock(_ e: QueuedEvent) {
         guard block(bucket(e.time)) &- block(cursor) <= EventQueue.coarseCount else {
-            far.insert(e)
+            far.insert(e.event)
             return
         }
         let k = block(bucket(e.time)) & (EventQueue.coarseCount - 1)
@@ -417,7 +417,7 @@ public struct EventQueue: Sendable {
     mutating func refill() {
         let current = block(cursor)
         while let first = far.first, block(bucket(first.time)) &- current <= EventQueue.coarseCount {
-            place(far.pop()!)
+            place(QueuedEvent(far.pop()!))
         }
     }
 
@@ -426,10 +426,10 @@ public struct EventQueue: Sendable {
     /// the far heap (copied there, and the node freed).
     @usableFromInline
     mutating func relink(_ n: UInt32) {
-        let e = nodes.base[Int(n)].event
+        let e = nodes.base[Int(n)]
         let abs = bucket(e.time)
         if abs <= cursor || block(abs) &- block(cursor) > EventQueue.coarseCount {
-            if abs <= cursor { open.insert(e) } else { far.insert(e) }
+            if abs <= cursor { open.insert(e) } else { far.insert(e.event) }
             freeNode(n)
         } else if abs <= blockEnd {
             let b = Int(abs & mask)
