@@ -149,8 +149,10 @@ public struct EventQueue: Sendable {
     }
 
     /// Schedules `event`, stamping its insertion sequence; false when the queue is full.
+    /// Always inlined: as a call, saving and restoring registers took 16 of its ~60
+    /// instructions (callgrind, queue bench at 10k: 1,595 M -> 1,471 M in all).
     /// - Complexity: O(1) on average; O(log n) for an event beyond the coarse level.
-    @inlinable @discardableResult
+    @inlinable @inline(__always) @discardableResult
     public mutating func push(_ event: Event) -> Bool {
         if pending >= pendingForSlowPush { return pushAtBound(event) }
         makeUnique()
