@@ -280,6 +280,9 @@ struct OpenBucket: Sendable {
         // first, so equal times need no moves.
         while n != EventQueue.none, k < OpenBucket.insertionSortMax {
             let node = pool[Int(n)]
+            // Start loading the next node now: the sort below ends in a mispredicted
+            // branch, which would throw away a load issued ahead of it.
+            if node.next != EventQueue.none { Prefetch.line(pool + Int(node.next)) }
             var j = k
             while j > 0, QueuedEvent.precedes(s[j - 1], node) { s[j] = s[j - 1]; j -= 1 }
             s[j] = node
