@@ -25,7 +25,8 @@
 ///
 /// The pool, the heads, the bitmap and the open bucket live in `QueueBuffer`s, written
 /// without per-access checks; copies of a queue share them until one of them writes
-/// (`makeUnique`, once per push and per opened bucket). Storage only grows to the
+/// (`makeUnique`, once per push and per opened bucket: an inline read of the owner token's
+/// reference count, see `QueueOwner.headerSaysUnique`). Storage only grows to the
 /// high-water mark: once warm, push and pop allocate nothing. The size is bounded by
 /// `capacityLimit`, and `push` refuses to go past it (a runaway schedule is a bug, not a
 /// slow run).
