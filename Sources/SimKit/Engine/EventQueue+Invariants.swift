@@ -33,10 +33,14 @@ extension EventQueue {
 
     /// Checks what `checkInvariants` does not see: every coarse list holding only events
     /// of its block within the coarse level, its bit in step, the far heap beyond the
-    /// coarse level, and the counts adding up. For tests and debug builds.
+    /// coarse level, the counts adding up, and `pendingForSlowPush` the least of the two
+    /// bounds it stands for. For tests and debug builds.
     /// - Complexity: O(n).
     public func checkLevels() -> String? {
         if blockEnd != cursor | mask { return "blockEnd \(blockEnd) is not the end of the cursor's block \(cursor | mask)" }
+        if pendingForSlowPush != Swift.min(pendingToGrow, capacityLimit) {
+            return "pendingForSlowPush \(pendingForSlowPush) is not min(pendingToGrow \(pendingToGrow), capacityLimit \(capacityLimit))"
+        }
         let current = block(cursor)
         var listed = 0
         for k in 0..<Int(EventQueue.coarseCount) {
