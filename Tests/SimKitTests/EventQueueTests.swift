@@ -438,18 +438,4 @@ private struct PairedQueue {
         try b.drain()
         try c.drain()
     }
-
-    /// The inline uniqueness check (`QueueOwner.headerSaysUnique`) is trusted on this
-    /// runtime, and it tells a queue alone from one whose copy still shares its buffers.
-    @Test func ownerHeaderTellsSharedFromAlone() {
-        #expect(QueueOwner.headerCheckAgrees, "the inline check must be in use here, or push makes a runtime call each time")
-        var a = EventQueue()
-        #expect(a.readsOwnerHeader)
-        #expect(QueueOwner.headerSaysUnique(&a.owner))
-        let b = a
-        #expect(!QueueOwner.headerSaysUnique(&a.owner), "a copy shares the owner")
-        a.push(Event(time: 5, target: 1, kind: 1))            // copies the buffers, and a new owner
-        #expect(QueueOwner.headerSaysUnique(&a.owner))
-        #expect(b.count == 0 && a.count == 1)
-    }
 }

@@ -61,41 +61,6 @@
 @usableFromInline
 final class QueueOwner: Sendable {
     @usableFromInline init() {}
-
-    /// True when the strong count in `owner`'s header says no other reference exists: the
-    /// inline part of `isKnownUniquelyReferenced`, without its call into the runtime.
-    ///
-    /// Why: `push` checks uniqueness every time, and the call (with the registers it makes
-    /// the caller save) cost 14 of the ~90 instructions of a push (callgrind, queue bench
-    /// at 10k). The Swift runtime keeps a native object's reference counts in the word
-    /// after its metadata pointer; bits 32 and up are zero exactly when the object has no
-    /// extra strong reference, is not being deinitialised and has no side table
-    /// (`swift_isUniquelyReferenced_nonNull_native` tests the same bits first). Any other
-    /// value is answered by the runtime call, and a runtime laid out otherwise is caught
-    /// by `headerCheckAgrees`, which `EventQueue` consults before trusting this.
-    /// `owner` is `inout` so that reading it makes no copy (a copy is a reference more).
-    @inlinable @inline(__always)
-    static func headerSaysUnique(_ owner: inout QueueOwner) -> Bool {
-        let object = withUnsafeMutablePointer(to: &owner) { UnsafeRawPointer($0).load(as: UnsafeRawPointer.self) }
-        return object.load(fromByteOffset: 8, as: UInt64.self) &>> 32 == 0
-    }
-
-    /// Whether `headerSaysUnique` agrees with `isKnownUniquelyReferenced` on this runtime,
-    /// for a token alone and for one with a second strong reference (read between two
-    /// runtime checks, which the compiler cannot move the reference across). Computed
-    /// once; when false, queues always make the runtime call. Every way this test can go
-    /// wrong makes it false, never wrongly true.
-    static let headerCheckAgrees: Bool = {
-        var token = QueueOwner()
-        let aloneByRuntime = isKnownUniquelyReferenced(&token)
-        let aloneByHeader = headerSaysUnique(&token)
-        let second = Unmanaged.passRetained(token)
-        let sharedByRuntime = isKnownUniquelyReferenced(&token)
-        let sharedByHeader = headerSaysUnique(&token)
-        let stillSharedByRuntime = isKnownUniquelyReferenced(&token)
-        second.release()
-        return aloneByRuntime && aloneByHeader && !sharedByRuntime && !sharedByHeader && !stillSharedByRuntime
-    }()
 }
 
 /// An event as `EventQueue` stores it, in its node pool (with the next node of its list)

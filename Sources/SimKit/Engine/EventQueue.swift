@@ -51,8 +51,6 @@ public struct EventQueue: Sendable {
     @usableFromInline var coarseOccupied: UInt64 = 0
     /// Shared by copies of this queue; unique when the buffers above are this queue's alone.
     @usableFromInline var owner = QueueOwner()
-    /// Whether `makeUnique` may read `owner`'s count inline (`QueueOwner.headerCheckAgrees`).
-    @usableFromInline let readsOwnerHeader = QueueOwner.headerCheckAgrees
     /// log2 of the bucket width in ms; log2 of the buckets in a block, and that count - 1.
     @usableFromInline var shift: UInt64 = 10
     @usableFromInline var blockShift: UInt64 = 8
@@ -217,18 +215,9 @@ public struct EventQueue: Sendable {
     // MARK: - Storage
 
     /// Makes the buffers this queue's alone before it writes to them: a copy of the queue
-    /// shares them until then. The common case (unique, read from `owner`'s header) makes
-    /// no call; anything else asks the runtime (see `QueueOwner.headerSaysUnique`).
-    @inlinable @inline(__always)
+    /// shares them until then.
+    @inlinable
     mutating func makeUnique() {
-        if readsOwnerHeader && QueueOwner.headerSaysUnique(&owner) { return }
-        makeUniqueAskingRuntime()
-    }
-
-    /// `makeUnique` when the header did not settle it: `isKnownUniquelyReferenced`, and a
-    /// copy of every buffer when the owner is shared.
-    @usableFromInline @inline(never)
-    mutating func makeUniqueAskingRuntime() {
         if !isKnownUniquelyReferenced(&owner) { copyBuffers() }
     }
 
