@@ -25,8 +25,8 @@
 ///
 /// The pool, the heads, the bitmap and the open bucket live in `QueueBuffer`s, written
 /// without per-access checks; copies of a queue share them until one of them writes
-/// (`makeUnique`, once per push and per opened bucket: an inline read of the owner token's
-/// reference count, see `QueueOwner.headerSaysUnique`). Storage only grows to the
+/// (`makeUnique`, once per push and per opened bucket; `World.run` makes its queue unique
+/// once and then pushes with `pushUnique`, skipping the runtime call). Storage only grows to the
 /// high-water mark: once warm, push and pop allocate nothing. The size is bounded by
 /// `capacityLimit`, and `push` refuses to go past it (a runaway schedule is a bug, not a
 /// slow run).
@@ -153,8 +153,16 @@ public struct EventQueue: Sendable {
     /// - Complexity: O(1) on average; O(log n) for an event beyond the coarse level.
     @inlinable @inline(__always) @discardableResult
     public mutating func push(_ event: Event) -> Bool {
-        if pending >= pendingForSlowPush { return pushAtBound(event) }
         makeUnique()
+        return pushUnique(event)
+    }
+
+    /// `push` for a queue whose owner made it unique (`makeUnique()`) and has not copied it
+    /// since: `World.run` does so once before its loop, and nothing copies a world while it
+    /// runs, so its pushes skip the uniqueness check (a call into the Swift runtime).
+    @inlinable @inline(__always) @discardableResult
+    mutating func pushUnique(_ event: Event) -> Bool {
+        if pending >= pendingForSlowPush { return pushAtBound(event) }
         let e = QueuedEvent(event, seq: nextSeq)
         nextSeq &+= 1
         pending &+= 1

@@ -96,9 +96,11 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
     /// first, then tells the observer the run is over.
     public mutating func run() {
         observer.begin(facts)
-        // The loop below writes the tables without checks: make them this world's alone.
+        // The loop below writes the tables and the queue without uniqueness checks: make
+        // them this world's alone.
         devices.makeUnique()
         sdks.makeUnique()
+        queue.makeUnique()
         let end = setup.durationMs
         let budget = setup.eventBudget
         while eventsHandled < budget, !queueFull, let event = queue.pop(notAfter: end) {
@@ -124,7 +126,7 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
     /// reported, never silently thinned).
     @inline(__always)
     mutating func schedule(_ e: Event) {
-        if !queue.push(e) { queueFull = true }
+        if !queue.pushUnique(e) { queueFull = true }
     }
 
     /// Hands one event to its target.
