@@ -45,7 +45,7 @@ public struct SimRandom: RandomStream, Sendable {
 
     /// The next 64 random bits (xoshiro256**).
     /// - Complexity: O(1).
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func next() -> UInt64 {
         let result = ((s1 &* 5) << 7 | (s1 &* 5) >> 57) &* 9
         let t = s1 << 17
@@ -122,5 +122,43 @@ public struct KeyedRandom: RandomStream, Sendable {
         var k = key
         state = SimRandom.splitMix(&k)
     }
-    @inlinable public mutating func next() -> UInt64 { SimRandom.splitMix(&state) }
+    @inlinable @inline(__always) public mutating func next() -> UInt64 { SimRandom.splitMix(&state) }
+}
+
+/// The stream of `SimRandom(seed:)`, word for word, with its state made only when a second
+/// word is drawn. The first word of xoshiro256** reads only the second state word, one
+/// split-mix of the seed, so a decision that takes one word (most of the engine's
+/// per-device draws: a latency) costs one split-mix instead of four.
+public struct DeferredRandom: RandomStream, Sendable {
+    @usableFromInline let seed: UInt64
+    /// The full stream after its first word, once a second word is asked for.
+    @usableFromInline var rest: SimRandom?
+    @usableFromInline var drawnFirst = false
+
+    @inlinable public init(seed: UInt64) { self.seed = seed }
+
+    @inlinable @inline(__always)
+    public mutating func next() -> UInt64 {
+        if !drawnFirst {
+            drawnFirst = true
+            var sm = seed &+ 0x9E37_79B9_7F4A_7C15   // the state after s0's split-mix
+            let s1 = SimRandom.splitMix(&sm)
+            return ((s1 &* 5) << 7 | (s1 &* 5) >> 57) &* 9
+        }
+        return nextAfterFirst()
+    }
+
+    /// Words after the first: the full stream, made on the first call and advanced past
+    /// the word already given.
+    @usableFromInline
+    mutating func nextAfterFirst() -> UInt64 {
+        var r = rest ?? {
+            var fresh = SimRandom(seed: seed)
+            _ = fresh.next()
+            return fresh
+        }()
+        let word = r.next()
+        rest = r
+        return word
+    }
 }

@@ -184,11 +184,11 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
     /// A fresh random stream for one decision about `device`: counter-based, so each
     /// device's draws depend only on the seed, the device and how many it has made.
     @inline(__always)
-    mutating func draw(_ device: DeviceIndex) -> SimRandom {
+    mutating func draw(_ device: DeviceIndex) -> DeferredRandom {
         let n = devices[Int(device)].draws
         devices[Int(device)].draws &+= 1
         var k = setup.seed ^ (UInt64(device) << 32 | UInt64(n))
-        return SimRandom(seed: SimRandom.splitMix(&k) ^ Stream.deviceDraws)
+        return DeferredRandom(seed: SimRandom.splitMix(&k) ^ Stream.deviceDraws)
     }
 }
 
