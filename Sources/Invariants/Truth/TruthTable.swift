@@ -1,7 +1,8 @@
 import SimKit
 
-/// One value per device, indexed by `DeviceIndex`: the checker's `DeviceTruth`s, in an
-/// array whose writes make no uniqueness check of their own.
+/// One value per device, indexed by `DeviceIndex`: the checker's `DeviceTruth`s (and its
+/// coverage counts, one per `Coverage`), in an array whose writes make no uniqueness check
+/// of their own.
 ///
 /// An `Array` checks that its buffer is not shared on every write, a library call that
 /// nearly every record made. A table's storage is made this checker's own once, when a run
