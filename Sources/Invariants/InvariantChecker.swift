@@ -11,7 +11,16 @@ public struct InvariantChecker: TraceObserver {
     public private(set) var violations: [Violation] = []
     /// Violations per invariant (`InvariantID.allCases` order), kept or not.
     public private(set) var counts: [Int] = Array(repeating: 0, count: InvariantID.allCases.count)
-    public private(set) var coverage = CoverageCounts()
+    /// How many times each coverage point was reached, in `Coverage` order.
+    public var coverage: CoverageCounts {
+        var c = CoverageCounts()
+        for i in c.counts.indices { c.counts[i] = coverageHits[i] }
+        return c
+    }
+    /// The counts behind `coverage`, bumped with no uniqueness check per hit (an `Array`
+    /// made one, a library call, at each hit): see `TruthTable`; `begin` makes it this
+    /// checker's own, keeping what it held.
+    var coverageHits = TruthTable(repeating: UInt64(0), count: Coverage.allCases.count)
     public private(set) var facts: WorldFacts?
 
     @usableFromInline let ringDepth: Int
@@ -49,6 +58,9 @@ public struct InvariantChecker: TraceObserver {
     public mutating func begin(_ facts: WorldFacts) {
         self.facts = facts
         devices = TruthTable(repeating: DeviceTruth(), count: facts.deviceCount)   // this checker's own
+        let hits = coverageHits
+        coverageHits = TruthTable(repeating: 0, count: hits.count)
+        for i in 0..<hits.count { coverageHits[i] = hits[i] }
         server = ServerTruth(facts: facts)
         hasBegun = true
         deviceGenuine = facts.deviceGenuine
@@ -131,7 +143,7 @@ public struct InvariantChecker: TraceObserver {
                                     message: message, lastEvents: rings.last(of: device)))
     }
 
-    @inline(__always) mutating func hit(_ c: Coverage) { coverage.hit(c) }
+    @inline(__always) mutating func hit(_ c: Coverage) { coverageHits[c.rawValue] &+= 1 }
 }
 
 extension InvariantID {

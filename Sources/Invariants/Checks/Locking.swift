@@ -2,15 +2,22 @@ import SimKit
 
 /// Locking and unlocking, judged at the end of each step (D2, D3, D4, D6).
 extension InvariantChecker {
-    /// Whether the step can break a rule of `checkLocking` at all: every rule there needs
-    /// one of these, so most steps (of devices never locked) skip the call. Keep the two
-    /// in step when a rule is added. Whether access is revoked (the state reported, the
-    /// disk's lock) changes only by the step's own records, each an effect (`acted`), so a
-    /// step that did nothing skips comparing it.
+    /// Whether the step can break a rule of `checkLocking` at all: each line below is what
+    /// one or more rules there need, so most steps, even most of a locked device, skip the
+    /// call. Keep the two in step when a rule is added. Whether access is revoked (the state
+    /// reported, the disk's lock) changes only by the step's own records, each an effect
+    /// (`acted`), so a step that did nothing skips comparing it.
     @inline(__always)
     func mayBreakLocking(_ dev: DeviceTruth) -> Bool {
-        step.hasAny(StepTruth.lockedBeforeBit | StepTruth.freshLockErrorBit | StepTruth.mustUnlockBit) || dev.locked
+        // D2, D3 (a fresh lock error); D4 (a check succeeded while locked).
+        step.hasAny(StepTruth.freshLockErrorBit | StepTruth.mustUnlockBit)
+            // D6 (locked), D4 (unlocked): access revoked changed.
             || (step.acted && step.revokedBefore != (InvariantChecker.revoked(dev.state) || dev.disk.locked))
+            // D3, inert while locked: a background task kept, or an API call.
+            || (dev.locked && (dev.disk.backgroundScheduled || step.isAPICall))
+            // D4: locked at an activation, with no check sent or in flight.
+            || (step.lockedBefore && step.isActivation
+                && !step.hasAny(StepTruth.sentCheckBit | StepTruth.checkInFlightBeforeBit))
     }
 
     /// Judged at the end of a step that may break one of these rules (`mayBreakLocking`).
@@ -39,7 +46,7 @@ extension InvariantChecker {
         if dev.locked, dev.disk.backgroundScheduled {
             violate(.lockedIsInert, d, "kept its background task registered while its access was stopped")
         }
-        if dev.locked, case .lifecycle(let input) = step.input, input == .search || input == .query || input == .profile,
+        if dev.locked, step.isAPICall, case .lifecycle(let input) = step.input,
            step.calledBack != .threwAccessRevoked {
             violate(.lockedIsInert, d, "\(input) while locked \(step.calledBack.map { "ended \($0)" } ?? "did not end"); it must throw accessRevoked")
         }

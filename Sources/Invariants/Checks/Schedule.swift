@@ -3,9 +3,14 @@ import SimKit
 /// When the key must be checked (D1), and answers that must change nothing (D9).
 extension InvariantChecker {
     /// Whether the step can break a rule of `checkSchedule` at all: every rule there needs
-    /// one of these. Keep the two in step when a rule is added.
+    /// a launch, an activation or a run started, and no check sent or in flight (`checked`),
+    /// so most steps, even most activations, skip the call. Keep the two in step when a
+    /// rule is added.
     @inline(__always)
-    var mayBreakSchedule: Bool { step.hasAny(StepTruth.isActivationBit | StepTruth.runStartedBit) }
+    var mayBreakSchedule: Bool {
+        step.hasAny(StepTruth.isActivationBit | StepTruth.runStartedBit)
+            && !step.hasAny(StepTruth.sentCheckBit | StepTruth.checkInFlightBeforeBit)
+    }
 
     /// D1, judged at the end of a step that may break it (`mayBreakSchedule`).
     @inline(never) mutating func checkSchedule(_ d: DeviceIndex) {
@@ -37,10 +42,10 @@ extension InvariantChecker {
         }
     }
 
-    /// D9: a stale answer must change nothing. Judged at the end of a stale step.
+    /// D9: a stale answer must change nothing. Judged at the end of a stale step that
+    /// acted; one that did not is only counted, by `endStep`.
     @inline(never) mutating func checkStale(_ d: DeviceIndex) {
-        guard step.isStale, case .response(let kind, let answer, _) = step.input else { return }
-        if !step.acted { hit(.staleResponseIgnored); return }
+        guard step.isStale, step.acted, case .response(let kind, let answer, _) = step.input else { return }
         violate(.staleResponsesIgnored, d, "acted on a stale \(answer) answer to its \(kind) request (after its timeout, a reset or a purge): it \(step.firstStaleEffect.map(StepTruth.describe) ?? "changed something")")
     }
 }

@@ -99,15 +99,17 @@ extension InvariantChecker {
 
     /// The step is over: judge it by every rule, with the device truth as it now stands.
     /// Each family of rules is a call of its own, made only for a step that can break one
-    /// of them (`mayBreakLocking`, `mayBreakData`, `mayBreakSchedule`, `isStale`): most
-    /// steps can break few or none, and this stays small (no copy of the device truth,
-    /// few registers to save).
+    /// of them (`mayBreakLocking`, `mayBreakData`, `mayBreakSchedule`; for D9 a stale step
+    /// that acted): most steps can break few or none, and this stays small (no copy of the
+    /// device truth, few registers to save). A stale step that did nothing is only counted.
     @usableFromInline @inline(never) mutating func endStep(_ d: DeviceIndex) {
         guard step.device == d else { return }
         if mayBreakLocking(devices[Int(d)]) { checkLocking(d) }
         if mayBreakData(devices[Int(d)]) { checkData(d) }
         if mayBreakSchedule { checkSchedule(d) }
-        if step.isStale { checkStale(d) }
+        if step.isStale {
+            if step.acted { checkStale(d) } else { hit(.staleResponseIgnored) }
+        }
         step.end()
     }
 

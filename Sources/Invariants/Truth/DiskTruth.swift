@@ -32,6 +32,8 @@ struct DiskTruth {
     @inline(__always) private mutating func set(_ b: UInt8, _ on: Bool) { bits = on ? bits | b : bits & ~b }
 
     /// Applies one storage operation as the SDK's disk does (SPEC §4), for the fields kept.
+    /// Inlined into `DeviceTruth.follow`, its one caller.
+    @inline(__always)
     mutating func apply(_ op: StoreOp) {
         switch op {
         case .indexPhotos(let from, let count): indexedCount = from &+ UInt32(count)

@@ -49,11 +49,14 @@ import SimKit
     static let freshDeviceUnknownBit: UInt32 = 1 << 18
     static let carriedBit: UInt32 = 1 << 19
     static let staleEffectBit: UInt32 = 1 << 20
+    static let isAPICallBit: UInt32 = 1 << 21
 
     /// `input` is a launch (in the foreground or background) or the app becoming active.
     var isActivation: Bool { bit(Self.isActivationBit) }
     /// `input` is `reset()`.
     var isReset: Bool { bit(Self.isResetBit) }
+    /// `input` is a call of the API that must throw while locked: search, query, profile (D3).
+    var isAPICall: Bool { bit(Self.isAPICallBit) }
     /// `input` is an answer that came after its timeout, a reset or a purge (D9).
     var isStale: Bool { bit(Self.isStaleBit) }
     /// The SDK reported access revoked, or its disk was locked.
@@ -116,6 +119,7 @@ import SimKit
         var b: UInt32 = switch input {
         case .lifecycle(.launch), .lifecycle(.launchInBackground), .lifecycle(.becameActive): Self.isActivationBit
         case .lifecycle(.reset): Self.isResetBit
+        case .lifecycle(.search), .lifecycle(.query), .lifecycle(.profile): Self.isAPICallBit
         case .response(_, _, fresh: false): Self.isStaleBit
         default: 0
         }

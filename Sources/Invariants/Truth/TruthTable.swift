@@ -1,7 +1,8 @@
 import SimKit
 
-/// One value per device, indexed by `DeviceIndex`: the checker's `DeviceTruth`s, in an
-/// array whose writes make no uniqueness check of their own.
+/// One value per device, indexed by `DeviceIndex`: the checker's `DeviceTruth`s (and its
+/// coverage counts, one per `Coverage`), in an array whose writes make no uniqueness check
+/// of their own.
 ///
 /// An `Array` checks that its buffer is not shared on every write, a library call that
 /// nearly every record made. A table's storage is made this checker's own once, when a run
@@ -9,33 +10,40 @@ import SimKit
 /// memory, as SimKit's `DeviceTable` is for the engine. So copies of a checker made after
 /// `begin` share their device truth: only one of them may go on observing (`World.run`
 /// observes with its own checker, in place, from `begin` to `finish`).
+///
+/// The table keeps its storage's address and count itself, not only in the storage object:
+/// a handler's reads of them are then loads from the checker, which the optimiser keeps in
+/// registers across its writes to the table, not loads through the object after each write.
 struct TruthTable<Element> {
-    private var storage: TruthTableStorage<Element>
+    /// Owns the memory; `base` and `count` are its.
+    private let storage: TruthTableStorage<Element>
+    private let base: UnsafeMutablePointer<Element>
+    let count: Int
 
     /// `count` copies of `value`, in storage of its own.
     init(repeating value: Element, count: Int) {
         storage = TruthTableStorage(repeating: value, count: count)
+        base = storage.base
+        self.count = count
     }
-
-    var count: Int { storage.count }
 
     /// Device `i`'s value.
     subscript(i: Int) -> Element {
         @inline(__always) get {
-            precondition(i >= 0 && i < storage.count, "device \(i) out of range")
-            return storage.base[i]
+            precondition(i >= 0 && i < count, "device \(i) out of range")
+            return base[i]
         }
         @inline(__always) _modify {
-            precondition(i >= 0 && i < storage.count, "device \(i) out of range")
-            yield &storage.base[i]
+            precondition(i >= 0 && i < count, "device \(i) out of range")
+            yield &base[i]
         }
     }
 
     /// A hint: device `i`'s value is read soon; starts loading its cache lines.
     @inline(__always)
     func prefetch(_ i: Int) {
-        guard i >= 0, i < storage.count else { return }
-        let start = UnsafeRawPointer(storage.base + i)
+        guard i >= 0, i < count else { return }
+        let start = UnsafeRawPointer(base + i)
         Prefetch.line(start)
         Prefetch.line(start + (MemoryLayout<Element>.size - 1))
     }
