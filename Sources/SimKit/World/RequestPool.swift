@@ -36,6 +36,9 @@ struct RequestPool: Sendable {
         set { slots[Int(i)] = newValue }
     }
 
+    /// Records the server's answer to request `i` (one field, not the whole slot).
+    mutating func setReply(_ reply: ServerReply, of i: UInt32) { slots[Int(i)].reply = reply }
+
     mutating func release(_ i: UInt32) { free.append(i) }
 
     /// Requests on the wire now.

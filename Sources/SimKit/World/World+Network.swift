@@ -24,19 +24,21 @@ extension World {
     /// The request reaches the server: an outage or an injected 5xx answers without
     /// touching server state (S9); otherwise the server judges it (S1, S2).
     mutating func requestArrives(slot s: UInt32) {
-        var slot = requests[s]
+        let slot = requests[s]
         let d = slot.request.device
         var r = draw(d)
+        let reply: ServerReply
         if now < faults.downUntil {
-            slot.reply = ServerReply(.serverError)
+            reply = ServerReply(.serverError)
         } else if now < faults.errorsUntil, r.chance(UInt64(faults.errorRateBp), outOf: 10_000) {
-            slot.reply = ServerReply(.serverError)
+            reply = ServerReply(.serverError)
         } else {
-            slot.reply = server.handle(slot.request, now: now)
+            reply = server.handle(slot.request, now: now)
         }
+        requests.setReply(reply, of: s)
         let recordAfter = server.deviceRecord(d)?.generation ?? 0
         trace(d, .served(id: slot.id, kind: slot.request.kind, key: slot.request.key,
-                         credential: slot.request.credential, reply: slot.reply, recordAfter: recordAfter))
+                         credential: slot.request.credential, reply: reply, recordAfter: recordAfter))
         if now < faults.lostUntil, r.chance(UInt64(faults.lostRateBp), outOf: 10_000) {
             requests.release(s)   // S9: the server acted, the answer never arrives
             return
@@ -50,7 +52,6 @@ extension World {
             let earliest = slot.sentAt + timeout - min(timeout, 2 * Ms.second)
             at = max(at, r.int(in: earliest...(slot.sentAt + 2 * timeout)))
         }
-        requests[s] = slot
         schedule(Event(time: at, target: d, kind: EventKind.responseArrives, arg: s))
     }
 
