@@ -1,46 +1,105 @@
 /// Requests on the wire, in a pool of reusable slots so that a request costs no
 /// allocation: an event carries only its slot number.
+///
+/// Like `DeviceTable`, the pool writes its memory without a uniqueness check per write
+/// (with arrays, a request paid four calls into the runtime: add, reply, release and the
+/// free list's pop). Copies of a pool share its storage until the owner calls
+/// `makeUnique()`, which `World.run` does before its loop; growing makes a fresh storage.
 struct RequestPool: Sendable {
     struct Slot: Sendable {
         var request: Request
         var reply = ServerReply(.ok)
         var sentAt: SimTime
+        /// The request's id while the slot is in use; the next free slot while it is free.
         var id: UInt32
         var epoch: UInt16
         /// The timeout fault picked this request: its response comes only after the timeout.
         var late = false
     }
 
-    private(set) var slots: [Slot] = []
-    private var free: [UInt32] = []
+    private(set) var storage = RequestSlots(capacity: 64)
+    /// Slots `0..<used` have been handed out, to a request or to the free list.
+    private var used = 0
+    /// The first free slot below `used`, linked through `Slot.id`; `none` when empty.
+    private var freeHead = RequestPool.none
+
     /// The most requests on the wire at once (a runaway is a bug).
     static let limit = 1 << 26
+    static let none = UInt32.max
 
     /// Room for `count` requests without growing: a burst (every device launching at once)
-    /// then fills reserved pages instead of doubling the array, whose copy would double
+    /// then fills reserved pages instead of doubling the storage, whose copy would double
     /// the resident peak. Reserved pages cost nothing until written.
     mutating func reserve(_ count: Int) {
-        slots.reserveCapacity(min(count, RequestPool.limit))
-        free.reserveCapacity(min(count, RequestPool.limit))
+        let wanted = min(count, RequestPool.limit)
+        if wanted > storage.capacity { storage = storage.copy(capacity: wanted, used: used) }
     }
 
+    /// Gives this pool a storage of its own if a copy shares it: call before writing.
+    mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy(capacity: storage.capacity, used: used) }
+    }
+
+    /// Puts `slot` on the wire; returns its slot number.
     mutating func add(_ slot: Slot) -> UInt32 {
-        if let i = free.popLast() { slots[Int(i)] = slot; return i }
-        precondition(slots.count < RequestPool.limit, "more than \(RequestPool.limit) requests on the wire")
-        slots.append(slot)
-        return UInt32(slots.count - 1)
+        if freeHead != RequestPool.none {
+            let i = freeHead
+            freeHead = storage.base[Int(i)].id
+            storage.base[Int(i)] = slot
+            return i
+        }
+        precondition(used < RequestPool.limit, "more than \(RequestPool.limit) requests on the wire")
+        if used == storage.capacity { storage = storage.copy(capacity: min(2 * used, RequestPool.limit), used: used) }
+        storage.base[used] = slot
+        used += 1
+        return UInt32(used - 1)
     }
 
+    /// The request in slot `i` (handed out and not yet released).
     subscript(i: UInt32) -> Slot {
-        get { slots[Int(i)] }
-        set { slots[Int(i)] = newValue }
+        precondition(Int(i) < used, "request slot \(i) was never handed out")
+        return storage.base[Int(i)]
     }
 
     /// Records the server's answer to request `i` (one field, not the whole slot).
-    mutating func setReply(_ reply: ServerReply, of i: UInt32) { slots[Int(i)].reply = reply }
+    mutating func setReply(_ reply: ServerReply, of i: UInt32) {
+        precondition(Int(i) < used, "request slot \(i) was never handed out")
+        storage.base[Int(i)].reply = reply
+    }
 
-    mutating func release(_ i: UInt32) { free.append(i) }
+    /// Frees slot `i` for the next request.
+    mutating func release(_ i: UInt32) {
+        precondition(Int(i) < used, "request slot \(i) was never handed out")
+        storage.base[Int(i)].id = freeHead
+        freeHead = i
+    }
 
-    /// Requests on the wire now.
-    var inUse: Int { slots.count - free.count }
+    /// The address of slot `i`, for cache hints; nil beyond the slots handed out.
+    func address(of i: UInt32) -> UnsafeRawPointer? {
+        Int(i) < used ? UnsafeRawPointer(storage.base + Int(i)) : nil
+    }
+}
+
+/// The memory of a `RequestPool`: `capacity` slots, of which the pool has written a prefix.
+/// `Slot` holds no references, so slots need no deinitialising.
+/// determinism: copy-on-write as `RequestPool` says, and SimKit runs on one thread; no shared writes
+final class RequestSlots: @unchecked Sendable {
+    let base: UnsafeMutablePointer<RequestPool.Slot>
+    let capacity: Int
+
+    init(capacity: Int) {
+        precondition(capacity > 0, "a request pool needs room")
+        assert(_isPOD(RequestPool.Slot.self), "slots are never deinitialised")
+        self.capacity = capacity
+        base = .allocate(capacity: capacity)
+    }
+
+    /// A storage of `capacity` slots whose first `used` are copies of these.
+    func copy(capacity newCapacity: Int, used: Int) -> RequestSlots {
+        let fresh = RequestSlots(capacity: max(newCapacity, used, 1))
+        fresh.base.initialize(from: base, count: used)
+        return fresh
+    }
+
+    deinit { base.deallocate() }
 }

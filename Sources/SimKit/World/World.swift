@@ -101,6 +101,7 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
         devices.makeUnique()
         sdks.makeUnique()
         queue.makeUnique()
+        requests.makeUnique()
         let end = setup.durationMs
         let budget = setup.eventBudget
         while eventsHandled < budget, !queueFull, let event = queue.pop(notAfter: end) {
@@ -156,7 +157,10 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
         Prefetch.element(of: devices, at: Int(d))
         Prefetch.element(of: sdks, at: Int(d))
         if e.kind == EventKind.requestArrives || e.kind == EventKind.responseArrives {
-            Prefetch.element(of: requests.slots, at: Int(e.arg))
+            if let slot = requests.address(of: e.arg) {
+                Prefetch.line(slot)
+                Prefetch.line(slot + (MemoryLayout<RequestPool.Slot>.size - 1))
+            }
             server.prefetch(device: d)
         }
         if rings.depth > 0 { rings.prefetch(device: d) }
