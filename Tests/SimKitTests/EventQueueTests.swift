@@ -211,7 +211,7 @@ private let sequencesPerChunk = 500
         var q = EventQueue()
         for t in [1, 2, 3, 4, 5] as [SimTime] { q.push(Event(time: t, target: 0, kind: 0)) }
         #expect(q.checkInvariants() == nil)
-        q.open.sorted[q.open.sortedCount - 1].time = 1 << 40   // corrupt it through the internal storage
+        q.open.sorted[q.open.end - 1].time = 1 << 40   // corrupt it through the internal storage
         let message = q.checkInvariants()
         #expect(message != nil)
         #expect(message?.contains("t=\(1 << 40)") == true)
