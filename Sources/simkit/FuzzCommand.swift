@@ -15,7 +15,7 @@ enum FuzzCommand {
     same way. The defaults fit a CI job of a minute or two on 2 cores.
 
     options:
-      --seeds N          seeds to run (default 130000)
+      --seeds N          seeds to run (default 160000)
       --from SEED        the first seed (default 0)
       --jobs J           parallel simulations (default: all cores)
       --shard I/N        run only shard I of N (1-based); shards 1..N together are the whole run
@@ -39,7 +39,7 @@ enum FuzzCommand {
                               options: ["seeds", "from", "jobs", "shard", "sdk", "devices", "duration", "time-limit", "out", "junit", "json"])
         if a.has("help") { print(help, terminator: ""); return 0 }
         guard a.positionals.isEmpty else { throw UsageError("unexpected argument '\(a.positionals[0])'") }
-        let count = try a.uint("seeds", default: 130_000, range: 1...10_000_000)
+        let count = try a.uint("seeds", default: 160_000, range: 1...10_000_000)
         let from = try a.uint("from", default: 0)
         guard from <= UInt64.max - count else { throw UsageError("--from \(from) + --seeds \(count) overflows") }
         let jobs = Int(try a.uint("jobs", default: UInt64(ProcessInfo.processInfo.activeProcessorCount), range: 1...256))
