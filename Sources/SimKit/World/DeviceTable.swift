@@ -7,7 +7,7 @@
 /// run of writes (`World.run` does before its loop, `World.init` holds a fresh one), and
 /// then writes straight to memory. Only the module writes (`internal(set)`), so that
 /// discipline is enforceable: outside SimKit a table is a read-only collection.
-public struct DeviceTable<Element>: RandomAccessCollection, Sendable {
+public struct DeviceTable<Element>: RandomAccessCollection {
     @usableFromInline var buffer: DeviceTableBuffer<Element>
 
     /// `count` copies of `value`.
@@ -43,6 +43,8 @@ public struct DeviceTable<Element>: RandomAccessCollection, Sendable {
     /// The address of the first value, for cache hints (`Prefetch`).
     @inlinable var baseAddress: UnsafeMutablePointer<Element> { buffer.base }
 }
+
+extension DeviceTable: Sendable where Element: Sendable {}
 
 /// The memory of a `DeviceTable`: every slot holds a value from `init` to `deinit`.
 /// determinism: copy-on-write as `DeviceTable` says, and SimKit runs on one thread; no shared writes
