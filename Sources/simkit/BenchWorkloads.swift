@@ -27,8 +27,10 @@ struct BenchResult: Codable {
     var fingerprint: String
     /// The most events the queue held at once (its node pool's high-water mark).
     var queuePeak: Int = 0
-    /// Resident memory in transparent huge pages at the end (AnonHugePages of
-    /// /proc/self/smaps_rollup), to show whether the huge-page tunable took effect.
+    /// Resident memory in transparent huge pages right after the run, while the world (or
+    /// queue) still lives (AnonHugePages of /proc/self/smaps_rollup), to show whether the
+    /// huge-page tunable took effect. (Read after the world was freed, as it once was, it
+    /// showed 32 MiB of a 1M-device run's 500.)
     var hugePagesKiB: UInt64 = 0
 
     var eventsPerSecond: Double { Double(events) / max(seconds, 1e-9) }
@@ -46,7 +48,7 @@ enum BenchChild {
                                  rssBaseKiB: base, rssPeakKiB: 0, fingerprint: "")
         switch workload {
         case .queue:
-            let (n, secs, check) = holdModel(devices: devices, events: events, seed: seed)
+            let (n, secs, check) = holdModel(devices: devices, events: events, seed: seed, hugePagesKiB: &result.hugePagesKiB)
             result.events = n; result.seconds = secs; result.fingerprint = check
         case .world:
             _ = runWorld(observer: NoObserver(), devices: devices, days: days, seed: seed, into: &result)
@@ -58,7 +60,6 @@ enum BenchChild {
             }
         }
         result.rssPeakKiB = procStatusKiB("VmHWM")
-        result.hugePagesKiB = procStatusKiB("AnonHugePages", file: "/proc/self/smaps_rollup")
         return result
     }
 
@@ -75,6 +76,7 @@ enum BenchChild {
         result.events = world.eventsHandled
         result.fingerprint = world.fingerprint.description
         result.queuePeak = world.queue.poolHighWater
+        result.hugePagesKiB = hugePagesKiB()
         return world.observer
     }
 
@@ -82,7 +84,7 @@ enum BenchChild {
     /// each pop pushes one event later by a delay drawn from a mix like the world's
     /// (round trips, 10 s indexing chunks, 30 s timeouts, hours of jitter, some at once),
     /// until `events` have been popped. Returns (events, seconds, a checksum of pop order).
-    static func holdModel(devices: UInt64, events: UInt64, seed: UInt64) -> (UInt64, Double, String) {
+    static func holdModel(devices: UInt64, events: UInt64, seed: UInt64, hugePagesKiB: inout UInt64) -> (UInt64, Double, String) {
         var r = SimRandom(seed: seed)
         let pending = Int(2 * devices)
         var queue = EventQueue(capacityLimit: max(1 << 20, pending * 64), reserving: pending)
@@ -106,8 +108,13 @@ enum BenchChild {
             queue.push(Event(time: e.time + delay, target: e.target, kind: e.kind))
             if popped & 0xFFFF == 0 { checksum.mix(e.time ^ e.seq) }
         }
-        return (popped, monotonicSeconds() - t0, checksum.description)
+        let seconds = monotonicSeconds() - t0
+        hugePagesKiB = self.hugePagesKiB()
+        return (popped, seconds, checksum.description)
     }
+
+    /// This process's resident memory in transparent huge pages, in KiB.
+    static func hugePagesKiB() -> UInt64 { procStatusKiB("AnonHugePages", file: "/proc/self/smaps_rollup") }
 
     /// A field of /proc/self/status (or another /proc file of `field: N kB` lines) in KiB
     /// (`VmRSS`, `VmHWM`), or 0 where there is none.
