@@ -404,8 +404,10 @@ private struct PairedQueue {
         #expect(p.q.bucketCount > buckets, "the block must have grown")
         var shifts: [UInt64] = [p.q.shift]
         var now: SimTime = 0
-        for step in 0..<24_000 {
-            let dense = (step / 4_000) % 2 == 1                      // sparse and dense phases
+        // Phases long enough for judgements in each: the width halves only after twice as
+        // many arrivals as events pending, and doubles only after 32 times as many.
+        for step in 0..<96_000 {
+            let dense = (step / 24_000) % 2 == 1                     // sparse and dense phases
             now = try p.pop()?.time ?? now
             switch r.below(8) {
             case 0: try p.push(now)                                  // ties at the cursor
