@@ -16,6 +16,11 @@
 /// So an event costs O(1) to push and pop, plus one relink when it crosses a block
 /// boundary; only events more than `coarseCount` blocks ahead pay O(log n).
 ///
+/// Opening a bucket walks its list, one dependent load per node: at a million devices each
+/// is a cache miss. Two chains per bucket, walked side by side (tried for issue 8), made
+/// 100k devices 7.5% and 1M 5% faster but 10k 3% and the bare queue 11% slower, for 38
+/// more bytes a device; it is not taken.
+///
 /// Every `opensPerJudgement` opened buckets the queue judges the bucket width from the
 /// events each opened bucket took: it narrows it when buckets get crowded and widens it
 /// when they hold few. It doubles the buckets of a block when the pending events outnumber
