@@ -422,6 +422,36 @@ private struct PairedQueue {
         try p.drain()
     }
 
+    /// Widening waits for 32 times as many arrivals as events are pending, narrowing for
+    /// twice as many: sparse buckets keep their width for 31 × pending pops before they
+    /// double it, while crowded ones halve it at the first judgement that finds them so
+    /// (after `arrivalsPerJudgement` arrivals, here 6 × pending).
+    @Test func widensLateAndNarrowsSoon() {
+        var r = SimRandom(seed: 77)
+        let pending = 2_000
+        var q = EventQueue(reserving: 2 * pending)   // a block big enough not to grow
+        for _ in 0..<pending { q.push(Event(time: r.below(2_000_000), target: 0, kind: 1)) }
+        let start = q.shift
+        var popped = 0
+        // Sparse: about one event per bucket opened, so every judgement asks to widen.
+        while q.shift == start, popped < 40 * pending, let e = q.pop() {
+            popped += 1
+            q.push(Event(time: e.time + 1_000_000 + r.below(2_000_000), target: 0, kind: 1))
+        }
+        #expect(popped >= 31 * pending, "widened after \(popped) pops of \(pending) pending")
+        #expect(q.shift == start + 1, "shift \(q.shift), was \(start)")
+        // Crowded: each event within 40 ms of the last, about 100 to a bucket.
+        let wide = q.shift
+        popped = 0
+        while q.shift == wide, popped < 40 * pending, let e = q.pop() {
+            popped += 1
+            q.push(Event(time: e.time + r.below(40), target: 0, kind: 1))
+        }
+        #expect(q.shift < wide, "never narrowed in \(popped) pops")
+        #expect(popped <= 8 * pending, "narrowed only after \(popped) pops of \(pending) pending")
+        #expect(q.checkInvariants() == nil && q.checkLevels() == nil)
+    }
+
     /// A copy of a queue is a separate value: writes to either (which share buffers until
     /// then) leave the other as it was.
     @Test func copiesDoNotShareWrites() throws {
