@@ -47,6 +47,23 @@ extension EventQueue: SweptQueue {
 extension EventHeap: SweptQueue {
     func checkStructure() -> String? { checkInvariants() }
 }
+/// An `EventQueue` that walks ahead (`walkAhead`) before every push and pop, as `World.run`
+/// does for big worlds: the walk is a cache hint and must change nothing.
+struct WalkingQueue: SweptQueue {
+    var q: EventQueue
+    init(capacityLimit: Int, reserving: Int) {
+        q = EventQueue(capacityLimit: capacityLimit, reserving: reserving)
+        q.walksAhead = true
+    }
+    mutating func push(_ event: Event) -> Bool { q.walkAhead(); return q.push(event) }
+    mutating func pop() -> Event? { q.walkAhead(); return q.pop() }
+    mutating func removeAll() { q.removeAll() }
+    var count: Int { q.count }
+    var isEmpty: Bool { q.isEmpty }
+    var nextTime: SimTime? { q.nextTime }
+    var pushedTotal: UInt64 { q.pushedTotal }
+    func checkStructure() -> String? { q.checkStructure() }
+}
 
 /// Seed chunks for the sweep: 10 chunks of 500 sequences = 5,000 random sequences.
 private let sweepChunks = Array(0..<10)
@@ -71,6 +88,11 @@ private let sequencesPerChunk = 500
     @Test(arguments: sweepChunks)
     func calendarQueueMatchesSortedReference(chunk: Int) throws {
         try sweep(EventQueue.self, chunk: chunk)
+    }
+
+    @Test(arguments: sweepChunks)
+    func walkingAheadChangesNoOrder(chunk: Int) throws {
+        try sweep(WalkingQueue.self, chunk: chunk)
     }
 
     @Test(arguments: sweepChunks)

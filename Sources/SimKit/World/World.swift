@@ -55,6 +55,7 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
         prefetching = n >= World.prefetchFromDevices
         precondition(n < Int(Event.world), "too many devices")
         queue = EventQueue(capacityLimit: setup.queueLimit ?? max(1 << 20, n * 64), reserving: min(n * 8, 1 << 25))
+        queue.walksAhead = prefetching
         var serverSetup = ServerSetup(keyCount: setup.keyNames.count, deviceCount: n)
         for a in setup.accounts { _ = serverSetup.addAccount(approved: a.approved) }
         for a in setup.apps { _ = serverSetup.addApp(account: a.account, key: a.initialKey, approved: !a.pending) }
@@ -108,7 +109,10 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
             assert(event.time >= now, "time went backwards: \(event.time) < \(now)")
             now = event.time
             eventsHandled &+= 1
-            if prefetching, let next = queue.open.first { prefetch(next) }
+            if prefetching {
+                if let next = queue.open.first { prefetch(next) }
+                queue.walkAhead()
+            }
             handle(event)
         }
         if eventsHandled >= budget, let next = queue.nextTime, next <= end {
