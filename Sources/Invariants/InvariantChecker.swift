@@ -26,7 +26,7 @@ public struct InvariantChecker: TraceObserver {
     @usableFromInline let ringDepth: Int
     @usableFromInline var rings = DeviceRings(devices: 0, depth: 0)
     /// Each device's truth; written without uniqueness checks, see `TruthTable`.
-    var devices = TruthTable(repeating: DeviceTruth(), count: 0)
+    @usableFromInline var devices = TruthTable(repeating: DeviceTruth(), count: 0)
     /// The checkers' server truth; empty until `begin`.
     var server = ServerTruth()
     var hasBegun = false

@@ -10,7 +10,7 @@ import SimKit
 /// copy of bytes. A record changes it through one mutating method where it can (such as
 /// `answerArrives`, `lock`, `follow`): each write into the checker's array of them first
 /// checks that the array's storage is not shared.
-struct DeviceTruth {
+@usableFromInline struct DeviceTruth {
     /// The first fresh lock error since access was last granted.
     var lockedSince: SimTime = LocalData.never
     /// The last fresh verdict on a key check (D1).

@@ -14,11 +14,11 @@ import SimKit
 /// The table keeps its storage's address and count itself, not only in the storage object:
 /// a handler's reads of them are then loads from the checker, which the optimiser keeps in
 /// registers across its writes to the table, not loads through the object after each write.
-struct TruthTable<Element> {
+@usableFromInline struct TruthTable<Element> {
     /// Owns the memory; `base` and `count` are its.
     private let storage: TruthTableStorage<Element>
-    private let base: UnsafeMutablePointer<Element>
-    let count: Int
+    @usableFromInline let base: UnsafeMutablePointer<Element>
+    @usableFromInline let count: Int
 
     /// `count` copies of `value`, in storage of its own.
     init(repeating value: Element, count: Int) {
@@ -40,7 +40,7 @@ struct TruthTable<Element> {
     }
 
     /// A hint: device `i`'s value is read soon; starts loading its cache lines.
-    @inline(__always)
+    @inlinable @inline(__always)
     func prefetch(_ i: Int) {
         guard i >= 0, i < count else { return }
         let start = UnsafeRawPointer(base + i)
