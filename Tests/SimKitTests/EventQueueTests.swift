@@ -53,7 +53,7 @@ struct WalkingQueue: SweptQueue {
     var q: EventQueue
     init(capacityLimit: Int, reserving: Int) {
         q = EventQueue(capacityLimit: capacityLimit, reserving: reserving)
-        q.walksAhead = true
+        q.prefetches = true
     }
     mutating func push(_ event: Event) -> Bool { q.walkAhead(); return q.push(event) }
     mutating func pop() -> Event? { q.walkAhead(); return q.pop() }

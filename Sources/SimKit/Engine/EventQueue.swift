@@ -18,7 +18,7 @@
 ///
 /// Opening a bucket walks its list, one dependent load per node: at a million devices each
 /// is a cache miss. So a big world's loop walks the next bucket's list ahead, one node per
-/// pop (`walkAhead`, with `walksAhead` set): 1M devices × 4 days took 24.2 and 25.0 s
+/// pop (`walkAhead`, with `prefetches` set): 1M devices × 4 days took 24.2 and 25.0 s
 /// without, 21.5 and 21.8 s with; two nodes per pop stall on the second (22.1, 22.3 s); at
 /// 10k, where the pool stays in cache, it gains nothing. Two chains per bucket, walked side
 /// by side (tried for issue 8), made 100k devices 7.5% and 1M 5% faster but 10k 3% and
@@ -88,8 +88,12 @@ public struct EventQueue: Sendable {
     @usableFromInline var arrivalsSinceLayout = 0
     /// The most events that may be pending at once.
     public let capacityLimit: Int
-    /// Whether `advance` aims `lookahead` at the next bucket's list (see `walkAhead`).
-    public var walksAhead = false
+    /// Whether the queue gives itself cache hints, for a pool too big for the cache (a world
+    /// sets it from 32,768 devices): `advance` aims `lookahead` at the next bucket's list
+    /// (see `walkAhead`), and taking a node off the free list requests the next one (a burst
+    /// of pushes otherwise waits on a miss for each: 1M devices × 4 days, 21.6 and 21.1 s
+    /// without, 20.8 and 20.7 s with). Off, they cost a test: at 10k they gained nothing.
+    public var prefetches = false
     /// A node of the list of the next bucket to open, which `walkAhead` follows one node
     /// a call; only a cache hint (any node, or `none`, is safe: nothing reads it for order).
     @usableFromInline var lookahead: UInt32 = EventQueue.none
@@ -277,6 +281,9 @@ public struct EventQueue: Sendable {
         if freeNode != EventQueue.none {
             n = freeNode
             freeNode = nodes.base[Int(n)].next
+            // The free list runs through nodes freed all over the pool: ask for the next
+            // one now, or a burst of pushes waits on a miss for each.
+            if prefetches, freeNode != EventQueue.none { Prefetch.line(UnsafeRawPointer(nodes.base + Int(freeNode))) }
         } else {
             if nodesUsed == nodes.count { growPool() }
             n = UInt32(nodesUsed)
@@ -396,7 +403,7 @@ public struct EventQueue: Sendable {
         freeNode = head
         bucketed &-= taken
         arrivals &+= taken
-        if walksAhead { aimLookahead() }
+        if prefetches { aimLookahead() }
         countOpen()
     }
 

@@ -55,7 +55,7 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
         prefetching = n >= World.prefetchFromDevices
         precondition(n < Int(Event.world), "too many devices")
         queue = EventQueue(capacityLimit: setup.queueLimit ?? max(1 << 20, n * 64), reserving: min(n * 8, 1 << 25))
-        queue.walksAhead = prefetching
+        queue.prefetches = prefetching
         var serverSetup = ServerSetup(keyCount: setup.keyNames.count, deviceCount: n)
         for a in setup.accounts { _ = serverSetup.addAccount(approved: a.approved) }
         for a in setup.apps { _ = serverSetup.addApp(account: a.account, key: a.initialKey, approved: !a.pending) }
