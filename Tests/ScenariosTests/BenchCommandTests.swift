@@ -35,6 +35,18 @@ struct BenchCommandTests {
         #expect(huge == small)
     }
 
+    /// `--repeat` keeps the fastest of its runs, which agree on what they ran.
+    @Test func repeatKeepsTheFastestOfAgreeingRuns() throws {
+        let r = try SimkitProcess.run(["bench", "--sizes", "200:2", "--repeat", "3", "--json", "-"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        #expect(json["repeats"] as? Int == 3)
+        let rows = try #require(json["results"] as? [[String: Any]])
+        #expect(rows.compactMap { $0["workload"] as? String } == ["queue", "world", "checked"])
+        let bad = try SimkitProcess.run(["bench", "--sizes", "200:2", "--repeat", "0"])
+        #expect(bad.status == 2, "\(bad.stderr)")
+    }
+
     @Test func badSizesAreRefused() throws {
         let r = try SimkitProcess.run(["bench", "--sizes", "0:3"])
         #expect(r.status == 2)
