@@ -36,7 +36,8 @@ enum BenchCommand {
                        about 100 bytes a device and costs about 15% of the speed)
       --repeat N       run each workload N times (1-20, default 1) and keep the fastest,
                        the run least disturbed by the rest of the machine; the N runs
-                       must agree on the events and the fingerprint
+                       must agree on the events and the fingerprint (exit 1 if not:
+                       a determinism bug)
       --json FILE      also write the results as JSON (`-` for standard output only)
       --small-pages    run the children without the huge-page tunable, to compare
 
@@ -71,22 +72,28 @@ enum BenchCommand {
             if repeats > 1 { print("each row: the fastest of \(repeats) runs") }
             print(header)
         }
-        for (devices, days) in sizes {
-            let world = try measure(.world, devices, days, events: 0)
-            let queue = try measure(.queue, devices, days, events: world.events)
-            let checked = try measure(.checked, devices, days, events: 0)
-            for r in [queue, world, checked] {
-                rows.append(r)
-                if json != "-" { print(line(r)) }
+        // Runs that disagree on what they ran are a determinism bug found (exit 1), not bad input.
+        do {
+            for (devices, days) in sizes {
+                let world = try measure(.world, devices, days, events: 0)
+                let queue = try measure(.queue, devices, days, events: world.events)
+                let checked = try measure(.checked, devices, days, events: 0)
+                for r in [queue, world, checked] {
+                    rows.append(r)
+                    if json != "-" { print(line(r)) }
+                }
+                ratios.append(BenchRatios(devices: devices, days: days,
+                                          checkerOverhead: checked.eventsPerSecond / world.eventsPerSecond,
+                                          engineEfficiency: checked.eventsPerSecond / queue.eventsPerSecond))
+                if json != "-" {
+                    print("\(devices) x \(days) d: " + String(format: "checker overhead checked/world %.2f, engine efficiency checked/queue %.2f",
+                                 checked.eventsPerSecond / world.eventsPerSecond,
+                                 checked.eventsPerSecond / queue.eventsPerSecond))
+                }
             }
-            ratios.append(BenchRatios(devices: devices, days: days,
-                                      checkerOverhead: checked.eventsPerSecond / world.eventsPerSecond,
-                                      engineEfficiency: checked.eventsPerSecond / queue.eventsPerSecond))
-            if json != "-" {
-                print("\(devices) x \(days) d: " + String(format: "checker overhead checked/world %.2f, engine efficiency checked/queue %.2f",
-                             checked.eventsPerSecond / world.eventsPerSecond,
-                             checked.eventsPerSecond / queue.eventsPerSecond))
-            }
+        } catch let e as RunsDisagree {
+            printError("simkit bench: \(e)")
+            return 1
         }
         if let json {
             let out = BenchReport(seed: seed, checkerRingDepth: ringDepth, results: rows.map(BenchRow.init), ratios: ratios,
@@ -125,12 +132,15 @@ enum BenchCommand {
         for _ in 1..<max(count, 1) {
             let r = try run()
             guard r.events == best.events, r.fingerprint == best.fingerprint else {
-                throw UsageError("bench: two runs of '\(r.workload.rawValue)' differ: \(best.events) events, fingerprint \(best.fingerprint), then \(r.events), \(r.fingerprint)")
+                throw RunsDisagree(description: "two runs of '\(r.workload.rawValue)' differ: \(best.events) events, fingerprint \(best.fingerprint), then \(r.events), \(r.fingerprint)")
             }
             if r.seconds < best.seconds { best = r }
         }
         return best
     }
+
+    /// Two runs of one workload (`--repeat`) that ran different events or traces.
+    struct RunsDisagree: Error, CustomStringConvertible { let description: String }
 
     static func runChild(_ w: BenchWorkload, devices: UInt64, days: UInt64, seed: UInt64, ringDepth: Int, events: UInt64,
                          hugePages: Bool) throws -> BenchResult {
