@@ -73,11 +73,16 @@ extension World {
         }
     }
 
-    func timerGeneration(_ kind: TimerKind, device i: Int) -> UInt16 {
+    /// The generation in `g` of a cancellable timer (request timeouts have none: 0).
+    /// Static, over the device's tuple: as a method of the world, each call from a
+    /// mutating one copied the whole world (1.4 KB) to the stack first, 21 M of 1,616 M
+    /// instructions at 10k devices × 10 days.
+    @inline(__always)
+    static func generation(_ kind: TimerKind, in g: (UInt16, UInt16, UInt16)) -> UInt16 {
         switch kind {
-        case .indexChunk: devices[i].timerGeneration.0
-        case .resetRetry: devices[i].timerGeneration.1
-        case .reportRetry: devices[i].timerGeneration.2
+        case .indexChunk: g.0
+        case .resetRetry: g.1
+        case .reportRetry: g.2
         case .requestTimeout: 0
         }
     }
@@ -89,7 +94,7 @@ extension World {
         guard let kind = TimerKind(rawValue: e.sub), devices[i].hasProcess else { return }
         let expected = kind == .requestTimeout
             ? devices[i].processEpoch
-            : devices[i].processEpoch &+ timerGeneration(kind, device: i) &* 0x100
+            : devices[i].processEpoch &+ World.generation(kind, in: devices[i].timerGeneration) &* 0x100
         guard e.aux == expected else { return }
         if kind == .requestTimeout {
             guard let requestKind = RequestKind(rawValue: UInt8(e.arg & 7)) else { return }
