@@ -4,9 +4,15 @@
 import PackageDescription
 
 /// Release builds optimise across modules so the generic engine specialises on the
-/// SDK and checker types that other modules plug in (see issue 8).
+/// SDK and checker types that other modules plug in (see issue 8), and let LLVM inline
+/// far more than its default (225): the engine's handlers (`apply`, `sendRequest`,
+/// `requestArrives`, `timerFires`, …) are specialised into this package's executable as
+/// separate functions, and each call saved and restored registers around a few dozen
+/// instructions of work. Callgrind, 10k devices × 10 days checked: 1,591.7 M -> 1,486.8 M
+/// instructions; 10k × 60 days 0.914 -> 0.890 s. (20,000 takes 1,447.8 M, in the same time,
+/// for twice the code; full LTO, `--experimental-lto-mode=full`, 1,496.6 M.)
 let optimise: [SwiftSetting] = [
-    .unsafeFlags(["-cross-module-optimization"], .when(configuration: .release)),
+    .unsafeFlags(["-cross-module-optimization", "-Xllvm", "-inline-threshold=5000"], .when(configuration: .release)),
 ]
 
 let package = Package(
