@@ -110,7 +110,9 @@ public struct InvariantChecker: TraceObserver {
         case .processStarted: processStarted(d)
         case .processKilled: processKilled(d)
         case .person:
-            if case .person(let action, _) = r.event { person(d, action) }
+            // Only the Photos permission changes the truth: most person records (opens,
+            // closes, background runs) skip the call.
+            if case .person(let action, _) = r.event, action == .revokePhotos || action == .grantPhotos { person(d, action) }
         case .forgotDevice: forgotDevice(d)
         case .requestSent:
             if case .requestSent(let id, let kind, let key, let credential) = r.event {
