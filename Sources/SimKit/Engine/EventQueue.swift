@@ -584,33 +584,44 @@ public struct EventQueue: Sendable {
     /// `1 << shift` ms. The open bucket keeps its events: the new cursor is the new bucket
     /// holding the last millisecond of the old open bucket, so they are all still at or
     /// before it, and every other event is still after it. Listed nodes are relinked where
-    /// they are. The fine lists are found through the bitmap, not by reading every head,
-    /// and a block of the same size keeps its heads (emptied as their lists are taken):
-    /// the width swings a few times a day, and a block of 65,536 buckets then holds a few
-    /// thousand events (callgrind, 10k devices × 10 days: reading and refilling every
-    /// head was 2% of all instructions). The buffers are unique.
-    /// - Complexity: O(n + buckets / 64), plus O(buckets) when the block size changes,
-    ///   plus O(log n) for each event that enters or leaves the far heap.
+    /// they are. When the fine level is sparse its lists are found through the bitmap, not
+    /// by reading every head, and a block of the same size keeps its heads (emptied as
+    /// their lists are taken): the width swings a few times a day, and a block of 65,536
+    /// buckets then holds a few thousand events (callgrind, 10k devices × 10 days: reading
+    /// and refilling every head was 2% of all instructions). The buffers are unique.
+    /// - Complexity: O(n + buckets / 64) when sparse and the block size is unchanged, else
+    ///   O(n + buckets); plus O(log n) for each event that enters or leaves the far heap.
     @usableFromInline
     mutating func relayout(shift newShift: UInt64, buckets: Int) {
         precondition(buckets.nonzeroBitCount == 1 && buckets >= 64, "bucket count \(buckets) must be a power of two >= 64")
         let lastMs = cursor << shift | (1 << shift - 1)
+        // At most half as many listed events as buckets (10k devices: a few thousand in
+        // 65,536): take the lists found through the bitmap, and keep the heads; the list of
+        // lists takes at most half the room of the heads. More (a million devices
+        // launching: millions): read every head of the old block into a new one, so the
+        // list of lists does not add to the peak (it raised 1M devices' by 17 MB).
+        let sparse = bucketed <= heads.count / 2
         var lists: [UInt32] = []
-        lists.reserveCapacity(bucketed + Int(EventQueue.coarseCount))
-        for w in 0..<occupied.count {
-            var word = occupied.base[w]
-            while word != 0 {
-                let b = w << 6 | word.trailingZeroBitCount
-                lists.append(heads.base[b])
-                heads.base[b] = EventQueue.none
-                word &= word &- 1
+        lists.reserveCapacity((sparse ? bucketed : 0) + Int(EventQueue.coarseCount))
+        var oldHeads: QueueBuffer<UInt32>? = nil
+        if sparse {
+            for w in 0..<occupied.count {
+                var word = occupied.base[w]
+                while word != 0 {
+                    let b = w << 6 | word.trailingZeroBitCount
+                    lists.append(heads.base[b])
+                    heads.base[b] = EventQueue.none
+                    word &= word &- 1
+                }
             }
+        } else {
+            oldHeads = heads
         }
         for k in 0..<coarseHeads.count where coarseHeads.base[k] != EventQueue.none {
             lists.append(coarseHeads.base[k])
             coarseHeads.base[k] = EventQueue.none
         }
-        if buckets == heads.count {
+        if sparse, buckets == heads.count {
             occupied.base.update(repeating: 0, count: occupied.count)
         } else {
             heads = QueueBuffer(repeating: EventQueue.none, count: buckets)
@@ -626,6 +637,7 @@ public struct EventQueue: Sendable {
         blockEnd = cursor | mask
         bucketed = 0
         coarsed = 0
+        if let old = oldHeads { for head in old where head != EventQueue.none { relinkList(head) } }
         for head in lists { relinkList(head) }
         refill()
         resetJudgement()
