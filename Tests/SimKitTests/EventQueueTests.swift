@@ -444,6 +444,42 @@ private struct PairedQueue {
         try p.drain()
     }
 
+    /// A re-layout takes the fine lists through the bitmap when they are sparse (at most
+    /// half as many events as buckets) and keeps a same-size block's heads; otherwise it
+    /// reads every head into a new block. Both, to the same and to twice the size, wider
+    /// and narrower, with events in every level: the order must not change.
+    @Test(arguments: [(dense: false, grow: false), (dense: false, grow: true),
+                      (dense: true, grow: false), (dense: true, grow: true)])
+    func relayoutKeepsTheOrder(dense: Bool, grow: Bool) throws {
+        for newShiftDelta in [-2, -1, 1, 2] {
+            var r = SimRandom(seed: (dense ? 1_000 : 0) &+ UInt64(newShiftDelta + 2))
+            var p = PairedQueue(EventQueue(reserving: 4_096))
+            try p.push(0)
+            try p.pop()                                              // the open bucket is the first
+            for _ in 0..<100 {
+                switch r.below(4) {
+                case 0: try p.push(r.below(2_000))                   // the open bucket and the next
+                case 1: try p.push(r.below(20 * Ms.day))             // coarse and far
+                default: try p.push(r.below(2 * Ms.hour))            // fine
+                }
+            }
+            // Dense: more listed events than half the buckets (pushes past twice the
+            // buckets grow the block, so this ends).
+            var pushes = 0
+            while dense, p.q.bucketed <= p.q.bucketCount / 2, pushes < 100_000 {
+                try p.push(2_000 + r.below(UInt64(p.q.bucketCount) * 1_024 / 2)); pushes += 1
+            }
+            let buckets = p.q.bucketCount
+            #expect((p.q.bucketed > buckets / 2) == dense, "\(p.q.bucketed) listed in \(buckets) buckets")
+            p.q.relayout(shift: UInt64(Int(p.q.shift) + newShiftDelta), buckets: grow ? 2 * buckets : buckets)
+            #expect(p.q.bucketCount == (grow ? 2 * buckets : buckets))
+            try p.check()
+            for _ in 0..<p.sorted.count / 2 { try p.pop() }
+            try p.check()
+            try p.drain()
+        }
+    }
+
     /// Widening waits for 32 times as many arrivals as events are pending, narrowing for
     /// twice as many: sparse buckets keep their width for 31 × pending pops before they
     /// double it, while crowded ones halve it at the first judgement that finds them so
