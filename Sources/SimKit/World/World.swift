@@ -55,7 +55,7 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
         prefetching = n >= World.prefetchFromDevices
         precondition(n < Int(Event.world), "too many devices")
         queue = EventQueue(capacityLimit: setup.queueLimit ?? max(1 << 20, n * 64), reserving: min(n * 8, 1 << 25))
-        queue.prefetches = prefetching
+        queue.prefetches = n >= World.queueHintsFromDevices
         var serverSetup = ServerSetup(keyCount: setup.keyNames.count, deviceCount: n)
         for a in setup.accounts { _ = serverSetup.addAccount(approved: a.approved) }
         for a in setup.apps { _ = serverSetup.addApp(account: a.account, key: a.initialKey, approved: !a.pending) }
@@ -149,8 +149,15 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
         }
     }
 
-    /// Worlds of at least this many devices prefetch (their state outgrows a core's L2).
-    static var prefetchFromDevices: Int { 1 << 15 }
+    /// Worlds of at least this many devices prefetch the next event's state: theirs
+    /// outgrows a core's L2 (2 MiB here; 10,000 devices' state is about 4 MB). 10k × 60
+    /// days checked, fastest of 7 interleaved runs: 0.886 s without, 0.877 s with.
+    static var prefetchFromDevices: Int { 1 << 13 }
+
+    /// Worlds of at least this many devices also have their queue give itself cache hints
+    /// (`EventQueue.prefetches`): its pool outgrows the cache later than the devices' state
+    /// does (10k × 60 days: 0.877 s without, 0.884 s with; a million devices gain 4%).
+    static var queueHintsFromDevices: Int { 1 << 15 }
 
     /// A hint: `e` runs next, start loading what it touches (its device's state, its
     /// request slot) while this one runs; at a million devices each is otherwise a miss.
