@@ -41,9 +41,11 @@ public struct ReferenceSDK: SDKCore {
 
     public mutating func handle(_ input: SDKInput, now: SimTime, context: SDKContext, config: SDKConfig, disk: LocalData,
                                 effects: inout [Effect]) {
-        withUnsafeMutablePointer(to: &effects) { out in
-            var step = Step(disk: disk, config: config, now: now, out: out, context: context)
-            handle(input, &step)
+        withUnsafePointer(to: config) { settings in
+            withUnsafeMutablePointer(to: &effects) { out in
+                var step = Step(disk: disk, settings: settings, now: now, out: out, context: context)
+                handle(input, &step)
+            }
         }
     }
 
@@ -67,7 +69,10 @@ public struct ReferenceSDK: SDKCore {
         // Word-sized and word-aligned fields first, the 9 bytes of `context` last: with the
         // odd-sized field in the middle, building a step copied it in overlapping pieces.
         var disk: LocalData
-        let config: SDKConfig
+        /// The caller's settings, valid for the one `handle` call that made this step: a
+        /// pointer, not a copy of its 56 bytes.
+        let settings: UnsafePointer<SDKConfig>
+        var config: SDKConfig { settings.pointee }
         let now: SimTime
         /// The caller's `effects`, valid for the one `handle` call that made this step. A
         /// pointer, not the array moved in and out: a step then holds no reference, so
