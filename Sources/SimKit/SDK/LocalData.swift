@@ -42,7 +42,7 @@ public struct LocalData: Sendable, Equatable {
 
     /// Applies one storage operation.
     /// - Complexity: O(1).
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func apply(_ op: StoreOp) {
         switch op {
         case .indexPhotos(let from, let count):

@@ -86,7 +86,7 @@ public enum TraceEncoding {
         }
     }
 
-    @usableFromInline static func storeWords(_ op: StoreOp) -> (UInt64, UInt64) {
+    @inlinable static func storeWords(_ op: StoreOp) -> (UInt64, UInt64) {
         switch op {
         case .indexPhotos(let from, let count): return (1, UInt64(from) << 16 | UInt64(count))
         case .deleteIndex: return (2, 0)
