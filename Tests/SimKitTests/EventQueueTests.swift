@@ -369,6 +369,22 @@ private struct PairedQueue {
         try p.drain()
     }
 
+    /// Pushes into the open bucket compare times only (a push carries the newest sequence);
+    /// at the last millisecond of time that would pass the sentinel, so such events go to
+    /// the burst heap instead, and still come out first-in first-out.
+    @Test func eventsAtTheEndOfTimeStayFirstInFirstOut() throws {
+        var p = PairedQueue()
+        try p.push(SimTime.max)
+        try p.push(SimTime.max - 1)
+        try p.pop()                                              // the cursor is at the last bucket
+        for i in 0..<100 {
+            try p.push(i % 3 == 0 ? SimTime.max - 1 : SimTime.max)
+            if i % 10 == 0 { try p.pop() }
+        }
+        try p.check()
+        try p.drain()
+    }
+
     /// Pushes earlier than the open bucket (the cursor has moved on to a later bucket) go
     /// into the open bucket and come out first; ties with the cursor's time stay FIFO.
     @Test func pushesEarlierThanTheCursor() throws {

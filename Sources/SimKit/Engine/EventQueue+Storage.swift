@@ -193,26 +193,31 @@ struct OpenBucket: Sendable {
         return burst.pop()
     }
 
-    /// Inserts `e` after every event that precedes it. A new push carries the largest
-    /// sequence yet, so that is after every event due at or before `e.time`; an event moved
-    /// in from the far heap or a bucket by a resize may carry an older one, so the scan
-    /// compares sequences too. The caller has made `sorted` unique.
+    /// Inserts `e` after every event that precedes it. A new push (`newest`) carries the
+    /// largest sequence yet, so that is after every event due at or before `e.time`, and
+    /// the scan compares times only; an event moved in from the far heap or a bucket by a
+    /// resize may carry an older one, so its scan compares sequences too. The caller has
+    /// made `sorted` unique.
     /// - Complexity: O(`scanLimit`), or O(log n) when it goes into `burst`.
     @inlinable @inline(__always)
-    mutating func insert(_ e: QueuedEvent) {
+    mutating func insert(_ e: QueuedEvent, newest: Bool = false) {
         let n = end
         if n == sorted.count { grow(keeping: n) }
         let s = sorted.base
+        @inline(__always) func precedesE(_ a: QueuedEvent) -> Bool {
+            newest ? a.time <= e.time : QueuedEvent.precedes(a, e)
+        }
         // Slots n-1, n-2, … hold the earliest events; move those that precede e up one
         // slot, giving up past scanLimit.
         let floor = Swift.max(1, n - OpenBucket.scanLimit)
         var p = n
-        while p > floor, QueuedEvent.precedes(s[p - 1], e) {
+        while p > floor, precedesE(s[p - 1]) {
             s[p] = s[p - 1]
             p -= 1
         }
-        // (At slot 1, s[0] is the sentinel, which e does not follow.)
-        if p == floor, QueuedEvent.precedes(s[p - 1], e) {
+        // (At slot 1, s[0] is the sentinel, which e does not follow; a newest event at
+        // the last millisecond of time would, by time alone, and goes to `burst`.)
+        if p == floor, precedesE(s[p - 1]) {
             putBack(from: p, count: n)
             insertBurst(e)
             return

@@ -185,7 +185,7 @@ public struct EventQueue: Sendable {
         let e = QueuedEvent(event, seq: nextSeq)
         nextSeq &+= 1
         pending &+= 1
-        place(e)
+        place(e, newest: true)
         return true
     }
 
@@ -198,7 +198,7 @@ public struct EventQueue: Sendable {
         let e = QueuedEvent(event, seq: nextSeq)
         nextSeq &+= 1
         pending &+= 1
-        place(e)
+        place(e, newest: true)
         if pending > pendingToGrow { grow() }
         return true
     }
@@ -346,12 +346,13 @@ public struct EventQueue: Sendable {
     // MARK: - Levels
 
     /// Puts `e` (already stamped) in the open bucket, a fine bucket, a coarse list or the
-    /// far heap. The buffers are unique.
+    /// far heap; `newest` when it was stamped just now (see `OpenBucket.insert`). The
+    /// buffers are unique.
     @inlinable @inline(__always)
-    mutating func place(_ e: QueuedEvent) {
+    mutating func place(_ e: QueuedEvent, newest: Bool = false) {
         let abs = bucket(e.time)
         if abs <= cursor {
-            open.insert(e)
+            open.insert(e, newest: newest)
             arrivals &+= 1
             return
         }
