@@ -5,6 +5,8 @@
 /// (with arrays, a request paid four calls into the runtime: add, reply, release and the
 /// free list's pop). Copies of a pool share its storage until the owner calls
 /// `makeUnique()`, which `World.run` does before its loop; growing makes a fresh storage.
+/// Its four operations are always inlined: the engine is specialised in the executable's
+/// module, and as calls into this one they cost 10 M of 1,522 M instructions (10k × 10 d).
 struct RequestPool: Sendable {
     struct Slot: Sendable {
         var request: Request
@@ -41,6 +43,7 @@ struct RequestPool: Sendable {
     }
 
     /// Puts `slot` on the wire; returns its slot number.
+    @inline(__always)
     mutating func add(_ slot: Slot) -> UInt32 {
         if freeHead != RequestPool.none {
             let i = freeHead
@@ -56,18 +59,21 @@ struct RequestPool: Sendable {
     }
 
     /// The request in slot `i` (handed out and not yet released).
+    @inline(__always)
     subscript(i: UInt32) -> Slot {
         precondition(Int(i) < used, "request slot \(i) was never handed out")
         return storage.base[Int(i)]
     }
 
     /// Records the server's answer to request `i` (one field, not the whole slot).
+    @inline(__always)
     mutating func setReply(_ reply: ServerReply, of i: UInt32) {
         precondition(Int(i) < used, "request slot \(i) was never handed out")
         storage.base[Int(i)].reply = reply
     }
 
     /// Frees slot `i` for the next request.
+    @inline(__always)
     mutating func release(_ i: UInt32) {
         precondition(Int(i) < used, "request slot \(i) was never handed out")
         storage.base[Int(i)].id = freeHead
