@@ -28,8 +28,9 @@
 /// events each opened bucket took: it narrows it when buckets get crowded and widens it
 /// when they hold few. It doubles the buckets of a block when the pending events outnumber
 /// them twice. Each change re-lays the events in place (nodes are relinked, not copied),
-/// so a resize needs no room beyond the new bucket heads, and width changes wait until as
-/// many events have gone by as a re-layout moves.
+/// so a resize needs no room beyond the new bucket heads (or, with few events listed, a
+/// list of their lists), and width changes wait until as many events have gone by as a
+/// re-layout moves.
 ///
 /// The pool, the heads, the bitmap and the open bucket live in `QueueBuffer`s, written
 /// without per-access checks; copies of a queue share them until one of them writes
