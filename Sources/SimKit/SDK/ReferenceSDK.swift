@@ -63,7 +63,7 @@ public struct ReferenceSDK: SDKCore {
         switch input {
         case .launch(let inBackground): launch(inBackground: inBackground, &step)
         case .becameActive: becameActive(&step)
-        case .wentToBackground: foreground = false
+        case .wentToBackground: break   // handled before a step is built, above
         case .backgroundRun:
             if configured, !step.disk.isLocked, phase == .none { startRun(background: true, &step) }
         case .call(let call): apiCall(call, &step)
