@@ -113,3 +113,21 @@ extension WorldRuleTests {
         #expect(world.server.checkInvariants() == nil)
     }
 }
+
+extension WorldRuleTests {
+    /// Jittered statements queue their devices' moments as sorted runs (`pushRun`); pushed
+    /// one by one instead, the trace must be the same record for record.
+    @Test("Workload: runs of jittered moments change no record", arguments: [(1, 300), (2, 1_000)] as [(UInt64, UInt32)])
+    func runsChangeNoRecord(seed: UInt64, devices: UInt32) {
+        let setup = StandardWorkload.setup(seed: seed, devices: devices, days: 20)
+        var withRuns = World<ReferenceSDK, NoObserver>(setup: setup, observer: NoObserver())
+        var oneByOne = World<ReferenceSDK, NoObserver>(setup: setup, observer: NoObserver())
+        oneByOne.queue.takesRuns = false
+        withRuns.run()
+        oneByOne.run()
+        #expect(withRuns.eventsHandled == oneByOne.eventsHandled)
+        #expect(withRuns.fingerprint.records == oneByOne.fingerprint.records)
+        #expect(withRuns.fingerprint == oneByOne.fingerprint)
+        #expect(withRuns.queue.runsTaken > 50 && oneByOne.queue.runsTaken == 0, "runs taken: \(withRuns.queue.runsTaken)")
+    }
+}

@@ -38,9 +38,12 @@ extension EventQueue {
     /// - Complexity: O(n).
     public func checkLevels() -> String? {
         if blockEnd != cursor | mask { return "blockEnd \(blockEnd) is not the end of the cursor's block \(cursor | mask)" }
-        if pendingForSlowPush != Swift.min(pendingToGrow, capacityLimit) {
-            return "pendingForSlowPush \(pendingForSlowPush) is not min(pendingToGrow \(pendingToGrow), capacityLimit \(capacityLimit))"
+        // Runs that ended since it was set leave it above min(pendingToGrow + runs.pending,
+        // capacityLimit), never beyond the bound.
+        if pendingForSlowPush > capacityLimit || pendingForSlowPush < Swift.min(pendingToGrow &+ runs.pending, capacityLimit) {
+            return "pendingForSlowPush \(pendingForSlowPush) is not within min(pendingToGrow \(pendingToGrow) + runs \(runs.pending), capacityLimit \(capacityLimit)) and the bound"
         }
+        if let broken = runs.checkInvariants() { return "runs: \(broken)" }
         let current = block(cursor)
         var listed = 0
         for k in 0..<Int(EventQueue.coarseCount) {
@@ -61,7 +64,7 @@ extension EventQueue {
         for e in far.heap where block(bucket(e.time)) &- current <= EventQueue.coarseCount {
             return "far event t=\(e.time) (seq=\(e.seq)) lies within the coarse level"
         }
-        let total = open.count + bucketed + coarsed + far.count
+        let total = open.count + bucketed + coarsed + far.count + runs.pending
         if total != pending { return "pending \(pending) but the levels hold \(total)" }
         return nil
     }

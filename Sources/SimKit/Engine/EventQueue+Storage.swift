@@ -162,6 +162,17 @@ struct OpenBucket: Sendable {
         return last
     }
 
+    /// Whether the earliest event precedes (`time`, `seq`): false when there is none.
+    @inlinable @inline(__always)
+    func precedes(time: SimTime, seq: UInt64) -> Bool {
+        if end > 1 {
+            let last = sorted.base[end - 1]
+            if last.time < time || (last.time == time && last.seq < seq) { return true }
+        }
+        guard let b = burst.first else { return false }
+        return b.time < time || (b.time == time && b.seq < seq)
+    }
+
     /// Removes and returns the earliest event if it is due at or before `limit`. Reads
     /// `sorted` only, so it needs no unique buffer.
     /// - Complexity: O(1) when `burst` is empty; O(log n) otherwise.

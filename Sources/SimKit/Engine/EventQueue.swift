@@ -71,15 +71,22 @@ public struct EventQueue: Sendable {
     @usableFromInline var blockEnd: UInt64 = 255
     /// The pending count beyond which the block doubles (`pendingPerBucketMax` a bucket).
     @usableFromInline var pendingToGrow = 512
-    /// `min(pendingToGrow, capacityLimit)`: from this pending count on, `push` takes the
-    /// path that refuses or grows, so the common push makes one comparison for both.
+    /// `min(pendingToGrow + runs.pending, capacityLimit)`, with `runs.pending` as it was
+    /// when a run began or ended: from this pending count on, `push` takes the path that
+    /// refuses or grows, so the common push makes one comparison for both.
     @usableFromInline var pendingForSlowPush = 512
     /// Events in the fine buckets, and in the coarse lists.
     @usableFromInline var bucketed = 0
     @usableFromInline var coarsed = 0
     /// Events beyond the coarse level.
     @usableFromInline var far = EventHeap()
-    /// Events pending in all, kept so `push` checks the bound cheaply.
+    /// Sorted runs of events pushed at once (see `pushRun`).
+    @usableFromInline var runs = QueueRuns()
+    /// Whether `pushRun` takes runs at all (tests turn it off to compare the two ways),
+    /// and how many it has taken.
+    var takesRuns = true
+    public internal(set) var runsTaken = 0
+    /// Events pending in all (the runs' too), kept so `push` checks the bound cheaply.
     @usableFromInline var pending = 0
     @usableFromInline var nextSeq: UInt64 = 0
     /// Since the last judgement of the width: buckets opened, and events that entered the
@@ -153,6 +160,13 @@ public struct EventQueue: Sendable {
     /// The time of the earliest pending event.
     /// - Complexity: O(1) when the open bucket holds events; else a scan of one list.
     public var nextTime: SimTime? {
+        let listed = listedNextTime
+        guard runs.count > 0 else { return listed }
+        return Swift.min(listed ?? .max, runs.firstTime)
+    }
+
+    /// The time of the earliest pending event outside the runs.
+    var listedNextTime: SimTime? {
         if let first = open.first { return first.time }
         if bucketed > 0 { return earliestTime(in: heads[Int(firstSet(in: occupied.base, words: occupied.count, from: cursor & mask))]) }
         if coarsed > 0 { return earliestTime(in: coarseHeads[Int(firstCoarse(from: block(cursor) &+ 1))]) }
@@ -200,7 +214,8 @@ public struct EventQueue: Sendable {
         nextSeq &+= 1
         pending &+= 1
         place(e, newest: true)
-        if pending > pendingToGrow { grow() }
+        if pending &- runs.pending > pendingToGrow { grow() }
+        pendingForSlowPush = Swift.min(pendingToGrow &+ runs.pending, capacityLimit)
         return true
     }
 
@@ -213,6 +228,15 @@ public struct EventQueue: Sendable {
     /// - Complexity: O(1) on average.
     @inlinable
     public mutating func pop(notAfter limit: SimTime) -> Event? {
+        if runs.count > 0 { makeUnique() }
+        return popUnique(notAfter: limit)
+    }
+
+    /// `pop(notAfter:)` for a queue made unique (see `pushUnique`): taking a run's event
+    /// writes its cursor.
+    @inlinable @inline(__always)
+    mutating func popUnique(notAfter limit: SimTime) -> Event? {
+        if runs.firstTime != .max { return popWithRuns(notAfter: limit) }
         if open.isEmpty {
             advance()
             if open.isEmpty { return nil }
@@ -242,6 +266,7 @@ public struct EventQueue: Sendable {
         makeUnique()
         open.removeAll()
         far.removeAll()
+        runs.removeAll()
         nodesUsed = 0
         freeNode = EventQueue.none
         bucketed = 0
@@ -271,6 +296,7 @@ public struct EventQueue: Sendable {
         occupied = occupied.copy(count: occupied.count, used: occupied.count)
         coarseHeads = coarseHeads.copy(count: coarseHeads.count, used: coarseHeads.count)
         open.copySorted()
+        runs.copyBuffers()
         owner = QueueOwner()
     }
 
@@ -634,7 +660,7 @@ public struct EventQueue: Sendable {
         blockShift = UInt64(buckets.trailingZeroBitCount)
         mask = UInt64(buckets - 1)
         pendingToGrow = EventQueue.pendingPerBucketMax * buckets
-        pendingForSlowPush = Swift.min(pendingToGrow, capacityLimit)
+        pendingForSlowPush = Swift.min(pendingToGrow &+ runs.pending, capacityLimit)
         cursor = lastMs >> newShift
         blockEnd = cursor | mask
         bucketed = 0

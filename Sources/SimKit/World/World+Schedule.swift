@@ -27,15 +27,36 @@ extension World {
         case .person(let action, let selection, let arg):
             // One key per firing; each device's delay is a keyed draw from it and the device.
             let jitterKey = random.fork(Stream.jitter, UInt64(index) << 32 | UInt64(firing)).seed
-            forEachSelected(selection, statement: index, firing: firing) { world, d in
-                if statement.jitterMs > 0 {
+            guard statement.jitterMs > 0 else {
+                forEachSelected(selection, statement: index, firing: firing) { world, d in
+                    world.personAct(action, device: d, arg: arg)
+                }
+                return
+            }
+            guard statement.jitterMs < 1 << 32 else {   // beyond a run's 32-bit offsets (49 days)
+                forEachSelected(selection, statement: index, firing: firing) { world, d in
                     var r = KeyedRandom(key: jitterKey ^ UInt64(d))
                     let at = world.now + r.int(in: 0...statement.jitterMs)
                     world.schedule(Event(time: at, target: d, kind: EventKind.personAction, arg: UInt32(index)))
-                } else {
-                    world.personAct(action, device: d, arg: arg)
+                }
+                return
+            }
+            // Each device's moment, as `delay << 32 | device`, in device order: queued as one
+            // sorted run (see `EventQueue.pushRun`), or one by one when the queue refuses it.
+            var entries = runEntries
+            runEntries = []
+            entries.removeAll(keepingCapacity: true)
+            let jitterMs = statement.jitterMs
+            forEachSelected(selection, statement: index, firing: firing) { _, d in
+                var r = KeyedRandom(key: jitterKey ^ UInt64(d))
+                entries.append(r.int(in: 0...jitterMs) << 32 | UInt64(d))
+            }
+            if !queue.pushRun(at: now, kind: EventKind.personAction, arg: UInt32(index), entries: &entries) {
+                for v in entries {
+                    schedule(Event(time: now + v >> 32, target: DeviceIndex(truncatingIfNeeded: v), kind: EventKind.personAction, arg: UInt32(index)))
                 }
             }
+            runEntries = entries
         case .offline(let selection, let forMs):
             let until = now + forMs
             forEachSelected(selection, statement: index, firing: firing) { world, d in

@@ -44,6 +44,8 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
     let prefetching: Bool
     /// A reusable buffer for the SDK's effects: no allocation per event once warm.
     var effects: [Effect] = []
+    /// A reusable buffer for the jittered moments of one statement's firing.
+    var runEntries: [UInt64] = []
 
     /// A world ready to run: devices built, the schedule's first firings queued.
     public init(setup: WorldSetup, observer: Observer) {
@@ -105,12 +107,13 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
         requests.makeUnique()
         let end = setup.durationMs
         let budget = setup.eventBudget
-        while eventsHandled < budget, !queueFull, let event = queue.pop(notAfter: end) {
+        while eventsHandled < budget, !queueFull, let event = queue.popUnique(notAfter: end) {
             assert(event.time >= now, "time went backwards: \(event.time) < \(now)")
             now = event.time
             eventsHandled &+= 1
             if prefetching {
                 if let next = queue.open.first { prefetch(next) }
+                if let d = queue.runTarget(ahead: World.runPrefetchAhead) { prefetch(device: d) }
                 queue.walkAhead()
             }
             handle(event)
@@ -176,6 +179,17 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
             server.prefetch(device: d)
         }
         if rings.depth > 0 { rings.prefetch(device: d) }
+        observer.prefetch(device: d)
+    }
+
+    /// How far ahead in a run of jittered person actions `run` asks for a device's state.
+    static var runPrefetchAhead: Int { 8 }
+
+    /// A hint: a person action for device `d` comes soon; start loading its state.
+    @inline(__always)
+    func prefetch(device d: DeviceIndex) {
+        Prefetch.element(of: devices, at: Int(d))
+        Prefetch.element(of: sdks, at: Int(d))
         observer.prefetch(device: d)
     }
 
