@@ -240,7 +240,7 @@ extension EventQueue {
     /// the events its handling pushes land in buckets ahead of the cursor, not all in the
     /// open bucket. The buffers are unique.
     @inlinable @inline(__always)
-    mutating func popWithRuns(notAfter limit: SimTime) -> Event? {
+    mutating func popMergingRuns(notAfter limit: SimTime) -> Event? {
         let headTime = runs.firstTime
         if open.isEmpty, bucket(headTime) > cursor { moveCursor(toward: bucket(headTime)) }
         if open.precedes(time: headTime, seq: runs.firstSeq) {
