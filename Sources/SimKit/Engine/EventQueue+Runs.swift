@@ -169,6 +169,7 @@ extension EventQueue {
     /// `entries` in place. False, with nothing pushed, when the run is too short to be
     /// worth it, when `runsMax` runs are pending, or when the queue would pass its bound:
     /// the caller then pushes the events one by one (and learns of the bound from `push`).
+    /// A popped event of a run carries the run's first sequence number, not one of its own.
     /// - Complexity: O(n) (a radix sort of the offsets); O(n log n) for a short run.
     public mutating func pushRun(at time: SimTime, kind: UInt8, arg: UInt32, entries: inout [UInt64]) -> Bool {
         let n = entries.count
@@ -312,6 +313,9 @@ extension EventQueue {
             advance()
             return
         }
+        // (Entering a block leaves its events listed or in the open bucket, so the target
+        // lies in the cursor's block by now.)
+        precondition(target <= blockEnd, "run head beyond the cursor's block with nothing listed")
         cursor = target
     }
 
