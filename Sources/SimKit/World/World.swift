@@ -153,10 +153,12 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
     }
 
     /// Worlds of at least this many devices prefetch the next event's state: theirs
-    /// outgrows a core's L2 (2 MiB here; a 10,000-device checked world holds about 9 MB,
-    /// 947 B a device). 10k × 60 days checked, fastest of 7 interleaved runs: 0.886 s
-    /// without, 0.877 s with.
-    static var prefetchFromDevices: Int { 1 << 13 }
+    /// outgrows a core's L2 (2 MiB here), and below this size its loads from L3 cost less
+    /// than the hints' instructions (a 10,000-device checked world holds about 9 MB).
+    /// Checked, fastest of 3-5 interleaved runs, without and with: 10k × 60 days 0.778 and
+    /// 0.799 s, 15k × 30 days 0.663 and 0.683 s, 30k × 20 days 1.035 and 0.999 s, 60k ×
+    /// 10 days 1.490 and 1.253 s.
+    static var prefetchFromDevices: Int { 1 << 14 }
 
     /// Worlds of at least this many devices also have their queue give itself cache hints
     /// (`EventQueue.prefetches`): its pool outgrows the cache later than the devices' state
