@@ -152,7 +152,8 @@ private func same(_ a: Event?, _ b: Event?) -> Bool {
         #expect(popped == EventQueue.runsMax * 100)
     }
 
-    /// Runs too short to pay for themselves, or past the bound, are refused whole.
+    /// Runs too short to pay for themselves, past the bound, or reaching the last
+    /// millisecond of time are refused whole.
     @Test func shortRunsAndRunsPastTheBoundAreRefused() {
         var q = EventQueue(capacityLimit: 100)
         var short = (0..<UInt64(EventQueue.runMin - 1)).map { $0 }
@@ -160,6 +161,10 @@ private func same(_ a: Event?, _ b: Event?) -> Bool {
         var long = (0..<101).map { UInt64($0) }
         #expect(!q.pushRun(at: 0, kind: 2, arg: 0, entries: &long))
         #expect(q.isEmpty)
+        var endOfTime = (0..<100).map { UInt64($0) | UInt64($0 % 3) << 32 }
+        let before = endOfTime
+        #expect(!q.pushRun(at: SimTime.max - 2, kind: 2, arg: 0, entries: &endOfTime), "an event at .max")
+        #expect(endOfTime == before)
         var fits = (0..<100).map { UInt64($0) }
         #expect(q.pushRun(at: 0, kind: 2, arg: 0, entries: &fits))
         let pushed = q.push(Event(time: 0, target: 0, kind: 1))

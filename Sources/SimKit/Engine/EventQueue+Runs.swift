@@ -122,19 +122,6 @@ struct QueueRuns: Sendable {
         firstTime = .max
     }
 
-    /// The pending events of every run, in no particular order (for `checkInvariants`).
-    var events: [Event] {
-        var all: [Event] = []
-        for i in 0..<count {
-            let r = slots.base[i]
-            for j in r.next..<r.count {
-                all.append(Event(time: r.time &+ r.entries[j] >> 32, seq: r.seq,
-                                 target: UInt32(truncatingIfNeeded: r.entries[j]), kind: r.kind, arg: r.arg))
-            }
-        }
-        return all
-    }
-
     /// Checks every run's entries ascending and non-empty, the counts adding up, and the
     /// earliest head found.
     func checkInvariants() -> String? {
@@ -165,20 +152,20 @@ extension EventQueue {
 
     /// Schedules an event at `time + offset` with `kind` and `arg` for each entry
     /// `offset << 32 | target` of `entries`, whose targets must increase: the events pop as
-    /// if pushed one by one in that order, but cost far less (see `QueueRun`). Sorts
-    /// `entries` in place. False, with nothing pushed, when the run is too short to be
-    /// worth it, when `runsMax` runs are pending, or when the queue would pass its bound:
-    /// the caller then pushes the events one by one (and learns of the bound from `push`).
+    /// if pushed one by one in that order, but cost far less (see `QueueRun`). False, with
+    /// nothing pushed and `entries` as they were, when the run is too short to be worth it,
+    /// when `runsMax` runs are pending, when the queue would pass its bound, or when an
+    /// event would fall at the last millisecond of time (`.max` marks "no run"): the caller
+    /// then pushes the events one by one (and learns of the bound from `push`). Taken, the
+    /// run leaves `entries` in no particular order (they serve as the sort's scratch).
     /// A popped event of a run carries the run's first sequence number, not one of its own.
-    /// - Complexity: O(n) (a radix sort of the offsets); O(n log n) for a short run.
+    /// - Complexity: O(n), a radix sort of the offsets in at most two passes.
     public mutating func pushRun(at time: SimTime, kind: UInt8, arg: UInt32, entries: inout [UInt64]) -> Bool {
         let n = entries.count
         guard takesRuns, n >= EventQueue.runMin, runs.count < EventQueue.runsMax, pending &+ n <= capacityLimit else { return false }
-        makeUnique()
-        let buffer = runs.takeBuffer(n)
         var maxOffset: UInt64 = 0
-        entries.withUnsafeMutableBufferPointer { e in
-            var increasing = true
+        var increasing = true
+        entries.withUnsafeBufferPointer { e in
             var previous = UInt32(truncatingIfNeeded: e[0])
             maxOffset = e[0] >> 32
             for i in 1..<n {
@@ -187,8 +174,12 @@ extension EventQueue {
                 previous = UInt32(truncatingIfNeeded: v)
                 maxOffset = Swift.max(maxOffset, v >> 32)
             }
-            precondition(increasing, "a run's targets must increase")
-            precondition(time <= SimTime.max - maxOffset, "a run's time overflows")
+        }
+        precondition(increasing, "a run's targets must increase")
+        guard time < SimTime.max - maxOffset else { return false }
+        makeUnique()
+        let buffer = runs.takeBuffer(n)
+        entries.withUnsafeMutableBufferPointer { e in
             EventQueue.sortRun(e.baseAddress!, spare: buffer.base, count: n, maxOffset: maxOffset)
         }
         runs.slots.base[runs.count] = QueueRun(entries: buffer.base, next: 0, count: n, time: time, seq: nextSeq,
