@@ -33,8 +33,9 @@ extension EventQueue {
 
     /// Checks what `checkInvariants` does not see: every coarse list holding only events
     /// of its block within the coarse level, its bit in step, the far heap beyond the
-    /// coarse level, the counts adding up, and `pendingForSlowPush` the least of the two
-    /// bounds it stands for. For tests and debug builds.
+    /// coarse level, the runs in order, the counts adding up, and `pendingForSlowPush` no
+    /// lower than the least of the two bounds it stands for and no higher than the queue's
+    /// bound. For tests and debug builds.
     /// - Complexity: O(n).
     public func checkLevels() -> String? {
         if blockEnd != cursor | mask { return "blockEnd \(blockEnd) is not the end of the cursor's block \(cursor | mask)" }
