@@ -33,27 +33,27 @@ extension World {
                 }
                 return
             }
-            guard statement.jitterMs < 1 << 32 else {   // beyond a run's 32-bit offsets (49 days)
+            let jitterMs = statement.jitterMs
+            guard jitterMs < 1 << 32 else {   // beyond a run's 32-bit offsets (49 days)
                 forEachSelected(selection, statement: index, firing: firing) { world, d in
                     var r = KeyedRandom(key: jitterKey ^ UInt64(d))
-                    let at = world.now + r.int(in: 0...statement.jitterMs)
-                    world.schedule(Event(time: at, target: d, kind: EventKind.personAction, arg: UInt32(index)))
+                    world.schedulePersonAction(statement: index, device: d, after: r.int(in: 0...jitterMs))
                 }
                 return
             }
             // Each device's moment, as `delay << 32 | device`, in device order: queued as one
             // sorted run (see `EventQueue.pushRun`), or one by one when the queue refuses it.
+            // The buffer is taken out of the world while `forEachSelected` holds the world.
             var entries = runEntries
             runEntries = []
             entries.removeAll(keepingCapacity: true)
-            let jitterMs = statement.jitterMs
             forEachSelected(selection, statement: index, firing: firing) { _, d in
                 var r = KeyedRandom(key: jitterKey ^ UInt64(d))
                 entries.append(r.int(in: 0...jitterMs) << 32 | UInt64(d))
             }
             if !queue.pushRun(at: now, kind: EventKind.personAction, arg: UInt32(index), entries: &entries) {
                 for v in entries {
-                    schedule(Event(time: now + v >> 32, target: DeviceIndex(truncatingIfNeeded: v), kind: EventKind.personAction, arg: UInt32(index)))
+                    schedulePersonAction(statement: index, device: DeviceIndex(truncatingIfNeeded: v), after: v >> 32)
                 }
             }
             runEntries = entries
@@ -96,6 +96,11 @@ extension World {
         case .probe(let arg):
             trace(Event.world, .probe(arg: arg))
         }
+    }
+
+    /// Queues statement `index`'s person action for device `d`, `delayMs` from now.
+    mutating func schedulePersonAction(statement index: Int, device d: DeviceIndex, after delayMs: SimTime) {
+        schedule(Event(time: now + delayMs, target: d, kind: EventKind.personAction, arg: UInt32(index)))
     }
 
     /// A jittered person action reaches its device.

@@ -171,8 +171,7 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
     func prefetch(_ e: Event) {
         let d = e.target
         guard d != Event.world else { return }
-        Prefetch.element(of: devices, at: Int(d))
-        Prefetch.element(of: sdks, at: Int(d))
+        prefetch(device: d)
         if e.kind == EventKind.requestArrives || e.kind == EventKind.responseArrives {
             if let slot = requests.address(of: e.arg) {
                 Prefetch.line(slot)
@@ -180,18 +179,18 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
             }
             server.prefetch(device: d)
         }
-        if rings.depth > 0 { rings.prefetch(device: d) }
-        observer.prefetch(device: d)
     }
 
     /// How far ahead in a run of jittered person actions `run` asks for a device's state.
     static var runPrefetchAhead: Int { 8 }
 
-    /// A hint: a person action for device `d` comes soon; start loading its state.
+    /// A hint: an event for device `d` comes soon; start loading its state, its SDK, its
+    /// ring and the observer's truth of it.
     @inline(__always)
     func prefetch(device d: DeviceIndex) {
         Prefetch.element(of: devices, at: Int(d))
         Prefetch.element(of: sdks, at: Int(d))
+        if rings.depth > 0 { rings.prefetch(device: d) }
         observer.prefetch(device: d)
     }
 
