@@ -47,7 +47,9 @@ public enum CallOutcome: UInt8, Sendable, CustomStringConvertible {
 public enum TimerKind: UInt8, Sendable, CaseIterable {
     /// The next chunk of an indexing run.
     case indexChunk
-    /// A request's timeout; `arg` is the request id (D9). Not cancellable, many may be live.
+    /// A request's timeout; `arg` is the request id (D9). Not cancellable, many may be
+    /// live; the timeout of a request already answered is dropped if the SDK says it would
+    /// ignore it (`SDKCore.ignoresTimer`).
     case requestTimeout
     /// Retry of the server-side reset (D7).
     case resetRetry
@@ -144,4 +146,13 @@ public protocol SDKCore: Sendable {
     /// to `effects`.
     mutating func handle(_ input: SDKInput, now: SimTime, context: SDKContext, config: SDKConfig, disk: LocalData,
                          effects: inout [Effect])
+    /// Whether a firing of timer `kind` with `arg` would be ignored if it came now: no
+    /// effect and no change of state. The engine then drops the firing, as it drops a
+    /// cancelled timer, with no step and no trace record. An SDK that answers true must
+    /// ignore that firing in `handle` too; the default, false, hands every firing to it.
+    func ignoresTimer(_ kind: TimerKind, arg: UInt32) -> Bool
+}
+
+extension SDKCore {
+    @inlinable public func ignoresTimer(_ kind: TimerKind, arg: UInt32) -> Bool { false }
 }

@@ -87,7 +87,8 @@ extension World {
         }
     }
 
-    /// A timer fires, unless its process died or it was set again or cancelled since.
+    /// A timer fires, unless its process died, it was set again or cancelled since, or the
+    /// SDK says it would ignore it (`SDKCore.ignoresTimer`).
     /// `aux` carries the process epoch, plus the timer's generation times 256.
     mutating func timerFires(_ e: Event) {
         let d = e.target, i = Int(d)
@@ -95,7 +96,7 @@ extension World {
         let expected = kind == .requestTimeout
             ? devices[i].processEpoch
             : devices[i].processEpoch &+ World.generation(kind, in: devices[i].timerGeneration) &* 0x100
-        guard e.aux == expected else { return }
+        guard e.aux == expected, !sdks[i].ignoresTimer(kind, arg: e.arg) else { return }
         if kind == .requestTimeout {
             guard let requestKind = RequestKind(rawValue: UInt8(e.arg & 7)) else { return }
             trace(d, .delivered(id: e.arg >> 3, kind: requestKind, answer: .timedOut, viaTimer: true, sentAt: 0))
