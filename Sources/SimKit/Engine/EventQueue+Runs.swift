@@ -161,27 +161,29 @@ extension EventQueue {
     /// A popped event of a run carries the run's first sequence number, not one of its own.
     /// - Complexity: O(n), a radix sort of the offsets in at most two passes.
     public mutating func pushRun(at time: SimTime, kind: UInt8, arg: UInt32, entries: inout [UInt64]) -> Bool {
-        let n = entries.count
+        guard entries.count >= EventQueue.runMin else { return false }
+        return entries.withUnsafeMutableBufferPointer { e in
+            pushRun(at: time, kind: kind, arg: arg, entries: e.baseAddress!, count: e.count)
+        }
+    }
+
+    /// `pushRun` of the `n` entries at `entries`, which it may reorder when it takes them.
+    public mutating func pushRun(at time: SimTime, kind: UInt8, arg: UInt32, entries e: UnsafeMutablePointer<UInt64>, count n: Int) -> Bool {
         guard takesRuns, n >= EventQueue.runMin, runs.count < EventQueue.runsMax, pending &+ n <= capacityLimit else { return false }
-        var maxOffset: UInt64 = 0
+        var previous = UInt32(truncatingIfNeeded: e[0])
+        var maxOffset = e[0] >> 32
         var increasing = true
-        entries.withUnsafeBufferPointer { e in
-            var previous = UInt32(truncatingIfNeeded: e[0])
-            maxOffset = e[0] >> 32
-            for i in 1..<n {
-                let v = e[i]
-                increasing = increasing && UInt32(truncatingIfNeeded: v) > previous
-                previous = UInt32(truncatingIfNeeded: v)
-                maxOffset = Swift.max(maxOffset, v >> 32)
-            }
+        for i in 1..<n {
+            let v = e[i]
+            increasing = increasing && UInt32(truncatingIfNeeded: v) > previous
+            previous = UInt32(truncatingIfNeeded: v)
+            maxOffset = Swift.max(maxOffset, v >> 32)
         }
         precondition(increasing, "a run's targets must increase")
         guard time < SimTime.max - maxOffset else { return false }
         makeUnique()
         let buffer = runs.takeBuffer(n)
-        entries.withUnsafeMutableBufferPointer { e in
-            EventQueue.sortRun(e.baseAddress!, spare: buffer.base, count: n, maxOffset: maxOffset)
-        }
+        EventQueue.sortRun(e, spare: buffer.base, count: n, maxOffset: maxOffset)
         runs.slots.base[runs.count] = QueueRun(entries: buffer.base, next: 0, count: n, time: time, seq: nextSeq,
                                                kind: kind, arg: arg)
         runs.count += 1
@@ -197,33 +199,44 @@ extension EventQueue {
     /// Sorts the `n` entries at `a` ascending, leaving them in `spare` (of room for `n`).
     /// An entry's low half is its target, increasing through the input, so a stable sort
     /// by offset sorts the lot: least significant digit radix sort over the bits that
-    /// `maxOffset` needs, in as few passes as digits of up to 16 bits allow.
+    /// `maxOffset` needs, in one or two passes of up to 16 bits (offsets have 32). The
+    /// digits of both passes are counted in one read of the input.
     static func sortRun(_ a: UnsafeMutablePointer<UInt64>, spare: UnsafeMutablePointer<UInt64>, count n: Int, maxOffset: UInt64) {
+        precondition(maxOffset >> 32 == 0, "a run's offsets have 32 bits")
         let bits = 64 - maxOffset.leadingZeroBitCount
         guard bits > 0 else { spare.update(from: a, count: n); return }
-        let passes = (bits + 15) / 16
+        let passes = bits > 16 ? 2 : 1
         let digit = (bits + passes - 1) / passes
         let radix = 1 << digit
-        var counts = [Int](repeating: 0, count: radix)
-        var from = a, to = spare
-        for pass in 0..<passes {
-            let shift = UInt64(32 + pass * digit)
-            let m = UInt64(radix - 1)
-            counts.withUnsafeMutableBufferPointer { c in
-                c.update(repeating: 0)
-                for i in 0..<n { c[Int(truncatingIfNeeded: from[i] >> shift & m)] += 1 }
-                var sum = 0
-                for d in 0..<radix { let k = c[d]; c[d] = sum; sum += k }
+        let m = UInt64(radix - 1)
+        var counts = [Int](repeating: 0, count: 2 * radix)
+        counts.withUnsafeMutableBufferPointer { c in
+            let low = c.baseAddress!, high = low + radix
+            if passes == 1 {
+                for i in 0..<n { low[Int(truncatingIfNeeded: a[i] &>> 32 & m)] &+= 1 }
+            } else {
                 for i in 0..<n {
-                    let v = from[i]
-                    let d = Int(truncatingIfNeeded: v >> shift & m)
-                    to[c[d]] = v
-                    c[d] += 1
+                    let offset = a[i] &>> 32
+                    low[Int(truncatingIfNeeded: offset & m)] &+= 1
+                    high[Int(truncatingIfNeeded: offset &>> UInt64(digit))] &+= 1
                 }
             }
-            swap(&from, &to)
+            var from = a, to = spare
+            for pass in 0..<passes {
+                let k = pass == 0 ? low : high
+                var sum = 0
+                for d in 0..<radix { let c = k[d]; k[d] = sum; sum &+= c }
+                let shift = UInt64(32 + pass * digit)
+                for i in 0..<n {
+                    let v = from[i]
+                    let d = Int(truncatingIfNeeded: v &>> shift & m)
+                    to[k[d]] = v
+                    k[d] &+= 1
+                }
+                swap(&from, &to)
+            }
+            if from != spare { spare.update(from: from, count: n) }
         }
-        if from != spare { spare.update(from: from, count: n) }
     }
 
     /// `pop(notAfter:)` while runs are pending: the earlier of the run head and the

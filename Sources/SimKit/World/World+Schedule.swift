@@ -43,20 +43,22 @@ extension World {
             }
             // Each device's moment, as `delay << 32 | device`, in device order: queued as one
             // sorted run (see `EventQueue.pushRun`), or one by one when the queue refuses it.
-            // The buffer is taken out of the world while `forEachSelected` holds the world.
-            var entries = runEntries
-            runEntries = []
-            entries.removeAll(keepingCapacity: true)
+            // A device is selected at most once, so the buffer needs one slot a device.
+            if runEntries.count < devices.count || !isKnownUniquelyReferenced(&runEntries) {
+                runEntries = QueueBuffer(count: devices.count)
+            }
+            let entries = runEntries.base
+            var n = 0
             forEachSelected(selection, statement: index, firing: firing) { _, d in
                 var r = KeyedRandom(key: jitterKey ^ UInt64(d))
-                entries.append(r.int(in: 0...jitterMs) << 32 | UInt64(d))
+                entries[n] = r.int(in: 0...jitterMs) << 32 | UInt64(d)
+                n += 1
             }
-            if !queue.pushRun(at: now, kind: EventKind.personAction, arg: UInt32(index), entries: &entries) {
-                for v in entries {
+            if !queue.pushRun(at: now, kind: EventKind.personAction, arg: UInt32(index), entries: entries, count: n) {
+                for v in UnsafeBufferPointer(start: entries, count: n) {
                     schedulePersonAction(statement: index, device: DeviceIndex(truncatingIfNeeded: v), after: v >> 32)
                 }
             }
-            runEntries = entries
         case .offline(let selection, let forMs):
             let until = now + forMs
             forEachSelected(selection, statement: index, firing: firing) { world, d in

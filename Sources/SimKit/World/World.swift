@@ -44,8 +44,11 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
     let prefetching: Bool
     /// A reusable buffer for the SDK's effects: no allocation per event once warm.
     var effects: [Effect] = []
-    /// A reusable buffer for the jittered moments of one statement's firing.
-    var runEntries: [UInt64] = []
+    /// A reusable buffer for the jittered moments of one statement's firing, written
+    /// through its pointer (no uniqueness check or capacity test per device), filled and
+    /// handed to the queue within one `fireStatement`; a copy of the world that finds it
+    /// shared makes its own first.
+    var runEntries = QueueBuffer<UInt64>(count: 0)
 
     /// A world ready to run: devices built, the schedule's first firings queued.
     public init(setup: WorldSetup, observer: Observer) {
