@@ -78,16 +78,31 @@ private let chiSquareCritical999: [Int: Double] = [
         #expect((0..<4).map { _ in r.next() } == expected, "SimRandom, seed \(seed)")
     }
 
-    /// `KeyedRandom` (the jitter draws) is split-mix64 started from the key's split-mix hash;
+    /// `KeyedRandom` (the jitter draws) is split-mix64 started at `key × 0xD1B54A32D192ED03`;
     /// the literals were computed by an independent Python split-mix, so a change in how
     /// the engine draws a person's delay is caught.
     @Test(arguments: [
-        (UInt64(0), [UInt64(0xA706_DD2F_4D19_7E6F), 0xB382_A305_F441_4F5E, 0x631A_9154_FBAB_F717]),
-        (UInt64(1), [UInt64(0x5E41_AB08_7439_611E), 0xF18D_6CE9_3D6C_F1EE, 0x0B95_F66D_327E_8D78]),
+        (UInt64(0), [UInt64(0xE220_A839_7B1D_CDAF), 0x6E78_9E6A_A1B9_65F4, 0x06C4_5D18_8009_454F]),
+        (UInt64(1), [UInt64(0x2D0F_28C7_E7E7_86B2), 0x7585_6F74_5165_F252, 0x8674_BBC2_7359_55AF]),
     ])
     func keyedFirstOutputs(key: UInt64, expected: [UInt64]) {
         var r = KeyedRandom(key: key)
         #expect((0..<3).map { _ in r.next() } == expected)
+    }
+
+    /// Two keys start `(k' - k) × multiplier` apart in split-mix's sequence, whose steps are
+    /// the golden-ratio increment: the start of one stream lies within 32 steps of the
+    /// other's only if `k' - k = j × golden / multiplier` for some `j` ≤ 32. Each of those
+    /// is at least 2^40 from 0, so keys of one firing (which differ below bit 32) never overlap.
+    @Test func keyedStreamsOfNearbyKeysNeverOverlap() {
+        let multiplier: UInt64 = 0xD1B5_4A32_D192_ED03, golden: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var inverse = multiplier   // Newton's iteration for the inverse modulo 2^64
+        for _ in 0..<6 { inverse = inverse &* (2 &- multiplier &* inverse) }
+        #expect(multiplier &* inverse == 1)
+        for j in UInt64(1)...32 {
+            let keyDistance = j &* golden &* inverse
+            #expect(min(keyDistance, 0 &- keyDistance) >= 1 << 40, "j = \(j)")
+        }
     }
 
     /// `DeferredRandom` (the engine's per-device draws) is `SimRandom` word for word,

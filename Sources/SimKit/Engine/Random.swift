@@ -111,17 +111,19 @@ extension RandomStream {
 }
 
 /// A short stream for one decision (one person's delay within a statement's jitter):
-/// split-mix64 from a hash of a key unique to the decision. Starting one costs one
-/// split-mix round where a `fork` of a `SimRandom` costs seven, and the engine starts one
-/// for some 40% of its events; a few draws is all it is for.
+/// split-mix64 from a point of its sequence picked by a key unique to the decision.
+/// Starting one costs a multiply where a `fork` of a `SimRandom` costs seven split-mix
+/// rounds, and the engine starts one for some 40% of its events; a few draws is all it is for.
 public struct KeyedRandom: RandomStream, Sendable {
     @usableFromInline var state: UInt64
-    /// A stream for `key`. The key is hashed, so nearby keys (device 7, device 8) start at
-    /// unrelated points of split-mix's sequence rather than one step apart.
+    /// A stream for `key`, starting at `key × multiplier` of split-mix's sequence, so nearby
+    /// keys (device 7, device 8) start far apart rather than one step apart: keys closer
+    /// than 2^40 never start within 32 steps of each other (the odd multiplier is a
+    /// spectrally good one of Steele and Vigna's; a test checks the distance).
     @inlinable public init(key: UInt64) {
-        var k = key
-        state = SimRandom.splitMix(&k)
+        state = key &* KeyedRandom.multiplier
     }
+    @usableFromInline static let multiplier: UInt64 = 0xD1B5_4A32_D192_ED03
     @inlinable @inline(__always) public mutating func next() -> UInt64 { SimRandom.splitMix(&state) }
 }
 
