@@ -172,20 +172,23 @@ private func same(_ a: Event?, _ b: Event?) -> Bool {
     }
 
     /// The radix sort orders by offset and keeps the targets' order among equal offsets,
-    /// for every number of passes it takes.
+    /// for every number of passes it takes, leaves its input as it was, and sorts right
+    /// again with the buffers a bigger sort left behind.
     @Test(arguments: [UInt64(0), 1, 255, 65_535, 65_536, 1 << 24, UInt64(UInt32.max)])
     func sortRunOrdersEntries(maxOffset: UInt64) {
         var r = SimRandom(seed: maxOffset)
-        let n = 5_000
-        var a = (0..<n).map { r.int(in: 0...maxOffset) << 32 | UInt64($0) }
-        var spare = [UInt64](repeating: 0, count: n)
-        let want = a.sorted()
-        a.withUnsafeMutableBufferPointer { a in
-            spare.withUnsafeMutableBufferPointer { s in
-                EventQueue.sortRun(a.baseAddress!, spare: s.baseAddress!, count: n, maxOffset: maxOffset)
+        var runs = QueueRuns()
+        for n in [5_000, 300] {
+            let a = (0..<n).map { r.int(in: 0...maxOffset) << 32 | UInt64($0) }
+            var out = [UInt64](repeating: 0, count: n)
+            a.withUnsafeBufferPointer { a in
+                out.withUnsafeMutableBufferPointer { o in
+                    runs.sort(a.baseAddress!, into: o.baseAddress!, count: n, maxOffset: maxOffset)
+                }
             }
+            #expect(out == a.sorted(), "\(n) entries")
+            #expect(a.map { $0 & 0xFFFF_FFFF } == (0..<n).map { UInt64($0) }, "the input is left as it was")
         }
-        #expect(spare == want)
     }
 
     /// A copy of a queue with runs pending is a separate value: popping either leaves the

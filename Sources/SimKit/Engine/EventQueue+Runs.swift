@@ -44,6 +44,9 @@ struct QueueRuns: Sendable {
     @usableFromInline var firstSlot = 0
     /// Events pending in all runs.
     @usableFromInline var pending = 0
+    /// The radix sort's buffers (see `sort`): the first pass's output, and its digit counts.
+    @usableFromInline var scratch = QueueBuffer<UInt64>(count: 0)
+    @usableFromInline var counts = QueueBuffer<UInt32>(count: 0)
 
     /// Finds the earliest head again, after a pop or a new run.
     @inlinable @inline(__always)
@@ -98,8 +101,52 @@ struct QueueRuns: Sendable {
         return buffers[count]
     }
 
+    /// Sorts the `n` entries at `a` ascending into `out` (of room for `n`), leaving `a` as
+    /// it was. An entry's low half is its target, increasing through the input, so a stable
+    /// sort by offset sorts the lot: least significant digit radix sort over the bits that
+    /// `maxOffset` (< 2^32) needs, in one or two passes of up to 16 bits. The digits of both
+    /// passes are counted in one read of `a`; a first of two passes writes `scratch`, so
+    /// the second ends in `out` with no copy. The caller has made these buffers unique.
+    mutating func sort(_ a: UnsafePointer<UInt64>, into out: UnsafeMutablePointer<UInt64>, count n: Int, maxOffset: UInt64) {
+        precondition(maxOffset >> 32 == 0, "a run's offsets have 32 bits")
+        let bits = 64 - maxOffset.leadingZeroBitCount
+        guard bits > 0 else { out.update(from: a, count: n); return }
+        let passes = bits > 16 ? 2 : 1
+        let digit = (bits + passes - 1) / passes
+        let radix = 1 << digit
+        let m = UInt64(radix - 1)
+        if counts.count < 2 * radix { counts = QueueBuffer(count: 2 * radix) }
+        let low = counts.base, high = low + radix
+        low.update(repeating: 0, count: 2 * radix)
+        if passes == 1 {
+            for i in 0..<n { low[Int(truncatingIfNeeded: a[i] &>> 32 & m)] &+= 1 }
+        } else {
+            if scratch.count < n { scratch = QueueBuffer(count: n) }
+            for i in 0..<n {
+                let offset = a[i] &>> 32
+                low[Int(truncatingIfNeeded: offset & m)] &+= 1
+                high[Int(truncatingIfNeeded: offset &>> UInt64(digit))] &+= 1
+            }
+        }
+        var from = a
+        for pass in 0..<passes {
+            let k = pass == 0 ? low : high
+            let to = pass == passes - 1 ? out : scratch.base
+            var sum: UInt32 = 0
+            for d in 0..<radix { let c = k[d]; k[d] = sum; sum &+= c }
+            let shift = UInt64(32 + pass * digit)
+            for i in 0..<n {
+                let v = from[i]
+                let d = Int(truncatingIfNeeded: v &>> shift & m)
+                to[Int(truncatingIfNeeded: k[d])] = v
+                k[d] &+= 1
+            }
+            from = UnsafePointer(to)
+        }
+    }
+
     /// Copies of the runs' buffers that these runs hold alone (see `EventQueue.makeUnique`);
-    /// spare buffers may be shared, so they are dropped.
+    /// spare buffers may be shared, so they are dropped (with the sort's scratch).
     @usableFromInline
     mutating func copyBuffers() {
         let old = slots
@@ -112,6 +159,8 @@ struct QueueRuns: Sendable {
             copies.append(b)
         }
         buffers = copies
+        scratch = QueueBuffer(count: 0)
+        counts = QueueBuffer(count: 0)
     }
 
     /// Removes every run, keeping the buffers.
@@ -153,37 +202,41 @@ extension EventQueue {
     /// Schedules an event at `time + offset` with `kind` and `arg` for each entry
     /// `offset << 32 | target` of `entries`, whose targets must increase: the events pop as
     /// if pushed one by one in that order, but cost far less (see `QueueRun`). False, with
-    /// nothing pushed and `entries` as they were, when the run is too short to be worth it,
-    /// when `runsMax` runs are pending, when the queue would pass its bound, or when an
-    /// event would fall at the last millisecond of time (`.max` marks "no run"): the caller
-    /// then pushes the events one by one (and learns of the bound from `push`). Taken, the
-    /// run leaves `entries` in no particular order (they serve as the sort's scratch).
+    /// nothing pushed, when the run is too short to be worth it, when `runsMax` runs are
+    /// pending, when the queue would pass its bound, or when an event would fall at the
+    /// last millisecond of time (`.max` marks "no run"): the caller then pushes the events
+    /// one by one (and learns of the bound from `push`). `entries` are left as they were.
     /// A popped event of a run carries the run's first sequence number, not one of its own.
     /// - Complexity: O(n), a radix sort of the offsets in at most two passes.
     public mutating func pushRun(at time: SimTime, kind: UInt8, arg: UInt32, entries: inout [UInt64]) -> Bool {
         guard entries.count >= EventQueue.runMin else { return false }
-        return entries.withUnsafeMutableBufferPointer { e in
-            pushRun(at: time, kind: kind, arg: arg, entries: e.baseAddress!, count: e.count)
-        }
-    }
-
-    /// `pushRun` of the `n` entries at `entries`, which it may reorder when it takes them.
-    public mutating func pushRun(at time: SimTime, kind: UInt8, arg: UInt32, entries e: UnsafeMutablePointer<UInt64>, count n: Int) -> Bool {
-        guard takesRuns, n >= EventQueue.runMin, runs.count < EventQueue.runsMax, pending &+ n <= capacityLimit else { return false }
-        var previous = UInt32(truncatingIfNeeded: e[0])
-        var maxOffset = e[0] >> 32
+        var maxOffset: UInt64 = 0
         var increasing = true
-        for i in 1..<n {
-            let v = e[i]
-            increasing = increasing && UInt32(truncatingIfNeeded: v) > previous
+        var previous = UInt32(truncatingIfNeeded: entries[0])
+        for (i, v) in entries.enumerated() {
+            increasing = increasing && (i == 0 || UInt32(truncatingIfNeeded: v) > previous)
             previous = UInt32(truncatingIfNeeded: v)
             maxOffset = Swift.max(maxOffset, v >> 32)
         }
         precondition(increasing, "a run's targets must increase")
-        guard time < SimTime.max - maxOffset else { return false }
+        return entries.withUnsafeBufferPointer { e in
+            pushRun(at: time, kind: kind, arg: arg, entries: e.baseAddress!, count: e.count, maxOffset: maxOffset)
+        }
+    }
+
+    /// `pushRun` of the `n` entries at `entries`, whose targets increase (asserted in debug
+    /// builds) and whose offsets are at most `maxOffset`: for a caller that makes them so,
+    /// such as the world's jittered statements, and saves the pass that checks it.
+    mutating func pushRun(at time: SimTime, kind: UInt8, arg: UInt32, entries e: UnsafePointer<UInt64>, count n: Int,
+                          maxOffset: UInt64) -> Bool {
+        guard takesRuns, n >= EventQueue.runMin, runs.count < EventQueue.runsMax, pending &+ n <= capacityLimit,
+              maxOffset >> 32 == 0, time < SimTime.max - maxOffset else { return false }
+        assert((1..<n).allSatisfy { UInt32(truncatingIfNeeded: e[$0]) > UInt32(truncatingIfNeeded: e[$0 - 1]) },
+               "a run's targets must increase")
+        assert((0..<n).allSatisfy { e[$0] >> 32 <= maxOffset }, "a run's offset is beyond maxOffset")
         makeUnique()
         let buffer = runs.takeBuffer(n)
-        EventQueue.sortRun(e, spare: buffer.base, count: n, maxOffset: maxOffset)
+        runs.sort(e, into: buffer.base, count: n, maxOffset: maxOffset)
         runs.slots.base[runs.count] = QueueRun(entries: buffer.base, next: 0, count: n, time: time, seq: nextSeq,
                                                kind: kind, arg: arg)
         runs.count += 1
@@ -194,49 +247,6 @@ extension EventQueue {
         pendingForSlowPush = Swift.min(pendingToGrow &+ runs.pending, capacityLimit)
         runs.findFirstOfMany()
         return true
-    }
-
-    /// Sorts the `n` entries at `a` ascending, leaving them in `spare` (of room for `n`).
-    /// An entry's low half is its target, increasing through the input, so a stable sort
-    /// by offset sorts the lot: least significant digit radix sort over the bits that
-    /// `maxOffset` needs, in one or two passes of up to 16 bits (offsets have 32). The
-    /// digits of both passes are counted in one read of the input.
-    static func sortRun(_ a: UnsafeMutablePointer<UInt64>, spare: UnsafeMutablePointer<UInt64>, count n: Int, maxOffset: UInt64) {
-        precondition(maxOffset >> 32 == 0, "a run's offsets have 32 bits")
-        let bits = 64 - maxOffset.leadingZeroBitCount
-        guard bits > 0 else { spare.update(from: a, count: n); return }
-        let passes = bits > 16 ? 2 : 1
-        let digit = (bits + passes - 1) / passes
-        let radix = 1 << digit
-        let m = UInt64(radix - 1)
-        var counts = [Int](repeating: 0, count: 2 * radix)
-        counts.withUnsafeMutableBufferPointer { c in
-            let low = c.baseAddress!, high = low + radix
-            if passes == 1 {
-                for i in 0..<n { low[Int(truncatingIfNeeded: a[i] &>> 32 & m)] &+= 1 }
-            } else {
-                for i in 0..<n {
-                    let offset = a[i] &>> 32
-                    low[Int(truncatingIfNeeded: offset & m)] &+= 1
-                    high[Int(truncatingIfNeeded: offset &>> UInt64(digit))] &+= 1
-                }
-            }
-            var from = a, to = spare
-            for pass in 0..<passes {
-                let k = pass == 0 ? low : high
-                var sum = 0
-                for d in 0..<radix { let c = k[d]; k[d] = sum; sum &+= c }
-                let shift = UInt64(32 + pass * digit)
-                for i in 0..<n {
-                    let v = from[i]
-                    let d = Int(truncatingIfNeeded: v &>> shift & m)
-                    to[k[d]] = v
-                    k[d] &+= 1
-                }
-                swap(&from, &to)
-            }
-            if from != spare { spare.update(from: from, count: n) }
-        }
     }
 
     /// `pop(notAfter:)` while runs are pending: the earlier of the run head and the

@@ -54,7 +54,8 @@ extension World {
                 entries[n] = r.int(in: 0...jitterMs) << 32 | UInt64(d)
                 n += 1
             }
-            if !queue.pushRun(at: now, kind: EventKind.personAction, arg: UInt32(index), entries: entries, count: n) {
+            if !queue.pushRun(at: now, kind: EventKind.personAction, arg: UInt32(index), entries: entries, count: n,
+                              maxOffset: jitterMs) {
                 for v in UnsafeBufferPointer(start: entries, count: n) {
                     schedulePersonAction(statement: index, device: DeviceIndex(truncatingIfNeeded: v), after: v >> 32)
                 }
