@@ -104,6 +104,12 @@ extension InvariantChecker {
     /// device truth, few registers to save). A stale step that did nothing is only counted.
     @usableFromInline @inline(never) mutating func endStep(_ d: DeviceIndex) {
         guard step.device == d else { return }
+        // A step that did nothing, of a device not locked, that was no activation, stale
+        // answer or lock change, can break no rule below (each of their conditions needs
+        // one of these flags: without them, what they read of the device is as it was, and
+        // was judged at the step before): one test, no read of the device's truth. Most
+        // such steps are the app going to the background.
+        guard step.hasAny(StepTruth.mayBreakAnyMask) else { step.end(); return }
         if mayBreakLocking(devices[Int(d)]) { checkLocking(d) }
         if mayBreakData(devices[Int(d)]) { checkData(d) }
         if mayBreakSchedule { checkSchedule(d) }

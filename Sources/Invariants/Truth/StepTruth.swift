@@ -50,6 +50,9 @@ import SimKit
     static let carriedBit: UInt32 = 1 << 19
     static let staleEffectBit: UInt32 = 1 << 20
     static let isAPICallBit: UInt32 = 1 << 21
+    /// Without one of these a step can break no rule judged at its end (see `endStep`).
+    static let mayBreakAnyMask: UInt32 = actedBit | freshLockErrorBit | mustUnlockBit | isResetBit | isActivationBit
+        | isStaleBit | purgeDueBit | lockedBeforeBit | isAPICallBit | runStartedBit | runEndedBit | queuedReportBit
 
     /// `input` is a launch (in the foreground or background) or the app becoming active.
     var isActivation: Bool { bit(Self.isActivationBit) }
