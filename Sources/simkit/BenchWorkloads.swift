@@ -80,10 +80,16 @@ enum BenchChild {
         return world.observer
     }
 
-    /// The bare queue: `2 × devices` events pending (about what the standard workload keeps),
-    /// each pop pushes one event later by a delay drawn from a mix like the world's
-    /// (round trips, 10 s indexing chunks, 30 s timeouts, hours of jitter, some at once),
-    /// until `events` have been popped. Returns (events, seconds, a checksum of pop order).
+    /// The bare queue: `2 × devices` events pending, each pop pushes one event later by a
+    /// delay drawn from a mix like the world's (round trips, 10 s indexing chunks, 30 s
+    /// timeouts, hours of jitter, some at once), until `events` have been popped. Returns
+    /// (events, seconds, a checksum of pop order).
+    ///
+    /// The standard workload keeps fewer pending on average than its peak: at 10,000
+    /// devices × 60 days, 40,560 at the launch storm but 10,417 averaged over its pops, nine
+    /// tenths of them in sorted runs (`pushRun`), which this model does not use. With
+    /// `devices` pending instead of twice that, this model runs 8% faster (0.268 s against
+    /// 0.290 s for 8.68 M events), so the ceiling, and the ratio to it, depend on this choice.
     static func holdModel(devices: UInt64, events: UInt64, seed: UInt64, hugePagesKiB: inout UInt64) -> (UInt64, Double, String) {
         var r = SimRandom(seed: seed)
         let pending = Int(2 * devices)
