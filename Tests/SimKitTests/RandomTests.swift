@@ -105,22 +105,6 @@ private let chiSquareCritical999: [Int: Double] = [
         }
     }
 
-    /// `DeferredRandom` (the engine's per-device draws) is `SimRandom` word for word,
-    /// whether a decision takes one word or many, for seeds from every corner.
-    @Test func deferredStreamIsSimRandomWordForWord() {
-        var seeds = SimRandom(seed: 2026)
-        for i in 0..<2_000 {
-            let seed = i < 3 ? [0, 1, UInt64.max][i] : seeds.next()
-            var plain = SimRandom(seed: seed)
-            var deferred = DeferredRandom(seed: seed)
-            for draw in 0..<(1 + i % 6) {
-                let (a, b) = (plain.next(), deferred.next())
-                if a != b { Issue.record("seed \(seed) draw \(draw): \(a) != \(b)"); return }
-            }
-            #expect(plain.below(1_000) == deferred.below(1_000))
-        }
-    }
-
     /// Nearby keys (devices 0, 1, 2, … of one firing) give unrelated streams: no stream
     /// is another one shifted by a step, and their delays spread evenly.
     @Test func nearbyKeysGiveUnrelatedDelays() {

@@ -110,10 +110,11 @@ extension RandomStream {
     }
 }
 
-/// A short stream for one decision (one person's delay within a statement's jitter):
-/// split-mix64 from a point of its sequence picked by a key unique to the decision.
-/// Starting one costs a multiply where a `fork` of a `SimRandom` costs seven split-mix
-/// rounds, and the engine starts one for some 40% of its events; a few draws is all it is for.
+/// A short stream for one decision (a person's delay within a statement's jitter; a
+/// request's latency and injected faults): split-mix64 from a point of its sequence picked
+/// by a key unique to the decision. Starting one costs a multiply where a `fork` of a
+/// `SimRandom` costs seven split-mix rounds, and the engine starts one for most of its
+/// events; a few draws is all it is for.
 public struct KeyedRandom: RandomStream, Sendable {
     @usableFromInline var state: UInt64
     /// A stream for `key`, starting at `key × multiplier` of split-mix's sequence, so nearby
@@ -125,42 +126,4 @@ public struct KeyedRandom: RandomStream, Sendable {
     }
     @usableFromInline static let multiplier: UInt64 = 0xD1B5_4A32_D192_ED03
     @inlinable @inline(__always) public mutating func next() -> UInt64 { SimRandom.splitMix(&state) }
-}
-
-/// The stream of `SimRandom(seed:)`, word for word, with its state made only when a second
-/// word is drawn. The first word of xoshiro256** reads only the second state word, one
-/// split-mix of the seed, so a decision that takes one word (most of the engine's
-/// per-device draws: a latency) costs one split-mix instead of four.
-public struct DeferredRandom: RandomStream, Sendable {
-    @usableFromInline let seed: UInt64
-    /// The full stream after its first word, once a second word is asked for.
-    @usableFromInline var rest: SimRandom?
-    @usableFromInline var drawnFirst = false
-
-    @inlinable public init(seed: UInt64) { self.seed = seed }
-
-    @inlinable @inline(__always)
-    public mutating func next() -> UInt64 {
-        if !drawnFirst {
-            drawnFirst = true
-            var sm = seed &+ 0x9E37_79B9_7F4A_7C15   // the state after s0's split-mix
-            let s1 = SimRandom.splitMix(&sm)
-            return ((s1 &* 5) << 7 | (s1 &* 5) >> 57) &* 9
-        }
-        return nextAfterFirst()
-    }
-
-    /// Words after the first: the full stream, made on the first call and advanced past
-    /// the word already given.
-    @usableFromInline
-    mutating func nextAfterFirst() -> UInt64 {
-        var r = rest ?? {
-            var fresh = SimRandom(seed: seed)
-            _ = fresh.next()
-            return fresh
-        }()
-        let word = r.next()
-        rest = r
-        return word
-    }
 }

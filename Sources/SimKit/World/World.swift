@@ -29,6 +29,8 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
     var queueFull = false
 
     let random: SimRandom
+    /// The seed's key for per-device draws (see `draw`).
+    let drawKey: UInt64
     var groupStart: [UInt32]
     /// The current key of each app, as the dashboard last set it (for `update`).
     var currentKey: [KeyID]
@@ -56,6 +58,7 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
         self.facts = WorldFacts(setup: setup)
         self.observer = observer
         random = SimRandom(seed: setup.seed)
+        drawKey = random.fork(Stream.deviceDraws).seed
         let n = setup.deviceCount
         prefetching = n >= World.prefetchFromDevices
         precondition(n < Int(Event.world), "too many devices")
@@ -216,13 +219,15 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
     public func devices(ofGroup g: Int) -> Range<Int> { Int(groupStart[g])..<Int(groupStart[g + 1]) }
 
     /// A fresh random stream for one decision about `device`: counter-based, so each
-    /// device's draws depend only on the seed, the device and how many it has made.
+    /// device's draws depend only on the seed, the device and how many it has made. The
+    /// key mixes those into `drawKey`, a hash of the seed: mixed into the seed itself, the
+    /// keys of seed 2 were those of seed 0 with draw numbers swapped in pairs (2 ^ n), so
+    /// neighbouring fuzz seeds drew the same words in another order.
     @inline(__always)
-    mutating func draw(_ device: DeviceIndex) -> DeferredRandom {
+    mutating func draw(_ device: DeviceIndex) -> KeyedRandom {
         let n = devices[Int(device)].draws
         devices[Int(device)].draws &+= 1
-        var k = setup.seed ^ (UInt64(device) << 32 | UInt64(n))
-        return DeferredRandom(seed: SimRandom.splitMix(&k) ^ Stream.deviceDraws)
+        return KeyedRandom(key: drawKey ^ (UInt64(device) << 32 | UInt64(n)))
     }
 }
 
@@ -242,7 +247,7 @@ enum Stream {
     static let library: UInt64 = 1
     static let selection: UInt64 = 2
     static let jitter: UInt64 = 3
-    static let deviceDraws: UInt64 = 0x5DEE_CE66_D1CE_0004
+    static let deviceDraws: UInt64 = 4
 }
 
 /// The server-wide fault windows in force (SPEC §1.4). A new window of a kind replaces
