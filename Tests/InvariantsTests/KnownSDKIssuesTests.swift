@@ -68,4 +68,30 @@ import SimKit
         #expect(h.disk.reportsQueued == 1)
         #expect(h.timers.filter { $0 == .reportRetry }.count > timersBefore, "no retry set for the failed upload")
     }
+
+    /// D4, found by `simkit fuzz` (seed 138116 of the 160,000 default seeds): a run's
+    /// model download is in flight when another request is answered `device_unknown`; the
+    /// SDK registers again, and the registration's 200 took the run on by sending a second
+    /// model download. Both were answered 200, and the models were saved twice: "downloaded
+    /// the models again although they were on the device". The run now waits for the
+    /// download it has in flight.
+    @Test("a re-registration during a model download sends no second download (D4)")
+    func noSecondDownloadAfterReRegistration() {
+        var h = Harness()
+        for op: StoreOp in [.setCredential(Credential(device: 0, generation: 1)), .scheduleBackground] { h.disk.apply(op) }
+        h.handle(.launch(inBackground: false))                           // a run: its check
+        h.now += 100; h.answer(h.last(.check), .check, .ok)              // download #2
+        let download = h.last(.modelDownload)
+        h.now += 10; h.handle(.call(.query))
+        h.now += 10; h.answer(h.last(.query), .query, .deviceUnknown)    // forgets the credential, registers
+        h.now += 100
+        h.handle(.response(id: h.last(.register), kind: .register,
+                           reply: ServerReply(.ok, credential: Credential(device: 0, generation: 2))))
+        #expect(h.sent.filter { $0.kind == .modelDownload }.map(\.id) == [download],
+                "a second model download went out while the first was in flight")
+        h.now += 100; h.answer(download, .modelDownload, .ok)            // the models; then place data
+        #expect(h.disk.modelsPresent)
+        #expect(h.sent.last?.kind == .placeData)
+        #expect(h.sent.filter { $0.kind == .modelDownload }.count == 1)
+    }
 }

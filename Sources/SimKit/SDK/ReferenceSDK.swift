@@ -19,6 +19,9 @@ public struct ReferenceSDK: SDKCore {
     var apiCallsInFlight: UInt8 = 0
     /// Run reports in the upload in flight.
     var reportsUploading: UInt32 = 0
+    /// The model or place-data download in flight, or 0: a run waits for it rather than
+    /// send another (two answered 200 would save the models twice, against D4).
+    var downloadInFlight: UInt32 = 0
     var phase: RunPhase = .none
     var runInBackground = false
     /// Resume indexing once a check in flight unlocks the SDK (D4).
@@ -229,7 +232,11 @@ public struct ReferenceSDK: SDKCore {
         if !s.disk.modelsPresent || !s.disk.placeDataPresent {
             guard !s.disk.credential.isNone else { endRun(&s); return }
             phase = s.disk.modelsPresent ? .placeData : .models
-            send(s.disk.modelsPresent ? .placeData : .modelDownload, &s)
+            // A download sent before (say, ahead of a re-registration) is still the one to
+            // wait for: its answer takes the run on.
+            guard downloadInFlight == 0 else { return }
+            let kind: RequestKind = s.disk.modelsPresent ? .placeData : .modelDownload
+            downloadInFlight = send(kind, credential: s.disk.credential, &s)
             return
         }
         phase = .indexing
@@ -308,6 +315,7 @@ public struct ReferenceSDK: SDKCore {
         checkInFlight = 0
         apiCallsInFlight = 0
         reportsUploading = 0
+        downloadInFlight = 0
     }
 
     /// Whether request `id` is still awaited.
@@ -326,7 +334,11 @@ public struct ReferenceSDK: SDKCore {
     }
 
     mutating func response(id: UInt32, kind: RequestKind, reply: ServerReply, _ s: inout Step) {
-        if !take(id), !s.flaws.contains(.appliesStaleResponses) { return }   // D9: stale
+        guard take(id) else {
+            if s.flaws.contains(.appliesStaleResponses) { answer(kind, reply, &s) }
+            return   // D9: stale
+        }
+        if id == downloadInFlight { downloadInFlight = 0 }
         answer(kind, reply, &s)
     }
 
@@ -336,6 +348,7 @@ public struct ReferenceSDK: SDKCore {
         case .requestTimeout:
             let id = arg >> 3
             guard take(id), let requestKind = RequestKind(rawValue: UInt8(arg & 7)) else { return }
+            if id == downloadInFlight { downloadInFlight = 0 }
             answer(requestKind, ServerReply(.timedOut), &s)
         case .resetRetry:
             if !s.disk.pendingReset.isNone { sendReset(&s) }
