@@ -94,4 +94,26 @@ import SimKit
         #expect(h.sent.last?.kind == .placeData)
         #expect(h.sent.filter { $0.kind == .modelDownload }.count == 1)
     }
+
+    /// D9's window counts ids: 31 newer requests abandon the download in flight, as many
+    /// calls answered at once while offline can send within its timeout. Its answer is
+    /// then stale, so the run must not go on waiting for it: the next check's 200 sends a
+    /// new download.
+    @Test("a download abandoned by the window of ids does not stall the run (D9)")
+    func abandonedDownloadDoesNotStallTheRun() {
+        var h = Harness()
+        for op: StoreOp in [.setCredential(Credential(device: 0, generation: 1)), .scheduleBackground] { h.disk.apply(op) }
+        h.handle(.launch(inBackground: false))
+        h.now += 100; h.answer(h.last(.check), .check, .ok)              // download #2
+        let download = h.last(.modelDownload)
+        for _ in 0..<32 {                                                // offline: answered at once
+            h.now += 10; h.handle(.call(.query)); h.answer(h.last(.query), .query, .offline)
+        }
+        h.now += 10; h.answer(download, .modelDownload, .ok)              // stale: ignored
+        #expect(!h.disk.modelsPresent)
+        h.now += 25 * Ms.hour; h.handle(.wentToBackground); h.handle(.becameActive)   // a check is due (D1)
+        #expect(h.sent.last?.kind == .check)
+        h.now += 100; h.answer(h.last(.check), .check, .ok)
+        #expect(h.sent.filter { $0.kind == .modelDownload }.count == 2, "the run waited for an abandoned download")
+    }
 }

@@ -68,4 +68,18 @@ import Testing
             #expect(replica.hasPendingReset == !disk.pendingReset.isNone)
         }
     }
+
+    /// A check or run-report upload 32 ids back is abandoned (the SDK's window of awaited
+    /// ids, D9): the truth stops awaiting it, though its timeout may never be delivered.
+    @Test func abandonedCheckAndUploadAreNotAwaited() {
+        var t = DeviceTruth()
+        t.sent(1, .check)
+        t.sent(2, .runReport)
+        for id in UInt32(3)...32 { t.sent(id, .query) }
+        #expect(t.checkInFlight == 1 && t.reportInFlight == 2, "31 ids on, the check is still awaited")
+        t.sent(33, .query)
+        #expect(t.checkInFlight == 0 && t.reportInFlight == 2)
+        t.sent(34, .query)
+        #expect(t.reportInFlight == 0)
+    }
 }

@@ -93,7 +93,8 @@ private let chiSquareCritical999: [Int: Double] = [
     /// Two keys start `(k' - k) × multiplier` apart in split-mix's sequence, whose steps are
     /// the golden-ratio increment: the start of one stream lies within 32 steps of the
     /// other's only if `k' - k = j × golden / multiplier` for some `j` ≤ 32. Each of those
-    /// is at least 2^40 from 0, so keys of one firing (which differ below bit 32) never overlap.
+    /// is at least 2^58 from 0, so keys of one firing (which differ below bit 32) and the
+    /// draw keys of up to 2^26 devices (which differ below bit 58) never overlap.
     @Test func keyedStreamsOfNearbyKeysNeverOverlap() {
         let multiplier: UInt64 = 0xD1B5_4A32_D192_ED03, golden: UInt64 = 0x9E37_79B9_7F4A_7C15
         var inverse = multiplier   // Newton's iteration for the inverse modulo 2^64
@@ -101,7 +102,7 @@ private let chiSquareCritical999: [Int: Double] = [
         #expect(multiplier &* inverse == 1)
         for j in UInt64(1)...32 {
             let keyDistance = j &* golden &* inverse
-            #expect(min(keyDistance, 0 &- keyDistance) >= 1 << 40, "j = \(j)")
+            #expect(min(keyDistance, 0 &- keyDistance) >= 1 << 58, "j = \(j)")
         }
     }
 

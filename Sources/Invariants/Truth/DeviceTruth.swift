@@ -79,6 +79,10 @@ import SimKit
             lastSentID = id
         }
         if lastSentID - id < 32 { awaiting |= 1 << (lastSentID - id) }
+        // A check or upload 32 ids back is abandoned, as the SDK's window abandons it (D9):
+        // no longer awaited, though its stale answer or timeout may never come.
+        if checkInFlight != 0, lastSentID - checkInFlight >= 32 { checkInFlight = 0 }
+        if reportInFlight != 0, lastSentID - reportInFlight >= 32 { reportInFlight = 0 }
         switch kind {
         case .check, .register: checkInFlight = id
         case .runReport:

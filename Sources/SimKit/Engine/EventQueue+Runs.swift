@@ -125,7 +125,7 @@ struct QueueRuns: Sendable {
             for i in 0..<n {
                 let offset = a[i] &>> 32
                 low[Int(truncatingIfNeeded: offset & m)] &+= 1
-                high[Int(truncatingIfNeeded: offset &>> UInt64(digit))] &+= 1
+                high[Int(truncatingIfNeeded: offset &>> UInt64(digit) & m)] &+= 1
             }
         }
         var from = a
@@ -209,7 +209,8 @@ extension EventQueue {
     /// A popped event of a run carries the run's first sequence number, not one of its own.
     /// - Complexity: O(n), a radix sort of the offsets in at most two passes.
     public mutating func pushRun(at time: SimTime, kind: UInt8, arg: UInt32, entries: inout [UInt64]) -> Bool {
-        guard entries.count >= EventQueue.runMin else { return false }
+        let n = entries.count
+        guard takesRuns, n >= EventQueue.runMin, runs.count < EventQueue.runsMax, pending &+ n <= capacityLimit else { return false }
         var maxOffset: UInt64 = 0
         var increasing = true
         var previous = UInt32(truncatingIfNeeded: entries[0])

@@ -119,7 +119,7 @@ public struct KeyedRandom: RandomStream, Sendable {
     @usableFromInline var state: UInt64
     /// A stream for `key`, starting at `key × multiplier` of split-mix's sequence, so nearby
     /// keys (device 7, device 8) start far apart rather than one step apart: keys closer
-    /// than 2^40 never start within 32 steps of each other (the odd multiplier is a
+    /// than 2^58 never start within 32 steps of each other (the odd multiplier is a
     /// spectrally good one of Steele and Vigna's; a test checks the distance).
     @inlinable public init(key: UInt64) {
         state = key &* KeyedRandom.multiplier

@@ -1,6 +1,6 @@
 /// The reference SDK core: every D rule of SPEC §1.2, as a sans-IO state machine.
 ///
-/// One value is one app process (about 40 bytes). Persistent state lives in `LocalData`;
+/// One value is one app process (32 bytes). Persistent state lives in `LocalData`;
 /// this value holds only what a process forgets when it dies: requests in flight, the
 /// indexing run, and the state last reported. With `SDKConfig.flaws` set it becomes a
 /// mutant; every flaw is tested at the one spot where it bends a rule.
@@ -33,9 +33,11 @@ public struct ReferenceSDK: SDKCore {
     var resetAttempts: UInt8 = 0
     var reportAttempts: UInt8 = 0
 
-    /// The most requests a process may have in flight before the oldest is abandoned.
-    /// With one check, one download, one upload, one reset and `apiCallsMax` calls at most,
-    /// the window is never exceeded.
+    /// The window of request ids awaited: a request is abandoned (its answer and timeout
+    /// are stale, D9) once this many newer ones were sent. It counts ids, not requests in
+    /// flight: calls answered at once while offline can send that many within a timeout,
+    /// so `send` also forgets an abandoned check or download (else no check or run could
+    /// go on in this process).
     @usableFromInline static let inFlightWindow: UInt32 = 32
     /// Server-backed API calls in flight at once; more fail at once (a bound, not a rule).
     static let apiCallsMax: UInt8 = 8
@@ -304,6 +306,8 @@ public struct ReferenceSDK: SDKCore {
         precondition(id < (1 << 28), "request ids exhausted in one process")
         nextRequestID += 1
         inFlight = (inFlight << 1) | 1
+        if checkInFlight != 0, id - checkInFlight >= ReferenceSDK.inFlightWindow { checkInFlight = 0 }
+        if downloadInFlight != 0, id - downloadInFlight >= ReferenceSDK.inFlightWindow { downloadInFlight = 0 }
         s.effects.append(.send(id: id, kind: kind, credential: credential))
         s.effects.append(.setTimer(.requestTimeout, at: s.now + s.config.requestTimeoutMs, arg: id << 3 | UInt32(kind.rawValue)))
         return id
@@ -347,8 +351,9 @@ public struct ReferenceSDK: SDKCore {
         case .indexChunk: indexChunk(&s)
         case .requestTimeout:
             let id = arg >> 3
-            guard take(id), let requestKind = RequestKind(rawValue: UInt8(arg & 7)) else { return }
+            guard take(id) else { return }
             if id == downloadInFlight { downloadInFlight = 0 }
+            guard let requestKind = RequestKind(rawValue: UInt8(arg & 7)) else { return }
             answer(requestKind, ServerReply(.timedOut), &s)
         case .resetRetry:
             if !s.disk.pendingReset.isNone { sendReset(&s) }
