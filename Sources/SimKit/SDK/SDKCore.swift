@@ -149,7 +149,8 @@ public protocol SDKCore: Sendable {
     /// Whether a firing of timer `kind` with `arg` would be ignored if it came now: no
     /// effect and no change of state. The engine then drops the firing, as it drops a
     /// cancelled timer, with no step and no trace record. An SDK that answers true must
-    /// ignore that firing in `handle` too; the default, false, hands every firing to it.
+    /// ignore that firing in `handle` too (debug builds hand it to a copy of the SDK and
+    /// assert that it asks for nothing); the default, false, hands every firing to it.
     func ignoresTimer(_ kind: TimerKind, arg: UInt32) -> Bool
 }
 
