@@ -51,7 +51,7 @@ public struct ReferenceSDK: SDKCore {
         // it; the engine drops most of those before they get here, see `ignoresTimer`).
         switch input {
         case .wentToBackground: foreground = false; return
-        case .timer(.requestTimeout, let arg) where !awaiting(arg >> 3): return
+        case .timer(let kind, let arg) where ignoresTimer(kind, arg: arg): return
         default: break
         }
         withUnsafePointer(to: config) { settings in
