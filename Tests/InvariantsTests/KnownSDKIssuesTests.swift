@@ -14,7 +14,7 @@ import SimKit
         var timers: [TimerKind] = []
 
         mutating func handle(_ input: SDKInput) {
-            var effects: [Effect] = []
+            var effects = EffectBuffer()
             sdk.handle(input, now: now, context: SDKContext(device: 0, photoCount: photos, photosAllowed: true),
                        config: SDKConfig(), disk: disk, effects: &effects)
             for e in effects {

@@ -10,7 +10,7 @@ import Testing
         var core = ReferenceSDK()
         init() {}
         mutating func handle(_ input: SDKInput, now: SimTime, context: SDKContext, config: SDKConfig, disk: LocalData,
-                             effects: inout [Effect]) {
+                             effects: inout EffectBuffer) {
             core.handle(input, now: now, context: context, config: config, disk: disk, effects: &effects)
         }
     }
@@ -61,11 +61,11 @@ import Testing
         let kinds = RequestKind.allCases
         let answers: [Answer] = [.ok, .ok, .ok, .serverError, .offline, .timedOut, .appDisabled, .deviceUnknown]
         func run(_ sdk: inout ReferenceSDK, _ input: SDKInput, _ disk: inout LocalData) -> [Effect] {
-            var effects: [Effect] = []
+            var effects = EffectBuffer()
             sdk.handle(input, now: now, context: SDKContext(device: 0, photoCount: 500, photosAllowed: true),
                        config: SDKConfig(), disk: disk, effects: &effects)
             for case .store(let op) in effects { disk.apply(op) }
-            return effects
+            return Array(effects)
         }
         for _ in 0..<1_500 {
             now += random.int(in: 1...40_000)

@@ -45,7 +45,7 @@ public struct ReferenceSDK: SDKCore {
     public init() {}
 
     public mutating func handle(_ input: SDKInput, now: SimTime, context: SDKContext, config: SDKConfig, disk: LocalData,
-                                effects: inout [Effect]) {
+                                effects: inout EffectBuffer) {
         // Two inputs need no step built: going to the background only clears a flag, and
         // the timeout of a request already answered is ignored (as `timer` would ignore
         // it; the engine drops most of those before they get here, see `ignoresTimer`).
@@ -99,10 +99,10 @@ public struct ReferenceSDK: SDKCore {
         /// The caller's `effects`, valid for the one `handle` call that made this step. A
         /// pointer, not the array moved in and out: a step then holds no reference, so
         /// making and ending one costs no retain, release or swap.
-        let out: UnsafeMutablePointer<[Effect]>
+        let out: UnsafeMutablePointer<EffectBuffer>
         let context: SDKContext
         /// The effects so far; appending goes straight to the caller's buffer.
-        var effects: [Effect] {
+        var effects: EffectBuffer {
             get { out.pointee }
             nonmutating _modify { yield &out.pointee }
         }

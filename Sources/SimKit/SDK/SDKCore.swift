@@ -145,7 +145,7 @@ public protocol SDKCore: Sendable {
     /// Handles one input at `now` under the world's settings `config`, appending effects
     /// to `effects`.
     mutating func handle(_ input: SDKInput, now: SimTime, context: SDKContext, config: SDKConfig, disk: LocalData,
-                         effects: inout [Effect])
+                         effects: inout EffectBuffer)
     /// Whether a firing of timer `kind` with `arg` would be ignored if it came now: no
     /// effect and no change of state. The engine then drops the firing, as it drops a
     /// cancelled timer, with no step and no trace record. An SDK that answers true must

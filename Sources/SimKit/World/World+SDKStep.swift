@@ -16,20 +16,16 @@ extension World {
         // Fields are read straight from the device, not from a copy of it: copying the whole
         // state to the stack and then again into the SDK's step stalled on store forwarding.
         let context = SDKContext(device: d, photoCount: devices[i].photoCount, photosAllowed: devices[i].photosAllowed)
-        // The SDK appends; the buffer is emptied only now and then, which is much cheaper
-        // than emptying an array every step (steps never nest, so nothing else reads it).
-        if effects.count > World.effectsKept { effects.removeAll(keepingCapacity: true) }
-        var k = effects.count
+        // Steps never nest, so nothing else reads the buffer.
+        effects.removeAll()
         sdks[i].handle(input, now: now, context: context, config: setup.sdk, disk: devices[i].disk, effects: &effects)
+        var k = 0
         while k < effects.count {
             apply(effects[k], device: d)
             k += 1
         }
         trace(d, .stepEnd)
     }
-
-    /// Effects left in the reusable buffer before it is emptied.
-    static var effectsKept: Int { 256 }
 
     @inline(__always)
     mutating func apply(_ effect: Effect, device d: DeviceIndex) {
@@ -78,7 +74,7 @@ extension World {
     func handlesTimerWithoutEffects(_ d: DeviceIndex, _ kind: TimerKind, arg: UInt32) -> Bool {
         let i = Int(d)
         var copy = sdks[i]
-        var out: [Effect] = []
+        var out = EffectBuffer()
         let context = SDKContext(device: d, photoCount: devices[i].photoCount, photosAllowed: devices[i].photosAllowed)
         copy.handle(.timer(kind, arg: arg), now: now, context: context, config: setup.sdk, disk: devices[i].disk, effects: &out)
         return out.isEmpty

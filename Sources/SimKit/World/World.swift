@@ -45,7 +45,7 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
     /// cache, where it pays for its instructions.
     let prefetching: Bool
     /// A reusable buffer for the SDK's effects: no allocation per event once warm.
-    var effects: [Effect] = []
+    var effects = EffectBuffer()
     /// A reusable buffer for the jittered moments of one statement's firing, written
     /// through its pointer (no uniqueness check or capacity test per device), filled and
     /// handed to the queue within one `fireStatement`; a copy of the world that finds it
@@ -111,6 +111,7 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
         sdks.makeUnique()
         queue.makeUnique()
         requests.makeUnique()
+        effects.makeUnique()
         let end = setup.durationMs
         let budget = setup.eventBudget
         while eventsHandled < budget, !queueFull, let event = queue.popUnique(notAfter: end) {
