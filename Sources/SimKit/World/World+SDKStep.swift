@@ -19,12 +19,20 @@ extension World {
         // Steps never nest, so nothing else reads the buffer.
         effects.removeAll()
         sdks[i].handle(input, now: now, context: context, config: setup.sdk, disk: devices[i].disk, effects: &effects)
+        if !effects.isEmpty { applyEffects(device: d) }
+        trace(d, .stepEnd)
+    }
+
+    /// Applies the step's effects in order. One call a step with `apply` inlined, not a
+    /// call an effect: the calls' register saves and restores were 4% of a checked run's
+    /// instructions (10k devices × 10 days, 1.8 M effects in 1.1 M steps).
+    @inline(never)
+    mutating func applyEffects(device d: DeviceIndex) {
         var k = 0
         while k < effects.count {
             apply(effects[k], device: d)
             k += 1
         }
-        trace(d, .stepEnd)
     }
 
     @inline(__always)
