@@ -34,8 +34,12 @@ enum BenchCommand {
                        (default 0 here: rings only add context to a report, they
                        check nothing; `simkit run` and `fuzz` keep 12; 2 adds
                        about 100 bytes a device and costs about 15% of the speed)
-      --repeat N       run each workload N times (1-20, default 1) and keep the fastest,
-                       the run least disturbed by the rest of the machine; the N runs
+      --repeat N       run each workload N times (1-20) and keep the fastest, the run
+                       least disturbed by the rest of the machine; the runs of a size
+                       go in rounds of all three workloads, so the ratios compare runs
+                       made close in time. Default: 5 for sizes below 100,000 devices
+                       (each run takes under a second, and one run of the queue or the
+                       checked world was seen 20% off), 1 from 100,000 up. The runs
                        must agree on the events and the fingerprint (exit 1 if not:
                        a determinism bug)
       --json FILE      also write the results as JSON (`-` for standard output only)
@@ -60,26 +64,25 @@ enum BenchCommand {
         let sizes = try parseSizes(a.has("quick") ? "1000:60,10000:60" : a.string("sizes") ?? "1000:60,10000:60,100000:60,1000000:30")
         let json = a.string("json")
         let hugePages = !a.has("small-pages")
-        let repeats = Int(try a.uint("repeat", default: 1, range: 1...20))
-        func measure(_ w: BenchWorkload, _ devices: UInt64, _ days: UInt64, events: UInt64) throws -> BenchResult {
-            try fastest(of: repeats) {
-                try runChild(w, devices: devices, days: days, seed: seed, ringDepth: ringDepth, events: events, hugePages: hugePages)
-            }
-        }
-        var rows: [BenchResult] = []
+        let repeats: Int? = a.string("repeat") == nil ? nil : Int(try a.uint("repeat", default: 1, range: 1...20))
+        var rows: [BenchRow] = []
         var ratios: [BenchRatios] = []
         if json != "-" {
-            if repeats > 1 { print("each row: the fastest of \(repeats) runs") }
+            if let repeats { if repeats > 1 { print("each row: the fastest of \(repeats) runs") } }
+            else if sizes.contains(where: { defaultRuns(devices: $0.0) > 1 }) {
+                print("rows below 100,000 devices: the fastest of \(defaultRuns(devices: 1)) runs")
+            }
             print(header)
         }
         // Runs that disagree on what they ran are a determinism bug found (exit 1), not bad input.
         do {
             for (devices, days) in sizes {
-                let world = try measure(.world, devices, days, events: 0)
-                let queue = try measure(.queue, devices, days, events: world.events)
-                let checked = try measure(.checked, devices, days, events: 0)
+                let runs = repeats ?? defaultRuns(devices: devices)
+                let (queue, world, checked) = try measure(devices: devices, days: days, runs: runs) { w, events in
+                    try runChild(w, devices: devices, days: days, seed: seed, ringDepth: ringDepth, events: events, hugePages: hugePages)
+                }
                 for r in [queue, world, checked] {
-                    rows.append(r)
+                    rows.append(BenchRow(r, runs: runs))
                     if json != "-" { print(line(r)) }
                 }
                 ratios.append(BenchRatios(devices: devices, days: days,
@@ -96,8 +99,7 @@ enum BenchCommand {
             return 1
         }
         if let json {
-            let out = BenchReport(seed: seed, checkerRingDepth: ringDepth, results: rows.map(BenchRow.init), ratios: ratios,
-                                  repeats: repeats)
+            let out = BenchReport(seed: seed, checkerRingDepth: ringDepth, results: rows, ratios: ratios, repeats: repeats)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             let data = try encoder.encode(out)
@@ -124,19 +126,34 @@ enum BenchCommand {
         }
     }
 
-    /// Runs one workload in a fresh process of this executable and reads its result.
-    /// The fastest of `count` runs of `run`; throws if two runs disagree on what they ran
-    /// (events or fingerprint), which would be a determinism bug, not noise.
-    static func fastest(of count: Int, _ run: () throws -> BenchResult) throws -> BenchResult {
-        var best = try run()
-        for _ in 1..<max(count, 1) {
-            let r = try run()
-            guard r.events == best.events, r.fingerprint == best.fingerprint else {
-                throw RunsDisagree(description: "two runs of '\(r.workload.rawValue)' differ: \(best.events) events, fingerprint \(best.fingerprint), then \(r.events), \(r.fingerprint)")
-            }
-            if r.seconds < best.seconds { best = r }
+    /// Runs per workload when `--repeat` is not given: small sizes run in well under a
+    /// second, so one disturbance of the machine moves a row by tens of percent.
+    static func defaultRuns(devices: UInt64) -> Int { devices < 100_000 ? 5 : 1 }
+
+    /// The fastest of `runs` runs of each workload of one size, made in rounds of all
+    /// three (world, queue, checked), so that a slow stretch of the machine hits every
+    /// workload alike rather than the one that ran then. The queue runs as many events
+    /// as the world. Throws if two runs of a workload disagree on what they ran (events
+    /// or fingerprint), which would be a determinism bug, not noise.
+    static func measure(devices: UInt64, days: UInt64, runs: Int,
+                        _ run: (BenchWorkload, _ events: UInt64) throws -> BenchResult) throws -> (queue: BenchResult, world: BenchResult, checked: BenchResult) {
+        var world = try run(.world, 0)
+        var queue = try run(.queue, world.events)
+        var checked = try run(.checked, 0)
+        for _ in 1..<max(runs, 1) {
+            world = try faster(world, run(.world, 0))
+            queue = try faster(queue, run(.queue, world.events))
+            checked = try faster(checked, run(.checked, 0))
         }
-        return best
+        return (queue, world, checked)
+    }
+
+    /// The faster of two runs of one workload, which must agree on what they ran.
+    static func faster(_ best: BenchResult, _ r: BenchResult) throws -> BenchResult {
+        guard r.events == best.events, r.fingerprint == best.fingerprint else {
+            throw RunsDisagree(description: "two runs of '\(r.workload.rawValue)' differ: \(best.events) events, fingerprint \(best.fingerprint), then \(r.events), \(r.fingerprint)")
+        }
+        return r.seconds < best.seconds ? r : best
     }
 
     /// Two runs of one workload (`--repeat`) that ran different events or traces.
@@ -172,8 +189,8 @@ struct BenchReport: Codable {
     var memory = "per workload in its own process: (VmHWM after the run - VmRSS before building) / devices"
     var results: [BenchRow]
     var ratios: [BenchRatios]
-    /// Runs per workload, of which each row is the fastest (`--repeat`).
-    var repeats = 1
+    /// `--repeat`, when given; without it each size ran its default (see each row's `runs`).
+    var repeats: Int?
 }
 
 /// One workload's result with its derived rates, for `--json`.
@@ -193,8 +210,11 @@ struct BenchRow: Codable {
     var queuePeak: Int
     /// Resident memory in transparent huge pages at the end of the run.
     var hugePagesKiB: UInt64
+    /// Runs of this workload at this size, of which this is the fastest.
+    var runs: Int
 
-    init(_ r: BenchResult) {
+    init(_ r: BenchResult, runs: Int) {
+        self.runs = runs
         workload = r.workload; devices = r.devices; days = r.days; events = r.events; seconds = r.seconds
         eventsPerSecond = r.eventsPerSecond; deviceDaysPerSecond = r.deviceDaysPerSecond
         bytesPerDevice = r.bytesPerDevice; rssBaseKiB = r.rssBaseKiB; rssPeakKiB = r.rssPeakKiB

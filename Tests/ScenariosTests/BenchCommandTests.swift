@@ -43,8 +43,23 @@ struct BenchCommandTests {
         #expect(json["repeats"] as? Int == 3)
         let rows = try #require(json["results"] as? [[String: Any]])
         #expect(rows.compactMap { $0["workload"] as? String } == ["queue", "world", "checked"])
+        #expect(rows.allSatisfy { $0["runs"] as? Int == 3 })
         let bad = try SimkitProcess.run(["bench", "--sizes", "200:2", "--repeat", "0"])
         #expect(bad.status == 2, "\(bad.stderr)")
+    }
+
+    /// Without `--repeat`, a size below 100,000 devices keeps the fastest of 5 runs of each
+    /// workload (its runs are short and easily disturbed), and says so.
+    @Test func smallSizesRunFiveTimesByDefault() throws {
+        let r = try SimkitProcess.run(["bench", "--sizes", "200:2", "--json", "-"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        #expect(json["repeats"] == nil)
+        let rows = try #require(json["results"] as? [[String: Any]])
+        #expect(rows.count == 3)
+        #expect(rows.allSatisfy { $0["runs"] as? Int == 5 })
+        let text = try SimkitProcess.run(["bench", "--sizes", "200:2"])
+        #expect(text.stdout.contains("the fastest of 5 runs"), "\(text.stdout)")
     }
 
     @Test func badSizesAreRefused() throws {
