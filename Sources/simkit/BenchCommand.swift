@@ -38,8 +38,8 @@ enum BenchCommand {
                        least disturbed by the rest of the machine; the runs of a size
                        go in rounds of all three workloads, so the ratios compare runs
                        made close in time. Default: 5 for sizes below 100,000 devices
-                       (each run takes under a second, and one run of the queue or the
-                       checked world was seen 20% off), 1 from 100,000 up. The runs
+                       (each run takes under a second, and one run of the queue was
+                       seen 22% slow), 1 from 100,000 up. The runs
                        must agree on the events and the fingerprint (exit 1 if not:
                        a determinism bug)
       --json FILE      also write the results as JSON (`-` for standard output only)
@@ -78,7 +78,7 @@ enum BenchCommand {
         do {
             for (devices, days) in sizes {
                 let runs = repeats ?? defaultRuns(devices: devices)
-                let (queue, world, checked) = try measure(devices: devices, days: days, runs: runs) { w, events in
+                let (queue, world, checked) = try measure(runs: runs) { w, events in
                     try runChild(w, devices: devices, days: days, seed: seed, ringDepth: ringDepth, events: events, hugePages: hugePages)
                 }
                 for r in [queue, world, checked] {
@@ -130,13 +130,13 @@ enum BenchCommand {
     /// second, so one disturbance of the machine moves a row by tens of percent.
     static func defaultRuns(devices: UInt64) -> Int { devices < 100_000 ? 5 : 1 }
 
-    /// The fastest of `runs` runs of each workload of one size, made in rounds of all
+    /// The fastest of `runs` runs (`run`) of each workload of one size, made in rounds of all
     /// three (world, queue, checked), so that a slow stretch of the machine hits every
     /// workload alike rather than the one that ran then. The queue runs as many events
     /// as the world. Throws if two runs of a workload disagree on what they ran (events
     /// or fingerprint), which would be a determinism bug, not noise.
-    static func measure(devices: UInt64, days: UInt64, runs: Int,
-                        _ run: (BenchWorkload, _ events: UInt64) throws -> BenchResult) throws -> (queue: BenchResult, world: BenchResult, checked: BenchResult) {
+    static func measure(runs: Int, _ run: (BenchWorkload, _ events: UInt64) throws -> BenchResult) throws
+        -> (queue: BenchResult, world: BenchResult, checked: BenchResult) {
         var world = try run(.world, 0)
         var queue = try run(.queue, world.events)
         var checked = try run(.checked, 0)

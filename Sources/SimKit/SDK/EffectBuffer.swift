@@ -10,8 +10,6 @@
 ///
 /// At most `limit` effects fit: an SDK that asks for more in one step is stopped with a
 /// message rather than allowed to eat the machine's memory.
-/// Its storage is shared only by copies, written only through the one the engine hands
-/// out, and `World.run` splits a shared one first.
 /// determinism: shared only by copies, written through one; SimKit runs on one thread
 public struct EffectBuffer: RandomAccessCollection, @unchecked Sendable {
     @usableFromInline var storage: EffectStorage
