@@ -32,7 +32,7 @@ let package = Package(
         .executableTarget(name: "simkit", dependencies: ["SimKit", "Invariants", "Scenarios"], swiftSettings: optimise),
         .testTarget(name: "SimKitTests", dependencies: ["SimKit"]),
         .testTarget(name: "InvariantsTests", dependencies: ["SimKit", "Invariants"]),
-        .testTarget(name: "ScenariosTests", dependencies: ["SimKit", "Invariants", "Scenarios"]),
+        .testTarget(name: "ScenariosTests", dependencies: ["SimKit", "Invariants", "Scenarios", "simkit"]),
     ],
     swiftLanguageModes: [.v6]
 )

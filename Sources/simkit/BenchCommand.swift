@@ -37,9 +37,9 @@ enum BenchCommand {
       --repeat N       run each workload N times (1-20) and keep the fastest, the run
                        least disturbed by the rest of the machine; the runs of a size
                        go in rounds of all three workloads, so the ratios compare runs
-                       made close in time. Default: 5 for sizes below 100,000 devices
-                       (each run takes under a second, and one run of the queue was
-                       seen 22% slow), 1 from 100,000 up. The runs
+                       made close in time. Default: 5 for sizes under a million
+                       device-days (a run takes about a second or less, and one run of
+                       the queue was seen 22% slow), 1 from there up. The runs
                        must agree on the events and the fingerprint (exit 1 if not:
                        a determinism bug)
       --json FILE      also write the results as JSON (`-` for standard output only)
@@ -69,15 +69,15 @@ enum BenchCommand {
         var ratios: [BenchRatios] = []
         if json != "-" {
             if let repeats { if repeats > 1 { print("each row: the fastest of \(repeats) runs") } }
-            else if sizes.contains(where: { defaultRuns(devices: $0.0) > 1 }) {
-                print("rows below 100,000 devices: the fastest of \(defaultRuns(devices: 1)) runs")
+            else if sizes.contains(where: { defaultRuns(devices: $0.0, days: $0.1) > 1 }) {
+                print("rows under a million device-days: the fastest of \(defaultRuns(devices: 1, days: 1)) runs")
             }
             print(header)
         }
         // Runs that disagree on what they ran are a determinism bug found (exit 1), not bad input.
         do {
             for (devices, days) in sizes {
-                let runs = repeats ?? defaultRuns(devices: devices)
+                let runs = repeats ?? defaultRuns(devices: devices, days: days)
                 let (queue, world, checked) = try measure(runs: runs) { w, events in
                     try runChild(w, devices: devices, days: days, seed: seed, ringDepth: ringDepth, events: events, hugePages: hugePages)
                 }
@@ -126,9 +126,10 @@ enum BenchCommand {
         }
     }
 
-    /// Runs per workload when `--repeat` is not given: small sizes run in well under a
-    /// second, so one disturbance of the machine moves a row by tens of percent.
-    static func defaultRuns(devices: UInt64) -> Int { devices < 100_000 ? 5 : 1 }
+    /// Runs per workload when `--repeat` is not given: a size under a million device-days
+    /// runs in about a second or less (10,000 × 60 days: 0.67 s checked), so one
+    /// disturbance of the machine moves its row by tens of percent.
+    static func defaultRuns(devices: UInt64, days: UInt64) -> Int { devices * days < 1_000_000 ? 5 : 1 }
 
     /// The fastest of `runs` runs (`run`) of each workload of one size, made in rounds of all
     /// three (world, queue, checked), so that a slow stretch of the machine hits every
@@ -181,9 +182,10 @@ enum BenchCommand {
     }
 }
 
-/// `simkit bench --json`: every workload's result, with how it was measured.
+/// `simkit bench --json`: every workload's result, with how it was measured. Format 2
+/// (this round of issue 8) added each row's `runs` and made `repeats` optional.
 struct BenchReport: Codable {
-    var format = "simkit-bench/1"
+    var format = "simkit-bench/2"
     var seed: UInt64
     var checkerRingDepth: Int
     var memory = "per workload in its own process: (VmHWM after the run - VmRSS before building) / devices"

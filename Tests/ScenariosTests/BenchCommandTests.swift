@@ -48,8 +48,8 @@ struct BenchCommandTests {
         #expect(bad.status == 2, "\(bad.stderr)")
     }
 
-    /// Without `--repeat`, a size below 100,000 devices keeps the fastest of 5 runs of each
-    /// workload (its runs are short and easily disturbed), and says so.
+    /// Without `--repeat`, a size under a million device-days keeps the fastest of 5 runs
+    /// of each workload (its runs are short and easily disturbed), and says so.
     @Test func smallSizesRunFiveTimesByDefault() throws {
         let r = try SimkitProcess.run(["bench", "--sizes", "200:2", "--json", "-"])
         #expect(r.status == 0, "\(r.stderr)")

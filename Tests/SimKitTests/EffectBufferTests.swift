@@ -25,6 +25,17 @@ import Testing
         #expect(buffer.capacity == grown)
     }
 
+    /// No buffer holds more than `limit` effects, whatever room it was made with: the
+    /// append past it stops the process with a message.
+    @Test func holdsAtMostTheLimit() async {
+        #expect(EffectBuffer(capacity: .max).capacity == EffectBuffer.limit)
+        #expect(EffectBuffer(capacity: 0).capacity == 1)
+        await #expect(processExitsWith: .failure) {
+            var buffer = EffectBuffer(capacity: EffectBuffer.limit)
+            for n in 0...EffectBuffer.limit { buffer.append(.setTimer(.indexChunk, at: SimTime(n), arg: 0)) }
+        }
+    }
+
     @Test func makeUniqueSplitsACopy() {
         var original = EffectBuffer(capacity: 8)
         original.append(Self.effect(1))

@@ -5,8 +5,9 @@
 /// shared, a call per effect (1.3 M calls at 10k devices × 10 days, about 2% of a checked
 /// run's instructions). This buffer asks only when its owner says so (`makeUnique`, which
 /// `World.run` calls before its loop). So a copy shares the storage of the value it was
-/// copied from: append to one of them only. An SDK gets it `inout` for one call and has
-/// no reason to keep or copy it.
+/// copied from, and what one of them writes after `removeAll` overwrites what the other
+/// reads: an SDK gets the buffer `inout` for one call and must not keep or copy it (a
+/// kept copy would show the next steps' effects, never an unsafe access).
 ///
 /// At most `limit` effects fit: an SDK that asks for more in one step is stopped with a
 /// message rather than allowed to eat the machine's memory.
@@ -22,9 +23,9 @@ public struct EffectBuffer: RandomAccessCollection, @unchecked Sendable {
     /// The most effects one step may ask for.
     public static let limit = 1 << 20
 
-    /// An empty buffer with room for `capacity` effects before it grows.
+    /// An empty buffer with room for `capacity` effects (1 to `limit`) before it grows.
     public init(capacity: Int = 16) {
-        storage = EffectStorage(capacity: Swift.max(capacity, 1))
+        storage = EffectStorage(capacity: Swift.min(Swift.max(capacity, 1), EffectBuffer.limit))
         base = storage.base
         self.capacity = storage.capacity
     }

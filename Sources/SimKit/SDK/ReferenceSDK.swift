@@ -97,7 +97,7 @@ public struct ReferenceSDK: SDKCore {
         var config: SDKConfig { settings.pointee }
         let now: SimTime
         /// The caller's `effects`, valid for the one `handle` call that made this step. A
-        /// pointer, not the array moved in and out: a step then holds no reference, so
+        /// pointer, not the buffer moved in and out: a step then holds no reference, so
         /// making and ending one costs no retain, release or swap.
         let out: UnsafeMutablePointer<EffectBuffer>
         let context: SDKContext

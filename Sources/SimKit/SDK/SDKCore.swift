@@ -143,7 +143,7 @@ public protocol SDKCore: Sendable {
     /// A fresh app process, before `configure`.
     init()
     /// Handles one input at `now` under the world's settings `config`, appending effects
-    /// to `effects`.
+    /// to `effects` (the engine's buffer, for this call only: append, never keep or copy it).
     mutating func handle(_ input: SDKInput, now: SimTime, context: SDKContext, config: SDKConfig, disk: LocalData,
                          effects: inout EffectBuffer)
     /// Whether a firing of timer `kind` with `arg` would be ignored if it came now: no
