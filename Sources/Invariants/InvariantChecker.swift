@@ -39,8 +39,12 @@ public struct InvariantChecker: TraceObserver {
     /// The time of the record being checked.
     @usableFromInline var now: SimTime = 0
     var timeoutMs: SimTime = 30 * Ms.second
+    /// The earliest grace deadline not yet passed: the truth of the devices carrying that
+    /// key changes then, with no record to say so (S3). `.max` when none is pending.
+    @usableFromInline var nextDeadline: SimTime = .max
 
-    /// D1 and D5 are the product's own numbers, not settings of the SDK under test.
+    /// D1 and D5 are the product's own numbers ("more than a day", "30 days in a row"),
+    /// not settings of the SDK under test.
     static let checkIntervalMs: SimTime = 24 * Ms.hour
     static let purgeAfterMs: SimTime = 30 * Ms.day
 
@@ -68,6 +72,38 @@ public struct InvariantChecker: TraceObserver {
         keyNames = facts.setup.keyNames
         rings = DeviceRings(devices: facts.deviceCount, depth: ringDepth)
         timeoutMs = facts.setup.sdk.requestTimeoutMs
+        // The truth at the start: each install's key, library, and whether access is
+        // already stopped (an app of an account not yet approved).
+        for i in 0..<facts.deviceCount {
+            let app = Int(facts.deviceApp[i])
+            devices[i].key = app < facts.setup.apps.count ? facts.setup.apps[app].initialKey : 0
+            devices[i].photoCount = i < facts.devicePhotos.count ? facts.devicePhotos[i] : 0
+            retruth(DeviceIndex(i), at: 0)
+        }
+        nextDeadline = .max
+    }
+
+    /// Follows the truth of S2 for device `d` at `t`: opens or closes its stop (D5).
+    @usableFromInline mutating func retruth(_ d: DeviceIndex, at t: SimTime) {
+        let i = Int(d)
+        let refused = server.refused(key: devices[i].key, device: d, genuine: deviceGenuine[i],
+                                     hasCredential: devices[i].disk.hasCredential, now: t)
+        devices[i].follow(refused: refused, at: t)
+    }
+
+    /// Follows the truth of every device at `t` (after a dashboard or Rollup change).
+    /// - Complexity: O(devices); dashboard changes are few.
+    mutating func retruthAll(at t: SimTime) {
+        for i in 0..<devices.count { retruth(DeviceIndex(i), at: t) }
+    }
+
+    /// Grace deadlines up to `now` have passed: from each one on, its key is invalid (S3).
+    @usableFromInline @inline(never) mutating func passDeadlines() {
+        while nextDeadline <= now {
+            let t = nextDeadline
+            retruthAll(at: t)
+            nextDeadline = server.deadlines.filter { $0 > t }.min() ?? .max
+        }
     }
 
     /// Checks one record: notes its time, keeps it in its device's ring, and hands it to
@@ -77,6 +113,7 @@ public struct InvariantChecker: TraceObserver {
     @inlinable @inline(__always)
     public mutating func observe(_ r: TraceRecord) {
         now = r.time
+        if now >= nextDeadline { passDeadlines() }
         if ringDepth > 0 { rings.push(r) }   // with no rings kept, not even the call
         dispatch(r)
     }
@@ -100,8 +137,9 @@ public struct InvariantChecker: TraceObserver {
         case .input:
             if case .input(let input) = r.event { beginStep(d, .lifecycle(input)) }
         case .delivered:
-            if case .delivered(let id, let kind, let answer, let viaTimer, let sentAt) = r.event {
-                delivered(d, id: id, kind: kind, answer: answer, viaTimer: viaTimer, sentAt: sentAt)
+            if case .delivered(let id, let kind, let answer, let viaTimer, let sentAt, let servedAt, let stoppedSince) = r.event {
+                delivered(d, id: id, kind: kind, answer: answer, viaTimer: viaTimer, sentAt: sentAt,
+                          servedAt: servedAt, stoppedSince: stoppedSince)
             }
         case .timerFired:
             if case .timerFired(let kind, _) = r.event { beginStep(d, .timer(kind)) }
@@ -110,9 +148,12 @@ public struct InvariantChecker: TraceObserver {
         case .processStarted: processStarted(d)
         case .processKilled: processKilled(d)
         case .person:
-            // Only the Photos permission changes the truth: most person records (opens,
-            // closes, background runs) skip the call.
-            if case .person(let action, _) = r.event, action == .revokePhotos || action == .grantPhotos { person(d, action) }
+            // Only the Photos permission, the library and the key change the truth: most
+            // person records (opens, closes, background runs) skip the call.
+            if case .person(let action, let arg) = r.event,
+               action == .revokePhotos || action == .grantPhotos || action == .addPhotos || action == .update {
+                person(d, action, arg: arg)
+            }
         case .forgotDevice: forgotDevice(d)
         case .requestSent:
             if case .requestSent(let id, let kind, let key, let credential) = r.event {
@@ -133,6 +174,7 @@ public struct InvariantChecker: TraceObserver {
 
     public mutating func finish(at time: SimTime) {
         now = time
+        if now >= nextDeadline { passDeadlines() }
     }
 
     /// Records a violation of `invariant` on `device`; keeps the first few with context.

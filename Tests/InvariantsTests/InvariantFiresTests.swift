@@ -2,7 +2,7 @@ import Testing
 import SimKit
 import Invariants
 
-/// For each of the 18 invariants: a small hand-written trace where it must fire (the bug),
+/// For each of the 19 invariants: a small hand-written trace where it must fire (the bug),
 /// and the same trace corrected, where nothing may fire.
 @Suite struct InvariantFiresTests {
     static let s = Ms.second, m = Ms.minute, h = Ms.hour, d = Ms.day
@@ -12,8 +12,8 @@ import Invariants
     var d: SimTime { Self.d }
     let c = cred(0, 1)
 
-    @Test("the checker names 18 invariants, each with its rules and a summary") func catalogue() {
-        #expect(InvariantID.allCases.count == 18)
+    @Test("the checker names 19 invariants, each with its rules and a summary") func catalogue() {
+        #expect(InvariantID.allCases.count == 19)
         for id in InvariantID.allCases {
             #expect(!id.rules.isEmpty && !id.summary.isEmpty)
             #expect(InvariantID(rawValue: id.rawValue) == id)
@@ -327,7 +327,7 @@ import Invariants
             t.ready()
             t.dashboard(at: d, .rotate(app: 0, newKey: 1, graceMs: 30 * d))
             t.dashboard(at: 2 * d, .stopOldKey(app: 0, key: 0))
-            t.served(at: 2 * d + 1, 5, .check, credential: c, bug ? .ok : .appKeyInvalid)
+            t.served(at: 2 * d + 1, 5, .check, credential: c, bug ? .ok : .appKeyInvalid, stoppedSince: 2 * d)
             return t
         }
         expectFires(run(bug: true), .rotationGrace, at: 2 * d + 1, mentions: ["old key was stopped"])
@@ -355,7 +355,7 @@ import Invariants
             t.dashboard(at: d, .rollupApp(.revoke, app: 0))
             t.dashboard(at: d + h, .disable(app: 0))
             t.dashboard(at: d + 2 * h, .enable(app: 0))
-            t.served(at: d + 3 * h, 5, .check, credential: c, bug ? .ok : .appDisabled)
+            t.served(at: d + 3 * h, 5, .check, credential: c, bug ? .ok : .appDisabled, stoppedSince: d)
             t.dashboard(at: 2 * d, .rollupApp(.restore, app: 0))
             t.served(at: 2 * d + h, 6, .check, credential: c, .ok)
             return t
@@ -549,7 +549,7 @@ import Invariants
             t.step(at: h + 10 * s + 200, .delivered(6, .runReport, .serverError, sentAt: h + 10 * s)) { if bug { $0.store(.dropReports) } }
             return t
         }
-        expectFires(run(bug: true), .reportsNotLost, at: h + 10 * s + 200, mentions: ["dropped 1 queued run report(s)", "without a reset or a purge"])
+        expectFires(run(bug: true), .reportsNotLost, at: h + 10 * s + 200, mentions: ["dropped 1 queued run report(s)", "without a reset"])
         expectQuiet(run(bug: false))
     }
 }

@@ -186,6 +186,89 @@ enum MutantWorlds {
         return s
     }
 
+    /// Verdicts on either side of a dashboard change, delivered out of order on a slow link:
+    /// a check's 200 served before a disable arrives after a query's refusal, and a query's
+    /// refusal served before an enable arrives after a check's 200 (D4, D9).
+    static var verdictRaces: WorldSetup {
+        var schedule = [
+            person(0, .launch),
+            person(h, .launch),
+            dash(h + 1_000, .disable(app: 0)),
+            person(h + 1_100, .query),
+            dash(2 * h, .enable(app: 0)),
+            person(2 * h + m, .open),
+        ]
+        // Three times, a day and an hour apart, so each activation's check is due (D1).
+        for k: SimTime in 1...3 {
+            let t = k * (d + h) + 2 * h
+            schedule += [dash(t, .disable(app: 0)), person(t + 1, .query),
+                         dash(t + 2_050, .enable(app: 0)), person(t + 2_060, .open)]
+        }
+        var s = base(4, devices: 150, schedule)
+        s.network = NetworkSpec(latencyMinMs: 20, latencyMaxMs: 4_000)
+        return s
+    }
+
+    /// Access stops, comes back while every device is offline (so none hears of it), and
+    /// stops again: the 30 days count from the second stop (D5, S2).
+    static var relock: WorldSetup {
+        base(33, [
+            person(0, .launch),
+            dash(1 * d, .disable(app: 0)),
+            person(1 * d + m, .launch),
+            .at(2 * d, .offline(.all, forMs: 10 * d)),
+            dash(10 * d, .enable(app: 0)),
+            dash(12 * d, .disable(app: 0)),
+            person(31 * d + 3 * h, .launch),
+            person(32 * d + h, .launch),
+        ])
+    }
+
+    /// A big library being indexed when access stops, and an unlock an hour later (D4).
+    static var lockMidRun: WorldSetup {
+        base(1, [
+            person(0, .addPhotos, arg: 20_000),
+            person(0, .launch),
+            dash(5 * m, .disable(app: 0)),
+            person(6 * m, .query),
+            dash(h, .enable(app: 0)),
+            person(2 * h, .launch),
+        ])
+    }
+
+    /// A run cut short by a lock (its report queued), and 30 days later a lock error that
+    /// purges: the report must stay (D5, D10).
+    static var lockMidRunThenPurge: WorldSetup {
+        base(32, [
+            person(0, .addPhotos, arg: 20_000),
+            person(0, .launch),
+            dash(5 * m, .disable(app: 0)),
+            person(6 * m, .query),
+            person(31 * d, .launch),
+        ])
+    }
+
+    /// reset() while the app is disabled (S8: the record goes all the same).
+    static var resetWhileDisabled: WorldSetup {
+        base(2, [
+            person(0, .launch),
+            dash(1 * d, .disable(app: 0)),
+            person(1 * d + m, .launch),
+            person(1 * d + h, .reset),
+            dash(1 * d + 2 * h, .enable(app: 0)),
+            person(1 * d + 3 * h, .launch),
+        ])
+    }
+
+    /// Clones that copy the genuine devices' keys and credentials, then call the API (S6).
+    static var copyingClones: WorldSetup {
+        var s = base(1, devices: 2, clones: 2, [person(0, .launch, DeviceSelection(group: 0, mode: .every)),
+                                                person(h, .launch, DeviceSelection(group: 1, mode: .every)),
+                                                person(2 * h, .query, DeviceSelection(group: 1, mode: .every))])
+        s.groups[1].copiesCredentialsOf = 0
+        return s
+    }
+
     /// The world that exercises `name`'s bug.
     static func world(for name: String) -> WorldSetup {
         switch name {
@@ -203,6 +286,13 @@ enum MutantWorlds {
         case "cache-key-checks": keyCache
         case "enable-lifts-rollup": rollup
         case "skip-device-app-check": otherAppsKey
+        case "unlock-on-stale-ok", "lock-on-stale-refusal": verdictRaces
+        case "purge-from-first-lock-seen", "stopped-since-from-first-stop": relock
+        case "redownload-place-data-on-unlock": longDisable
+        case "reports-dropped-on-purge": lockMidRunThenPurge
+        case "no-resume-after-unlock": lockMidRun
+        case "reset-refused-keeps-record": resetWhileDisabled
+        case "clone-credential-accepted": copyingClones
         default: fatalError("no world for mutant \(name)")
         }
     }
@@ -217,8 +307,8 @@ enum MutantWorlds {
 }
 
 @Suite struct MutantTests {
-    @Test("the catalogue names 26 distinct mutants") func catalogue() {
-        #expect(Mutants.all.count == 26)
+    @Test("the catalogue names 35 distinct mutants") func catalogue() {
+        #expect(Mutants.all.count == 35)
         #expect(Set(Mutants.names).count == Mutants.all.count)
         for m in Mutants.all { #expect(!m.alsoPlausible.contains(m.expected), "\(m.name) lists its expected invariant as plausible") }
     }

@@ -15,6 +15,12 @@ import Invariants
 struct HandTrace {
     var checker = InvariantChecker()
     let setup: WorldSetup
+    /// What the hand-written server said of each request (`served`), so `delivered` passes
+    /// on its `servedAt` and `stoppedSince` as the engine does (S2).
+    var replies: [UInt64: (servedAt: SimTime, stoppedSince: SimTime)] = [:]
+    /// The hand-kept start of the current stop (set by a dashboard action that stops the
+    /// app, cleared by one that lifts it): the default `stoppedSince` of a lock error.
+    var stopAt: SimTime?
 
     init(_ setup: WorldSetup) {
         self.setup = setup
@@ -63,9 +69,14 @@ struct HandTrace {
         switch start {
         case .input(let input): record(time, device, .input(input))
         case .delivered(let id, let kind, let answer, let sentAt):
-            record(time, device, .delivered(id: id, kind: kind, answer: answer, viaTimer: false, sentAt: sentAt))
+            let said: (servedAt: SimTime, stoppedSince: SimTime) = answer.isVerdict
+                ? replies[UInt64(device) << 32 | UInt64(id)] ?? (time, ServerReply.none)
+                : (ServerReply.none, ServerReply.none)
+            record(time, device, .delivered(id: id, kind: kind, answer: answer, viaTimer: false, sentAt: sentAt,
+                                            servedAt: said.servedAt, stoppedSince: said.stoppedSince))
         case .timeout(let id, let kind):
-            record(time, device, .delivered(id: id, kind: kind, answer: .timedOut, viaTimer: true, sentAt: 0))
+            record(time, device, .delivered(id: id, kind: kind, answer: .timedOut, viaTimer: true, sentAt: 0,
+                                            servedAt: ServerReply.none, stoppedSince: ServerReply.none))
         case .timer(let kind): record(time, device, .timerFired(kind, arg: 0))
         }
         var effects = Effects(device: device)
@@ -81,14 +92,27 @@ struct HandTrace {
     }
 
     /// The server answered request `id` (an answer the checker judges against S2).
+    /// A verdict is dated `time`; a lock error carries `stoppedSince` (default: the hand-kept
+    /// start of the stop, else `time`).
     mutating func served(at time: SimTime, device: DeviceIndex = 0, _ id: UInt32, _ kind: RequestKind, key: KeyID = 0,
-                         credential: Credential = .none, _ answer: Answer, issued: Credential = .none, recordAfter: UInt32? = nil) {
+                         credential: Credential = .none, _ answer: Answer, issued: Credential = .none, recordAfter: UInt32? = nil,
+                         stoppedSince: SimTime? = nil) {
         let after = recordAfter ?? (issued.isNone ? credential.generation : issued.generation)
-        record(time, device, .served(id: id, kind: kind, key: key, credential: credential,
-                                     reply: ServerReply(answer, credential: issued), recordAfter: after))
+        let since = answer.isLockError ? stoppedSince ?? stopAt ?? time : ServerReply.none
+        let reply = answer.isVerdict ? ServerReply(answer, credential: issued, servedAt: time, stoppedSince: since)
+                                     : ServerReply(answer)
+        replies[UInt64(device) << 32 | UInt64(id)] = (reply.servedAt, reply.stoppedSince)
+        record(time, device, .served(id: id, kind: kind, key: key, credential: credential, reply: reply, recordAfter: after))
     }
 
     mutating func dashboard(at time: SimTime, _ action: DashboardAction) {
+        switch action {
+        case .disable, .rollupApp(.revoke, _), .rollupApp(.reject, _), .rollupAccount(.revoke, _), .rotate(_, _, nil):
+            if stopAt == nil { stopAt = time }
+        case .enable, .rollupApp(.restore, _), .rollupApp(.approve, _), .rollupAccount(.restore, _), .rollupAccount(.approve, _):
+            stopAt = nil
+        default: break
+        }
         record(time, Event.world, .dashboard(action, applied: true))
     }
     mutating func person(at time: SimTime, device: DeviceIndex = 0, _ action: PersonAction, arg: UInt32 = 0) {

@@ -270,7 +270,7 @@ struct ScenarioReportTests {
     func violationBlock() throws {
         let facts = WorldFacts(setup: ExpectationJudgeTests.setup)
         let events = [
-            TraceRecord(time: 3 * Ms.day + 2 * Ms.hour, device: 2, event: .delivered(id: 4, kind: .check, answer: .serverError, viaTimer: false, sentAt: 0)),
+            TraceRecord(time: 3 * Ms.day + 2 * Ms.hour, device: 2, event: .delivered(id: 4, kind: .check, answer: .serverError, viaTimer: false, sentAt: 0, servedAt: ServerReply.none, stoppedSince: ServerReply.none)),
             TraceRecord(time: 3 * Ms.day + 2 * Ms.hour, device: 2, event: .state(.locked)),
         ]
         let v = Violation(invariant: .neverLockOnTransient, time: 3 * Ms.day + 2 * Ms.hour, device: 2,

@@ -7,7 +7,7 @@ import SimKit
 struct StoryTests {
     @Test("a lock after a 5xx reads as what the device did, what the server said, which rule broke")
     func lockAfter5xx() throws {
-        let run = SimKitTest.seed(27, sdk: .mutant("lock-on-5xx"))
+        let run = SimKitTest.seed(47, sdk: .mutant("lock-on-5xx"))
         let v = try #require(run.violations.first { $0.invariant == .neverLockOnTransient })
         let story = FailureStory(v)
         #expect((2...5).contains(story.sentences.count))
@@ -15,7 +15,7 @@ struct StoryTests {
         #expect(story.sentences[0].hasSuffix(" after a 5xx from the server (D6: a server error, timeout or offline never locks)."), "\(story.sentences[0])")
         // The request that drew the 5xx, as the device's own last records show it.
         let kinds = v.lastEvents.compactMap { r -> RequestKind? in
-            if case .delivered(_, let kind, .serverError, false, _) = r.event { return kind } else { return nil }
+            if case .delivered(_, let kind, .serverError, false, _, _, _) = r.event { return kind } else { return nil }
         }
         let kind = try #require(kinds.last)
         #expect(story.text.contains("sent a \(kind) request"), "\(story.text)")

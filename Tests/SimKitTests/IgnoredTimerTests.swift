@@ -32,7 +32,7 @@ import Testing
         var j = 0, i = 0, dropped = 0
         while i < every.count {
             if j < kept.count, every[i] == kept[j] { i += 1; j += 1; continue }
-            guard case .delivered(_, _, .timedOut, true, _) = every[i].event, i + 1 < every.count,
+            guard case .delivered(_, _, .timedOut, true, _, _, _) = every[i].event, i + 1 < every.count,
                   every[i + 1].event == .stepEnd, every[i + 1].device == every[i].device else {
                 Issue.record("record \(i) (\(every[i])) is missing or changed where no timeout was dropped")
                 return
@@ -42,7 +42,7 @@ import Testing
         }
         #expect(j == kept.count, "the run with drops has records the full run lacks")
         // Most requests are answered before their timeout: most timeouts are dropped.
-        let timeouts = every.filter { if case .delivered(_, _, _, true, _) = $0.event { true } else { false } }.count
+        let timeouts = every.filter { if case .delivered(_, _, _, true, _, _, _) = $0.event { true } else { false } }.count
         #expect(dropped > timeouts / 2, "\(dropped) of \(timeouts) timeouts dropped")
     }
 

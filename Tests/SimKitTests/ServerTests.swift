@@ -27,9 +27,12 @@ private enum W {
 
     static func server(_ flaws: ServerFlaws = []) -> ServerModel { ServerModel(setup: setup(), flaws: flaws) }
 
+    /// A request from the genuine install that holds `credential` (its App Attest
+    /// assertion is valid, S6), unless `device` or `attested` say otherwise.
     static func request(_ kind: RequestKind, key: KeyID, _ credential: Credential = .none,
-                        device: DeviceIndex = 0, attested: AppID? = nil) -> Request {
-        Request(kind: kind, key: key, credential: credential, device: device, attestedApp: attested)
+                        device: DeviceIndex? = nil, attested: AppID? = 0) -> Request {
+        Request(kind: kind, key: key, credential: credential,
+                device: device ?? (credential.isNone || credential.device >= 8 ? 0 : credential.device), attestedApp: attested)
     }
 }
 
@@ -104,9 +107,10 @@ private let keyRuleCases: [ServerKeyRuleCase] = [
 
 /// The reference server against rules S1–S9 and each mutant flaw against the reference.
 @Suite struct ServerTests {
-    /// Rules S2.1–S2.3 apply to every kind of request, `register` and `reset` included,
-    /// and a device that sends such a key is never given a credential.
-    @Test(arguments: keyRuleCases, RequestKind.allCases)
+    /// Rules S2.1–S2.3 apply to every kind of request, `register` included, and a device
+    /// that sends such a key is never given a credential. A `reset` is judged by S8 alone
+    /// (see `resetDeletesTheRecordWhateverTheKeysState`).
+    @Test(arguments: keyRuleCases, RequestKind.allCases.filter { $0 != .reset })
     func keyRulesApplyToEveryKind(row: ServerKeyRuleCase, kind: RequestKind) {
         var server = W.server()
         // A genuine device registered while everything worked, so only the key rules can fail.
@@ -134,9 +138,10 @@ private let keyRuleCases: [ServerKeyRuleCase] = [
         #expect(server.handle(W.request(kind, key: W.keyA, .none), now: 1).answer == unknownAnswer)
         #expect(server.handle(W.request(kind, key: W.keyA, Credential(device: 0, generation: 9)), now: 1).answer == unknownAnswer)
         #expect(server.handle(W.request(kind, key: W.keyA, Credential(device: 999, generation: 1)), now: 1).answer == unknownAnswer)
-        // S2.5: device 1 belongs to B; A's valid key is a mismatch.
-        #expect(server.handle(W.request(kind, key: W.keyA, credB), now: 1).answer == .appKeyMismatch)
-        #expect(server.deviceRecord(1) != nil, "a refused reset keeps the record")
+        // S2.5: device 1 belongs to B; A's valid key is a mismatch. A reset is judged by
+        // S8 alone: it deletes the record whatever key it carries.
+        #expect(server.handle(W.request(kind, key: W.keyA, credB), now: 1).answer == (kind == .reset ? .ok : .appKeyMismatch))
+        #expect((server.deviceRecord(1) == nil) == (kind == .reset))
         // S2.6: served.
         #expect(server.handle(W.request(kind, key: W.keyA, credA), now: 1).answer == .ok)
         #expect((server.deviceRecord(0) == nil) == (kind == .reset))
@@ -356,11 +361,94 @@ private let keyRuleCases: [ServerKeyRuleCase] = [
 
     // MARK: - Devices (S6, S8)
 
+    @Test func cloneWithACopiedCredentialIsRefusedOnEveryRequest() {
+        var server = W.server()
+        let cred = register(&server, device: 0, key: W.keyA, app: W.appA, now: 0)
+        // The genuine install is served; a clone (device 7, no attestation) with a copy of
+        // its credential is not, whatever it asks, and cannot delete its record (S6, S8).
+        #expect(server.handle(W.request(.query, key: W.keyA, cred), now: 1).answer == .ok)
+        for kind in [RequestKind.check, .query, .profile, .placeData, .modelDownload, .runReport, .reset] {
+            let clone = W.request(kind, key: W.keyA, cred, device: 7, attested: nil)
+            #expect(server.handle(clone, now: 2).answer == .attestationFailed, "\(kind)")
+            // A genuine install of the same app on another phone cannot make its assertion either.
+            #expect(server.handle(W.request(kind, key: W.keyA, cred, device: 6), now: 2).answer == .attestationFailed, "\(kind)")
+        }
+        #expect(server.deviceRecord(0) != nil)
+        // The flaw checks the assertion only at registration: the copy is served.
+        var flawed = W.server(.assertionOnlyAtRegistration)
+        let c2 = register(&flawed, device: 0, key: W.keyA, app: W.appA, now: 0)
+        #expect(flawed.handle(W.request(.query, key: W.keyA, c2, device: 7, attested: nil), now: 1).answer == .ok)
+    }
+
+    @Test func resetDeletesTheRecordWhateverTheKeysState() {
+        // S8: disabled app, stopped key, revoked account: the reset still deletes.
+        for stop in 0..<3 {
+            var server = W.server()
+            let cred = register(&server, device: 0, key: W.keyA, app: W.appA, now: 0)
+            switch stop {
+            case 0: server.disable(app: W.appA, now: 1)
+            case 1: server.rotate(app: W.appA, newKey: W.spare1, oldKey: .stopNow, now: 1)
+            default: server.rollup(.revoke, account: W.acme, now: 1)
+            }
+            #expect(check(&server, key: W.keyA, cred, now: 2).isLockError)
+            let reply = server.handle(W.request(.reset, key: W.keyA, cred), now: 3)
+            #expect(reply == ServerReply(.ok, servedAt: 3), "stop \(stop)")
+            #expect(server.deviceRecord(0) == nil, "stop \(stop)")
+            // The flaw judges the key first: refused, and the record survives.
+            var flawed = W.server(.resetJudgesKey)
+            let c2 = register(&flawed, device: 0, key: W.keyA, app: W.appA, now: 0)
+            switch stop {
+            case 0: flawed.disable(app: W.appA, now: 1)
+            case 1: flawed.rotate(app: W.appA, newKey: W.spare1, oldKey: .stopNow, now: 1)
+            default: flawed.rollup(.revoke, account: W.acme, now: 1)
+            }
+            #expect(flawed.handle(W.request(.reset, key: W.keyA, c2), now: 3).answer.isLockError)
+            #expect(flawed.deviceRecord(0) != nil)
+        }
+    }
+
+    @Test func verdictsAreDatedAndLockErrorsSayWhenTheStopBegan() {
+        var server = W.server()
+        let cred = register(&server, device: 0, key: W.keyA, app: W.appA, now: 0)
+        // A 200 carries servedAt and no stoppedSince; a 5xx is no verdict (not the server's).
+        #expect(server.handle(W.request(.query, key: W.keyA, cred), now: 5) == ServerReply(.ok, servedAt: 5))
+        // Disabled at 10, enabled at 20, disabled at 30: the stop at 40 began at 30.
+        server.disable(app: W.appA, now: 10)
+        #expect(server.handle(W.request(.check, key: W.keyA, cred), now: 15) == ServerReply(.appDisabled, servedAt: 15, stoppedSince: 10))
+        server.enable(app: W.appA, now: 20)
+        server.disable(app: W.appA, now: 30)
+        #expect(server.handle(W.request(.check, key: W.keyA, cred), now: 40).stoppedSince == 30)
+        // A key stopped at 35 while the app is disabled: one unbroken stop, from 30 (the
+        // disable), through the enable at 50 (the key is still stopped).
+        server.rotate(app: W.appA, newKey: W.spare1, oldKey: .stopNow, now: 35)
+        server.enable(app: W.appA, now: 50)
+        let late = server.handle(W.request(.check, key: W.keyA, cred), now: 60)
+        #expect(late.answer == .appKeyInvalid)
+        #expect(late.stoppedSince == 30)
+        #expect(late.stoppedForMs == 30)
+        // The end of a grace is dated at the deadline.
+        var graced = W.server()
+        let c2 = register(&graced, device: 0, key: W.keyA, app: W.appA, now: 0)
+        graced.rotate(app: W.appA, newKey: W.spare1, oldKey: .keep(graceMs: 100), now: 10)
+        #expect(graced.handle(W.request(.check, key: W.keyA, c2), now: 500).stoppedSince == 110)
+        // An install on a later build is dated from that build's first request, rounded up
+        // to the second: it may have been updated just then (sound, S2).
+        var updated = W.server()
+        let c3 = register(&updated, device: 0, key: W.keyA, app: W.appA, now: 0)
+        updated.disable(app: W.appA, now: 1_000)
+        var r = W.request(.check, key: W.keyA, c3)
+        r.build = 1
+        #expect(updated.handle(r, now: 5_500).stoppedSince == 5_500)
+        #expect(updated.handle(r, now: 7_000).stoppedSince == 6_000)
+        r.build = 0
+        #expect(updated.handle(r, now: 8_000).stoppedSince == 1_000)
+    }
+
     @Test(arguments: [nil, W.appB] as [AppID?])
     func cloneIsRefusedAndNeverGetsACredential(attested: AppID?) {
         var server = W.server()
         let reply = server.handle(W.request(.register, key: W.keyA, device: 5, attested: attested), now: 0)
-        #expect(reply == ServerReply(.attestationFailed))
+        #expect(reply == ServerReply(.attestationFailed, servedAt: 0))
         #expect(server.deviceRecord(5) == nil)
         // Whatever credential the clone makes up, it is not served.
         #expect(check(&server, key: W.keyA, Credential(device: 5, generation: 1), now: 1) == .deviceUnknown)

@@ -186,7 +186,8 @@ extension WorldRuleTests {
         let t = DeviceTrace(world, 0)
         let registers = t.served.filter { $0.kind == .register }
         #expect(registers.count == 2)
-        #expect(registers.first?.reply == ServerReply(.ok, credential: Credential(device: 0, generation: 1)))
+        let first = try? #require(registers.first)
+        #expect(first?.reply == ServerReply(.ok, credential: Credential(device: 0, generation: 1), servedAt: first?.time ?? 0))
         #expect(t.answers.first?.answer == .timedOut)
         #expect(t.answers.first?.viaTimer == true)
         #expect(world.server.deviceRecord(0)?.generation == 2)

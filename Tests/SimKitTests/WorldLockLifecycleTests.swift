@@ -59,35 +59,49 @@ private let lockedBase: [ScheduledAction] = [
     .at(0, WT.person(.launch)), .at(h, WT.disable), .at(2 * h, WT.person(.launch)), .at(3 * h, WT.person(.close)),
 ]
 
-/// When the base world locks, and how long after an `open` its check's answer arrives.
-/// The answer's delay depends only on the device's earlier draws, so it is the same for
-/// any later time of the `open`.
+/// When the base world's device locks (its first lock error, ~2 h).
+private func lockedAt() -> SimTime { WT.run(WT.setup(until: 4 * h, lockedBase)).devices[0].disk.lockedSince }
+
+/// When the base world locks, and how long after an `open` its check's answer arrives
+/// (the same for any later `open`: the delay depends only on the device's earlier draws).
 private func purgeTiming() -> (lockedSince: SimTime, checkDelay: SimTime) {
-    let locked = WT.run(WT.setup(until: 4 * h, lockedBase)).devices[0].disk.lockedSince
+    let locked = lockedAt()
     let probeAt = locked + purgeAfter - 10 * s
     let world = WT.run(WT.setup(until: probeAt + h, lockedBase + [.at(probeAt, WT.person(.open))]))
     let answer = DeviceTrace(world, 0).answers.first { $0.time >= probeAt && $0.kind == .check }
     return (locked, (answer?.time ?? probeAt) - probeAt)
 }
 
+/// How long after an `open` the server answers its check, in the base world while locked.
+/// The delay depends only on the device's earlier draws, so it is the same for any later
+/// time of the `open`.
+private func serveDelay() -> SimTime {
+    let probeAt = h + purgeAfter - 10 * s
+    let world = WT.run(WT.setup(until: probeAt + h, lockedBase + [.at(probeAt, WT.person(.open))]))
+    let served = DeviceTrace(world, 0).served.first { $0.time >= probeAt && $0.kind == .check }
+    return (served?.time ?? probeAt) - probeAt
+}
+
 extension WorldRuleTests {
-    @Test("D5: a lock-error check at lockedSince + 30 d purges; at 30 d − 1 ms it does not", arguments: [false, true])
+    /// D5 counts from when access stopped on the server (the disable at 1 h: S2's
+    /// `stoppedSince`), not from when the device first heard of it (its lock at ~2 h).
+    @Test("D5: a lock error served 30 d after access stopped purges; at 30 d − 1 ms it does not", arguments: [false, true])
     func purgeBoundary(atDeadline: Bool) {
-        let (locked, delay) = purgeTiming()
-        #expect(locked > 2 * h && locked < 2 * h + s)
-        let answerAt = locked + purgeAfter - (atDeadline ? 0 : 1)
-        let world = WT.run(WT.setup(until: answerAt + h, lockedBase + [.at(answerAt - delay, WT.person(.open))]))
+        let delay = serveDelay()
+        let servedAt = h + purgeAfter - (atDeadline ? 0 : 1)
+        let world = WT.run(WT.setup(until: servedAt + h, lockedBase + [.at(servedAt - delay, WT.person(.open))]))
         let t = DeviceTrace(world, 0)
         let disk = world.devices[0].disk
-        let check = t.answers.last { $0.kind == .check }
-        #expect(check?.time == answerAt, "the check must be answered at the boundary")
-        #expect(check?.answer == .appDisabled)
-        #expect(disk.lockedSince == locked)
+        let check = t.served.last { $0.kind == .check }
+        #expect(check?.time == servedAt, "the check must be served at the boundary")
+        #expect(check?.reply.answer == .appDisabled)
+        #expect(check?.reply.stoppedSince == h)
+        #expect(disk.lockedSince > 2 * h && disk.lockedSince < 2 * h + s)
         if atDeadline {
-            #expect(t.storeTimes(.markPurged) == [answerAt])
+            #expect(t.storeTimes(.markPurged).count == 1)
             #expect(disk.purged && disk.locked)
             #expect(disk.indexedCount == 0 && !disk.modelsPresent && !disk.placeDataPresent)
-            #expect(disk.credential.isNone && disk.reportsQueued == 0)
+            #expect(disk.credential.isNone)
             #expect(world.devices[0].reportedState == .purged)
         } else {
             #expect(t.storeTimes(.markPurged).isEmpty)
@@ -100,7 +114,7 @@ extension WorldRuleTests {
 
     @Test("D5: after a purge, access coming back starts from scratch")
     func purgeThenReturn() {
-        let (locked, _) = purgeTiming()
+        let locked = lockedAt()
         let at = locked + purgeAfter + h
         let world = WT.run([
             .at(0, WT.person(.launch)), .at(h, WT.disable), .at(2 * h, WT.person(.launch)), .at(3 * h, WT.person(.close)),
@@ -128,7 +142,7 @@ extension WorldRuleTests {
 
     @Test("D5: offline, 5xx and timed-out checks past the deadline never purge; the next lock error does")
     func noPurgeOnTransient() {
-        let (locked, _) = purgeTiming()
+        let locked = lockedAt()
         let due = locked + purgeAfter
         let world = WT.run(lockedBase + [
             .at(due + h, .offline(.all, forMs: h)), .at(due + h + m, WT.person(.open)),
@@ -155,7 +169,7 @@ extension WorldRuleTests {
 
     @Test("D5: a success in between restarts the 30 days")
     func successInBetween() {
-        let (locked, _) = purgeTiming()
+        let locked = lockedAt()
         let due = locked + purgeAfter
         let world = WT.run(lockedBase + [
             .at(10 * d, WT.enable), .at(11 * d, WT.person(.open)),          // unlocks

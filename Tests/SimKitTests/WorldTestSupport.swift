@@ -110,7 +110,7 @@ struct DeviceTrace {
 
     var delivered: [Delivered] {
         records.enumerated().compactMap { i, r in
-            if case .delivered(let id, let kind, let answer, let viaTimer, _) = r.event {
+            if case .delivered(let id, let kind, let answer, let viaTimer, _, _, _) = r.event {
                 return Delivered(index: i, time: r.time, id: id, kind: kind, answer: answer, viaTimer: viaTimer)
             }
             return nil

@@ -59,7 +59,7 @@ extension WorldRuleTests {
                 // S1, S4, S5, S3: nothing served while the app is stopped or with an expired key.
                 if disabled || revoked { fail(r, "served while the app is stopped") }
                 if key == 0, r.time >= graceEnd { fail(r, "old key served after its grace") }
-            case .delivered(let id, _, _, let viaTimer, _):
+            case .delivered(let id, _, _, let viaTimer, _, _, _):
                 lastDelivery[i] = r.event
                 if !seen[i].insert(id).inserted, !viaTimer { staleStep[i] = true; stale += 1 }
             case .timerFired:
@@ -73,7 +73,7 @@ extension WorldRuleTests {
                     lockCount += 1
                     locked[i] = true
                     // D2, D6: only the three lock errors lock.
-                    guard case .delivered(_, _, let answer, false, _)? = lastDelivery[i], answer.isLockError else {
+                    guard case .delivered(_, _, let answer, false, _, _, _)? = lastDelivery[i], answer.isLockError else {
                         fail(r, "locked by \(String(describing: lastDelivery[i]))"); break
                     }
                 case .unlock:

@@ -9,8 +9,8 @@ extension InvariantChecker {
     /// (`acted`), so a step that did nothing skips comparing it.
     @inline(__always)
     func mayBreakLocking(_ dev: DeviceTruth) -> Bool {
-        // D2, D3 (a fresh lock error); D4 (a check succeeded while locked).
-        step.hasAny(StepTruth.freshLockErrorBit | StepTruth.mustUnlockBit)
+        // D2, D3 (a fresh lock error); D4 (a check succeeded while locked; an older verdict).
+        step.hasAny(StepTruth.freshLockErrorBit | StepTruth.mustUnlockBit | StepTruth.olderVerdictBit)
             // D6 (locked), D4 (unlocked): access revoked changed.
             || (step.acted && step.revokedBefore != (InvariantChecker.revoked(dev.state) || dev.disk.locked))
             // D3, inert while locked: a background task kept, or an API call.
@@ -26,9 +26,14 @@ extension InvariantChecker {
         let revokedBefore = step.revokedBefore
         let revokedNow = InvariantChecker.revoked(dev.state) || dev.disk.locked
 
-        // D6: only a fresh lock error may lock.
+        // D6: only a fresh lock error may lock; D4, D9: and only one at least as new as
+        // every verdict delivered before it.
         if !revokedBefore, revokedNow, !step.freshLockError, !step.isReset {
-            violate(.neverLockOnTransient, d, "locked after \(inputName); only app_key_invalid, app_disabled or app_key_mismatch may lock")
+            if step.olderLockError {
+                violate(.newestVerdictWins, d, "locked on a lock error served at \(clock(step.servedAt)), older than a verdict served at \(clock(step.newestBefore)) that it had already received")
+            } else {
+                violate(.neverLockOnTransient, d, "locked after \(inputName); only app_key_invalid, app_disabled or app_key_mismatch may lock")
+            }
         }
         // D2, D3: a fresh lock error locks at once, with lockedSince at the first one.
         if step.freshLockError, case .response(let kind, let answer, _) = step.input {
@@ -38,9 +43,13 @@ extension InvariantChecker {
                 violate(.lockOnRevocation, d, "lockedSince is \(clock(dev.disk.lockedSince)) but access stopped at \(clock(dev.lockedSince)), the first lock error since access was last granted")
             }
         }
-        // D4: access stays stopped until a check succeeds.
-        if dev.locked, revokedBefore, !revokedNow, !step.isReset {
-            violate(.lockOnRevocation, d, "unlocked after \(inputName), though no key check had succeeded")
+        // D4: access stays stopped until a 200 newer than the lock comes.
+        if dev.locked, revokedBefore, !revokedNow, !step.isReset, !step.mayUnlock {
+            if step.olderVerdict {
+                violate(.newestVerdictWins, d, "unlocked on a 200 served at \(clock(step.servedAt)), older than the verdict served at \(clock(step.newestBefore)) that locked it")
+            } else {
+                violate(.lockOnRevocation, d, "unlocked after \(inputName), though no 200 newer than its lock had come")
+            }
         }
         // D3: inert while locked.
         if dev.locked, dev.disk.backgroundScheduled {
@@ -55,7 +64,7 @@ extension InvariantChecker {
             violate(.lockedChecksOnActivation, d, "was locked and \(inputName) without checking its key")
         }
         if step.mustUnlock, revokedNow {
-            violate(.lockedChecksOnActivation, d, "a key check succeeded while it was locked, but it stayed locked")
+            violate(.lockedChecksOnActivation, d, "a key check succeeded (200 served at \(clock(step.servedAt)), newer than its lock) while it was locked, but it stayed locked")
         }
     }
 

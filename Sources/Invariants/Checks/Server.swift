@@ -15,12 +15,18 @@ extension InvariantChecker {
         }
         truth.apply(action, now: now)
         server = truth
+        // The truth of every install may have changed (S2, D5); a rotation may add a deadline.
+        retruthAll(at: now)
+        nextDeadline = server.deadlines.filter { $0 > now }.min() ?? .max
     }
 
     /// The server lost the device's record (`forget-device`). Out of line so that
     /// `dispatch` only jumps (see there).
     @usableFromInline @inline(never) mutating func forgotDevice(_ d: DeviceIndex) {
-        if hasBegun { server.records[Int(d)] = .init() }
+        guard hasBegun else { return }
+        server.records[Int(d)] = .init()
+        devices[Int(d)].resetOwed = false   // the record a reset had to delete is gone
+        retruth(d, at: now)
     }
 
     /// The server answered a request (`r` is its `served` record, passed whole: its fields
@@ -38,8 +44,8 @@ extension InvariantChecker {
         let actual = reply.answer
         var keyName: String { Int(key) < keyNames.count ? keyNames[Int(key)] : "key \(key)" }
 
-        if !genuine, actual == .ok {
-            violate(.clonesNeverServed, d, "the server served a \(kind) request from a clone (a non-genuine install sending \(keyName))")
+        if !genuine, actual == .ok, kind != .reset || cause != .resetOfUnknown {
+            violate(.clonesNeverServed, d, "the server served a \(kind) request from a clone (a non-genuine install sending \(keyName)\(credential.isNone ? "" : " and a copy of credential \(credential)"))")
         } else if actual != expected {
             let said = "the server answered a \(kind) request with \(keyName) \(actual), but S2 requires \(expected)"
             switch (expected, cause) {
@@ -57,6 +63,8 @@ extension InvariantChecker {
                 violate(.deviceBelongsToApp, d, "\(said): App Attest names another app than the key's")
             case (.deviceUnknown, .resetRecord) where actual == .ok:
                 violate(.resetDeletesEverything, d, "\(said): the device's record was deleted by a reset")
+            case (.ok, .served) where kind == .reset:
+                violate(.resetDeletesEverything, d, "\(said): a reset deletes the record whatever the state of its key, app or account (S8)")
             default:
                 violate(.serverEnforcesAccess, d, said)
             }
@@ -67,17 +75,55 @@ extension InvariantChecker {
         case .pending where actual == expected: hit(.pendingAnswered)
         default: break
         }
-        if actual == .ok, case .previous = server.keys[Int(key)] { hit(.oldKeyServedInGrace) }
+        if actual == .ok, Int(key) < server.keys.count, case .previous = server.keys[Int(key)] { hit(.oldKeyServedInGrace) }
+        judgeDating(d, r, key: key, reply: reply, expected: expected)
 
         // Follow what the server did to its device records, so one wrong answer is one violation.
         if kind == .register, actual == .ok, let app = server.app(of: key) {
             server.records[Int(d)] = .init(owner: app, generation: reply.credential.generation)
+            devices[Int(d)].resetOwed = false   // a new registration replaced the old record
+            retruth(d, at: now)
         }
         if kind == .reset, actual == .ok, cause == .served {
             server.records[Int(d)] = .init(owner: 0, generation: 0, deletedByReset: true)
+            devices[Int(d)].resetOwed = false
+            retruth(d, at: now)
+            // The one read of the server's store: an audit of what the 200 claims, judged
+            // against the checkers' own truth (as Jepsen reads back what was written).
             if recordAfter != 0 {
                 violate(.resetDeletesEverything, d, "the server answered the reset 200 but kept the device's record")
             }
+        }
+    }
+
+    /// S2: every verdict is dated now, and a lock error's `stoppedSince` is sound (never
+    /// before the true start of the install's unbroken stop) and, for an install that was
+    /// never updated, tight (exactly that start). The truth is the checkers' own (`stopStart`).
+    mutating func judgeDating(_ d: DeviceIndex, _ r: TraceRecord, key: KeyID, reply: ServerReply, expected: Answer) {
+        let answer = reply.answer
+        guard answer.isVerdict else { return }
+        if reply.servedAt != now {
+            violate(.serverEnforcesAccess, d, "the server's \(answer) says it was served at \(clock(reply.servedAt)), not at \(clock(now)) (S2 servedAt)")
+            return
+        }
+        guard InvariantChecker.isLockError(answer) else {
+            if reply.stoppedSince != ServerReply.none {
+                violate(.serverEnforcesAccess, d, "the server's \(answer) carries stoppedSince \(clock(reply.stoppedSince)); only a lock error does (S2)")
+            }
+            return
+        }
+        // Judged only where the truth is this request's: the install still carries the key
+        // it sent, and the checkers expected a lock error too (else the answer was wrong,
+        // reported above).
+        let dev = devices[Int(d)]
+        guard expected == answer, dev.key == key, dev.stopStart != LocalData.never else { return }
+        let truth = dev.stopStart
+        if reply.stoppedSince > now {
+            violate(.serverEnforcesAccess, d, "the server's \(answer) says access stopped at \(clock(reply.stoppedSince)), after the verdict at \(clock(now)) (S2)")
+        } else if reply.stoppedSince < truth {
+            violate(.serverEnforcesAccess, d, "the server's \(answer) says access has been stopped since \(clock(reply.stoppedSince)), but it stopped without a break only at \(clock(truth)) (S2: stoppedSince must be sound)")
+        } else if !dev.updated, reply.stoppedSince != truth {
+            violate(.serverEnforcesAccess, d, "the server's \(answer) says access has been stopped since \(clock(reply.stoppedSince)), but this install, which carried one key all along, has been refused without a break since \(clock(truth)) (S2: stoppedSince must be tight)")
         }
     }
 }

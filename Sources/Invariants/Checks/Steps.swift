@@ -26,25 +26,32 @@ extension InvariantChecker {
     /// A lifecycle input or a timer starts a step.
     @usableFromInline @inline(never) mutating func beginStep(_ d: DeviceIndex, _ input: StepTruth.Input) {
         let i = Int(d)
-        step.start(device: d, input: input, before: devices[i])
+        step.start(device: d, input: input, before: devices[i], at: now)
         switch input {
         case .lifecycle(.reset):
             // D7, D9: reset deletes everything, lock included; what is in flight is stale.
             if devices[i].awaiting != 0 { hit(.resetWhileRequestInFlight) }
             devices[i].reset()
+            // D7, S8: the record the SDK knows of (its credential, or one a reset still owes)
+            // must go; each launch retries until the server has deleted it.
+            let knew = devices[i].disk.hasCredential || devices[i].disk.hasPendingReset
+            if knew, server.records[i].generation != 0 { devices[i].resetOwed = true }
         case .lifecycle(.backgroundRun), .lifecycle(.launchInBackground):
             hit(.backgroundRun)
         default: break
         }
     }
 
-    /// An answer reaches the SDK and starts a step: judge it fresh or stale (D9), then
-    /// update the truth.
-    @usableFromInline @inline(never) mutating func delivered(_ d: DeviceIndex, id: UInt32, kind: RequestKind, answer: Answer, viaTimer: Bool, sentAt: SimTime) {
+    /// An answer reaches the SDK and starts a step: judge it fresh or stale (D9) and, for a
+    /// verdict, newest or older (D4), then update the truth. What the SDK must do is set on
+    /// the step and judged at its end: lock, unlock, purge (against the truth of S2 at the
+    /// moment the verdict was served, D5).
+    @usableFromInline @inline(never) mutating func delivered(_ d: DeviceIndex, id: UInt32, kind: RequestKind, answer: Answer, viaTimer: Bool,
+                                                             sentAt: SimTime, servedAt: SimTime, stoppedSince: SimTime) {
         let i = Int(d)
         let (awaited, carried) = devices[i].answerArrives(id, kind)
         let fresh = awaited && (viaTimer || now < sentAt &+ timeoutMs)
-        step.start(device: d, input: .response(kind, answer, fresh: fresh), before: devices[i])
+        step.start(device: d, input: .response(kind, answer, fresh: fresh), before: devices[i], at: now)
         guard fresh else { return }
         if answer == .ok { step.uploadCarriedUpTo = carried }
         let isCheck = kind == .check || kind == .register
@@ -60,22 +67,45 @@ extension InvariantChecker {
         if viaTimer, id == devices[i].lastServedID { hit(.responseLost) }
         if kind == .runReport, answer != .ok { devices[i].reportUploadFailed = true }
         if answer == .deviceUnknown { step.freshDeviceUnknown = true; hit(.reRegistration) }
+        // D4, D9: a verdict older than one already delivered must change no lock. A reset's
+        // 200 says nothing of access (S8); a lock error to it (from a server that breaks
+        // S8) stops access like any other (D2).
+        guard answer.isVerdict, kind != .reset || InvariantChecker.isLockError(answer) else { return }
+        step.servedAt = servedAt
+        step.newestBefore = devices[i].newestVerdictAt
+        if servedAt < devices[i].newestVerdictAt {
+            step.olderVerdict = true
+            if InvariantChecker.isLockError(answer) { step.olderLockError = true }
+            hit(.staleResponseIgnored)
+            return
+        }
+        devices[i].newestVerdictAt = servedAt
         if InvariantChecker.isLockError(answer) {
             step.freshLockError = true
             let dev = devices[i]
             if !dev.locked {
                 devices[i].lock(at: now)
                 hitLock(answer, kind)
-            } else if isCheck, !dev.purged, now >= dev.lockedSince &+ InvariantChecker.purgeAfterMs {
-                step.purgeDue = true
             }
-        } else if answer == .ok, isCheck, devices[i].locked {
+            // D5: deleting is allowed when access had in truth been stopped 30 days in a row
+            // when this verdict was served, and due when the server's word says so too.
+            if !dev.purged, dev.stopped(atLeast: InvariantChecker.purgeAfterMs, at: servedAt) {
+                step.purgeAllowed = true
+                if stoppedSince != ServerReply.none, stoppedSince <= servedAt,
+                   servedAt - stoppedSince >= InvariantChecker.purgeAfterMs {
+                    step.purgeDue = true
+                }
+            }
+        } else if answer == .ok, devices[i].locked {
             let dev = devices[i]
-            step.mustUnlock = true
+            step.mayUnlock = true
             step.unlockFromPurge = dev.purged
-            hit(.unlock)
-            if now - dev.lockedSince >= 29 * Ms.day { hit(.unlockAfter29Days) }
-            devices[i].unlock()
+            if isCheck {
+                step.mustUnlock = true
+                hit(.unlock)
+                if now - dev.lockedSince >= 29 * Ms.day { hit(.unlockAfter29Days) }
+                devices[i].unlock()
+            }
         }
     }
 
@@ -109,14 +139,42 @@ extension InvariantChecker {
         // one of these flags: without them, what they read of the device is as it was, and
         // was judged at the step before): one test, no read of the device's truth. Most
         // such steps are the app going to the background.
-        guard step.hasAny(StepTruth.mayBreakAnyMask) else { step.end(); return }
-        if mayBreakLocking(devices[Int(d)]) { checkLocking(d) }
-        if mayBreakData(devices[Int(d)]) { checkData(d) }
-        if mayBreakSchedule { checkSchedule(d) }
+        guard step.hasAny(StepTruth.mayBreakAnyMask) else {
+            assert(skippedStepIsClean(d, locking: true, data: true, schedule: true))
+            step.end()
+            return
+        }
+        let locking = mayBreakLocking(devices[Int(d)]), data = mayBreakData(devices[Int(d)]), schedule = mayBreakSchedule
+        assert(skippedStepIsClean(d, locking: !locking, data: !data, schedule: !schedule))
+        if locking { checkLocking(d) }
+        if data { checkData(d) }
+        if schedule { checkSchedule(d) }
         if step.isStale {
             if step.acted { checkStale(d) } else { hit(.staleResponseIgnored) }
         }
+        // D4: any newest 200 may have unlocked the SDK; the truth follows it.
+        if step.mayUnlock, !step.mustUnlock, devices[Int(d)].locked,
+           !(InvariantChecker.revoked(devices[Int(d)].state) || devices[Int(d)].disk.locked) {
+            devices[Int(d)].unlock()
+        }
         step.end()
+    }
+
+    /// Debug builds: the prefilters are honest. The full checks that a prefilter let this
+    /// step skip, run on a copy of the checker, find nothing (so a prefilter is never kept
+    /// in step with its checks by a comment alone). The copy shares the device truth, which
+    /// these checks only read when they find nothing.
+    func skippedStepIsClean(_ d: DeviceIndex, locking: Bool, data: Bool, schedule: Bool) -> Bool {
+        var copy = self
+        if locking { copy.checkLocking(d) }
+        if data { copy.checkData(d) }
+        if schedule { copy.checkSchedule(d) }
+        if copy.counts != counts {
+            let found = InvariantID.allCases.filter { copy.count(of: $0) != count(of: $0) }.map(\.rawValue)
+            print("prefilter skipped a step of device \(d) at \(now) that breaks \(found): \(copy.violations.last?.message ?? "")")
+            return false
+        }
+        return true
     }
 
     /// Counts an effect of the current step; in a stale step, remembers the first one.
@@ -129,7 +187,7 @@ extension InvariantChecker {
 
     @usableFromInline @inline(never) mutating func requestSent(_ d: DeviceIndex, id: UInt32, kind: RequestKind, key: KeyID, credential: Credential) {
         let i = Int(d)
-        devices[i].sent(id, kind)
+        devices[i].sent(id, kind, at: now, timeoutMs: timeoutMs)
         effect(d, .requestSent(id: id, kind: kind, key: key, credential: credential))
         switch kind {
         case .check, .register: step.sentCheck = true
@@ -167,13 +225,25 @@ extension InvariantChecker {
         }
     }
 
-    @usableFromInline @inline(never) mutating func person(_ d: DeviceIndex, _ action: PersonAction) {
+    @usableFromInline @inline(never) mutating func person(_ d: DeviceIndex, _ action: PersonAction, arg: UInt32) {
+        let i = Int(d)
         switch action {
         case .revokePhotos:
-            devices[Int(d)].photosAllowed = false
-            if devices[Int(d)].locked { hit(.photosRevokedWhileLocked) }
+            devices[i].photosAllowed = false
+            if devices[i].locked { hit(.photosRevokedWhileLocked) }
         case .grantPhotos:
-            devices[Int(d)].photosAllowed = true
+            devices[i].photosAllowed = true
+        case .addPhotos:
+            let (sum, overflow) = devices[i].photoCount.addingReportingOverflow(arg)
+            devices[i].photoCount = overflow ? .max : sum
+        case .update:
+            // The update ships the app's current key (arg 0) or key arg - 1 (SPEC §4).
+            guard hasBegun else { return }
+            let app = Int(deviceApp[i])
+            let current = app < server.apps.count ? server.apps[app].currentKey : devices[i].key
+            devices[i].key = arg == 0 ? current : KeyID(truncatingIfNeeded: arg - 1)
+            devices[i].updated = true
+            retruth(d, at: now)
         default: break
         }
     }

@@ -18,6 +18,7 @@ extension InvariantChecker {
             if dev.disk.modelsPresent { violate(.unlockResumesUnchanged, d, "downloaded the models again although they were on the device") }
         case .savePlaceData:
             if dev.locked { violate(.lockedIsInert, d, "downloaded place data while its access was stopped") }
+            if dev.disk.placeDataPresent { violate(.unlockResumesUnchanged, d, "downloaded the place data again although it was on the device") }
         case .queueReport:
             step.queuedReport = true
         case .reportsUploaded(let n):
@@ -35,11 +36,15 @@ extension InvariantChecker {
         default: break
         }
         devices[i].follow(op)   // the disk replica, and the D10 report counts
+        switch op {
+        case .setCredential, .deleteCredential: retruth(d, at: now)   // S2.5 needs a credential
+        default: break
+        }
     }
 
-    /// D5, D7, D8: data goes only by reset, Photos revocation, a purge that is due, or (the
-    /// credential) a `device_unknown` that calls for registering again. `dev` is the
-    /// device's truth before the deletion.
+    /// D5, D7, D8, D10: data goes only by reset, Photos revocation, a purge that the truth
+    /// allows, or (the credential) a `device_unknown` that calls for registering again; run
+    /// reports go only by reset. `dev` is the device's truth before the deletion.
     mutating func judgeDeletion(_ d: DeviceIndex, _ op: StoreOp, _ dev: DeviceTruth) {
         if step.isReset { return }
         let what: String
@@ -53,21 +58,26 @@ extension InvariantChecker {
         }
         if case .deleteIndex = op, !dev.photosAllowed { devices[Int(d)].indexAtLock = 0; return }
         if case .deleteCredential = op, step.freshDeviceUnknown { return }
-        if step.purgeDue { return }
         let dropsReports = if case .dropReports = op { true } else { false }
-        if step.mustUnlock {
+        if dropsReports {
+            violate(.reportsNotLost, d, "dropped \(what) without a reset\(step.purgeAllowed ? " (a purge keeps them)" : "")")
+            return
+        }
+        if step.purgeAllowed { return }
+        if step.mustUnlock || step.mayUnlock {
             violate(.unlockResumesUnchanged, d, "deleted \(what) when it unlocked; unlocking must resume the index unchanged")
-        } else if dropsReports, !dev.locked || step.isResponse(to: .runReport) {
-            violate(.reportsNotLost, d, "dropped \(what) without a reset or a purge")
-        } else if dev.locked {
-            let lockedFor = now - dev.lockedSince
+        } else if dev.locked || dev.stopStart != LocalData.never {
             let why: String
-            if lockedFor < InvariantChecker.purgeAfterMs {
-                why = "access had been stopped for only \(DurationText.format(lockedFor)), less than 30 days"
-            } else if case .response(let kind, let answer, _) = step.input, !answer.isLockError {
+            if case .response(let kind, let answer, _) = step.input, !InvariantChecker.isLockError(answer) {
                 why = "on a \(answer) answer to its \(kind) request, which is not a lock error"
+            } else if step.olderLockError {
+                why = "on a lock error served at \(clock(step.servedAt)), older than a verdict it had already received"
+            } else if case .response(_, let answer, _) = step.input, InvariantChecker.isLockError(answer) {
+                let stop = dev.stopStart == LocalData.never || dev.stopStart > step.servedAt
+                    ? "access was not stopped" : "access had been stopped without a break only since \(clock(dev.stopStart)) (\(DurationText.format(step.servedAt - dev.stopStart)))"
+                why = "when that lock error was served (\(clock(step.servedAt))), \(stop), less than 30 days in a row"
             } else {
-                why = "without a check answered with a lock error"
+                why = "without a lock error answering it"
             }
             violate(.purgeOnlyAfter30ContinuousDays, d, "deleted \(what): \(why)")
         } else {
@@ -90,10 +100,9 @@ extension InvariantChecker {
         // One test of the flags first: most steps have none of them.
         (step.hasAny(StepTruth.mustUnlockBit | StepTruth.purgeDueBit | StepTruth.isResetBit
                      | StepTruth.runEndedBit | StepTruth.queuedReportBit)
-            && (step.hasAny(StepTruth.mustUnlockBit | StepTruth.purgeDueBit | StepTruth.isResetBit)
-                || (step.runEnded && !step.queuedReport)
+            && (step.hasAny(StepTruth.mustUnlockBit | StepTruth.purgeDueBit | StepTruth.isResetBit | StepTruth.runEndedBit)
                 || (step.queuedReport && !step.sentReport)))
-            || (step.isActivation && !dev.photosAllowed)
+            || (step.isActivation && (!dev.photosAllowed || dev.resetOwed))
     }
 
     /// Judged at the end of a step that may break one of these rules (`mayBreakData`):
@@ -109,10 +118,10 @@ extension InvariantChecker {
             }
         }
         if step.purgeDue {
+            // D5: the index, the models and the credential; place data may stay.
             var kept: [String] = []
             if dev.disk.indexedCount > 0 { kept.append("index (\(dev.disk.indexedCount) photos)") }
             if dev.disk.modelsPresent { kept.append("models") }
-            if dev.disk.placeDataPresent { kept.append("place data") }
             if dev.disk.hasCredential { kept.append("credential") }
             if kept.isEmpty, dev.state == .purged {
                 devices[Int(d)].purged = true
@@ -120,7 +129,7 @@ extension InvariantChecker {
             } else {
                 let answer: String
                 if case .response(let kind, let a, _) = step.input { answer = "\(a) to its \(kind)" } else { answer = "a lock error" }
-                violate(.purgeWhenDue, d, "got \(answer) \(DurationText.format(now - dev.lockedSince)) after access stopped but kept its " + (kept.isEmpty ? "state (\(dev.state), not purged)" : kept.joined(separator: ", ")))
+                violate(.purgeWhenDue, d, "got \(answer), served at \(clock(step.servedAt)) when access had been stopped without a break since \(clock(dev.stopStart == LocalData.never ? dev.prevStopStart : dev.stopStart)) (30 days or more, as the answer said), but kept its " + (kept.isEmpty ? "state (\(dev.state), not purged)" : kept.joined(separator: ", ")))
             }
         }
         if step.isReset {
@@ -146,8 +155,29 @@ extension InvariantChecker {
         if step.runEnded, !step.queuedReport, !step.isReset {
             violate(.reportsNotLost, d, "an indexing run ended without a run report")
         }
-        if step.queuedReport, !dev.locked, dev.disk.hasCredential, !step.sentReport, dev.reportInFlight == 0, !step.isStale {
+        // D4: a run that had all it needs (access, Photos, models, place data) and ended on
+        // its own indexes every photo: the photos a lock cut short are indexed by the next run.
+        if step.runEnded, !step.isReset, !dev.locked, dev.photosAllowed, dev.disk.modelsPresent, dev.disk.placeDataPresent,
+           dev.disk.indexedCount < dev.photoCount, runEndedOnItsOwn {
+            violate(.unlockResumesUnchanged, d, "an indexing run ended after \(inputName) with \(dev.photoCount - dev.disk.indexedCount) of \(dev.photoCount) photos not indexed, though nothing stopped it")
+        }
+        // D7, S8: while the server still holds the record a reset must delete, every launch
+        // sends the delete again (the retry "across restarts of the app").
+        if step.isLaunch, dev.resetOwed, !step.sentReset {
+            violate(.resetDeletesEverything, d, "\(inputName) while the server still held the record that reset() must delete, and did not send the delete")
+        }
+        if step.queuedReport, !dev.locked, dev.disk.hasCredential, !step.sentReport, !dev.reportAwaited(at: now), !step.isStale {
             violate(.reportsNotLost, d, "queued a run report at the end of a run but did not try to upload it")
+        }
+    }
+
+    /// Whether the run ended in a step where nothing outside it ended it: its own chunk
+    /// timer, or a fresh, newest 200 (to its key check, a download, or an unlock's check).
+    var runEndedOnItsOwn: Bool {
+        switch step.input {
+        case .timer(.indexChunk): true
+        case .response(let kind, .ok, true): !step.olderVerdict && kind != .runReport && kind != .reset
+        default: false
         }
     }
 

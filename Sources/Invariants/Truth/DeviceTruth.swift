@@ -4,9 +4,15 @@ import SimKit
 /// wrote (its state and a replica of its disk), and the ground truth the rules are
 /// judged by (whether access is stopped, since when, which requests are awaited).
 ///
+/// Two kinds of truth live here. What the SDK saw and did (`locked`, `lockedSince`, the
+/// disk replica) is judged against the answers it got. Whether access is stopped in truth
+/// (`stopStart`) is rebuilt from the scenario's dashboard and Rollup records, the keys'
+/// deadlines, the install's key and the device's server record, by the S rules alone: it is
+/// what the server must have decided, whatever any answer said (S2, D5).
+///
 /// One is kept per device, a million of them in a big run, so every field is as narrow
-/// as what it holds and the fields are laid out widest first with no padding holes:
-/// 88 bytes (a test keeps it there). It holds no references, so copying it is a plain
+/// as what it holds and the fields are laid out widest first with no padding holes
+/// (a test keeps its size). It holds no references, so copying it is a plain
 /// copy of bytes. A record changes it through one mutating method where it can (such as
 /// `answerArrives`, `lock`, `follow`): each write into the checker's array of them first
 /// checks that the array's storage is not shared.
@@ -15,6 +21,16 @@ import SimKit
     var lockedSince: SimTime = LocalData.never
     /// The last fresh verdict on a key check (D1).
     var lastAnswered: SimTime = LocalData.never
+    /// In truth, since when every request of this device has been refused with a lock
+    /// error without a break, or `never` while it would not be (S2, D5).
+    var stopStart: SimTime = LocalData.never
+    /// The start of the stop before the current one (it ended when the current one began,
+    /// or when access came back): an answer served in it may be delivered after access
+    /// came back. A lock error is only served while refused, so a lock error served after
+    /// `prevStopStart` and before `stopStart` was served in that stop.
+    var prevStopStart: SimTime = LocalData.never
+    /// The newest `servedAt` of a fresh verdict delivered to this device (D4, D9).
+    var newestVerdictAt: SimTime = 0
     /// A replica of the SDK's disk, from `store` records.
     var disk = DiskTruth()
     /// The state the SDK last reported.
@@ -29,18 +45,41 @@ import SimKit
     var modelsAtLock = false
     /// A report upload failed and none has succeeded since (coverage).
     var reportUploadFailed = false
+    /// The install was updated (or a clone took another key): the server may date a stop
+    /// from the new build's first request, not from the true start (S2).
+    var updated = false
+    /// `reset()` was called while the server held the record the SDK knew, and the server
+    /// has not deleted it since: each launch must send the delete (D7, S8).
+    var resetOwed = false
+    /// The key the install carries now (S1). Here, after the one-byte fields, it fills
+    /// what would be padding.
+    var key: KeyID = 0
     /// D10: an upload can carry only reports queued before it was sent: the two newest
-    /// uploads awaited, with the queued-ever count when each was sent.
+    /// uploads awaited, with the queued-ever count when each was sent. `upload0` is the
+    /// newest, awaited until `reportUntilSec` (its timeout).
     var upload0 = (id: UInt32(0), upTo: UInt32(0))
     var upload1 = (id: UInt32(0), upTo: UInt32(0))
     /// The index when the lock began (D4).
     var indexAtLock: UInt32 = 0
+    /// Photos in the library: the world's fact at the start, plus `add-photos` (D4).
+    var photoCount: UInt32 = 0
     /// Requests awaited: bit i is request `lastSentID - i` of this process (D9).
+    ///
+    /// The bits only remember which of the last 32 requests were answered, so that the
+    /// timeout of an answered one is known to be stale; whether an answer is fresh is judged
+    /// by D9 itself (its timeout, a reset or purge since it was sent), with no window of the
+    /// SDK's: a timeout of a request further back is taken as fresh (a transient, which
+    /// breaks no rule by coming).
     var lastSentID: UInt32 = 0
     var awaiting: UInt32 = 0
-    /// The key check awaited, and the run-report upload awaited (0: none).
+    /// Requests with a lower id were sent before the last reset or purge: their answers
+    /// are stale (D9).
+    var epochStartID: UInt32 = 0
+    /// The key check awaited (0: none), until its timeout (`checkUntilSec`), and the newest
+    /// upload's timeout (in whole seconds rounded up: a request ends at its timeout, D9).
     var checkInFlight: UInt32 = 0
-    var reportInFlight: UInt32 = 0
+    var checkUntilSec: UInt32 = 0
+    var reportUntilSec: UInt32 = 0
     /// The last request the server acted on (coverage of S9: acted, answer lost).
     var lastServedID: UInt32 = 0
     /// D10: run reports ever queued on this disk, and ever settled (confirmed uploaded by a
@@ -48,16 +87,38 @@ import SimKit
     var reportsQueuedEver: UInt32 = 0
     var reportsSettled: UInt32 = 0
 
+    /// Whether access had been stopped, in truth, for at least `ms` when a lock error was
+    /// served at `t` (a moment of the current stop or of the one before; earlier: false).
+    /// A stop that ended in the very millisecond `t` still covers it: the lock error was
+    /// served before the change that ended the stop, in the same millisecond.
+    func stopped(atLeast ms: SimTime, at t: SimTime) -> Bool {
+        if stopStart != LocalData.never, stopStart <= t { return t - stopStart >= ms }
+        if prevStopStart != LocalData.never, prevStopStart <= t { return t - prevStopStart >= ms }
+        return false
+    }
+
+    /// The truth at `t`: access is stopped (`refused`) or not. Opens or closes a stop.
+    mutating func follow(refused: Bool, at t: SimTime) {
+        if refused, stopStart == LocalData.never {
+            stopStart = t
+        } else if !refused, stopStart != LocalData.never {
+            prevStopStart = stopStart
+            stopStart = LocalData.never
+        }
+    }
+
     /// A new app process: nothing is awaited any more, and request ids start again.
     mutating func newProcess() {
         lastSentID = 0
         forgetAwaited()
+        epochStartID = 0
     }
 
+    /// Nothing sent so far is awaited (a reset, a purge, a dead process).
     mutating func forgetAwaited() {
+        epochStartID = lastSentID &+ 1
         awaiting = 0
         checkInFlight = 0
-        reportInFlight = 0
         upload0 = (0, 0)
         upload1 = (0, 0)
     }
@@ -72,33 +133,43 @@ import SimKit
     }
 
     @inline(__always)
-    mutating func sent(_ id: UInt32, _ kind: RequestKind) {
+    mutating func sent(_ id: UInt32, _ kind: RequestKind, at now: SimTime, timeoutMs: SimTime) {
         if id > lastSentID {
             let shift = id - lastSentID
             awaiting = shift >= 32 ? 0 : awaiting << shift
             lastSentID = id
         }
         if lastSentID - id < 32 { awaiting |= 1 << (lastSentID - id) }
-        // A check or upload 32 ids back is abandoned, as the SDK's window abandons it (D9):
-        // no longer awaited, though its stale answer or timeout may never come.
-        if checkInFlight != 0, lastSentID - checkInFlight >= 32 { checkInFlight = 0 }
-        if reportInFlight != 0, lastSentID - reportInFlight >= 32 { reportInFlight = 0 }
         switch kind {
-        case .check, .register: checkInFlight = id
+        case .check, .register:
+            checkInFlight = id
+            checkUntilSec = DeviceTruth.secondsUp(now &+ timeoutMs)
         case .runReport:
-            reportInFlight = id
+            reportUntilSec = DeviceTruth.secondsUp(now &+ timeoutMs)
             upload1 = upload0
             upload0 = (id, reportsQueuedEver)
         default: break
         }
     }
 
-    /// An answer to request `id` arrives: whether it was awaited, and for an upload how far
-    /// into the queue it could carry (if known). Neither is awaited any more.
+    /// An answer to request `id` arrives: whether it was awaited (sent in this process
+    /// since the last reset or purge, not answered before, as far as the last 32 ids tell),
+    /// and for an upload how far into the queue it could carry (if known). Neither is
+    /// awaited any more.
     @inline(__always)
     mutating func answerArrives(_ id: UInt32, _ kind: RequestKind) -> (awaited: Bool, carried: UInt32?) {
         let awaited = take(id)
         return (awaited, kind == .runReport ? takeUpload(id) : nil)
+    }
+
+    /// Whether the key check sent last is still awaited at `now` (before its timeout).
+    func checkAwaited(at now: SimTime) -> Bool {
+        checkInFlight != 0 && DeviceTruth.secondsUp(now) <= checkUntilSec
+    }
+
+    /// Whether the upload sent last is still awaited at `now` (before its timeout).
+    func reportAwaited(at now: SimTime) -> Bool {
+        upload0.id != 0 && DeviceTruth.secondsUp(now) <= reportUntilSec
     }
 
     /// How far into the queue the awaited upload `id` could carry, if it is known; forgets it.
@@ -109,12 +180,19 @@ import SimKit
         return nil
     }
 
+    /// `ms` in whole seconds, rounded up (saturating).
+    static func secondsUp(_ ms: SimTime) -> UInt32 {
+        let s = ms / 1000 + (ms % 1000 == 0 ? 0 : 1)
+        return s >= SimTime(UInt32.max) ? UInt32.max : UInt32(s)
+    }
+
+
     /// Whether request `id` is awaited; it no longer is afterwards.
     @inline(__always)
     mutating func take(_ id: UInt32) -> Bool {
         if checkInFlight == id { checkInFlight = 0 }
-        if reportInFlight == id { reportInFlight = 0 }
-        guard id <= lastSentID, lastSentID - id < 32 else { return false }
+        guard id >= epochStartID, id <= lastSentID, id != 0 else { return false }
+        guard lastSentID - id < 32 else { return true }   // further back: not known answered
         let bit: UInt32 = 1 << (lastSentID - id)
         defer { awaiting &= ~bit }
         return awaiting & bit != 0

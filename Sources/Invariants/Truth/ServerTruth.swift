@@ -45,9 +45,23 @@ struct ServerTruth {
         records = Array(repeating: RecordT(), count: facts.deviceCount)
     }
 
+    /// Whether a record of the credential `credential` is live.
+    func knows(_ credential: Credential) -> Bool {
+        !credential.isNone && Int(credential.device) < records.count
+            && records[Int(credential.device)].generation == credential.generation && credential.generation != 0
+    }
+
     /// S2 in order, for a request of `kind` with `key` and `credential` from `device`.
+    /// A reset is judged by S8 alone: it deletes a known record whatever the key's state,
+    /// if its App Attest assertion is the registering install's (S6).
     func expected(kind: RequestKind, key: KeyID, credential: Credential, device: DeviceIndex,
                   attestedApp: AppID?, now: SimTime) -> (Answer, Cause) {
+        // S6: an assertion can be made only by the genuine install the credential names.
+        let assertion = attestedApp != nil && credential.device == device
+        if kind == .reset {
+            guard knows(credential) else { return (.ok, .resetOfUnknown) }
+            return assertion ? (.ok, .served) : (.attestationFailed, .clone)
+        }
         guard Int(key) < keys.count else { return (.appKeyInvalid, .unknownKey) }
         let app: AppID
         switch keys[Int(key)] {
@@ -67,12 +81,41 @@ struct ServerTruth {
         let known = !credential.isNone && Int(credential.device) < records.count
             && records[Int(credential.device)].generation == credential.generation
         if !known {
-            if kind == .reset { return (.ok, .resetOfUnknown) }
             let c = Int(credential.device) < records.count ? records[Int(credential.device)] : RecordT()
             return (.deviceUnknown, c.deletedByReset && c.generation == 0 ? .resetRecord : .unknownDevice)
         }
+        if !assertion { return (.attestationFailed, .clone) }
         if records[Int(credential.device)].owner != app { return (.appKeyMismatch, .mismatch) }
         return (.ok, .served)
+    }
+
+    /// The truth of S2 for an install at `now`: whether every request it would send (with
+    /// `key`; with its credential when `hasCredential`, else a registration) is refused with
+    /// a lock error (S2.1, S2.2, S2.5). Pending, an unknown device and a failed assertion
+    /// are no lock errors, so they break a stop.
+    func refused(key: KeyID, device: DeviceIndex, genuine: Bool, hasCredential: Bool, now: SimTime) -> Bool {
+        guard Int(key) < keys.count else { return true }
+        let app: AppID
+        switch keys[Int(key)] {
+        case .unissued, .stopped: return true
+        case .previous(let a, let deadline):
+            if now >= deadline { return true }
+            app = a
+        case .current(let a): app = a
+        }
+        let record = apps[Int(app)]
+        if record.disabled || record.review == .rejected || record.review == .revoked { return true }
+        if accounts[Int(record.account)] != .approved { return true }
+        if record.review == .pending { return false }
+        // S2.5: a genuine install holding its live credential, sending another app's key.
+        guard genuine, hasCredential, Int(device) < records.count else { return false }
+        let r = records[Int(device)]
+        return r.generation != 0 && r.owner != app
+    }
+
+    /// The deadline of every key in grace now, in no order.
+    var deadlines: [SimTime] {
+        keys.compactMap { if case .previous(_, let d) = $0 { return d } else { return nil } }
     }
 
     /// The app that `key` belongs to, if it was ever issued.

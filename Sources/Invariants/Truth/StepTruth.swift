@@ -24,6 +24,9 @@ import SimKit
     private(set) var diskBefore: DiskTruth
     private(set) var lastAnsweredBefore: SimTime
     var calledBack: CallOutcome?
+    /// For a verdict: its `servedAt`, and the newest one delivered before it (D4, D9).
+    var servedAt: SimTime = 0
+    var newestBefore: SimTime = 0
     /// Kept here, read only while its bit is set: see `uploadCarriedUpTo`, `firstStaleEffect`.
     private var carriedUpTo: UInt32 = 0
     private var staleEffect: TraceEvent = .runEnded
@@ -50,9 +53,15 @@ import SimKit
     static let carriedBit: UInt32 = 1 << 19
     static let staleEffectBit: UInt32 = 1 << 20
     static let isAPICallBit: UInt32 = 1 << 21
+    static let olderVerdictBit: UInt32 = 1 << 22
+    static let mayUnlockBit: UInt32 = 1 << 23
+    static let purgeAllowedBit: UInt32 = 1 << 24
+    static let olderLockErrorBit: UInt32 = 1 << 25
+    static let isLaunchBit: UInt32 = 1 << 26
     /// Without one of these a step can break no rule judged at its end (see `endStep`).
     static let mayBreakAnyMask: UInt32 = actedBit | freshLockErrorBit | mustUnlockBit | isResetBit | isActivationBit
         | isStaleBit | purgeDueBit | lockedBeforeBit | isAPICallBit | runStartedBit | runEndedBit | queuedReportBit
+        | olderVerdictBit
 
     /// `input` is a launch (in the foreground or background) or the app becoming active.
     var isActivation: Bool { bit(Self.isActivationBit) }
@@ -77,12 +86,24 @@ import SimKit
     var runStartedInBackground: Bool { get { bit(Self.runStartedInBackgroundBit) } set { set(Self.runStartedInBackgroundBit, newValue) } }
     var runEnded: Bool { get { bit(Self.runEndedBit) } set { set(Self.runEndedBit, newValue) } }
     var queuedReport: Bool { get { bit(Self.queuedReportBit) } set { set(Self.queuedReportBit, newValue) } }
-    /// A fresh lock error arrived in this step (D2).
+    /// A fresh lock error, at least as new as every verdict before it, arrived (D2).
     var freshLockError: Bool { get { bit(Self.freshLockErrorBit) } set { set(Self.freshLockErrorBit, newValue) } }
-    /// A fresh check answered a lock error at or after `lockedSince + 30 d` (D5).
+    /// A fresh, newest lock error said access had been stopped 30 days (`stoppedSince`),
+    /// and it had, in truth: the SDK must delete its data now (D5).
     var purgeDue: Bool { get { bit(Self.purgeDueBit) } set { set(Self.purgeDueBit, newValue) } }
-    /// A fresh check succeeded while access was stopped: the SDK must unlock (D4).
+    /// The step answers a fresh, newest lock error served when access had in truth been
+    /// stopped for 30 days: deleting the data is allowed (D5).
+    var purgeAllowed: Bool { get { bit(Self.purgeAllowedBit) } set { set(Self.purgeAllowedBit, newValue) } }
+    /// A fresh, newest 200 to a key check while access was stopped: the SDK must unlock (D4).
     var mustUnlock: Bool { get { bit(Self.mustUnlockBit) } set { set(Self.mustUnlockBit, newValue) } }
+    /// A fresh, newest 200 to any request while access was stopped: it may unlock (D4).
+    var mayUnlock: Bool { get { bit(Self.mayUnlockBit) } set { set(Self.mayUnlockBit, newValue) } }
+    /// The input is a fresh verdict older (by `servedAt`) than one already delivered: it
+    /// must neither lock nor unlock (D4, D9); `olderLockError` when it is a lock error.
+    var olderVerdict: Bool { get { bit(Self.olderVerdictBit) } set { set(Self.olderVerdictBit, newValue) } }
+    var olderLockError: Bool { get { bit(Self.olderLockErrorBit) } set { set(Self.olderLockErrorBit, newValue) } }
+    /// `input` is a launch, in the foreground or the background (D7: retries the reset).
+    var isLaunch: Bool { bit(Self.isLaunchBit) }
     /// The unlock follows a purge: the SDK starts from scratch (D5).
     var unlockFromPurge: Bool { get { bit(Self.unlockFromPurgeBit) } set { set(Self.unlockFromPurgeBit, newValue) } }
     var freshDeviceUnknown: Bool { get { bit(Self.freshDeviceUnknownBit) } set { set(Self.freshDeviceUnknownBit, newValue) } }
@@ -116,11 +137,12 @@ import SimKit
     /// It writes every field a record or the judging can read while the step is going;
     /// the two kept behind bits (`carriedUpTo`, `staleEffect`) are left as they are.
     @inline(__always)
-    mutating func start(device d: DeviceIndex, input: Input, before dev: DeviceTruth) {
+    mutating func start(device d: DeviceIndex, input: Input, before dev: DeviceTruth, at now: SimTime) {
         device = d
         self.input = input
         var b: UInt32 = switch input {
-        case .lifecycle(.launch), .lifecycle(.launchInBackground), .lifecycle(.becameActive): Self.isActivationBit
+        case .lifecycle(.launch), .lifecycle(.launchInBackground): Self.isActivationBit | Self.isLaunchBit
+        case .lifecycle(.becameActive): Self.isActivationBit
         case .lifecycle(.reset): Self.isResetBit
         case .lifecycle(.search), .lifecycle(.query), .lifecycle(.profile): Self.isAPICallBit
         case .response(_, _, fresh: false): Self.isStaleBit
@@ -128,7 +150,7 @@ import SimKit
         }
         if InvariantChecker.revoked(dev.state) || dev.disk.locked { b |= Self.revokedBeforeBit }
         if dev.locked { b |= Self.lockedBeforeBit }
-        if dev.checkInFlight != 0 { b |= Self.checkInFlightBeforeBit }
+        if dev.checkAwaited(at: now) { b |= Self.checkInFlightBeforeBit }
         bits = b
         diskBefore = dev.disk
         lastAnsweredBefore = dev.lastAnswered

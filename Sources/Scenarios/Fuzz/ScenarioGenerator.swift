@@ -28,6 +28,8 @@ public struct ScenarioGenerator {
         case rotate, stopOldKey, disable, longLock, relock, rollupApp, rollupAccount
         case pendingApp, unapprovedAccount, forget, clones, update, wrongKey, secondApp
         case reset, photos, calls, addPhotos, background, rareOpens, cacheProbe
+        /// Two verdicts on either side of a dashboard change, delivered out of order (D4, D9).
+        case verdictRace
     }
 
     let options: GeneratorOptions
@@ -82,7 +84,11 @@ public struct ScenarioGenerator {
             s.groups.append(DeviceGroupDecl(kind: .devices, count: 1 + r.below(3), app: "notes"))
             otherKeys = ["rk_live_n0"]
         }
-        if has(.clones) { s.groups.append(DeviceGroupDecl(kind: .clones, count: 1 + r.below(3), app: "photos")) }
+        if has(.clones) {
+            // Half the time the clones copy genuine devices' credentials and keys (S6).
+            s.groups.append(DeviceGroupDecl(kind: .clones, count: 1 + r.below(3), app: "photos",
+                                            copying: r.chance(1, outOf: 2) ? "photos" : nil))
+        }
         let latencyMin = [1, 20, 100][Int(r.below(3))] as SimTime
         let timeout = [30 * Ms.second, 30 * Ms.second, 10 * Ms.second, 5 * Ms.second][Int(r.below(4))]
         s.network = NetworkDecl(latencyMin: latencyMin, latencyMax: latencyMin + r.below(2_000), timeout: timeout)
@@ -129,8 +135,9 @@ public struct ScenarioGenerator {
         case .stopOldKey: rotation(at: t, stopEarly: true)
         case .disable:
             if r.chance(1, outOf: 3) {
-                // Race the first launch's downloads: lock from a model or place-data request.
-                let offset = 50 + r.below(3 * Ms.second)
+                // Race the first launch's downloads (lock from a model or place-data request)
+                // or its indexing (a run cut short, to be resumed after the unlock, D4).
+                let offset = r.chance(1, outOf: 2) ? 50 + r.below(3 * Ms.second) : 10 * Ms.second + r.below(80 * Ms.second)
                 at(offset, .disable(app: "photos"))
                 at(offset + Ms.hour, .enable(app: "photos"))
             } else {
@@ -138,9 +145,16 @@ public struct ScenarioGenerator {
             }
         case .longLock: window(at: r.below(max(1, durationMs / 4)), length: [29 * Ms.day + 12 * Ms.hour, 30 * Ms.day, 31 * Ms.day, 60 * Ms.day][Int(r.below(4))])
         case .relock:
+            // Access stops, comes back, stops again. Half the time nobody hears that it came
+            // back (every device offline in between): the SDK stays locked through the break,
+            // yet the 30 days count from the second stop only (D5).
             let first = r.below(max(1, durationMs / 8))
-            window(at: first, length: Ms.day + r.below(5 * Ms.day))
-            window(at: first + 10 * Ms.day + r.below(5 * Ms.day), length: 25 * Ms.day, edgesFrom: first)
+            let firstLength = Ms.day + r.below(5 * Ms.day)
+            let second = first + 10 * Ms.day + r.below(5 * Ms.day)
+            window(at: first, length: firstLength, pokeAfterEnable: r.chance(1, outOf: 2))
+            if r.chance(1, outOf: 2) { at(first + firstLength, .offline(.all, for: second - first - firstLength)) }
+            window(at: second, length: 25 * Ms.day, edgesFrom: first)
+            for days in [30, 31] as [SimTime] { poke(shifted(second + days * Ms.day, delta())) }
         case .rollupApp:
             warm(t)
             let verb: RollupAppVerb = [.revoke, .reject, .revoke, .approve][Int(r.below(4))]
@@ -157,14 +171,22 @@ public struct ScenarioGenerator {
         case .pendingApp: warm(t); at(t, .rollupApp(.approve, app: "photos")); poke(t + Ms.minute)
         case .unapprovedAccount: warm(t); at(t, .rollupAccount(.approve, account: "acme")); poke(t + Ms.minute)
         case .forget: at(t, .forgetDevice(selector())); poke(t + Ms.hour)
-        case .clones: at(t, .person(.launch, .group("photos-clones")))
+        case .clones:
+            // Clones launch (and copy credentials, if they do) after the genuine devices
+            // registered, then call the server-backed API.
+            at(t, .person(.launch, .group("photos-clones")))
+            at(t + Ms.minute, .person([.query, .profile][Int(r.below(2))], .group("photos-clones")))
         case .wrongKey, .secondApp:
             let key = otherKeys.isEmpty || r.chance(1, outOf: 4) ? "rk_live_zz" : otherKeys[0]
             at(t, .update(selector(), key: key))
             at(t + Ms.minute, .person(.launch, .all))
         case .reset:
-            at(t, .person(.reset, selector()))
-            if r.chance(1, outOf: 2) { at(t + Ms.minute, .person(.open, .all)) }
+            // Half the time while access is stopped: the record goes all the same (S8).
+            let stopped = r.chance(1, outOf: 2)
+            if stopped { at(t, .disable(app: "photos")); poke(t + Ms.second) }
+            at(t + Ms.minute, .person(.reset, selector()))
+            if r.chance(1, outOf: 2) { at(t + 2 * Ms.minute, .person(.open, .all)) }
+            if stopped { at(t + Ms.hour, .enable(app: "photos")) }
         case .photos:
             at(t, .person(.revokePhotos, selector()))
             at(t + r.below(Ms.day) + 1, .person(.open, .all))
@@ -177,6 +199,29 @@ public struct ScenarioGenerator {
             at(t, .person(.open, .all))
             at(t + Ms.hour, .person(.close, .all))
             at(shifted(t + Ms.day, delta()), .person(.open, .all))
+        case .verdictRace:
+            // Two requests on either side of a dashboard change, a few hundred milliseconds
+            // apart on a link whose round trips vary by seconds: the newer verdict often
+            // arrives first (D4, D9). Three races, an hour apart.
+            let spread = s.network.latencyMax - s.network.latencyMin
+            if spread < Ms.second { s.network.latencyMax = s.network.latencyMin + Ms.second + r.below(3 * Ms.second) }
+            let gap = 1 + r.below(max(1, s.network.latencyMax / 4))
+            let lockFirst = r.chance(1, outOf: 2)
+            for k: SimTime in 0..<3 {
+                let at0 = t + k * Ms.hour
+                if lockFirst {
+                    at(at0, .person(.launch, .all))                      // a check served 200 …
+                    at(at0 + gap, .disable(app: "photos"))               // … then access stops …
+                    at(at0 + gap + 1, .person(.query, .all))             // … and a query is refused
+                    at(at0 + 30 * Ms.minute, .enable(app: "photos"))
+                } else {
+                    at(at0, .disable(app: "photos"))
+                    at(at0 + 1, .person(.query, .all))                   // refused …
+                    at(at0 + 1 + gap, .enable(app: "photos"))            // … access comes back …
+                    at(at0 + 2 + gap, .person(.background, .all))        // … a run's check is served 200
+                }
+            }
+            poke(t + 4 * Ms.hour)
         case .cacheProbe:
             at(t, .person(.query, .all))
             at(t + Ms.minute, .disable(app: "photos"))
@@ -188,14 +233,20 @@ public struct ScenarioGenerator {
 
     /// A disable and, unless it outlasts the run, the enable; with opens at the 29- and
     /// 30-day edges of the lock it starts (or of an earlier lock, `edgesFrom`).
-    mutating func window(at start: SimTime, length: SimTime, edgesFrom: SimTime? = nil) {
+    mutating func window(at start: SimTime, length: SimTime, edgesFrom: SimTime? = nil, pokeAfterEnable: Bool = true) {
         warm(start)
         at(start, .disable(app: "photos"))
         poke(start + Ms.minute)
         let anchor = edgesFrom ?? start
+        // Around 30 days after the stop began (the disable itself: D5's true boundary), and
+        // an hour later, and the day before.
         for days in [29, 30] as [SimTime] { poke(shifted(anchor + days * Ms.day + Ms.hour, delta())) }
+        poke(shifted(anchor + 30 * Ms.day, delta()))
         if r.chance(1, outOf: 3) { at(anchor + 30 * Ms.day + Ms.hour + r.below(Ms.day), .offline(.all, for: Ms.hour)); poke(anchor + 30 * Ms.day + Ms.hour + r.below(Ms.day)) }
-        if start + length < durationMs { at(start + length, .enable(app: "photos")); poke(start + length + Ms.minute) }
+        if start + length < durationMs {
+            at(start + length, .enable(app: "photos"))
+            if pokeAfterEnable { poke(start + length + Ms.minute) }
+        }
     }
 
     /// A rotation, a staged update, and requests around the old key's deadline.

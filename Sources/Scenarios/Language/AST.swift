@@ -72,7 +72,7 @@ public struct AppDecl: Equatable, Sendable {
     }
 }
 
-/// `devices N app APP [as GROUP]` or `clones N app APP [as GROUP]`.
+/// `devices N app APP [as GROUP]` or `clones N app APP [as GROUP] [copying GROUP]`.
 public struct DeviceGroupDecl: Equatable, Sendable {
     /// Genuine installs or clones.
     public enum Kind: Equatable, Sendable {
@@ -89,11 +89,15 @@ public struct DeviceGroupDecl: Equatable, Sendable {
     public var app: String
     /// The group's name: as given, else the app's name (devices) or `APP-clones` (clones).
     public var name: String
+    /// Clones only: the group of genuine devices whose credentials and keys they copy at
+    /// each launch (S6), or nil.
+    public var copying: String?
     /// Where it was declared.
     public var mark: SourceMark
     /// A group declaration; `name` nil takes the default for `kind`.
-    public init(kind: Kind, count: UInt64, app: String, name: String? = nil, mark: SourceMark = .synthetic) {
-        self.kind = kind; self.count = count; self.app = app; self.mark = mark
+    public init(kind: Kind, count: UInt64, app: String, name: String? = nil, copying: String? = nil,
+                mark: SourceMark = .synthetic) {
+        self.kind = kind; self.count = count; self.app = app; self.mark = mark; self.copying = copying
         self.name = name ?? DeviceGroupDecl.defaultName(kind: kind, app: app)
     }
     /// The group name used when `as GROUP` is left out.

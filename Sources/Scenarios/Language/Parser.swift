@@ -106,9 +106,11 @@ struct Parser {
             let app = try c.name("app name")
             var group: String? = nil
             if c.isWord("as") { c.pos += 1; group = try c.name("group name") }
+            var copying: String? = nil
+            if first.text == "clones", c.isWord("copying") { c.pos += 1; copying = try c.name("group name") }
             try c.end()
             scenario.groups.append(DeviceGroupDecl(kind: first.text == "devices" ? .devices : .clones,
-                                                   count: count, app: app, name: group, mark: mark))
+                                                   count: count, app: app, name: group, copying: copying, mark: mark))
         case "network":
             try header(first)
             var net = NetworkDecl()

@@ -25,6 +25,7 @@ public enum ScenarioPrinter {
         for g in scenario.groups {
             var line = "\(g.kind == .devices ? "devices" : "clones") \(g.count) app \(g.app)"
             if g.name != DeviceGroupDecl.defaultName(kind: g.kind, app: g.app) { line += " as \(g.name)" }
+            if let source = g.copying { line += " copying \(source)" }
             out.append(line)
         }
         let n = scenario.network

@@ -118,6 +118,16 @@ struct Validator {
                 error(g.mark, g.name, "duplicate group '\(g.name)'", hint: "give the group another name with 'as GROUP'")
             } else { groups.append(g.name); sizes.append(g.count) }
             if !apps.contains(g.app) { unknown("app", "apps", g.app, apps.names, g.mark) }
+            if let source = g.copying {
+                if let k = s.groups.firstIndex(where: { $0.name == source }), s.groups[k].kind == .devices {
+                    if s.groups[k].app != g.app {
+                        error(g.mark, source, "clones of '\(g.app)' cannot copy credentials of '\(source)', devices of '\(s.groups[k].app)'")
+                    }
+                } else {
+                    error(g.mark, source, "'copying' names no group of genuine devices: '\(source)'",
+                          hint: "declare the devices first: devices N app \(g.app)")
+                }
+            }
             let before = total
             total = min(total + min(g.count, ScenarioLimits.maxDevices + 1), ScenarioLimits.maxDevices + 1)
             if total > ScenarioLimits.maxDevices, before <= ScenarioLimits.maxDevices {

@@ -77,7 +77,9 @@ public enum ScenarioCompiler {
         var groups: [GroupSpec] = []
         for g in scenario.groups {
             guard g.count <= UInt64(UInt32.max) else { throw CompileError("group '\(g.name)' has too many devices") }
-            groups.append(GroupSpec(name: g.name, app: try names.app(g.app), count: UInt32(g.count), clones: g.kind == .clones))
+            var spec = GroupSpec(name: g.name, app: try names.app(g.app), count: UInt32(g.count), clones: g.kind == .clones)
+            spec.copiesCredentialsOf = g.copying.flatMap { source in scenario.groups.firstIndex { $0.name == source } }
+            groups.append(spec)
         }
 
         var schedule: [ScheduledAction] = []

@@ -10,6 +10,11 @@ public enum TraceText {
     }
 
     /// The event alone, in a few words.
+    /// `, stopped since 1d00h…` for a lock error's `stoppedSince` (S2), or nothing.
+    static func stopped(_ since: SimTime) -> String {
+        since == ServerReply.none ? "" : ", stopped since \(DurationText.clock(since))"
+    }
+
     public static func event(_ e: TraceEvent) -> String {
         switch e {
         case .person(let a, let arg):
@@ -21,10 +26,12 @@ public enum TraceText {
         case .processStarted(let bg): return bg ? "process started in background" : "process started"
         case .processKilled: return "process killed"
         case .requestSent(let id, let kind, let key, let cred): return "sent \(kind) #\(id) key #\(key) credential \(cred)"
-        case .served(let id, let kind, _, _, let reply, _): return "server answered \(kind) #\(id): \(reply.answer)"
+        case .served(let id, let kind, _, _, let reply, _):
+            return "server answered \(kind) #\(id): \(reply.answer)" + stopped(reply.stoppedSince)
         case .input(let i): return "input: \(i)"
-        case .delivered(let id, let kind, let answer, let viaTimer, _):
+        case .delivered(let id, let kind, let answer, let viaTimer, _, let servedAt, let stoppedSince):
             return "delivered \(kind) #\(id): \(answer)" + (viaTimer ? " (timeout)" : "")
+                + (servedAt == ServerReply.none ? "" : " served at \(DurationText.clock(servedAt))") + stopped(stoppedSince)
         case .droppedForDeadProcess(let id): return "answer #\(id) dropped: process dead"
         case .timerFired(let kind, let arg): return "timer \(kind) (\(arg))"
         case .state(let s): return "state → \(s)"

@@ -31,7 +31,7 @@ public struct FailureStory: Sendable, Equatable {
             first += " broke \(v.invariant.rawValue)"
         }
         first += " at \(Self.time(v.time))"
-        if let a = answer, case .delivered(_, let kind, let ans, let viaTimer, _) = a.event, v.time - a.time <= Ms.minute {
+        if let a = answer, case .delivered(_, let kind, let ans, let viaTimer, _, _, _) = a.event, v.time - a.time <= Ms.minute {
             first += " after " + Self.cause(kind: kind, answer: ans, viaTimer: viaTimer)
         }
         first += " (\(v.invariant.rules): \(Self.shortRule(v.invariant)))."
@@ -44,14 +44,14 @@ public struct FailureStory: Sendable, Equatable {
         } else if let i = events.last(where: { if case .input = $0.event { true } else { false } }), case .input(let input) = i.event {
             did.append("the SDK handled \(input) at \(Self.time(i.time))")
         }
-        if let a = answer, case .delivered(let id, let kind, _, _, _) = a.event,
+        if let a = answer, case .delivered(let id, let kind, _, _, _, _, _) = a.event,
            let sent = events.last(where: { if case .requestSent(id, _, _, _) = $0.event { true } else { false } }) {
             did.append("the SDK sent a \(kind) request (#\(id)) at \(Self.time(sent.time))")
         }
         if !did.isEmpty { out.append("Before that: " + did.joined(separator: ", then ") + ".") }
 
         // What the server answered, and what reached the device.
-        if let a = answer, case .delivered(let id, let kind, let ans, let viaTimer, _) = a.event {
+        if let a = answer, case .delivered(let id, let kind, let ans, let viaTimer, _, _, _) = a.event {
             let served = events.last { if case .served(id, _, _, _, _, _) = $0.event { true } else { false } }
             var s: String
             if case .served(_, _, _, _, let reply, _)? = served?.event {
@@ -155,8 +155,8 @@ public struct FailureStory: Sendable, Equatable {
         case .lockedIsInert: "a locked SDK does nothing"
         case .lockedChecksOnActivation: "a locked SDK checks at each launch and activation"
         case .unlockResumesUnchanged: "unlocking resumes the index unchanged"
-        case .purgeOnlyAfter30ContinuousDays: "data goes only after 30 locked days"
-        case .purgeWhenDue: "30 locked days then a lock error purges"
+        case .purgeOnlyAfter30ContinuousDays: "data goes only after access stopped 30 days in a row"
+        case .purgeWhenDue: "a lock error dated 30 days into the stop purges"
         case .keyCheckSchedule: "the key is checked on schedule"
         case .serverEnforcesAccess: "the server answers by the S2 rules"
         case .rotationGrace: "an old key works until its grace deadline"
@@ -168,6 +168,7 @@ public struct FailureStory: Sendable, Equatable {
         case .photosRevokedDeletesIndex: "revoked Photos access deletes the index"
         case .staleResponsesIgnored: "stale answers change nothing"
         case .reportsNotLost: "run reports are not lost"
+        case .newestVerdictWins: "an older verdict never locks or unlocks"
         }
     }
 

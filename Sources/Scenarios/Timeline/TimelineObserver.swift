@@ -107,7 +107,7 @@ public struct TimelineObserver: TraceObserver {
         guard d < lanes.count else { return }
         switch r.event {
         case .state(let s): state(d, s, at: column(r.time))
-        case .delivered(_, let kind, let answer, _, _): tick(d, kind, answer, at: column(r.time))
+        case .delivered(_, let kind, let answer, _, _, _, _): tick(d, kind, answer, at: column(r.time))
         case .fault(.offline): if lanes[d].offlineFrom == nil { lanes[d].offlineFrom = column(r.time) }
         case .fault(.offlineEnded): endOffline(d, at: column(r.time))
         default: break

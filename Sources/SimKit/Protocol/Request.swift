@@ -93,24 +93,55 @@ public struct Request: Sendable, Equatable {
     public var key: KeyID
     /// The device credential, or `.none` (always `.none` on `register`).
     public var credential: Credential
-    /// The device sending it; used only to issue a credential on `register`.
+    /// The device sending it: registration issues the credential for it, and every later
+    /// request's App Attest assertion is made with its attested key (S6).
     public var device: DeviceIndex
     /// App Attest: the app whose team ID and bundle ID this install genuinely is, or nil
-    /// for a non-genuine install (a clone). Only `register` is judged by it.
+    /// for a non-genuine install (a clone), which can make no attestation and no assertion.
     public var attestedApp: AppID?
+    /// The installed app build: 0 as installed when the world starts, one more at each
+    /// update. Real requests carry the app version; the server uses it to tell when an
+    /// install may have changed keys (S2 `stoppedSince`), as it cannot see updates.
+    public var build: UInt16
 
     @inlinable
-    public init(kind: RequestKind, key: KeyID, credential: Credential, device: DeviceIndex, attestedApp: AppID?) {
+    public init(kind: RequestKind, key: KeyID, credential: Credential, device: DeviceIndex, attestedApp: AppID?,
+                build: UInt16 = 0) {
         self.kind = kind; self.key = key; self.credential = credential
-        self.device = device; self.attestedApp = attestedApp
+        self.device = device; self.attestedApp = attestedApp; self.build = build
+    }
+
+    /// S6: whether the request's App Attest assertion is valid for its credential: only the
+    /// genuine install that registered the credential can make one.
+    @inlinable public var assertionMatchesCredential: Bool {
+        attestedApp != nil && credential.device == device
     }
 }
 
 /// The server's answer to one request. `credential` is set on a served `register`.
+///
+/// Every verdict (a 200 or a 4xx of S2) carries `servedAt`, the server's time of the
+/// verdict; a lock error also carries `stoppedSince`, the server's time since which this
+/// device's requests have been refused with a lock error without a break (S2). A 5xx, a
+/// timeout or no network is no verdict: both are `ServerReply.none`.
 public struct ServerReply: Sendable, Equatable {
     public var answer: Answer
     public var credential: Credential
-    @inlinable public init(_ answer: Answer, credential: Credential = .none) {
+    /// When the server gave this verdict, or `ServerReply.none` (no verdict).
+    public var servedAt: SimTime
+    /// For a lock error: since when access has been stopped without a break; otherwise `none`.
+    public var stoppedSince: SimTime
+    /// "No such time": the reply is no verdict, or not a lock error.
+    public static let none: SimTime = .max
+
+    @inlinable public init(_ answer: Answer, credential: Credential = .none,
+                           servedAt: SimTime = ServerReply.none, stoppedSince: SimTime = ServerReply.none) {
         self.answer = answer; self.credential = credential
+        self.servedAt = servedAt; self.stoppedSince = stoppedSince
+    }
+
+    /// How long access had been stopped when this lock error was served, or 0.
+    @inlinable public var stoppedForMs: SimTime {
+        stoppedSince <= servedAt && servedAt != ServerReply.none ? servedAt - stoppedSince : 0
     }
 }

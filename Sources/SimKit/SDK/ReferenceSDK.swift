@@ -32,6 +32,9 @@ public struct ReferenceSDK: SDKCore {
     /// Back-off exponents of the reset and report retries (bounded by `retryMaxMs`).
     var resetAttempts: UInt8 = 0
     var reportAttempts: UInt8 = 0
+    /// The newest verdict (`servedAt`) this process acted on (D4, D9): an older one, which
+    /// the network delivered late, neither locks nor unlocks nor purges.
+    var newestVerdictAt: SimTime = 0
 
     /// The window of request ids awaited: a request is abandoned (its answer and timeout
     /// are stale, D9) once this many newer ones were sent. It counts ids, not requests in
@@ -382,6 +385,15 @@ public struct ReferenceSDK: SDKCore {
         if isCheck { checkInFlight = 0 }
         if kind == .query || kind == .profile { apiCallsInFlight -= min(apiCallsInFlight, 1) }
         if isCheck, a.isVerdict { s.store(.setLastAnsweredCheck(s.now)) }
+        // D4, D9: act only on a verdict at least as new as the newest acted on. A reset's
+        // 200 says nothing of access (S8) and does not count; a lock error to it does (D2).
+        if a.isVerdict, kind != .reset || a.isLockError {
+            if reply.servedAt < newestVerdictAt, !staleVerdictActsAnyway(a, s.flaws) {
+                olderVerdictIgnored(kind, &s)
+                return
+            }
+            newestVerdictAt = max(newestVerdictAt, reply.servedAt)
+        }
         // D10: an upload's answer settles exactly the reports it carried, locked or not.
         if kind == .runReport {
             if a == .ok {
@@ -395,7 +407,7 @@ public struct ReferenceSDK: SDKCore {
         if kind == .reset { resetAnswered(a, &s) }
 
         if stopsAccess(a, s.flaws) {
-            lockOrPurge(byCheck: isCheck, &s)
+            lockOrPurge(reply, byCheck: isCheck, &s)
             if s.flaws.contains(.keepsIndexingWhenLocked), isCheck { continueRun(&s) }
             if let call = kind.apiCall { s.effects.append(.callResult(call, .threwAccessRevoked)) }
             return
@@ -430,8 +442,31 @@ public struct ReferenceSDK: SDKCore {
         }
     }
 
-    /// D3, D5: the first lock error locks; a check answered with one 30 days later purges.
-    mutating func lockOrPurge(byCheck: Bool, _ s: inout Step) {
+    /// Whether a flaw makes the SDK act on a verdict older than the newest it acted on.
+    func staleVerdictActsAnyway(_ a: Answer, _ flaws: SDKFlaws) -> Bool {
+        guard !flaws.isEmpty else { return false }
+        return (a == .ok && flaws.contains(.unlocksOnStaleOK)) || (a.isLockError && flaws.contains(.locksOnStaleRefusal))
+    }
+
+    /// D4, D9: a verdict older than one already acted on is ignored: it neither locks, nor
+    /// unlocks, nor purges. The request is settled as if it had failed, so nothing waits
+    /// for it: a call fails, an upload is retried, a run goes on (or ends, if locked).
+    mutating func olderVerdictIgnored(_ kind: RequestKind, _ s: inout Step) {
+        switch kind {
+        case .query, .profile:
+            s.effects.append(.callResult(kind.apiCall!, s.disk.isLocked ? .threwAccessRevoked : .failed))
+        case .runReport:
+            uploadFailed(&s)
+        case .check, .register, .modelDownload, .placeData:
+            if !s.disk.isLocked { continueRun(&s) }
+        case .reset:
+            break
+        }
+    }
+
+    /// D3, D5: the first lock error locks; one whose `stoppedSince` is 30 days or more
+    /// before its `servedAt` purges, at once (the server's word on the stop, D5).
+    mutating func lockOrPurge(_ reply: ServerReply, byCheck: Bool, _ s: inout Step) {
         if !s.disk.isLocked {
             if s.disk.lockedSince == LocalData.never { s.store(.setLockedSince(s.now)) }
             s.store(.lock)
@@ -439,24 +474,33 @@ public struct ReferenceSDK: SDKCore {
             if s.disk.backgroundScheduled { s.store(.cancelBackground) }
             s.effects.append(.cancelTimer(.reportRetry))   // an upload in flight still settles its reports
             report(.locked, &s)
-        } else if byCheck, purgeIsDue(s) {
-            purge(&s)
         }
+        if purgeIsDue(reply, byCheck: byCheck, s) { purge(&s) }
     }
 
-    func purgeIsDue(_ s: Step) -> Bool {
+    /// D5: the server says access has been stopped for 30 days in a row.
+    func purgeIsDue(_ reply: ServerReply, byCheck: Bool, _ s: Step) -> Bool {
         if s.disk.purged || s.flaws.contains(.neverPurges) { return false }
+        if s.flaws.contains(.purgesFromFirstLockSeen) {
+            return byCheck && s.now >= s.disk.lockedSince &+ s.config.purgeAfterMs
+        }
         let after = s.flaws.contains(.purgesAt29Days) ? s.config.purgeAfterMs - Ms.day : s.config.purgeAfterMs
-        return s.now >= s.disk.lockedSince &+ after
+        return reply.stoppedSince != ServerReply.none && reply.stoppedForMs >= after
     }
 
-    /// D5: delete the index, models, place data, queued reports and credential.
+    /// The `purgesOnTransientCheck` flaw's deadline: 30 days after the lock it saw.
+    func lockedForPurge(_ s: Step) -> Bool {
+        !s.disk.purged && s.now >= s.disk.lockedSince &+ s.config.purgeAfterMs
+    }
+
+    /// D5: delete the index, the models and the credential, and the place data with them
+    /// (allowed); queued run reports stay (D10).
     mutating func purge(_ s: inout Step) {
         forgetRequestsInFlight()
         if s.disk.indexedCount > 0 { s.store(.deleteIndex) }
         if s.disk.modelsPresent { s.store(.deleteModels) }
         if s.disk.placeDataPresent { s.store(.deletePlaceData) }
-        if s.disk.reportsQueued > 0 { s.store(.dropReports) }
+        if s.flaws.contains(.dropsReportsOnPurge), s.disk.reportsQueued > 0 { s.store(.dropReports) }
         if !s.disk.credential.isNone { s.store(.deleteCredential) }
         s.store(.markPurged)
         report(.purged, &s)
@@ -472,7 +516,7 @@ public struct ReferenceSDK: SDKCore {
             if !s.disk.credential.isNone { s.store(.deleteCredential) }
             sendCheck(&s)
         case .timedOut, .offline, .serverError:
-            if s.flaws.contains(.purgesOnTransientCheck), purgeIsDue(s) { purge(&s) }
+            if s.flaws.contains(.purgesOnTransientCheck), lockedForPurge(s) { purge(&s) }
         default:
             break
         }
@@ -484,6 +528,7 @@ public struct ReferenceSDK: SDKCore {
         if !s.disk.backgroundScheduled { s.store(.scheduleBackground) }
         if s.flaws.contains(.redownloadsModelsOnUnlock), s.disk.modelsPresent { s.store(.deleteModels) }
         if s.flaws.contains(.reindexesOnUnlock), s.disk.indexedCount > 0 { s.store(.deleteIndex) }
+        if s.flaws.contains(.redownloadsPlaceDataOnUnlock), s.disk.placeDataPresent { s.store(.deletePlaceData) }
         report(.idle, &s)
         let resume = resumeAfterUnlock || phase != .none
         resumeAfterUnlock = false
@@ -493,6 +538,7 @@ public struct ReferenceSDK: SDKCore {
             s.effects.append(.runStarted(background: false))
             report(.indexing, &s)
         }
+        if s.flaws.contains(.noResumeAfterUnlock) { endRun(&s); return }
         if phase != .none { report(.indexing, &s); continueRun(&s) }
         uploadReports(&s)
     }

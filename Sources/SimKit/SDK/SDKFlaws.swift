@@ -45,4 +45,19 @@ public struct SDKFlaws: OptionSet, Sendable, Hashable {
     /// Keeps the indexing run going after a lock error, even one answering the run's own
     /// key check (breaks D3).
     public static let keepsIndexingWhenLocked = SDKFlaws(rawValue: 1 << 19)
+    /// A 200 to a key check unlocks even when its verdict is older than the lock error
+    /// that locked (breaks D4, D9).
+    public static let unlocksOnStaleOK = SDKFlaws(rawValue: 1 << 20)
+    /// A lock error locks even when its verdict is older than a 200 already acted on
+    /// (breaks D4, D9).
+    public static let locksOnStaleRefusal = SDKFlaws(rawValue: 1 << 21)
+    /// Counts the 30 days from the first lock error it saw (`lockedSince`), not from the
+    /// server's `stoppedSince`: a stop that ended and began again unseen purges early (breaks D5).
+    public static let purgesFromFirstLockSeen = SDKFlaws(rawValue: 1 << 22)
+    /// Deletes the place data on unlock, so it is downloaded again (breaks D4).
+    public static let redownloadsPlaceDataOnUnlock = SDKFlaws(rawValue: 1 << 23)
+    /// After an unlock the resumed run ends at once without indexing (breaks D4).
+    public static let noResumeAfterUnlock = SDKFlaws(rawValue: 1 << 24)
+    /// A purge drops the queued run reports too (breaks D5, D10).
+    public static let dropsReportsOnPurge = SDKFlaws(rawValue: 1 << 25)
 }

@@ -19,6 +19,15 @@ public struct ServerFlaws: OptionSet, Sendable, Hashable {
     public static let resetKeepsRecord = ServerFlaws(rawValue: 1 << 4)
     /// Breaks S6: registration skips App Attest, so a clone gets a credential.
     public static let skipsAttestation = ServerFlaws(rawValue: 1 << 5)
+    /// Breaks S8: a reset is judged by S2.1–S2.3 first, so while the key, app or account is
+    /// stopped the reset is refused and the record survives.
+    public static let resetJudgesKey = ServerFlaws(rawValue: 1 << 6)
+    /// Breaks S6: the App Attest assertion is checked only at registration, so a clone
+    /// with a copy of a genuine device's credential is served.
+    public static let assertionOnlyAtRegistration = ServerFlaws(rawValue: 1 << 7)
+    /// Breaks S2: `stoppedSince` counts from the first stop ever of the key or its app,
+    /// not from the start of the unbroken stop (too early: unsound).
+    public static let stoppedSinceFromFirstStop = ServerFlaws(rawValue: 1 << 8)
 
     /// Every flaw, with its stable kebab-case name (for scenario files and reports).
     public static let named: [(name: String, flaw: ServerFlaws)] = [
@@ -28,5 +37,8 @@ public struct ServerFlaws: OptionSet, Sendable, Hashable {
         ("skips-device-app-check", .skipsDeviceAppCheck),
         ("reset-keeps-record", .resetKeepsRecord),
         ("skips-attestation", .skipsAttestation),
+        ("reset-judges-key", .resetJudgesKey),
+        ("assertion-only-at-registration", .assertionOnlyAtRegistration),
+        ("stopped-since-from-first-stop", .stoppedSinceFromFirstStop),
     ]
 }

@@ -16,9 +16,10 @@ extension ServerModel {
         assert(keys[old] == .current(app), "app \(app): current key \(old) is \(keys[old])")
         switch policy {
         case .keep(let graceMs): keys[old] = .previous(app, deadline: Self.sum(now, graceMs))
-        case .stopNow: keys[old] = .stopped(app)
+        case .stopNow: keys[old] = .stopped(app); history.keyStoppedAt[old] = now
         }
         keys[k] = .current(app)
+        history.keyIssuedAt[k] = now
         apps[a].currentKey = newKey
         assert(checkInvariants() == nil, checkInvariants() ?? "")
         return .rotated
@@ -32,8 +33,9 @@ extension ServerModel {
     public mutating func stopOldKey(app: AppID, key: KeyID, now: SimTime) -> Bool {
         _ = checkedApp(app)
         let k = checkedKey(key)
-        guard case .previous(let owner, _) = keys[k], owner == app else { return false }
+        guard case .previous(let owner, let deadline) = keys[k], owner == app else { return false }
         keys[k] = .stopped(app)
+        history.keyStoppedAt[k] = min(now, deadline)
         return true
     }
 
@@ -45,6 +47,7 @@ extension ServerModel {
         let a = checkedApp(app)
         guard !apps[a].disabledByDeveloper else { return false }
         apps[a].disabledByDeveloper = true
+        noteAccess(now: now)
         return true
     }
 
@@ -64,6 +67,7 @@ extension ServerModel {
             apps[a].review = .approved
             applied = true
         }
+        noteAccess(now: now)
         return applied
     }
 
@@ -93,6 +97,7 @@ extension ServerModel {
         default: return false
         }
         apps[a].review = to
+        noteAccess(now: now)
         return true
     }
 
@@ -117,7 +122,14 @@ extension ServerModel {
         default: return false
         }
         accounts[c] = to
+        noteAccess(now: now)
         return true
+    }
+
+    /// Brings the refusal history of every app up to date after a dashboard or Rollup change.
+    /// - Complexity: O(apps).
+    mutating func noteAccess(now: SimTime) {
+        for a in 0..<apps.count { history.noteApp(a, refused: appAnswer(AppID(a)) == .appDisabled, now: now) }
     }
 
     /// The server loses `device`'s record (a fault of the scenario's `forget-device`): its

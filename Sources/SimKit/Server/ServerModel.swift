@@ -6,10 +6,23 @@
 /// reference server; a non-empty `ServerFlaws` makes a mutant.
 ///
 /// Choices the specification leaves open (documented here and in the tests):
-/// - A `reset` whose credential is not known (none, stale generation, or record already
-///   deleted) answers 200 once S2.1–S2.3 pass: deleting is idempotent, so the SDK's
-///   retried reset (D7) succeeds even when a lost response already deleted the record
-///   (S9). A stale credential never deletes a newer registration of the same device.
+/// - A `reset` deletes the record whatever the state of its key, app or account (S8): it is
+///   judged by no rule of S2.1–S2.3. One whose credential is not known (none, stale
+///   generation, or record already deleted) answers 200: deleting is idempotent, so the
+///   SDK's retried reset (D7) succeeds even when a lost response already deleted the record
+///   (S9). A stale credential never deletes a newer registration of the same device. A
+///   reset of a live record needs the App Attest assertion of the install that registered
+///   it, so a clone with a copied credential cannot delete a genuine device's record.
+/// - S6's assertion is checked after S2.4 (the credential must be known to know whose
+///   attested key must have made it) and before S2.5: a clone with a copy of a genuine
+///   device's live credential gets `attestation_failed`, one with a stale copy
+///   `device_unknown`, and lock errors of S2.1–S2.3 come first, as for everyone.
+/// - `stoppedSince` (S2) is the start of the unbroken run of lock errors that the server's
+///   own history of keys, apps and accounts shows for this key, and never earlier than what
+///   it knows of the install: an install still on the build it started with carried its
+///   key all along; one that was updated is counted from the first request of its build
+///   (rounded up to the second), since the server cannot see when the update happened. A
+///   mismatch (a key of another app) is counted from that first request too.
 /// - A `register` replaces the device's record whatever app owned it, if App Attest
 ///   passes for the key's app; S2.5 does not apply to `register` (it creates the owner).
 /// - Generations count up per device for the whole run, also across resets and forgets,
@@ -32,12 +45,20 @@ public struct ServerModel: Sendable {
     @usableFromInline var devices: [DeviceSlot]
     /// Per key, the cached verdict of S2.1–S2.3; empty unless `cachesKeyChecks`.
     @usableFromInline var keyCache: [CachedVerdict]
+    /// The history behind `stoppedSince` (S2): when each key was issued and stopped, and
+    /// when each app was refused (`app_disabled`) by rules S2.2.
+    @usableFromInline var history: AccessHistory
 
     /// A device's record: the last generation issued (never reset) and whether that
-    /// registration is live. 8 bytes, so a million devices take 8 MB.
+    /// registration is live; and the install's build as the server last saw it, with the
+    /// second of its first request (for `stoppedSince`). 16 bytes a device.
     @usableFromInline struct DeviceSlot: Sendable {
         @usableFromInline var generation: UInt32 = 0
+        /// The first request of `seenBuild`, in whole seconds rounded up (later is sound).
+        @usableFromInline var seenBuildAtSec: UInt32 = 0
         @usableFromInline var owner: AppID = 0
+        /// The last build other than 0 that this device's requests carried.
+        @usableFromInline var seenBuild: UInt16 = 0
         @usableFromInline var isLive = false
     }
 
@@ -76,27 +97,36 @@ public struct ServerModel: Sendable {
         devices = Array(repeating: DeviceSlot(), count: setup.deviceCount)
         keyCache = flaws.contains(.cachesKeyChecks)
             ? Array(repeating: CachedVerdict(), count: setup.keyCount) : []
+        history = AccessHistory(keyCount: setup.keyCount, appCount: setup.apps.count)
+        for (index, app) in setup.apps.enumerated() { history.keyIssuedAt[Int(app.key)] = 0; _ = index }
+        for a in 0..<apps.count { history.noteApp(a, refused: appAnswer(AppID(a)) == .appDisabled, now: 0) }
         assert(checkInvariants() == nil, checkInvariants() ?? "")
     }
 
     // MARK: Requests
 
     /// Answers `request` at `now` by the first rule of S2 that applies, with no caching
-    /// (S1); a served `register` issues a credential and a served `reset` deletes the
-    /// device's record (S8).
-    /// - Complexity: O(1), no allocation.
+    /// (S1); a served `register` issues a credential and a `reset` deletes the device's
+    /// record whatever the key's state (S8). Every verdict carries `servedAt` (now), a lock
+    /// error also `stoppedSince` (S2).
+    /// - Complexity: O(1) but for a lock error, O(history) to date it; no allocation.
     public mutating func handle(_ request: Request, now: SimTime) -> ServerReply {
         let key = Int(request.key)
         precondition(key < keys.count, "request key \(request.key) out of range (keyCount \(keys.count))")
+        noteBuild(of: request, now: now)
+        if request.kind == .reset, !flaws.contains(.resetJudgesKey) { return reset(request, now: now) }
         // S2.1–S2.3: the key, its app and the app's account.
         let verdict = flaws.contains(.cachesKeyChecks) ? cachedKeyVerdict(key, now: now) : keyVerdict(key, now: now)
-        guard verdict.answer == .ok else { return ServerReply(verdict.answer) }
+        guard verdict.answer == .ok else {
+            return verdict.answer.isLockError ? lockError(verdict.answer, request, now: now)
+                                              : ServerReply(verdict.answer, servedAt: now)
+        }
         let app = verdict.app
 
         if request.kind == .register {
             // S6: App Attest — a genuine install of the key's app, or a clone.
             if request.attestedApp != app && !flaws.contains(.skipsAttestation) {
-                return ServerReply(.attestationFailed)
+                return ServerReply(.attestationFailed, servedAt: now)
             }
             let d = Int(request.device)
             precondition(d < devices.count, "register from device \(request.device) out of range (deviceCount \(devices.count))")
@@ -104,7 +134,8 @@ public struct ServerModel: Sendable {
             devices[d].generation += 1
             devices[d].owner = app
             devices[d].isLive = true
-            return ServerReply(.ok, credential: Credential(device: request.device, generation: devices[d].generation))
+            return ServerReply(.ok, credential: Credential(device: request.device, generation: devices[d].generation),
+                               servedAt: now)
         }
 
         // S2.4: the credential must name the device's live registration.
@@ -114,17 +145,68 @@ public struct ServerModel: Sendable {
             && devices[d].isLive && devices[d].generation == credential.generation
         guard known else {
             // A reset of a record that is already gone has nothing left to do (idempotent).
-            return ServerReply(request.kind == .reset ? .ok : .deviceUnknown)
+            return ServerReply(request.kind == .reset ? .ok : .deviceUnknown, servedAt: now)
+        }
+        // S6: the assertion of the install that registered the credential; a copy fails it.
+        if !request.assertionMatchesCredential && !flaws.contains(.assertionOnlyAtRegistration) {
+            return ServerReply(.attestationFailed, servedAt: now)
         }
         // S2.5: every device belongs to the app that registered it.
         if devices[d].owner != app && !flaws.contains(.skipsDeviceAppCheck) {
-            return ServerReply(.appKeyMismatch)
+            return lockError(.appKeyMismatch, request, now: now)
         }
-        // S2.6: served; a reset deletes the record (S8).
+        // S2.6: served; a reset (under the `resetJudgesKey` flaw) deletes the record (S8).
         if request.kind == .reset && !flaws.contains(.resetKeepsRecord) {
             devices[d].isLive = false
         }
-        return ServerReply(.ok)
+        return ServerReply(.ok, servedAt: now)
+    }
+
+    /// S8: a reset deletes the record its credential names, whatever the key's state; a
+    /// record already gone answers 200 too. Only the install that registered the record
+    /// can delete it (S6): a clone's copy of its credential is refused.
+    @usableFromInline
+    mutating func reset(_ request: Request, now: SimTime) -> ServerReply {
+        let credential = request.credential
+        let d = Int(credential.device)
+        let known = !credential.isNone && d < devices.count
+            && devices[d].isLive && devices[d].generation == credential.generation
+        guard known else { return ServerReply(.ok, servedAt: now) }
+        if !request.assertionMatchesCredential && !flaws.contains(.assertionOnlyAtRegistration) {
+            return ServerReply(.attestationFailed, servedAt: now)
+        }
+        if !flaws.contains(.resetKeepsRecord) { devices[d].isLive = false }
+        return ServerReply(.ok, servedAt: now)
+    }
+
+    /// Remembers when the sending install was first seen on its build (S2 `stoppedSince`).
+    @inline(__always) @usableFromInline
+    mutating func noteBuild(of request: Request, now: SimTime) {
+        let d = Int(request.device)
+        precondition(d < devices.count, "request from device \(request.device) out of range (deviceCount \(devices.count))")
+        guard request.build != 0, devices[d].seenBuild != request.build else { return }
+        devices[d].seenBuild = request.build
+        devices[d].seenBuildAtSec = AccessHistory.secondsUp(now)
+    }
+
+    /// A lock error for `request`, dated: `stoppedSince` is the start of the unbroken stop.
+    @usableFromInline
+    func lockError(_ answer: Answer, _ request: Request, now: SimTime) -> ServerReply {
+        let d = Int(request.device)
+        let build = request.build
+        // What the server knows of the install: it carried its key since the start of the
+        // world on build 0; on a later build, since that build's first request at the earliest.
+        // A mismatch needs a key of another app than the one the install registered with, so
+        // an update; on build 0 (never seen in a world) it is dated from this refusal.
+        let installSince: SimTime = build == 0 ? (answer == .appKeyMismatch ? now : 0)
+            : build == UInt16.max ? now
+            : min(now, AccessHistory.msFromSeconds(devices[d].seenBuildAtSec))
+        let app: Int? = keys[Int(request.key)].app.map(Int.init)
+        let since = flaws.contains(.stoppedSinceFromFirstStop)
+            ? history.earliestStop(key: Int(request.key), app: app, now: now)
+            : history.stopStart(key: Int(request.key), keyState: keys[Int(request.key)], app: app,
+                                mismatch: answer == .appKeyMismatch, notBefore: installSince, now: now)
+        return ServerReply(answer, servedAt: now, stoppedSince: since)
     }
 
     /// Rules S2.1–S2.3 for `key` at `now`, checked afresh: `.ok` with the key's app, or

@@ -55,6 +55,8 @@ public struct Fingerprint: Sendable, Equatable, CustomStringConvertible {
 /// Tags are part of the trace format: never renumber them, only add.
 public enum TraceEncoding {
     @inlinable static func cred(_ c: Credential) -> UInt64 { UInt64(c.device) << 32 | UInt64(c.generation) }
+    /// A time spread over the word (an odd multiplier), so two times in one word collide rarely.
+    @inlinable static func mix(_ t: SimTime) -> UInt64 { t &* 0x9E37_79B9_7F4A_7C15 }
 
     @inlinable @inline(__always)
     public static func words(_ e: TraceEvent) -> (UInt64, UInt64, UInt64) {
@@ -66,10 +68,11 @@ public enum TraceEncoding {
             return (4, UInt64(id) << 16 | UInt64(kind.rawValue) << 8, UInt64(key) ^ cred(c) << 16)
         case .served(let id, let kind, let key, let c, let reply, let recordAfter):
             return (5, UInt64(id) << 16 | UInt64(kind.rawValue) << 8 | UInt64(reply.answer.rawValue) | UInt64(recordAfter) << 48,
-                    UInt64(key) ^ cred(c) << 16 ^ cred(reply.credential) << 1)
+                    UInt64(key) ^ cred(c) << 16 ^ cred(reply.credential) << 1 ^ mix(reply.stoppedSince))
         case .input(let i): return (20, UInt64(i.rawValue), 0)
-        case .delivered(let id, let kind, let answer, let viaTimer, let sentAt):
-            return (6, UInt64(id) << 16 | UInt64(kind.rawValue) << 8 | UInt64(answer.rawValue), sentAt << 1 | (viaTimer ? 1 : 0))
+        case .delivered(let id, let kind, let answer, let viaTimer, let sentAt, let servedAt, let stoppedSince):
+            return (6, UInt64(id) << 16 | UInt64(kind.rawValue) << 8 | UInt64(answer.rawValue) ^ mix(servedAt),
+                    sentAt << 1 | (viaTimer ? 1 : 0) ^ mix(stoppedSince) << 1)
         case .droppedForDeadProcess(let id): return (7, UInt64(id), 0)
         case .timerFired(let kind, let arg): return (8, UInt64(kind.rawValue), UInt64(arg))
         case .state(let s): return (9, UInt64(s.rawValue), 0)

@@ -109,8 +109,10 @@ public enum TraceEvent: Sendable, Equatable {
     case input(LifecycleInput)
     /// An answer reached the SDK: a server verdict, a 5xx, offline, or the SDK's own timeout
     /// (`viaTimer`). Late answers are delivered too; judging them stale is the SDK's job.
-    /// `sentAt` is when the request left the device (0 for `viaTimer`).
-    case delivered(id: UInt32, kind: RequestKind, answer: Answer, viaTimer: Bool, sentAt: SimTime)
+    /// `sentAt` is when the request left the device (0 for `viaTimer`); `servedAt` and
+    /// `stoppedSince` are the reply's (S2; `ServerReply.none` when it is no verdict).
+    case delivered(id: UInt32, kind: RequestKind, answer: Answer, viaTimer: Bool, sentAt: SimTime,
+                   servedAt: SimTime, stoppedSince: SimTime)
     /// An answer was dropped because the process that sent the request had died.
     case droppedForDeadProcess(id: UInt32)
     /// One of the SDK's timers fired (`arg` as it was set); a request's timeout is traced

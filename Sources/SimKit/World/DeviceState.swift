@@ -17,6 +17,9 @@ public struct DeviceState: Sendable {
     public var app: AppID = 0
     /// Counts app processes, so answers and timers of a dead process are recognised.
     public var processEpoch: UInt16 = 0
+    /// The installed app build: 0 at the start, one more at each update (saturating); a
+    /// clone's build also moves when it copies another key. Requests carry it (S2).
+    public var build: UInt16 = 0
     /// Generations of the cancellable timers (`indexChunk`, `resetRetry`, `reportRetry`).
     public var timerGeneration: (UInt16, UInt16, UInt16) = (0, 0, 0)
     /// The state the SDK last reported.

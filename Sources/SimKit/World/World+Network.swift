@@ -5,7 +5,7 @@ extension World {
     mutating func sendRequest(device d: DeviceIndex, id: UInt32, kind: RequestKind, credential: Credential) {
         let dev = devices[Int(d)]
         let request = Request(kind: kind, key: dev.key, credential: credential, device: d,
-                              attestedApp: dev.genuine ? dev.app : nil)
+                              attestedApp: dev.genuine ? dev.app : nil, build: dev.build)
         trace(d, .requestSent(id: id, kind: kind, key: dev.key, credential: credential))
         var slot = RequestPool.Slot(request: request, sentAt: now, id: id, epoch: dev.processEpoch)
         if now < dev.offlineUntil {
@@ -65,7 +65,8 @@ extension World {
             trace(d, .droppedForDeadProcess(id: slot.id))
             return
         }
-        trace(d, .delivered(id: slot.id, kind: slot.request.kind, answer: slot.reply.answer, viaTimer: false, sentAt: slot.sentAt))
+        trace(d, .delivered(id: slot.id, kind: slot.request.kind, answer: slot.reply.answer, viaTimer: false, sentAt: slot.sentAt,
+                            servedAt: slot.reply.servedAt, stoppedSince: slot.reply.stoppedSince))
         step(d, .response(id: slot.id, kind: slot.request.kind, reply: slot.reply))
     }
 

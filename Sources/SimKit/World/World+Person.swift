@@ -42,6 +42,7 @@ extension World {
             killProcess(d)
             let app = Int(devices[i].app)
             devices[i].key = arg == 0 ? currentKey[app] : KeyID(arg - 1)
+            if devices[i].build < UInt16.max { devices[i].build += 1 }
         case .revokePhotos:
             // iOS ends an app's process when a privacy permission is revoked.
             devices[i].photosAllowed = false
@@ -73,8 +74,31 @@ extension World {
         devices[i].foreground = !inBackground
         devices[i].processEpoch &+= 1
         sdks[i] = SDK()
+        if !devices[i].genuine { copyCredential(toClone: d) }
         trace(d, .processStarted(inBackground: inBackground))
         step(d, .launch(inBackground: inBackground))
+    }
+
+    /// S6: a clone of a group that copies credentials takes, at each launch, the key and
+    /// the credential that its genuine device (the same position in the copied group, round
+    /// robin) holds now. A new key is traced as an update that ships it (the clone now
+    /// carries another key), the copy as a write to the clone's disk.
+    mutating func copyCredential(toClone d: DeviceIndex) {
+        let i = Int(d)
+        let g = Int(facts.deviceGroup[i])
+        guard let source = setup.groups[g].copiesCredentialsOf, source < setup.groups.count else { return }
+        let own = devices(ofGroup: g), from = devices(ofGroup: source)
+        guard !from.isEmpty else { return }
+        let s = from.lowerBound + (i - own.lowerBound) % from.count
+        let credential = devices[s].disk.credential
+        guard !credential.isNone, credential != devices[i].disk.credential || devices[s].key != devices[i].key else { return }
+        if devices[s].key != devices[i].key {
+            trace(d, .person(.update, arg: UInt32(devices[s].key) + 1))
+            devices[i].key = devices[s].key
+            if devices[i].build < UInt16.max { devices[i].build += 1 }
+        }
+        devices[i].disk.apply(.setCredential(credential))
+        trace(d, .store(.setCredential(credential)))
     }
 
     /// Ends the app process: its memory, timers and requests in flight die with it.

@@ -119,7 +119,8 @@ extension World {
         }
         if kind == .requestTimeout {
             guard let requestKind = RequestKind(rawValue: UInt8(e.arg & 7)) else { return }
-            trace(d, .delivered(id: e.arg >> 3, kind: requestKind, answer: .timedOut, viaTimer: true, sentAt: 0))
+            trace(d, .delivered(id: e.arg >> 3, kind: requestKind, answer: .timedOut, viaTimer: true, sentAt: 0,
+                                servedAt: ServerReply.none, stoppedSince: ServerReply.none))
         } else {
             trace(d, .timerFired(kind, arg: e.arg))
         }

@@ -58,7 +58,7 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
     /// A world ready to run: devices built, the schedule's first firings queued.
     public init(setup: WorldSetup, observer: Observer) {
         self.setup = setup
-        self.facts = WorldFacts(setup: setup)
+        var facts = WorldFacts(setup: setup)
         self.observer = observer
         random = SimRandom(seed: setup.seed)
         drawKey = random.fork(Stream.deviceDraws).seed
@@ -94,6 +94,8 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
             start += group.count
         }
         groupStart.append(start)
+        facts.devicePhotos = built.map(\.photoCount)
+        self.facts = facts
         devices = DeviceTable(built)
         firings = Array(repeating: 0, count: setup.schedule.count)
         precondition(setup.schedule.count < 1 << World.statementBits, "too many statements")

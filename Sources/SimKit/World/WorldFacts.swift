@@ -10,6 +10,9 @@ public struct WorldFacts: Sendable {
     public var deviceGenuine: [Bool]
     /// Per device: its group.
     public var deviceGroup: [UInt16]
+    /// Per device: the photos in its library when the world starts (drawn from the seed; a
+    /// checker follows `add-photos` from the trace). Empty until the world is built.
+    public var devicePhotos: [UInt32] = []
 
     public init(setup: WorldSetup) {
         self.seed = setup.seed

@@ -66,6 +66,9 @@ public struct GroupSpec: Sendable, Equatable {
     public var count: UInt32
     /// Non-genuine installs with a copied key: they fail App Attest (S6).
     public var clones: Bool
+    /// For clones: the group whose genuine devices' credentials (and keys) they copy at each
+    /// launch, or nil (they carry only the app's first key).
+    public var copiesCredentialsOf: Int? = nil
     /// Each device starts with a library of this many photos, drawn per device.
     public var photosMin: UInt32
     public var photosMax: UInt32

@@ -1,0 +1,216 @@
+import Testing
+import SimKit
+import Invariants
+
+/// The promises judged against the truth of the server's decisions (issue 18): verdicts
+/// delivered out of order, 30 days in a row, the server's dating of a stop, the reset's
+/// record, resuming after an unlock, and clones with copied credentials. Each: a hand-
+/// written trace where the invariant must fire, and the corrected trace, where nothing may.
+@Suite struct TruthFiresTests {
+    let s = Ms.second, m = Ms.minute, h = Ms.hour, d = Ms.day
+    let c = cred(0, 1)
+
+    @Test("newest-verdict-wins: a 200 served before the lock error that locked does not unlock") func staleOKDoesNotUnlock() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.step(at: h, .input(.becameActive)) { $0.sent(5, .check, credential: c) }
+            t.served(at: h + 100, 5, .check, credential: c, .ok)
+            t.dashboard(at: h + 150, .disable(app: 0))
+            t.step(at: h + 160, .input(.query)) { $0.sent(6, .query, credential: c) }
+            t.served(at: h + 170, 6, .query, credential: c, .appDisabled)
+            t.delivered(at: h + 180, 6, .query, .appDisabled, sentAt: h + 160) {
+                $0.lock(since: h + 180); $0.call(.query, .threwAccessRevoked)
+            }
+            // The 200 arrives last: served before the lock error, it says nothing of now.
+            t.delivered(at: h + 900, 5, .check, .ok, sentAt: h) {
+                $0.store(.setLastAnsweredCheck(h + 900))
+                if bug { $0.store(.unlock, .setLockedSince(LocalData.never)); $0.state(.idle) }
+            }
+            return t
+        }
+        expectFires(run(bug: true), .newestVerdictWins, at: h + 900, mentions: ["unlocked on a 200 served at 0d01h00m00.100s", "older"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("newest-verdict-wins: a lock error served before a newer 200 does not lock") func staleRefusalDoesNotLock() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.dashboard(at: h, .disable(app: 0))
+            t.step(at: h + 1, .input(.query)) { $0.sent(5, .query, credential: c) }
+            t.served(at: h + 10, 5, .query, credential: c, .appDisabled)
+            t.dashboard(at: h + 20, .enable(app: 0))
+            t.step(at: h + 30, .input(.backgroundRun)) { $0.runStarted(background: true); $0.state(.indexing); $0.sent(6, .check, credential: c) }
+            t.served(at: h + 40, 6, .check, credential: c, .ok)
+            t.delivered(at: h + 50, 6, .check, .ok, sentAt: h + 30) {
+                $0.store(.setLastAnsweredCheck(h + 50)); $0.runEnded(); $0.store(.queueReport); $0.state(.idle)
+                $0.sent(7, .runReport, credential: c)
+            }
+            t.delivered(at: h + 900, 5, .query, .appDisabled, sentAt: h + 1) {
+                if bug { $0.lock(since: h + 900); $0.call(.query, .threwAccessRevoked) } else { $0.call(.query, .failed) }
+            }
+            return t
+        }
+        expectFires(run(bug: true), .newestVerdictWins, at: h + 900, mentions: ["locked on a lock error served at 0d01h00m00.010s", "older"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("purge-only-after-30-continuous-days: a stop that broke and began again counts from the new start") func thirtyDaysInARow() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.readyThenLocked()
+            t.dashboard(at: 10 * d, .enable(app: 0))   // nobody opens the app: the device never hears
+            t.dashboard(at: 12 * d, .disable(app: 0))
+            // 31 days after the first lock, 19 after the stop that counts (stoppedSince 12 d).
+            t.launchAndCheck(at: 32 * d, locked: true, .appDisabled) { if bug { $0.purge() } }
+            return t
+        }
+        expectFires(run(bug: true), .purgeOnlyAfter30ContinuousDays, at: 32 * d + 200,
+                    mentions: ["its index", "stopped without a break only since 12d00h00m00.000s"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("purge-when-due: a device that first hears of a stop 30 days old deletes at that answer") func firstHearsOfAnOldStop() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.dashboard(at: d, .disable(app: 0))
+            t.launchAndCheck(at: 31 * d + h, .appDisabled) {
+                $0.lock(since: 31 * d + h + 200)
+                if !bug { $0.purge() }
+            }
+            return t
+        }
+        expectFires(run(bug: true), .purgeWhenDue, at: 31 * d + h + 200, mentions: ["stopped without a break since 1d00h00m00.000s", "index"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("reports-not-lost: a purge keeps the queued run reports") func purgeKeepsReports() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.step(at: h, .input(.backgroundRun)) { $0.runStarted(background: true); $0.state(.indexing); $0.sent(5, .check, credential: c) }
+            t.served(at: h + 100, 5, .check, credential: c, .ok)
+            t.dashboard(at: h + 150, .disable(app: 0))
+            t.delivered(at: h + 200, 5, .check, .ok, sentAt: h) {
+                $0.store(.setLastAnsweredCheck(h + 200)); $0.runEnded(); $0.store(.queueReport); $0.state(.idle)
+                $0.sent(6, .runReport, credential: c)
+            }
+            t.served(at: h + 300, 6, .runReport, credential: c, .appDisabled)
+            t.delivered(at: h + 400, 6, .runReport, .appDisabled, sentAt: h + 200) { $0.lock(since: h + 400) }
+            t.launchAndCheck(at: 31 * d + h, locked: true, .appDisabled) {
+                $0.purge()
+                if bug { $0.store(.dropReports) }
+            }
+            return t
+        }
+        expectFires(run(bug: true), .reportsNotLost, at: 31 * d + h + 200, mentions: ["1 queued run report(s)", "a purge keeps them"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("server-enforces-access: stoppedSince is sound (never before the unbroken stop began)") func stoppedSinceSound() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.dashboard(at: d, .disable(app: 0))
+            t.dashboard(at: 2 * d, .enable(app: 0))
+            t.dashboard(at: 3 * d, .disable(app: 0))
+            t.served(at: 4 * d, 5, .check, credential: c, .appDisabled, stoppedSince: bug ? d : 3 * d)
+            return t
+        }
+        expectFires(run(bug: true), .serverEnforcesAccess, at: 4 * d, mentions: ["since 1d00h00m00.000s", "only at 3d00h00m00.000s", "sound"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("server-enforces-access: stoppedSince is tight for an install that carried one key") func stoppedSinceTight() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.dashboard(at: d, .disable(app: 0))
+            t.served(at: 4 * d, 5, .check, credential: c, .appDisabled, stoppedSince: bug ? 2 * d : d)
+            return t
+        }
+        expectFires(run(bug: true), .serverEnforcesAccess, at: 4 * d, mentions: ["since 2d00h00m00.000s", "tight"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("server-enforces-access: every verdict is dated when it was served") func servedAtIsNow() {
+        var t = HandTrace(.oneApp())
+        t.ready()
+        t.record(h, 0, .served(id: 5, kind: .check, key: 0, credential: c,
+                               reply: ServerReply(.ok, servedAt: h - 5 * m), recordAfter: 1))
+        expectFires(t, .serverEnforcesAccess, at: h, mentions: ["served at 0d00h55m00.000s"])
+    }
+
+    @Test("reset-deletes-everything: while the record a reset must delete is on the server, each launch sends the delete") func resetRetriedAtLaunch() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.step(at: h, .input(.reset)) {
+                $0.store(.deleteIndex, .deleteModels, .deletePlaceData, .deleteCredential, .setPendingReset(c))
+                $0.sent(5, .reset, credential: c)
+            }
+            t.served(at: h + 100, 5, .reset, credential: c, .serverError)
+            t.delivered(at: h + 200, 5, .reset, .serverError, sentAt: h)
+            t.processKilled(at: 2 * h)
+            t.processStarted(at: 3 * h)
+            t.step(at: 3 * h, .input(.launch)) {
+                $0.state(.idle); $0.sent(1, .register)
+                if !bug { $0.sent(2, .reset, credential: c) }
+            }
+            return t
+        }
+        expectFires(run(bug: true), .resetDeletesEverything, at: 3 * h, mentions: ["did not send the delete"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("unlock-resumes-unchanged: a run that has all it needs indexes every photo") func runIndexesTheRest() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.person(at: h, .addPhotos, arg: 300)   // the library: 300 photos, 200 indexed
+            t.step(at: 2 * h, .input(.backgroundRun)) { $0.runStarted(background: true); $0.state(.indexing); $0.sent(5, .check, credential: c) }
+            t.served(at: 2 * h + 100, 5, .check, credential: c, .ok)
+            t.delivered(at: 2 * h + 200, 5, .check, .ok, sentAt: 2 * h) {
+                $0.store(.setLastAnsweredCheck(2 * h + 200))
+                if bug { $0.runEnded(); $0.store(.queueReport); $0.state(.idle); $0.sent(6, .runReport, credential: c) }
+            }
+            if !bug {
+                t.step(at: 2 * h + 10 * s, .timer(.indexChunk)) {
+                    $0.store(.indexPhotos(from: 200, count: 100))
+                    $0.runEnded(); $0.store(.queueReport); $0.state(.idle); $0.sent(6, .runReport, credential: c)
+                }
+            }
+            return t
+        }
+        expectFires(run(bug: true), .unlockResumesUnchanged, at: 2 * h + 200, mentions: ["100 of 300 photos not indexed"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("unlock-resumes-unchanged: place data is never downloaded again") func placeDataNotAgain() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.step(at: h, .input(.becameActive)) { $0.sent(5, bug ? .placeData : .check, credential: c) }
+            t.served(at: h + 100, 5, bug ? .placeData : .check, credential: c, .ok)
+            t.delivered(at: h + 200, 5, bug ? .placeData : .check, .ok, sentAt: h) {
+                if bug { $0.store(.savePlaceData) } else { $0.store(.setLastAnsweredCheck(h + 200)) }
+            }
+            return t
+        }
+        expectFires(run(bug: true), .unlockResumesUnchanged, at: h + 200, mentions: ["place data again"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("clones-never-served: a clone with a copy of a genuine credential is refused") func cloneWithCopiedCredential() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp(devices: 1, clones: 1))
+            t.ready()
+            t.served(at: h, device: 1, 1, .query, credential: c, bug ? .ok : .attestationFailed)
+            return t
+        }
+        expectFires(run(bug: true), .clonesNeverServed, device: 1, at: h, mentions: ["clone", "a copy of credential cred(0.1)"])
+        expectQuiet(run(bug: false))
+    }
+}
