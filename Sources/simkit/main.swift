@@ -1,7 +1,8 @@
 import Foundation
 import SimKit
 
-/// `simkit`: the command line. Exit codes: 0 pass, 1 a failure found, 2 bad input.
+/// `simkit`: the command line. Exit codes: 0 pass, 1 a failure found, 2 bad input,
+/// 3 did not finish (a run stopped early: incomplete, not a pass).
 /// Every command: its name, a line for the usage text, and what runs it.
 enum Commands {
     static let all: [(name: String, summary: String, run: @Sendable ([String]) throws -> Int32)] = [
@@ -28,7 +29,7 @@ func mainUsage() -> String {
 
     """
     for c in Commands.all { s += "  " + c.name.padding(toLength: 13, withPad: " ", startingAt: 0) + c.summary + "\n" }
-    s += "\nRun 'simkit <command> --help' for a command's options.\nExit codes: 0 pass, 1 a failure found, 2 bad input.\n"
+    s += "\nRun 'simkit <command> --help' for a command's options.\nExit codes: 0 pass, 1 a failure found, 2 bad input, 3 did not finish (a run stopped\nearly at its event budget, queue or memory bound: INCOMPLETE, not a pass).\n"
     return s
 }
 
