@@ -17,6 +17,10 @@ enum Commands {
     ("bench", "throughput on this machine: events/s, device-days/s, bytes per device", BenchCommand.run),
     ("fingerprint", "run the standard workload and print its trace fingerprint", FingerprintCommand.run),
     ]
+    /// Commands left out of the usage text: tools for the project's own scripts.
+    static let hidden: [(name: String, summary: String, run: @Sendable ([String]) throws -> Int32)] = [
+    ("hostile-inputs", "check generated hostile scenario files (scripts/hostile-inputs.sh)", HostileInputsCommand.run),
+    ]
 }
 
 func mainUsage() -> String {
@@ -39,7 +43,7 @@ func runMain() -> Int32 {
         print(mainUsage(), terminator: "")
         return argv.isEmpty ? 2 : 0
     }
-    guard let command = Commands.all.first(where: { $0.name == name }) else {
+    guard let command = Commands.all.first(where: { $0.name == name }) ?? Commands.hidden.first(where: { $0.name == name }) else {
         let hint = nearest(name, in: Commands.all.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
         FileHandle.standardError.write(Data("simkit: error: unknown command '\(name)'\(hint)\n".utf8))
         return 2
