@@ -74,6 +74,10 @@ struct BoundsTests {
             let over = Self.errors(Self.file(template.replacing("X", with: "\(bound + 1)")))
             #expect(over.count == 1 && over[0].contains(word), "\(template) at \(bound + 1): \(over)")
         }
+        #expect(Self.errors(Self.file("network latency 1ms..3600001ms")) == ["latency '3600001ms' is longer than the limit of 1h"])
+        let latency = ScenarioParser.parse(Self.file("network latency 1h..2h"), file: "b.scenario").diagnostics
+        #expect(latency.first { $0.severity == .error }?.rendered
+            .hasPrefix("b.scenario:6:21: error: latency '2h' is longer than the limit of 1h\n") == true)
         #expect(Self.errors(Self.file("", duration: "3650d")) == [])
         #expect(Self.errors(Self.file("", duration: "3650d1ms")) == ["duration '3650d1ms' is longer than the limit of 3650d"])
     }

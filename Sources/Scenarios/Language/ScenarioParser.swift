@@ -55,7 +55,12 @@ public struct ParseResult: Equatable, Sendable {
 /// - Group names `all`, `device` and `none` are reserved; `all` in a selector or an
 ///   expectation means every device, clones included (`10% of all`, `expect none all purged`).
 /// - `update SEL key K` accepts any well-formed key, known or not (a wrong build).
-/// - Limits are in `ScenarioLimits`; breaking one is an error, never a trap.
+/// - Limits are in `ScenarioLimits`; breaking one is an error, never a trap. Every span
+///   (`for`, a period, `jitter`, `keep-old`) is at most the longest duration, 3650d;
+///   `timeout` and `latency` at most 1h; `add-photos` at most 1,000,000.
+/// - Warnings (the file still runs; `--strict` makes them errors): a file with no
+///   devices, no actions, or nothing expected; a `jitter` longer than the duration; an
+///   `every` without `from` whose first firing is past the end (it never fires).
 /// - Syntax errors are reported line by line (recovery at the next line); meaning is
 ///   checked only when the whole file parsed.
 public enum ScenarioParser {

@@ -120,8 +120,10 @@ struct Validator {
             error(net.mark, after: "timeout", "timeout '\(spelled(net.mark, after: "timeout", net.timeout))' is longer than the limit of \(d(ScenarioLimits.maxTimeoutMs))")
         }
         if net.latencyMax > ScenarioLimits.maxLatencyMs {
-            error(net.mark, after: "latency",
-                  "latency '\(d(net.latencyMax))' is longer than the limit of \(d(ScenarioLimits.maxLatencyMs))")
+            // The largest latency is the token after '..'.
+            let ts = tokens(net.mark)
+            let spelledMax = ts.firstIndex { $0.kind == .dotDot }.flatMap { $0 + 1 < ts.count ? ts[$0 + 1].text : nil } ?? d(net.latencyMax)
+            error(net.mark, spelledMax, "latency '\(spelledMax)' is longer than the limit of \(d(ScenarioLimits.maxLatencyMs))")
         }
 
         // Accounts, apps, groups: duplicates and references, in file order.
