@@ -4,28 +4,37 @@ import Scenarios
 /// `simkit check FILE…`: parses and validates scenario files without running them.
 enum CheckCommand {
     static let help = """
-    usage: simkit check FILE|DIR...
+    usage: simkit check [--strict] FILE|DIR...
 
     Parses and validates scenario files (SPEC §4) without running them. A directory
     stands for every *.scenario file inside it, sorted by path.
-    Prints 'ok FILE' for each good file; errors go to standard error as
-    FILE:LINE:COL: error: ... with the line and a caret.
+    Prints 'ok FILE' for each good file; errors and warnings go to standard error as
+    FILE:LINE:COL: error: ... (or warning: ...) with the line and a caret. A file with
+    no devices, no actions, or nothing expected, and a statement that can never fire,
+    get a warning.
 
-    exit codes: 0 every file is valid, 2 bad input (an unreadable or invalid file)
+    options:
+      --strict          warnings are errors
+
+    exit codes: 0 every file is valid, 2 bad input (an unreadable, too large or
+    invalid file; with --strict, also a file with a warning)
 
     """
 
     static func run(_ argv: [String]) throws -> Int32 {
-        let a = try Arguments(argv, switches: [], options: [])
+        let a = try Arguments(argv, switches: ["strict"], options: [])
         if a.has("help") { print(help, terminator: ""); return 0 }
         let files = try ScenarioFiles.expand(a.positionals)
         let context = ScenarioRunner.standardContext
         var bad = false
         for file in files {
-            guard let bytes = ScenarioFiles.read(file) else {
-                printError("simkit check: error: cannot read '\(file)'"); bad = true; continue
+            let bytes: [UInt8]
+            switch ScenarioFiles.read(file) {
+            case .success(let b): bytes = b
+            case .failure(let e): printError(e.message); bad = true; continue
             }
-            let parsed = ScenarioParser.parse(bytes: bytes, file: file, context: context)
+            var parsed = ScenarioParser.parse(bytes: bytes, file: file, context: context)
+            if a.has("strict") { parsed = parsed.strict() }
             if !parsed.diagnostics.isEmpty { FileHandle.standardError.write(Data(parsed.rendered.utf8)) }
             if parsed.hasErrors { bad = true } else { print("ok \(file)") }
         }

@@ -24,9 +24,13 @@ extension Arguments {
 }
 
 /// Reads and parses one scenario file; prints its diagnostics and returns nil when it has
-/// errors (the caller exits 2), throws when it cannot be read.
+/// errors or cannot be read (the caller exits 2).
 func loadScenario(_ file: String) throws -> ScenarioFile? {
-    guard let bytes = ScenarioFiles.read(file) else { throw UsageError("cannot read '\(file)'") }
+    let bytes: [UInt8]
+    switch ScenarioFiles.read(file) {
+    case .success(let b): bytes = b
+    case .failure(let e): printError(e.message); return nil
+    }
     let parsed = ScenarioParser.parse(bytes: bytes, file: file, context: ScenarioRunner.standardContext)
     if !parsed.diagnostics.isEmpty { FileHandle.standardError.write(Data(parsed.rendered.utf8)) }
     guard let scenario = parsed.scenario, !parsed.hasErrors else { return nil }

@@ -19,7 +19,8 @@ enum ReplayCommand {
       --print         print the seed's script as a .scenario file and do not run it
       --trace FILE    also stream every trace record to FILE as text, one line each
 
-    Exit: 0 no invariant broken (or --print), 1 an invariant broken, 2 bad input.
+    Exit: 0 no invariant broken and the run reached its end (or --print), 1 an
+    invariant broken, 2 bad input, 3 nothing broken but the run stopped early.
 
     """
 
@@ -38,7 +39,11 @@ enum ReplayCommand {
         if let path = a.string("trace") { try streamTrace(seed: seed, options: options, to: path) }
         let (result, _, violations) = Fuzz.run(seed: seed, options: options)
         print("seed \(seed) --sdk \(result.sdk): fingerprint \(result.fingerprint), \(result.events) events")
-        if violations.isEmpty { print("no invariant broken"); return result.failed ? 1 : 0 }
+        if let reason = result.stopReason { print("INCOMPLETE: the run stopped early: \(reason)") }
+        if violations.isEmpty {
+            print("no invariant broken")
+            return result.failed ? 1 : result.incomplete ? 3 : 0
+        }
         for v in violations {
             print(v.headline)
             print(FailureStory(v).wrapped(indent: "  "), terminator: "")
@@ -76,7 +81,9 @@ enum ShrinkCommand {
     --invariant), and removes statements, devices, time and detail while that invariant
     still breaks. Prints the minimal scenario (or writes it to OUT).
 
-    Exit: 1 a failure was found and shrunk, 0 the scenario breaks nothing, 2 bad input.
+    Exit: 1 a failure was found and shrunk, 0 the scenario breaks nothing, 2 bad input,
+    3 the scenario breaks nothing but its run stopped early (nothing to shrink, and
+    not a pass).
 
     """
 
@@ -96,7 +103,14 @@ enum ShrinkCommand {
         let world: World<ReferenceSDK, InvariantChecker>
         do { world = try Fuzz.check(scenario) } catch { throw UsageError("\(error)") }
         let broken = world.observer.broken.map(\.rawValue)
-        guard !broken.isEmpty else { printError("simkit shrink: the scenario breaks no invariant; nothing to shrink"); return 0 }
+        guard !broken.isEmpty else {
+            if let reason = world.stopReason {
+                printError("simkit shrink: INCOMPLETE: the run stopped early, breaking no invariant before it did: \(reason)")
+                return 3
+            }
+            printError("simkit shrink: the scenario breaks no invariant; nothing to shrink")
+            return 0
+        }
         let target = a.string("invariant") ?? world.observer.violations.first?.invariant.rawValue ?? broken[0]
         guard broken.contains(target) else {
             throw UsageError("the scenario does not break '\(target)'; it breaks: \(broken.joined(separator: ", "))")

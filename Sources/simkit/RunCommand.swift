@@ -5,7 +5,7 @@ import Invariants
 /// `simkit run FILE…`: runs scenario files and prints a PASS/FAIL report.
 enum RunCommand {
     static let help = """
-    usage: simkit run [--quiet] [--sdk reference|mutant:NAME] [--seed N] FILE|DIR...
+    usage: simkit run [--quiet] [--strict] [--sdk reference|mutant:NAME] [--seed N] [--max-memory BYTES] FILE|DIR...
 
     Runs scenario files (SPEC §4). A directory stands for every *.scenario file inside
     it, sorted by path. Every invariant is checked in every run; a scenario passes when
@@ -14,32 +14,45 @@ enum RunCommand {
     Prints 'PASS name (file)' or 'FAIL name (file)' per scenario, with each unexpected
     violation and the device's last events, each failed expectation and each expected
     violation that did not happen; then 'N scenarios: P passed, F failed'.
+    PASS means the run reached its duration and every expectation was judged. A run that
+    stopped early without finding a failure prints 'INCOMPLETE name (file)' with why:
+    the event budget, the queue's bound (a runaway schedule), or the memory bound.
+    Warnings (a file with no devices, no actions or nothing expected; a statement that
+    can never fire) go to standard error.
 
     options:
       --quiet           print the summary line only
+      --strict          warnings are errors (exit 2, nothing is run)
       --sdk CORE        run 'reference' or 'mutant:NAME' instead of the files' sdk line
       --seed N          use seed N instead of the files' seed line
+      --max-memory B    the memory a run may use, in bytes, or with a unit: 512M, 4G
+                        (default 4G); a run that needs more stops, INCOMPLETE
 
     exit codes: 0 every scenario passed, 1 a scenario failed, 2 bad input (an
-    unreadable file, parse or validation errors: nothing is run)
+    unreadable or too large file, parse or validation errors: nothing is run),
+    3 no failure but a run did not finish (INCOMPLETE)
 
     """
 
     static func run(_ argv: [String]) throws -> Int32 {
-        let a = try Arguments(argv, switches: ["quiet"], options: ["sdk", "seed"])
+        let a = try Arguments(argv, switches: ["quiet", "strict"], options: ["sdk", "seed", "max-memory"])
         if a.has("help") { print(help, terminator: ""); return 0 }
         var runner = ScenarioRunner(sdk: try sdkChoice(a.string("sdk")))
         if a.string("seed") != nil { runner.seed = try a.uint("seed", default: 0) }
+        if let text = a.string("max-memory") { runner.memoryBudgetBytes = try parseBytes(text, option: "--max-memory") }
         let files = try ScenarioFiles.expand(a.positionals)
 
         // Every file is read and validated before anything runs.
         var scenarios: [(file: String, scenario: ScenarioFile)] = []
         var bad = false
         for file in files {
-            guard let bytes = ScenarioFiles.read(file) else {
-                printError("simkit run: error: cannot read '\(file)'"); bad = true; continue
+            let bytes: [UInt8]
+            switch ScenarioFiles.read(file) {
+            case .success(let b): bytes = b
+            case .failure(let e): printError(e.message); bad = true; continue
             }
-            let parsed = ScenarioParser.parse(bytes: bytes, file: file, context: runner.context)
+            var parsed = ScenarioParser.parse(bytes: bytes, file: file, context: runner.context)
+            if a.has("strict") { parsed = parsed.strict() }
             if !parsed.diagnostics.isEmpty { FileHandle.standardError.write(Data(parsed.rendered.utf8)) }
             if let s = parsed.scenario, !parsed.hasErrors { scenarios.append((file, s)) } else { bad = true }
         }
@@ -56,7 +69,25 @@ enum RunCommand {
             outcomes.append(outcome)
         }
         print(ScenarioReport.summary(outcomes))
-        return outcomes.allSatisfy(\.passed) ? 0 : 1
+        return exitCode(outcomes)
+    }
+
+    /// 1 when a scenario failed, else 3 when one did not finish, else 0.
+    static func exitCode(_ outcomes: [ScenarioOutcome]) -> Int32 {
+        if outcomes.contains(where: { $0.verdict == .failed || $0.verdict == .badInput }) { return 1 }
+        if outcomes.contains(where: { $0.verdict == .incomplete }) { return 3 }
+        return 0
+    }
+
+    /// `4294967296`, `512M`, `4G` (binary units: K, M, G) as bytes; at least 1 MiB.
+    static func parseBytes(_ text: String, option: String) throws -> UInt64 {
+        let units: [Character: UInt64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+        var digits = Substring(text), unit: UInt64 = 1
+        if let last = text.last, let u = units[Character(last.uppercased())] { digits = text.dropLast(); unit = u }
+        guard let n = UInt64(digits), case let (bytes, false) = n.multipliedReportingOverflow(by: unit), bytes >= 1 << 20 else {
+            throw UsageError("'\(option)' expects a size of at least 1M such as 512M or 4G, got '\(text)'")
+        }
+        return bytes
     }
 
     /// `reference` or `mutant:NAME`; nil when the flag is absent.

@@ -31,9 +31,20 @@ enum ScenarioFiles {
         return files
     }
 
-    /// Reads a file as bytes; nil with a message when it cannot be read.
-    static func read(_ path: String) -> [UInt8]? {
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        return Array(data)
+    /// Why a file was not read: `FILE: error: …` (printed as is; the command exits 2).
+    struct ReadError: Error { var message: String }
+
+    /// Reads a file as bytes. A file larger than `ScenarioLimits.maxFileBytes` is refused
+    /// from its size, before any of it is read.
+    static func read(_ path: String) -> Result<[UInt8], ReadError> {
+        let limit = ScenarioLimits.maxFileBytes
+        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber,
+           size.uint64Value > UInt64(limit) {
+            return .failure(ReadError(message: "\(path): error: file is larger than \(limit) bytes"))
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            return .failure(ReadError(message: "\(path): error: cannot read '\(path)'"))
+        }
+        return .success(Array(data))
     }
 }

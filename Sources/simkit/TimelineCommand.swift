@@ -30,8 +30,9 @@ enum TimelineCommand {
                        or 'device GROUP#I' (default: every device)
       --lanes N        the most device lanes drawn (default 200, at most 2000)
 
-    Exit: 0 no invariant broken, 1 an invariant broken (the page is written either
-    way), 2 bad input.
+    Exit: 0 no invariant broken and the run reached its end, 1 an invariant broken
+    (the page is written either way), 2 bad input, 3 nothing broken but the run
+    stopped early (event budget, queue or memory bound): incomplete.
 
     """
 
@@ -73,7 +74,9 @@ enum TimelineCommand {
         print("wrote \(out) (\(kb) KB): \(result.facts.deviceCount) devices, \(result.eventsHandled) events, "
               + (result.broken.isEmpty ? "no invariant broken" : "broken: " + result.broken.map(\.rawValue).joined(separator: ", ")))
         for v in result.violations.prefix(3) { print(FailureStory(v).wrapped(indent: "  "), terminator: "") }
-        return result.broken.isEmpty ? 0 : 1
+        if let stop = result.stop { print("INCOMPLETE: the run stopped early: \(stop)") }
+        if !result.broken.isEmpty { return 1 }
+        return result.stop == nil ? 0 : 3
     }
 
     /// `photos`, `photos#17`, `device photos#17`, comma-separated, as device indexes.

@@ -1,7 +1,8 @@
 import Foundation
 import SimKit
 
-/// `simkit`: the command line. Exit codes: 0 pass, 1 a failure found, 2 bad input.
+/// `simkit`: the command line. Exit codes: 0 pass, 1 a failure found, 2 bad input,
+/// 3 did not finish (a run stopped early: incomplete, not a pass).
 /// Every command: its name, a line for the usage text, and what runs it.
 enum Commands {
     static let all: [(name: String, summary: String, run: @Sendable ([String]) throws -> Int32)] = [
@@ -16,6 +17,10 @@ enum Commands {
     ("bench", "throughput on this machine: events/s, device-days/s, bytes per device", BenchCommand.run),
     ("fingerprint", "run the standard workload and print its trace fingerprint", FingerprintCommand.run),
     ]
+    /// Commands left out of the usage text: tools for the project's own scripts.
+    static let hidden: [(name: String, summary: String, run: @Sendable ([String]) throws -> Int32)] = [
+    ("hostile-inputs", "check generated hostile scenario files (scripts/hostile-inputs.sh)", HostileInputsCommand.run),
+    ]
 }
 
 func mainUsage() -> String {
@@ -28,7 +33,7 @@ func mainUsage() -> String {
 
     """
     for c in Commands.all { s += "  " + c.name.padding(toLength: 13, withPad: " ", startingAt: 0) + c.summary + "\n" }
-    s += "\nRun 'simkit <command> --help' for a command's options.\nExit codes: 0 pass, 1 a failure found, 2 bad input.\n"
+    s += "\nRun 'simkit <command> --help' for a command's options.\nExit codes: 0 pass, 1 a failure found, 2 bad input, 3 did not finish (a run stopped\nearly at its event budget, queue or memory bound: INCOMPLETE, not a pass).\n"
     return s
 }
 
@@ -38,7 +43,7 @@ func runMain() -> Int32 {
         print(mainUsage(), terminator: "")
         return argv.isEmpty ? 2 : 0
     }
-    guard let command = Commands.all.first(where: { $0.name == name }) else {
+    guard let command = Commands.all.first(where: { $0.name == name }) ?? Commands.hidden.first(where: { $0.name == name }) else {
         let hint = nearest(name, in: Commands.all.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
         FileHandle.standardError.write(Data("simkit: error: unknown command '\(name)'\(hint)\n".utf8))
         return 2

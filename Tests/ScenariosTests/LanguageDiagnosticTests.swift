@@ -6,8 +6,10 @@ import SimKit
 @Suite("Language: diagnostics")
 struct LanguageDiagnosticTests {
     /// Parses the shared header followed by `body` (whose first line is line 7).
+    /// The errors for the fixture header plus `body`, rendered (warnings are tested on their own).
     func render(_ body: String, context: ValidationContext = .init()) -> String {
-        ScenarioParser.parse(LanguageFixtures.header + body, file: "t.scenario", context: context).rendered
+        Diagnostic.render(ScenarioParser.parse(LanguageFixtures.header + body, file: "t.scenario", context: context)
+            .diagnostics.filter { $0.severity == .error })
     }
 
     @Test func unknownActionSuggestsKeyword() {
@@ -171,8 +173,10 @@ struct LanguageDiagnosticTests {
 
 @Suite("Language: meaning checks")
 struct LanguageValidationTests {
+    /// The error messages for the fixture header plus `body`.
     func messages(_ body: String) -> [String] {
-        ScenarioParser.parse(LanguageFixtures.header + body, file: "t.scenario").diagnostics.map(\.message)
+        ScenarioParser.parse(LanguageFixtures.header + body, file: "t.scenario").diagnostics
+            .filter { $0.severity == .error }.map(\.message)
     }
 
     @Test func acceptsAllAsAGroup() {

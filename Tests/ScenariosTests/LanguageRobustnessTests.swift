@@ -140,7 +140,9 @@ struct LanguageRobustnessTests {
 enum ScenarioTestLines {
     static func count(_ bytes: [UInt8]) -> Int {
         var n = 1
-        for i in bytes.indices where bytes[i] == 0x0A { n += 1 }
+        for i in bytes.indices where bytes[i] == 0x0A || (bytes[i] == 0x0D && (i + 1 == bytes.count || bytes[i + 1] != 0x0A)) {
+            n += 1   // LF, CRLF (counted at its LF) and a lone CR each end a line
+        }
         return n
     }
 }

@@ -19,8 +19,14 @@ public struct SeedResult: Sendable, Codable, Equatable {
     public var reproducer: String?
     public var reproducerStatements: Int?
     public var reproducerDevices: UInt64?
+    /// Why the run stopped before its end (`StopReason.description`); nil when it reached it.
+    public var stopReason: String?
 
     public var failed: Bool { !broken.isEmpty }
+    /// The run stopped early: what it did not reach was not tested.
+    public var incomplete: Bool { stopReason != nil }
+    /// Nothing broke and the run reached its end.
+    public var passed: Bool { !failed && !incomplete }
 }
 
 /// Running scenarios for the fuzzer: one seed, or one scenario, with every invariant checked.
@@ -61,7 +67,8 @@ public enum Fuzz {
             violations = checker.violations
             result = SeedResult(seed: seed, sdk: sdkName(options.sdk), fingerprint: world.fingerprint.description,
                                 events: world.eventsHandled, broken: checker.broken.map(\.rawValue),
-                                firstViolation: checker.violations.first?.headline, coverage: checker.coverage.counts)
+                                firstViolation: checker.violations.first?.headline, coverage: checker.coverage.counts,
+                                stopReason: world.stopReason)
         } catch {
             // A generated scenario that does not compile is a generator bug: report it loudly.
             violations = []

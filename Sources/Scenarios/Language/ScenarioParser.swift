@@ -23,12 +23,19 @@ public struct ParseResult: Equatable, Sendable {
     public var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
     /// Every diagnostic in compiler style (see `Diagnostic.rendered`).
     public var rendered: String { Diagnostic.render(diagnostics) }
+
+    /// The same result with every warning made an error (`--strict`): no scenario when there is one.
+    public func strict() -> ParseResult {
+        let all = diagnostics.map { d -> Diagnostic in var e = d; e.severity = .error; return e }
+        return ParseResult(scenario: all.isEmpty ? scenario : nil, diagnostics: all)
+    }
 }
 
 /// The entry point of the scenario language: text or bytes in, a checked `ScenarioFile` out.
 ///
 /// The language is SPEC §4; the choices SPEC leaves open are these:
-/// - One statement a line; lines end in `\n` (a `\r` before it is dropped). `#` starts a
+/// - One statement a line; lines end in LF, CRLF or a lone CR, and a UTF-8 byte order mark
+///   at the start is skipped. `#` starts a
 ///   comment at the start of a line or after a space or tab; glued to a word it is the
 ///   device mark of `device GROUP#I`. Non-ASCII bytes are allowed only in strings and
 ///   comments, and must be valid UTF-8 everywhere.
@@ -48,7 +55,12 @@ public struct ParseResult: Equatable, Sendable {
 /// - Group names `all`, `device` and `none` are reserved; `all` in a selector or an
 ///   expectation means every device, clones included (`10% of all`, `expect none all purged`).
 /// - `update SEL key K` accepts any well-formed key, known or not (a wrong build).
-/// - Limits are in `ScenarioLimits`; breaking one is an error, never a trap.
+/// - Limits are in `ScenarioLimits`; breaking one is an error, never a trap. Every span
+///   (`for`, a period, `jitter`, `keep-old`) is at most the longest duration, 3650d;
+///   `timeout` and `latency` at most 1h; `add-photos` at most 1,000,000.
+/// - Warnings (the file still runs; `--strict` makes them errors): a file with no
+///   devices, no actions, or nothing expected; a `jitter` longer than the duration; an
+///   `every` without `from` whose first firing is past the end (it never fires).
 /// - Syntax errors are reported line by line (recovery at the next line); meaning is
 ///   checked only when the whole file parsed.
 public enum ScenarioParser {

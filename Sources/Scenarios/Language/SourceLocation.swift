@@ -46,19 +46,29 @@ public struct SourceLocation: Equatable, Hashable, Sendable {
 }
 
 /// The lines of a source file as byte ranges; turns byte offsets into lines and columns.
+///
+/// A line ends at LF, CRLF or a lone CR (files saved with old Mac line endings are read
+/// as lines, not as one long comment). A UTF-8 byte order mark at the start is skipped:
+/// line 1 starts after it.
 struct SourceLines: Sendable {
     /// The whole file.
     let bytes: [UInt8]
-    /// Byte offset where each line starts; `lineStarts[0] == 0`.
+    /// Byte offset where each line starts; `lineStarts[0]` is 0, or 3 after a byte order mark.
     let lineStarts: [Int]
+
+    /// The UTF-8 byte order mark.
+    static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
 
     init(_ bytes: [UInt8]) {
         self.bytes = bytes
-        var starts = [0]
+        let skip = bytes.starts(with: SourceLines.byteOrderMark) ? 3 : 0
+        var starts = [skip]
         bytes.withUnsafeBufferPointer { buffer in   // a plain index loop: fast even in debug builds
-            var i = 0
+            var i = skip
             while i < buffer.count {
-                if buffer[i] == 0x0A { starts.append(i + 1) }
+                let b = buffer[i]
+                // A CR ends a line unless an LF follows (then the LF ends it, as CRLF).
+                if b == 0x0A || (b == 0x0D && (i + 1 == buffer.count || buffer[i + 1] != 0x0A)) { starts.append(i + 1) }
                 i += 1
             }
         }
@@ -68,7 +78,7 @@ struct SourceLines: Sendable {
     /// Number of lines; after a final newline comes one more, empty line.
     var count: Int { lineStarts.count }
 
-    /// Byte range of 0-based line `index`, without the newline and a trailing CR.
+    /// Byte range of 0-based line `index`, without its line ending (LF, CRLF or CR).
     func range(ofLine index: Int) -> Range<Int> {
         let start = lineStarts[index]
         var end = index + 1 < lineStarts.count ? lineStarts[index + 1] - 1 : bytes.count

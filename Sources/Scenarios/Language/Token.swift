@@ -47,6 +47,16 @@ public enum ScenarioLimits {
     public static let maxDiagnostics = 100
     /// Most devices in a scenario, clones included.
     public static let maxDevices: UInt64 = 1_000_000
-    /// Longest scenario duration (3650 days).
+    /// Longest scenario duration (3650 days). Also the bound of every other span in a
+    /// file: `at`, `from` and `until` (which must also be within the scenario's duration),
+    /// a period (`every D`), a `jitter`, a fault's `for D` and a rotation's `keep-old D`.
+    /// With times and spans at most this, the engine's sums of them stay far below
+    /// `SimTime.max` (2 × 3650 days is about 2^39 ms).
     public static let maxDuration: SimTime = 3_650 * Ms.day
+    /// Longest request timeout (`network timeout T`): one hour.
+    public static let maxTimeoutMs: SimTime = Ms.hour
+    /// Largest one-way latency bound (`network latency A..B`): one hour.
+    public static let maxLatencyMs: SimTime = Ms.hour
+    /// Most photos one `add-photos N` adds to each selected library.
+    public static let maxPhotosPerAdd: UInt64 = 1_000_000
 }

@@ -42,8 +42,16 @@ struct Validator {
         return mark.offset
     }
 
+    /// The token after the word `after` on the line at `mark`, as written; `value` printed
+    /// canonically when there is no source (a scenario built in code).
+    func spelled(_ mark: SourceMark, after: String, _ value: SimTime) -> String {
+        let ts = tokens(mark)
+        if let i = ts.firstIndex(where: { $0.kind == .word && $0.text == after }), i + 1 < ts.count { return ts[i + 1].text }
+        return DurationText.format(value)
+    }
+
     mutating func error(_ mark: SourceMark, _ text: String? = nil, after: String? = nil, _ message: String,
-                        hint: String? = nil, note: String? = nil) {
+                        hint: String? = nil, note: String? = nil, severity: Diagnostic.Severity = .error) {
         guard diagnostics.count < ScenarioLimits.maxDiagnostics else { return }
         let offset = locate(mark, text, after: after)
         var location = SourceLocation(file: file, line: mark.line, column: mark.column)
@@ -53,7 +61,20 @@ struct Validator {
             location = SourceLocation(file: file, line: lc.line, column: lc.column)
             sourceLine = lines.text(ofLineAt: offset)
         }
-        diagnostics.append(Diagnostic(location: location, message: message, hint: hint, note: note, sourceLine: sourceLine))
+        diagnostics.append(Diagnostic(severity: severity, location: location, message: message, hint: hint, note: note,
+                                      sourceLine: sourceLine))
+    }
+
+    /// A warning: the file is accepted, but part of it probably does not do what was meant.
+    mutating func warning(_ mark: SourceMark, _ text: String? = nil, after: String? = nil, _ message: String,
+                          hint: String? = nil, note: String? = nil) {
+        error(mark, text, after: after, message, hint: hint, note: note, severity: .warning)
+    }
+
+    /// A warning about the whole file, at line 1, column 1 (or unlocated when built in code).
+    mutating func fileWarning(_ message: String, hint: String? = nil) {
+        let mark = lines == nil ? SourceMark.synthetic : SourceMark(offset: lines!.lineStarts[0], line: 1, column: 1)
+        warning(mark, nil, message, hint: hint)
     }
 
     /// "unknown group 'x'; groups are: a, b" with a did-you-mean hint.
@@ -95,6 +116,15 @@ struct Validator {
             error(net.mark, after: "latency", "latency range '\(d(net.latencyMin))..\(d(net.latencyMax))' is empty")
         }
         if net.timeout == 0 { error(net.mark, after: "timeout", "timeout must be longer than 0s") }
+        if net.timeout > ScenarioLimits.maxTimeoutMs {
+            error(net.mark, after: "timeout", "timeout '\(spelled(net.mark, after: "timeout", net.timeout))' is longer than the limit of \(d(ScenarioLimits.maxTimeoutMs))")
+        }
+        if net.latencyMax > ScenarioLimits.maxLatencyMs {
+            // The largest latency is the token after '..'.
+            let ts = tokens(net.mark)
+            let spelledMax = ts.firstIndex { $0.kind == .dotDot }.flatMap { $0 + 1 < ts.count ? ts[$0 + 1].text : nil } ?? d(net.latencyMax)
+            error(net.mark, spelledMax, "latency '\(spelledMax)' is longer than the limit of \(d(ScenarioLimits.maxLatencyMs))")
+        }
 
         // Accounts, apps, groups: duplicates and references, in file order.
         var accounts = NameTable()
@@ -155,6 +185,19 @@ struct Validator {
                 if t > end { error(m, after: "at", "time '\(d(t))' is past the scenario's duration '\(d(end))'") }
             case let .every(r):
                 if r.period == 0 { error(m, after: "every", "'every' needs a period longer than 0s") }
+                if r.period > ScenarioLimits.maxDuration {
+                    error(m, after: "every", "period '\(spelled(m, after: "every", r.period))' is longer than the limit of \(d(ScenarioLimits.maxDuration))")
+                }
+                if let j = r.jitter, j > ScenarioLimits.maxDuration {
+                    error(m, after: "jitter", "jitter '\(spelled(m, after: "jitter", j))' is longer than the limit of \(d(ScenarioLimits.maxDuration))")
+                } else if let j = r.jitter, j > end {
+                    warning(m, after: "jitter", "jitter '\(d(j))' is longer than the scenario's duration '\(d(end))'; most firings would fall past the end",
+                            hint: "a jitter shorter than the period spreads the firings without losing them")
+                }
+                if r.from == nil, r.period <= ScenarioLimits.maxDuration, r.period > end {
+                    warning(m, after: "every", "this statement never fires: its first firing at '\(d(r.period))' is past the scenario's duration '\(d(end))'",
+                            hint: "add 'from 0s' or a shorter period")
+                }
                 if let f = r.from, f > end { error(m, after: "from", "time '\(d(f))' is past the scenario's duration '\(d(end))'") }
                 if let u = r.until, u > end { error(m, after: "until", "time '\(d(u))' is past the scenario's duration '\(d(end))'") }
                 if let u = r.until, u < r.firstFiring {
@@ -178,6 +221,25 @@ struct Validator {
             }
         }
         checkKeyHistory()
+        checkTestsSomething()
+    }
+
+    /// Warnings for a file that would pass while testing nothing: no device, no action,
+    /// or nothing judged (no `at T expect …` and no `expect violation`).
+    mutating func checkTestsSomething() {
+        let s = scenario
+        if allDevices == 0 {
+            fileWarning("the scenario has no devices", hint: "declare some with 'devices N app APP'")
+        }
+        let hasAction = s.timeline.contains { if case .action = $0.body { return true } else { return false } }
+        if !hasAction {
+            fileWarning("the scenario has no actions", hint: "add one such as 'at 0s launch all'")
+        }
+        let hasExpectation = s.timeline.contains { if case .expect = $0.body { return true } else { return false } }
+        if !hasExpectation, s.expectedViolations.isEmpty {
+            fileWarning("the scenario expects nothing: no 'expect' line and no 'expect violation'",
+                        hint: "add one such as 'at 1d expect all GROUP idle'")
+        }
     }
 
     func headerMark(_ word: String) -> SourceMark {
@@ -197,6 +259,9 @@ struct Validator {
 
     mutating func checkDuration(_ t: SimTime, _ m: SourceMark, _ what: String) {
         if t == 0 { error(m, after: "for", "\(what) must last longer than 0s") }
+        if t > ScenarioLimits.maxDuration {
+            error(m, after: "for", "\(what) for '\(spelled(m, after: "for", t))' is longer than the limit of \(DurationText.format(ScenarioLimits.maxDuration))")
+        }
     }
 
     mutating func checkSelector(_ sel: DeviceSelector, _ m: SourceMark, groups: NameTable, sizes: [UInt64]) {
@@ -226,8 +291,11 @@ struct Validator {
         switch a {
         case let .person(_, sel), let .update(sel, _), let .forgetDevice(sel):
             checkSelector(sel, m, groups: groups, sizes: sizes)
-        case let .addPhotos(_, sel):
+        case let .addPhotos(n, sel):
             checkSelector(sel, m, groups: groups, sizes: sizes)
+            if n > ScenarioLimits.maxPhotosPerAdd {
+                error(m, "\(n)", "'add-photos' of \(n) photos is more than the limit of \(ScenarioLimits.maxPhotosPerAdd)")
+            }
         case let .offline(sel, d):
             checkSelector(sel, m, groups: groups, sizes: sizes)
             checkDuration(d, m, "'offline'")
@@ -240,8 +308,11 @@ struct Validator {
             checkShare(sh, m); checkDuration(d, m, "'timeouts'")
         case let .lostResponses(sh, d):
             checkShare(sh, m); checkDuration(d, m, "'lost-responses'")
-        case let .rotate(name, key, _):
+        case let .rotate(name, key, old):
             app(name)
+            if case let .keep(grace) = old, grace > ScenarioLimits.maxDuration {
+                error(m, after: "keep-old", "'keep-old' '\(spelled(m, after: "keep-old", grace))' is longer than the limit of \(DurationText.format(ScenarioLimits.maxDuration))")
+            }
             if keysUsed.contains(key) { error(m, key, "key '\(key)' is already used", hint: "each rotation needs a new key") }
             keysUsed.append(key)
         case let .stopOldKey(name, _), let .disable(name), let .enable(name), let .rollupApp(_, name):
@@ -292,10 +363,11 @@ struct Validator {
 /// Checking ASTs built in code (by the fuzzer or the shrinker), without source text.
 public enum ScenarioValidator {
     /// The meaning errors of `scenario`; locations come from its marks (line 0 when built in code).
+    /// Warnings are left out: code that builds scenarios asks only whether one can run.
     public static func validate(_ scenario: ScenarioFile, file: String = "<generated>",
                                 context: ValidationContext = .init()) -> [Diagnostic] {
         var v = Validator(scenario: scenario, lines: nil, file: file, context: context)
         v.run()
-        return v.diagnostics
+        return v.diagnostics.filter { $0.severity == .error }
     }
 }

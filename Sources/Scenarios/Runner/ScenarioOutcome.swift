@@ -3,9 +3,17 @@ import SimKit
 
 /// The result of running one scenario file.
 public struct ScenarioOutcome: Sendable {
-    /// Pass, fail, or a file that could not be run.
+    /// Pass, fail, a run that did not finish, or a file that could not be run.
     public enum Verdict: String, Sendable, Equatable {
-        case passed, failed
+        /// The run reached its duration, every expectation was judged and held, and the
+        /// invariants broken are exactly those expected.
+        case passed
+        /// A failure was found: an unexpected violation, a failed expectation, or an
+        /// expected violation that did not happen in a run that finished.
+        case failed
+        /// The run stopped early (`stop` says why) and found no failure before it did:
+        /// part of the scenario was never tested, so it is not a pass.
+        case incomplete
         /// Parse, validation or compile errors: nothing ran.
         case badInput
     }
@@ -39,10 +47,12 @@ public struct ScenarioOutcome: Sendable {
     public var eventsHandled: UInt64 = 0
     /// Virtual time at which the run stopped.
     public var virtualDurationMs: SimTime = 0
-    /// True when the run hit the event budget before its end.
-    public var stoppedByBudget = false
+    /// Why the run stopped before its end; nil when it reached its duration.
+    public var stop: StopReason?
+    /// True when the run stopped before its end (an event budget, the queue's or the memory bound).
+    public var stoppedByBudget: Bool { stop != nil }
     /// Why the run stopped early, in words.
-    public var stopReason: String?
+    public var stopReason: String? { stop?.description }
     /// The world's facts, to name devices in reports.
     public var facts: WorldFacts?
 

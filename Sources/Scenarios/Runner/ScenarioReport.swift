@@ -2,7 +2,8 @@ import SimKit
 
 /// The text report of `simkit run`: a block per scenario, then a one-line summary.
 public enum ScenarioReport {
-    /// `PASS name (file)` or `FAIL name (file)`, and for a failure every reason, indented.
+    /// `PASS name (file)`, `FAIL name (file)` with every reason indented, or
+    /// `INCOMPLETE name (file)` with why the run stopped early.
     public static func block(_ o: ScenarioOutcome) -> String {
         let title = o.name.isEmpty ? "(untitled)" : o.name
         switch o.verdict {
@@ -10,6 +11,13 @@ public enum ScenarioReport {
             return "PASS \(title) (\(o.file))\n"
         case .badInput:
             return "ERROR \(o.file)\n" + indent(o.errors)
+        case .incomplete:
+            var s = "INCOMPLETE \(title) (\(o.file)) seed \(o.seed)\n"
+            s += "  the run stopped early, at \(DurationText.format(o.virtualDurationMs)) of its duration: \(o.stopReason ?? "unknown")\n"
+            s += "  no failure was found before it stopped, but the rest of the scenario was not tested\n"
+            for e in o.unjudgedExpectations { s += "  not judged: \(e)\n" }
+            for m in o.missingViolations { s += "  not reached: expected violation \(m)\n" }
+            return s
         case .failed:
             var s = "FAIL \(title) (\(o.file)) seed \(o.seed)\n"
             for v in o.unexpectedViolations {
@@ -24,17 +32,19 @@ public enum ScenarioReport {
             for e in o.failedExpectations { s += "  failed \(e.message)\n" }
             for e in o.unjudgedExpectations { s += "  failed \(e)\n" }
             for m in o.missingViolations { s += "  expected violation \(m) did not happen\n" }
-            if o.stoppedByBudget { s += "  note: the run stopped early: \(o.stopReason ?? "the event budget was reached")\n" }
+            if let reason = o.stopReason { s += "  note: the run stopped early: \(reason)\n" }
             return s
         }
     }
 
-    /// `N scenarios: P passed, F failed` (and `, E bad input` when any).
+    /// `N scenarios: P passed, F failed` (and `, I incomplete`, `, E bad input` when any).
     public static func summary(_ outcomes: [ScenarioOutcome]) -> String {
         let passed = outcomes.filter { $0.verdict == .passed }.count
         let failed = outcomes.filter { $0.verdict == .failed }.count
-        let bad = outcomes.count - passed - failed
+        let incomplete = outcomes.filter { $0.verdict == .incomplete }.count
+        let bad = outcomes.count - passed - failed - incomplete
         var s = "\(outcomes.count) scenario\(outcomes.count == 1 ? "" : "s"): \(passed) passed, \(failed) failed"
+        if incomplete > 0 { s += ", \(incomplete) incomplete" }
         if bad > 0 { s += ", \(bad) bad input" }
         return s
     }

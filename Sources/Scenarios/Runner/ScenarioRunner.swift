@@ -4,8 +4,9 @@ import SimKit
 /// Runs scenario files: parse, validate, compile, run the reference SDK (or a mutant)
 /// with every invariant checked and the timed expectations judged, then give a verdict.
 ///
-/// A scenario passes when every `expect` holds, every probe was judged, and the set of
-/// invariants broken is exactly the set of `expect violation` names (SPEC §4).
+/// A scenario passes when the run reached its duration, every `expect` was judged and
+/// holds, and the set of invariants broken is exactly the set of `expect violation` names
+/// (SPEC §4). A run that stopped early without finding a failure is incomplete.
 public struct ScenarioRunner: Sendable {
     /// Replaces the file's `sdk` line when set (`--sdk`).
     public var sdk: SDKChoice?
@@ -13,6 +14,10 @@ public struct ScenarioRunner: Sendable {
     public var seed: UInt64?
     /// Names the validator accepts: every invariant and every mutant.
     public var context: ValidationContext
+    /// Replaces the run's event budget when set (a guard for runs of untrusted files).
+    public var eventBudget: UInt64?
+    /// The memory a run may use (`WorldSetup.memoryBudgetBytes`; `--max-memory`).
+    public var memoryBudgetBytes: UInt64 = WorldSetup.defaultMemoryBudgetBytes
 
     /// A runner; `sdk` and `seed` override what files say.
     public init(sdk: SDKChoice? = nil, seed: UInt64? = nil) {
@@ -44,8 +49,11 @@ public struct ScenarioRunner: Sendable {
         } catch {
             return ScenarioOutcome(name: scenario.name, file: file, verdict: .badInput, errors: "\(file): error: \(error.message)")
         }
+        var setup = compiled.setup
+        if let eventBudget { setup.eventBudget = eventBudget }
+        setup.memoryBudgetBytes = memoryBudgetBytes
         let observer = ObserverPair(InvariantChecker(), ExpectationJudge(expectations: compiled.expectations))
-        var world = World<ReferenceSDK, ObserverPair<InvariantChecker, ExpectationJudge>>(setup: compiled.setup, observer: observer)
+        var world = World<ReferenceSDK, ObserverPair<InvariantChecker, ExpectationJudge>>(setup: setup, observer: observer)
         world.run()
         return judge(world: world, compiled: compiled, name: scenario.name, file: file)
     }
@@ -68,12 +76,15 @@ public struct ScenarioRunner: Sendable {
         outcome.fingerprint = "\(world.fingerprint)"
         outcome.eventsHandled = world.eventsHandled
         outcome.virtualDurationMs = world.now
-        outcome.stoppedByBudget = world.stoppedByBudget
-        outcome.stopReason = world.stopReason
+        outcome.stop = world.stop
         outcome.facts = world.facts
-        let failed = !outcome.unexpected.isEmpty || !outcome.missingViolations.isEmpty
-            || !outcome.failedExpectations.isEmpty || !outcome.unjudgedExpectations.isEmpty
-        outcome.verdict = failed ? .failed : .passed
+        // What broke or failed before an early stop is a real failure; what was never
+        // reached (a missing violation, an unjudged expectation) is only untested.
+        let foundFailure = !outcome.unexpected.isEmpty || !outcome.failedExpectations.isEmpty
+        let untested = !outcome.missingViolations.isEmpty || !outcome.unjudgedExpectations.isEmpty
+        if foundFailure { outcome.verdict = .failed }
+        else if world.stop != nil { outcome.verdict = .incomplete }
+        else { outcome.verdict = untested ? .failed : .passed }
         return outcome
     }
 }

@@ -28,20 +28,29 @@ public enum SimKitTest {
     }
 
     /// Reads and runs the scenario file at `file` (relative paths from the current directory).
-    /// Throws `ScenarioRunError` when it cannot be read, parsed or compiled.
+    /// Throws `ScenarioRunError` when it cannot be read (or is larger than
+    /// `ScenarioLimits.maxFileBytes`, checked before reading), parsed or compiled.
     public static func scenario(file: String, sdk: SDKChoice? = nil, seed: UInt64? = nil) throws -> ScenarioRun {
+        if let size = (try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? NSNumber,
+           size.uint64Value > UInt64(ScenarioLimits.maxFileBytes) {
+            throw ScenarioRunError(file: file, message: "\(file): error: file is larger than \(ScenarioLimits.maxFileBytes) bytes")
+        }
         guard let data = FileManager.default.contents(atPath: file) else {
             throw ScenarioRunError(file: file, message: "cannot read '\(file)'")
         }
         return try scenario(source: String(decoding: data, as: UTF8.self), file: file, sdk: sdk, seed: seed)
     }
 
-    /// Runs scenario text (named `file` in diagnostics).
+    /// Runs scenario text (named `file` in diagnostics). Throws `ScenarioRunError` for
+    /// any text that cannot be run (never traps); a run that stops early is returned,
+    /// with `passed` false and `incomplete` true.
     public static func scenario(source: String, file: String = "inline.scenario", sdk: SDKChoice? = nil, seed: UInt64? = nil) throws -> ScenarioRun {
-        let outcome = ScenarioRunner(sdk: sdk, seed: seed).run(file: file, source: source)
+        let runner = ScenarioRunner(sdk: sdk, seed: seed)
+        let parsed = ScenarioParser.parse(source, file: file, context: runner.context)
+        guard let scenario = parsed.scenario, !parsed.hasErrors else { throw ScenarioRunError(file: file, message: parsed.rendered) }
+        let outcome = runner.run(scenario: scenario, file: file)
         guard outcome.verdict != .badInput else { throw ScenarioRunError(file: file, message: outcome.errors) }
-        let parsed = ScenarioParser.parse(source, file: file, context: ScenarioRunner.standardContext)
-        return ScenarioRun(outcome: outcome, scenario: parsed.scenario!, sdk: sdk)
+        return ScenarioRun(outcome: outcome, scenario: scenario, sdk: sdk)
     }
 }
 
@@ -64,8 +73,10 @@ public struct SeedRun: Sendable, CustomStringConvertible {
     /// The kept violations, in the order found.
     public let violations: [Violation]
 
-    /// True when no invariant broke.
-    public var passed: Bool { !result.failed }
+    /// True when no invariant broke and the run reached its end.
+    public var passed: Bool { result.passed }
+    /// True when the run stopped early (`result.stopReason` says why).
+    public var incomplete: Bool { result.incomplete }
     /// The invariants broken, sorted by name.
     public var broken: [InvariantID] { result.broken.compactMap(InvariantID.init(rawValue:)) }
     /// The first violation as a few plain sentences; empty when it passed.
@@ -86,7 +97,11 @@ public struct SeedRun: Sendable, CustomStringConvertible {
     /// The reproducer is not included (it shrinks); ask for it when you want the file.
     public var description: String {
         guard let v = violations.first else {
-            return passed ? "seed \(seed) passed" : "seed \(seed): \(result.firstViolation ?? result.broken.joined(separator: ", "))"
+            if passed { return "seed \(seed) passed" }
+            if result.broken.isEmpty, let reason = result.stopReason {
+                return "seed \(seed) is incomplete, not a pass: the run stopped early: \(reason)"
+            }
+            return "seed \(seed): \(result.firstViolation ?? result.broken.joined(separator: ", "))"
         }
         return """
         seed \(seed) --sdk \(Fuzz.sdkName(sdk)) broke \(result.broken.joined(separator: ", "))
@@ -104,8 +119,11 @@ public struct ScenarioRun: Sendable, CustomStringConvertible {
     public let scenario: ScenarioFile
     let sdk: SDKChoice?
 
-    /// True when every `expect` held and exactly the expected invariants broke.
+    /// True when the run reached its end, every `expect` was judged and held, and exactly
+    /// the expected invariants broke. False for an incomplete run.
     public var passed: Bool { outcome.passed }
+    /// True when the run stopped early without finding a failure (`outcome.stopReason` says why).
+    public var incomplete: Bool { outcome.verdict == .incomplete }
     /// Every invariant broken (expected or not), sorted by name.
     public var broken: [InvariantID] { outcome.broken }
     /// Every kept violation, expected or not.
@@ -129,6 +147,7 @@ public struct ScenarioRun: Sendable, CustomStringConvertible {
         return Fuzz.reproducerText(small, invariant: invariant, seed: outcome.seed, sdk: small.sdk, file: outcome.file)
     }
 
-    /// The `simkit run` report of this file (with stories), for a failed expectation.
+    /// The `simkit run` report of this file (with stories), for a failed expectation: an
+    /// incomplete run says `INCOMPLETE` and why it stopped.
     public var description: String { ScenarioReport.block(outcome) }
 }

@@ -13,6 +13,8 @@ public enum Timeline {
         public var facts: WorldFacts
         public var eventsHandled: UInt64
         public var fingerprint: String
+        /// Why the run stopped before its end; nil when it reached its duration.
+        public var stop: StopReason?
     }
 
     /// Runs `scenario` (its own `sdk` line, or `sdk` when given) and renders it.
@@ -33,11 +35,11 @@ public enum Timeline {
         var subtitle = "seed \(compiled.setup.seed) · sdk \(sdkName) · \(world.facts.deviceCount) devices · "
         subtitle += "\(DurationText.format(compiled.setup.durationMs)) · \(world.eventsHandled) events · fingerprint \(world.fingerprint)"
         subtitle += broken.isEmpty ? " · no invariant broken" : " · broken: " + broken.joined(separator: ", ")
-        if world.stoppedByBudget { subtitle += " · stopped at the event budget" }
+        if let stop = world.stop { subtitle += " · incomplete: stopped early (\(stop.name)) at \(DurationText.clock(stop.atMs))" }
         let options = TimelineOptions(title: title ?? (scenario.name.isEmpty ? "scenario" : scenario.name),
                                       subtitle: subtitle, lanesMax: lanesMax, only: lanes)
         let html = TimelineHTML.render(world.observer.second, violations: checker.violations, options: options)
         return Result(html: html, violations: checker.violations, broken: checker.broken, facts: world.facts,
-                      eventsHandled: world.eventsHandled, fingerprint: "\(world.fingerprint)")
+                      eventsHandled: world.eventsHandled, fingerprint: "\(world.fingerprint)", stop: world.stop)
     }
 }

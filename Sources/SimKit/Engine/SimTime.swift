@@ -4,6 +4,17 @@
 /// constants and `DurationText` parses and prints durations such as `1d12h`.
 public typealias SimTime = UInt64
 
+extension SimTime {
+    /// `self + ms`, or `SimTime.max` when that overflows: a deadline past the end of time.
+    /// For sums of times the scenario language does not bound (worlds built in code);
+    /// a file's times and spans are bounded so that they never get near it.
+    @inline(__always)
+    public func saturatingAdd(_ ms: SimTime) -> SimTime {
+        let (sum, overflow) = addingReportingOverflow(ms)
+        return overflow ? .max : sum
+    }
+}
+
 /// Millisecond constants for building durations: `3 * Ms.day + 12 * Ms.hour`.
 public enum Ms {
     public static let millisecond: SimTime = 1

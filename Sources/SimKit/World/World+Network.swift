@@ -18,7 +18,7 @@ extension World {
         let roundTrip = r.int(in: setup.network.latencyMinMs...max(setup.network.latencyMinMs, setup.network.latencyMaxMs))
         if now < faults.timeoutsUntil, r.chance(UInt64(faults.timeoutRateBp), outOf: 10_000) { slot.late = true }
         let s = requests.add(slot)
-        schedule(Event(time: now + roundTrip / 2, target: d, kind: EventKind.requestArrives, arg: s))
+        schedule(Event(time: now.saturatingAdd(roundTrip / 2), target: d, kind: EventKind.requestArrives, arg: s))
     }
 
     /// The request reaches the server: an outage or an injected 5xx answers without
@@ -45,12 +45,12 @@ extension World {
         }
         let roundTripMax = max(setup.network.latencyMinMs, setup.network.latencyMaxMs)
         let back = r.int(in: setup.network.latencyMinMs / 2...roundTripMax / 2 + 1)
-        var at = now + back
+        var at = now + back   // in range: latency is at most 1h (ScenarioLimits.maxLatencyMs)
         if slot.late {
             // Races the timeout: from just before it to one more timeout after it.
             let timeout = setup.sdk.requestTimeoutMs
-            let earliest = slot.sentAt + timeout - min(timeout, 2 * Ms.second)
-            at = max(at, r.int(in: earliest...(slot.sentAt + 2 * timeout)))
+            let earliest = slot.sentAt.saturatingAdd(timeout - min(timeout, 2 * Ms.second))
+            at = max(at, r.int(in: earliest...slot.sentAt.saturatingAdd(timeout).saturatingAdd(timeout)))
         }
         schedule(Event(time: at, target: d, kind: EventKind.responseArrives, arg: s))
     }

@@ -18,7 +18,7 @@ extension World {
         let firing = firings[index]
         firings[index] &+= 1
         if statement.periodMs > 0 {
-            let next = now + statement.periodMs
+            let next = now.saturatingAdd(statement.periodMs)
             if next <= statement.untilMs, next <= setup.durationMs {
                 statementsDue.push(next << World.statementBits | UInt64(index))
             }
@@ -61,7 +61,7 @@ extension World {
                 }
             }
         case .offline(let selection, let forMs):
-            let until = now + forMs
+            let until = now.saturatingAdd(forMs)
             forEachSelected(selection, statement: index, firing: firing) { world, d in
                 let i = Int(d)
                 if world.devices[i].offlineUntil < until {
@@ -72,21 +72,21 @@ extension World {
             }
         case .serverErrors(let rate, let status, let forMs):
             faults.errorRateBp = rate; faults.errorStatus = status
-            faults.errorsUntil = max(faults.errorsUntil, now + forMs)
+            faults.errorsUntil = max(faults.errorsUntil, now.saturatingAdd(forMs))
             trace(Event.world, .fault(.serverErrors(rateBp: rate, status: status, until: faults.errorsUntil)))
             schedule(Event(time: faults.errorsUntil, target: Event.world, kind: EventKind.serverFaultEnds, arg: 0))
         case .serverDown(let forMs):
-            faults.downUntil = max(faults.downUntil, now + forMs)
+            faults.downUntil = max(faults.downUntil, now.saturatingAdd(forMs))
             trace(Event.world, .fault(.serverDown(until: faults.downUntil)))
             schedule(Event(time: faults.downUntil, target: Event.world, kind: EventKind.serverFaultEnds, arg: 1))
         case .timeouts(let rate, let forMs):
             faults.timeoutRateBp = rate
-            faults.timeoutsUntil = max(faults.timeoutsUntil, now + forMs)
+            faults.timeoutsUntil = max(faults.timeoutsUntil, now.saturatingAdd(forMs))
             trace(Event.world, .fault(.timeouts(rateBp: rate, until: faults.timeoutsUntil)))
             schedule(Event(time: faults.timeoutsUntil, target: Event.world, kind: EventKind.serverFaultEnds, arg: 2))
         case .lostResponses(let rate, let forMs):
             faults.lostRateBp = rate
-            faults.lostUntil = max(faults.lostUntil, now + forMs)
+            faults.lostUntil = max(faults.lostUntil, now.saturatingAdd(forMs))
             trace(Event.world, .fault(.lostResponses(rateBp: rate, until: faults.lostUntil)))
             schedule(Event(time: faults.lostUntil, target: Event.world, kind: EventKind.serverFaultEnds, arg: 3))
         case .dashboard(let action):
@@ -103,7 +103,7 @@ extension World {
 
     /// Queues statement `index`'s person action for device `d`, `delayMs` from now.
     mutating func schedulePersonAction(statement index: Int, device d: DeviceIndex, after delayMs: SimTime) {
-        schedule(Event(time: now + delayMs, target: d, kind: EventKind.personAction, arg: UInt32(index)))
+        schedule(Event(time: now.saturatingAdd(delayMs), target: d, kind: EventKind.personAction, arg: UInt32(index)))
     }
 
     /// A jittered person action reaches its device.

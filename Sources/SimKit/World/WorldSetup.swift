@@ -23,6 +23,12 @@ public struct WorldSetup: Sendable {
     /// The most events pending at once; nil: 64 per device, at least 2^20. A run that
     /// needs more stops and says so (`World.stopReason`).
     public var queueLimit: Int? = nil
+    /// The memory a run may use, in bytes (default 4 GiB): the queue's bound is also
+    /// capped so that the devices and the pending events fit in it. A run that needs more
+    /// stops with `StopReason.memoryBound` instead of swapping.
+    public var memoryBudgetBytes: UInt64 = WorldSetup.defaultMemoryBudgetBytes
+    /// 4 GiB.
+    public static let defaultMemoryBudgetBytes: UInt64 = 4 << 30
 
     public init(seed: UInt64, durationMs: SimTime, keyNames: [String] = [], accounts: [AccountSpec] = [],
                 apps: [AppSpec] = [], groups: [GroupSpec] = [], network: NetworkSpec = .init(),
