@@ -1,7 +1,8 @@
 import Foundation
 import SimKit
 
-/// `simkit`: the command line. Exit codes: 0 pass, 1 a failure found, 2 bad input.
+/// `simkit`: the command line. Exit codes: 0 pass, 1 a failure found, 2 bad input,
+/// 3 a run that did not finish (interrupted, stopped by a time limit, shards missing).
 /// Every command: its name, a line for the usage text, and what runs it.
 enum Commands {
     static let all: [(name: String, summary: String, run: @Sendable ([String]) throws -> Int32)] = [
@@ -15,6 +16,7 @@ enum Commands {
     ("merge", "combine the JSON results of fuzz shards into one summary and JUnit file", MergeCommand.run),
     ("bench", "throughput on this machine: events/s, device-days/s, bytes per device", BenchCommand.run),
     ("fingerprint", "run the standard workload and print its trace fingerprint", FingerprintCommand.run),
+    ("version", "print the version (also 'simkit --version')", { _ in print(SimKitVersion.text); return 0 }),
     ]
 }
 
@@ -28,12 +30,14 @@ func mainUsage() -> String {
 
     """
     for c in Commands.all { s += "  " + c.name.padding(toLength: 13, withPad: " ", startingAt: 0) + c.summary + "\n" }
-    s += "\nRun 'simkit <command> --help' for a command's options.\nExit codes: 0 pass, 1 a failure found, 2 bad input.\n"
+    s += "\nRun 'simkit <command> --help' for a command's options.\nExit codes: 0 pass, 1 a failure found, 2 bad input, 3 did not finish (interrupted,\n"
+        + "stopped by --time-limit, or merged shards missing).\n"
     return s
 }
 
 func runMain() -> Int32 {
     let argv = Array(CommandLine.arguments.dropFirst())
+    if argv.first == "--version" || argv.first == "-V" { print(SimKitVersion.text); return 0 }
     guard let name = argv.first, !["-h", "--help", "help"].contains(name) else {
         print(mainUsage(), terminator: "")
         return argv.isEmpty ? 2 : 0
@@ -43,7 +47,7 @@ func runMain() -> Int32 {
         FileHandle.standardError.write(Data("simkit: error: unknown command '\(name)'\(hint)\n".utf8))
         return 2
     }
-    // Long runs stop cleanly on Ctrl-C; the handler goes in before anything slow starts.
+    // Long runs stop cleanly on SIGINT and SIGTERM; the handler goes in before anything slow starts.
     if name == "fuzz" || name == "mutants" { installInterruptHandler() }
     do {
         return try command.run(Array(argv.dropFirst()))
