@@ -23,7 +23,11 @@ enum MutantsCommand {
       --json FILE    write the table as JSON
       --no-shrink    do not shrink
 
-    Exit: 0 every mutant caught, 1 a mutant survived, 2 bad input.
+    Ctrl-C (SIGINT) or SIGTERM stops the hunt: no new seed starts, and the table shows
+    which mutants were not finished. A second signal exits at once.
+
+    Exit: 0 every mutant caught, 1 a mutant survived, 2 bad input, 3 interrupted (and
+    no finished mutant survived).
 
     """
 
@@ -41,6 +45,8 @@ enum MutantsCommand {
         var reproducer: String?
         var reproducerStatements: Int?
         var reproducerDevices: UInt64?
+        /// True when a signal stopped the hunt before the mutant was caught or its seeds ran out.
+        var interrupted: Bool?
     }
 
     static func run(_ argv: [String]) throws -> Int32 {
@@ -56,6 +62,8 @@ enum MutantsCommand {
         let jobs = Int(try a.uint("jobs", default: UInt64(ProcessInfo.processInfo.activeProcessorCount), range: 1...256))
         let out = a.string("out") ?? "simkit-out/mutants"
         let shrink = !a.has("no-shrink")
+        try checkWritableDirectory(out)
+        if let path = a.string("json") { try checkWritableFile(path) }
         let rows = Mutex<[Row?]>(Array(repeating: nil, count: Mutants.all.count))
         let t0 = monotonicSeconds()
         parallelForEach(count: Mutants.all.count, jobs: jobs) { i in
@@ -63,21 +71,27 @@ enum MutantsCommand {
             rows.withLock { $0[i] = row }
         }
         let table = rows.withLock { $0.compactMap { $0 } }
+        let interrupted = stopRequested.load(ordering: .relaxed)
         print("mutant                         side    seeds  own@   time     invariant broken (first)              reproducer")
         for r in table {
             let seedsText = r.seedsToCatch.map(String.init) ?? "-"
-            let first = r.broken.first ?? "SURVIVED"
+            let first = r.broken.first ?? (r.interrupted == true ? "INTERRUPTED" : "SURVIVED")
             let size = r.reproducerStatements.map { "\($0) stmts, \(r.reproducerDevices ?? 0) dev" } ?? "-"
             let own = r.seedsToExpected.map(String.init) ?? "-"
-            print("\(r.mutant.padding(toLength: 30, withPad: " ", startingAt: 0)) \(r.side.padding(toLength: 7, withPad: " ", startingAt: 0)) \(seedsText.padding(toLength: 6, withPad: " ", startingAt: 0)) \(own.padding(toLength: 6, withPad: " ", startingAt: 0))\(String(format: "%6.2fs", r.seconds))  \((first + (r.expectedBroken ? "" : " (expected \(r.expected))")).padding(toLength: 38, withPad: " ", startingAt: 0)) \(size)")
+            print("\(r.mutant.padding(toLength: 30, withPad: " ", startingAt: 0)) \(r.side.padding(toLength: 7, withPad: " ", startingAt: 0)) \(seedsText.padding(toLength: 6, withPad: " ", startingAt: 0)) \(own.padding(toLength: 6, withPad: " ", startingAt: 0))\(String(format: "%6.2fs", r.seconds))  \((first + (r.expectedBroken || r.interrupted == true ? "" : " (expected \(r.expected))")).padding(toLength: 38, withPad: " ", startingAt: 0)) \(size)")
         }
         let caught = table.filter(\.caught).count
+        let survived = table.filter { !$0.caught && $0.interrupted != true }.count
         print("mutation score: \(caught)/\(Mutants.all.count) caught (\(caught * 100 / max(1, Mutants.all.count))%) within \(seeds) seeds each, in \(String(format: "%.1f", monotonicSeconds() - t0)) s")
+        if interrupted {
+            let unfinished = Mutants.all.count - table.filter { $0.interrupted != true }.count
+            print("INCOMPLETE: stopped by \(signalName(stopSignal.load(ordering: .relaxed))); \(plural(unfinished, "mutant")) of \(Mutants.all.count) not finished")
+        }
         if let path = a.string("json") {
             let enc = JSONEncoder(); enc.outputFormatting = [.sortedKeys, .prettyPrinted]
             try writeAtomically(String(decoding: try enc.encode(table), as: UTF8.self) + "\n", to: path)
         }
-        return caught == Mutants.all.count ? 0 : 1
+        return survived > 0 ? 1 : interrupted ? exitIncomplete : 0
     }
 
     /// Fuzzes one mutant from seed 0 until it is caught or `seeds` run out.
@@ -115,7 +129,10 @@ enum MutantsCommand {
             return row
         }
         if let first = firstCatch {   // caught, but never by its own invariant: shrink the first catch
-            let small = shrink ? Fuzz.shrink(first.scenario, invariant: first.broken[0]).0 : first.scenario
+            // After a stop the hunt for the mutant's own invariant did not finish, and the
+            // reproducer is written unshrunk.
+            if stopRequested.load(ordering: .relaxed) { row.interrupted = true }
+            let small = shrink && row.interrupted != true ? Fuzz.shrink(first.scenario, invariant: first.broken[0]).0 : first.scenario
             let path = (out as NSString).appendingPathComponent("\(m.name)-seed\(first.seed).scenario")
             if (try? writeAtomically(Fuzz.reproducerText(small, invariant: first.broken[0], seed: UInt64(first.seed), sdk: options.sdk, file: path), to: path)) != nil {
                 row.reproducer = path
@@ -125,6 +142,7 @@ enum MutantsCommand {
             return row
         }
         row.seconds = monotonicSeconds() - t0
+        if stopRequested.load(ordering: .relaxed) { row.interrupted = true }
         return row
     }
 }

@@ -128,6 +128,22 @@ struct StopAndShardTests {
         #expect(!FileManager.default.fileExists(atPath: json), "no summary is written after a second signal")
     }
 
+    @Test("SIGTERM stops 'simkit mutants': exit 3, unfinished mutants marked, none called survived")
+    func mutantsStop() throws {
+        let json = try freshPath("mutants-stop.json")
+        let run = try LiveSimkit(["mutants", "--seeds", "100000", "--jobs", "1", "--no-shrink", "--json", json,
+                                  "--out", NSTemporaryDirectory() + "simkit-mutants-stop"])
+        Thread.sleep(forTimeInterval: 2)
+        kill(run.process.processIdentifier, SIGTERM)
+        let status = run.waitForExit(timeout: 60)
+        #expect(status == 3, "\(run.stdout)\(run.stderrText)")
+        #expect(run.stdout.contains("INCOMPLETE: stopped by SIGTERM;"), "\(run.stdout)")
+        #expect(!run.stdout.contains("SURVIVED"), "\(run.stdout)")
+        let data = try #require(FileManager.default.contents(atPath: json), "no --json written")
+        let rows = try #require(try JSONSerialization.jsonObject(with: data) as? [[String: Any]])
+        #expect(rows.contains { $0["interrupted"] as? Bool == true } || rows.count < 26)
+    }
+
     @Test("--time-limit stops early: exit 3 and the JSON says so")
     func timeLimitIsIncomplete() throws {
         let json = try freshPath("time-limit.json")
