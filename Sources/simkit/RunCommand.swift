@@ -15,8 +15,11 @@ enum RunCommand {
     violation and the device's last events, each failed expectation and each expected
     violation that did not happen; then 'N scenarios: P passed, F failed'.
 
+    With two or more files, progress goes to standard error: a redrawn line on a
+    terminal, a plain line after the first file and then every 5 s elsewhere.
+
     options:
-      --quiet           print the summary line only
+      --quiet           print the summary line only (and no progress)
       --sdk CORE        run 'reference' or 'mutant:NAME' instead of the files' sdk line
       --seed N          use seed N instead of the files' seed line
 
@@ -46,15 +49,23 @@ enum RunCommand {
         if bad { return 2 }
 
         var outcomes: [ScenarioOutcome] = []
+        // Progress on standard error (after the first file, then every 5 s off a terminal),
+        // and each report flushed at once, so a CI log shows a long run as it goes.
+        var progress = ProgressLine(label: "run", noun: "file", total: scenarios.count, quiet: a.has("quiet") || scenarios.count < 2)
+        let started = monotonicSeconds()
         for (file, scenario) in scenarios {
             let outcome = runner.run(scenario: scenario, file: file)
             if outcome.verdict == .badInput {
+                progress.clear()
                 printError(outcome.errors)
                 return 2
             }
-            if !a.has("quiet") { print(ScenarioReport.block(outcome), terminator: "") }
+            progress.clear()
+            if !a.has("quiet") { FileHandle.standardOutput.write(Data(ScenarioReport.block(outcome).utf8)) }
             outcomes.append(outcome)
+            progress.update(done: outcomes.count, failures: outcomes.filter { !$0.passed }.count, started: started)
         }
+        progress.clear()
         print(ScenarioReport.summary(outcomes))
         return outcomes.allSatisfy(\.passed) ? 0 : 1
     }

@@ -115,5 +115,15 @@ struct CommandLineTests {
         #expect(lines.count >= 25 && lines == lines.sorted())
     }
 
+    @Test("run: many files show progress on standard error; --quiet and a single file do not")
+    func runProgress() throws {
+        let r = try SimkitProcess.run(["run", "scenarios"])
+        #expect(r.status == 0)
+        let first = try #require(r.stderr.split(separator: "\n").first.map(String.init), "no progress line")
+        #expect(first.wholeMatch(of: /run: 1\/[0-9]+ files, 0 failures, [0-9,]+ files\/s, ETA [0-9hms]+/) != nil, "\(first)")
+        #expect(try SimkitProcess.run(["run", "--quiet", "scenarios"]).stderr.isEmpty)
+        #expect(try SimkitProcess.run(["run", try Self.goodPath()]).stderr.isEmpty)
+    }
+
     static func goodPath() throws -> String { try SimkitProcess.write("good2.scenario", good) }
 }
