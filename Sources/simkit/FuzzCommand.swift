@@ -67,7 +67,7 @@ enum FuzzCommand {
         // past the end of a short range would run nothing and pass, which hides a wrong matrix.
         guard plan.planned > 0 else {
             throw UsageError("--shard \(plan.shardText) gets no seed of --seeds \(count): shard I of N runs every N-th seed "
-                             + "from the I-th, so \(count) seeds fill at most \(count) shards; use --seeds \(shard.count) or more")
+                             + "from the I-th, so \(plural(Int(count), "seed")) fill at most \(plural(Int(count), "shard")); use --seeds \(shard.count) or more")
         }
         // Every output path is checked before the first seed, not found unwritable at the end.
         try checkWritableDirectory(out)
@@ -153,16 +153,17 @@ final class Campaign: Sendable {
         let seed = seeds[i]
         var (result, scenario, violations) = Fuzz.run(seed: seed, options: generator)
         if result.failed, let invariant = result.broken.first {
-            let name = "\(invariant)-seed\(seed).scenario"
-            let path = (out as NSString).appendingPathComponent(name)
+            // The reproducer is shrunk for, and named after, the first invariant broken in
+            // time (`broken` is sorted by name).
+            let target = violations.first?.invariant.rawValue ?? invariant
+            let path = (out as NSString).appendingPathComponent("\(target)-seed\(seed).scenario")
             var small = scenario
             // After a stop the failure is written as generated: it fails the same way, and
             // shrinking can take seconds that the one who pressed Ctrl-C did not ask for.
             if shrink, invariant != "generator-error", !stopRequested.load(ordering: .relaxed) {
-                let target = violations.first?.invariant.rawValue ?? invariant
                 small = Fuzz.shrink(scenario, invariant: target).0
             }
-            let text = Fuzz.reproducerText(small, invariant: violations.first?.invariant.rawValue ?? invariant, seed: seed, sdk: generator.sdk, file: path)
+            let text = Fuzz.reproducerText(small, invariant: target, seed: seed, sdk: generator.sdk, file: path)
             do {
                 try writeAtomically(text, to: path)
                 result.reproducer = path

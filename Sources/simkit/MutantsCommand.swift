@@ -82,7 +82,7 @@ enum MutantsCommand {
         }
         let caught = table.filter(\.caught).count
         let survived = table.filter { !$0.caught && $0.interrupted != true }.count
-        print("mutation score: \(caught)/\(Mutants.all.count) caught (\(caught * 100 / max(1, Mutants.all.count))%) within \(seeds) seeds each, in \(String(format: "%.1f", monotonicSeconds() - t0)) s")
+        print("mutation score: \(caught)/\(Mutants.all.count) caught (\(caught * 100 / max(1, Mutants.all.count))%) within \(plural(seeds, "seed")) each, in \(String(format: "%.1f", monotonicSeconds() - t0)) s")
         if interrupted {
             let unfinished = Mutants.all.count - table.filter { $0.interrupted != true }.count
             print("INCOMPLETE: stopped by \(signalName(stopSignal.load(ordering: .relaxed))); \(plural(unfinished, "mutant")) of \(Mutants.all.count) not finished")
