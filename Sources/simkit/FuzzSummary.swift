@@ -46,6 +46,8 @@ struct FuzzSummary {
     /// For a merge: shards (1-based) with no file, and seeds that no file has a result for.
     var missingShards: [Int] = []
     var missingSeeds: Int = 0
+    /// For a merge: a line naming the first missing seeds, printed under the INCOMPLETE line.
+    var missingSeedsDetail: String?
     /// For a merge: the shards that were merged, of how many.
     var mergedShards: [Int] = []
     var shardsTotal = 1
@@ -102,6 +104,7 @@ struct FuzzSummary {
         let shardText = plan.shard.count > 1 && mergedShards.isEmpty ? " --shard \(plan.shardText)" : ""
         s += "\(command) --sdk \(sdk)\(shardText): \(grouped(results.count)) of \(plural(planned, "seed")) in \(String(format: "%.1f", seconds)) s (\(grouped(Int(rate.rounded()))) seeds/s, \(String(format: "%.2f", Double(events) / max(seconds, 1e-6) / 1e6)) M events/s, \(plural(jobs, command == "simkit merge" ? "file" : "job")))\n"
         if let line = incompleteLine { s += line }
+        if let detail = missingSeedsDetail { s += detail + "\n" }
         if failures.isEmpty {
             s += "no invariant broken\n"
         } else {

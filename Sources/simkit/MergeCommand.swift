@@ -83,8 +83,8 @@ enum MergeCommand {
         summary.mergedShards = byShard.keys.sorted()
         summary.missingShards = (1...shardPlan.shard.count).filter { byShard[$0] == nil }
         summary.missingSeeds = Int(whole.range.count) - bySeed.count
+        if summary.missingSeeds > 0 { summary.missingSeedsDetail = missingSeedsLine(whole, present: bySeed) }
         print(summary.text(jobs: a.positionals.count, command: "simkit merge"), terminator: "")
-        if summary.missingSeeds > 0 { print(missingSeedsLine(whole, present: bySeed)) }
         if let path = a.string("json") { try writeAtomically(summary.json(), to: path) }
         if let path = a.string("junit") { try writeAtomically(summary.junit(), to: path) }
         return summary.exitStatus

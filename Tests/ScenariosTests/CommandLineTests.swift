@@ -9,13 +9,16 @@ struct SimkitProcess {
 
     static var binary: String { PackageRoot.path + "/.build/debug/simkit" }
 
-    static func run(_ args: [String]) throws -> SimkitProcess {
+    static func run(_ args: [String]) throws -> SimkitProcess { try run(args, in: PackageRoot.path) }
+
+    /// Runs simkit with `args` in the folder `directory`.
+    static func run(_ args: [String], in directory: String) throws -> SimkitProcess {
         try #require(FileManager.default.isExecutableFile(atPath: binary),
                      "simkit is not built at \(binary): run 'swift build' first")
         let p = Process()
         p.executableURL = URL(fileURLWithPath: binary)
         p.arguments = args
-        p.currentDirectoryURL = URL(fileURLWithPath: PackageRoot.path)
+        p.currentDirectoryURL = URL(fileURLWithPath: directory)
         let out = Pipe(), err = Pipe()
         p.standardOutput = out; p.standardError = err
         try p.run()
