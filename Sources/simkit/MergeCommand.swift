@@ -69,6 +69,11 @@ enum MergeCommand {
             if let by = report.stoppedBy { stops.append("shard \(p.shardText) by \(by)") }
             seconds = max(seconds, report.seconds)
             for r in report.results {
+                // A result outside its shard's seeds would be counted against another shard.
+                guard r.seed >= p.range.from, r.seed - p.range.from < p.range.count,
+                      (r.seed - p.range.from) % UInt64(p.shard.count) == UInt64(p.shard.index - 1) else {
+                    throw UsageError("'\(path)' has a result for seed \(r.seed), which is not one of shard \(p.shardText)'s seeds")
+                }
                 if let old = bySeed[r.seed], old.fingerprint != r.fingerprint {
                     throw UsageError("seed \(r.seed) has fingerprint \(old.fingerprint) in one file and \(r.fingerprint) in '\(path)'")
                 }
@@ -82,7 +87,7 @@ enum MergeCommand {
         summary.shardsTotal = shardPlan.shard.count
         summary.mergedShards = byShard.keys.sorted()
         summary.missingShards = (1...shardPlan.shard.count).filter { byShard[$0] == nil }
-        summary.missingSeeds = Int(whole.range.count) - bySeed.count
+        summary.missingSeeds = max(0, Int(whole.range.count) - bySeed.count)
         if summary.missingSeeds > 0 { summary.missingSeedsDetail = missingSeedsLine(whole, present: bySeed) }
         print(summary.text(jobs: a.positionals.count, command: "simkit merge"), terminator: "")
         if let path = a.string("json") { try writeAtomically(summary.json(), to: path) }

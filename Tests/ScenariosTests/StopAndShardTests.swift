@@ -212,6 +212,14 @@ struct StopAndShardTests {
         #expect(n.status == 2 && n.stderr.contains("it is one of 4 shards, not 2"), "\(n.stderr)")
         let o = try SimkitProcess.run(["merge", a, c])
         #expect(o.status == 2 && o.stderr.contains("it ran --devices 5, not 40"), "\(o.stderr)")
+        // A result that is not one of its shard's seeds (a hand-edited or mixed-up file).
+        var object = try jsonObject(a)
+        var rows = try #require(object["results"] as? [[String: Any]])
+        rows[0]["seed"] = 1
+        object["results"] = rows
+        let tampered = try SimkitProcess.write("mm-tampered.json", String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self))
+        let t = try SimkitProcess.run(["merge", tampered])
+        #expect(t.status == 2 && t.stderr.contains("has a result for seed 1, which is not one of shard 1/2's seeds"), "\(t.stderr)")
     }
 
     @Test("an interrupted shard leaves its missing seeds counted: merge exits 3")
