@@ -279,6 +279,29 @@ struct StopAndShardTests {
         #expect(quiet.stdout.hasPrefix("simkit fuzz"), "\(quiet.stdout)")
     }
 
+    @Test("progress on a terminal is one redrawn line, cleared before the summary",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "skipped: no /usr/bin/script (util-linux) to give simkit a terminal"))
+    func progressOnATerminal() throws {
+        // `script` runs the command on a pseudo-terminal and copies what it shows.
+        let command = "\(SimkitProcess.binary) fuzz --seeds 40 --jobs 1 --no-shrink"
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        p.arguments = ["-qec", command, "/dev/null"]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = Pipe()
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0, "\(text)")
+        #expect(text.hasPrefix("\r\u{1B}[Kfuzz: 1/40 seeds, 0 failures, "), "\(text.debugDescription)")
+        // Every progress line redraws the last one; none is left on a line of its own.
+        let lines = text.components(separatedBy: "fuzz: ").count - 1
+        #expect(lines >= 1 && lines == text.components(separatedBy: "\r\u{1B}[Kfuzz: ").count - 1, "\(text.debugDescription)")
+        #expect(text.contains("\r\u{1B}[Ksimkit fuzz --sdk reference: 40 of 40 seeds"), "\(text.debugDescription)")
+    }
+
     @Test("a shrunk one-device reproducer says '1 device'")
     func singularDevice() throws {
         let out = NSTemporaryDirectory() + "simkit-plural-test"
