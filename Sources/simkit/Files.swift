@@ -5,9 +5,16 @@ import Foundation
 /// Raw Foundation errors (`NSCocoaErrorDomain …`) never reach the user: every write of the
 /// command line goes through the POSIX calls below, whose `errno` maps to words.
 struct FileError: Error, CustomStringConvertible {
+    /// `permission denied`, `no such directory`, …
+    var reason: String
     var description: String
     init(_ what: String, _ path: String, errno code: Int32) {
-        description = "cannot \(what) \(path): \(plainReason(code))"
+        reason = plainReason(code)
+        description = "cannot \(what) \(path): \(reason)"
+    }
+    init(path: String, reason: String) {
+        self.reason = reason
+        description = "cannot write \(path): \(reason)"
     }
 }
 
@@ -64,15 +71,10 @@ func checkWritableFile(_ path: String) throws {
     var st = stat()
     if stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR { throw FileError("write", path, errno: EISDIR) }
     let parent = (path as NSString).deletingLastPathComponent
-    do { try checkWritableDirectory(parent.isEmpty ? "." : parent) } catch {
+    do { try checkWritableDirectory(parent.isEmpty ? "." : parent) } catch let error as FileError {
         // Name the file asked for, with the reason its directory gave.
-        let reason = (error as? FileError)?.description.components(separatedBy: ": ").last ?? "\(error)"
-        throw FileError(path: path, reason: reason)
+        throw FileError(path: path, reason: error.reason)
     }
-}
-
-extension FileError {
-    init(path: String, reason: String) { description = "cannot write \(path): \(reason)" }
 }
 
 /// Writes `text` to `path` atomically: a temporary file beside it, then a rename, so a
