@@ -63,6 +63,7 @@ enum BenchCommand {
         }
         let sizes = try parseSizes(a.has("quick") ? "1000:60,10000:60" : a.string("sizes") ?? "1000:60,10000:60,100000:60,1000000:30")
         let json = a.string("json")
+        if let json, json != "-" { try checkWritableFile(json) }   // before minutes of measuring, not after
         let hugePages = !a.has("small-pages")
         let repeats: Int? = a.string("repeat") == nil ? nil : Int(try a.uint("repeat", default: 1, range: 1...20))
         var rows: [BenchRow] = []
@@ -103,7 +104,7 @@ enum BenchCommand {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             let data = try encoder.encode(out)
-            if json == "-" { print(String(decoding: data, as: UTF8.self)) } else { try data.write(to: URL(fileURLWithPath: json)) }
+            if json == "-" { print(String(decoding: data, as: UTF8.self)) } else { try writeAtomically(String(decoding: data, as: UTF8.self), to: json) }
         }
         return 0
     }

@@ -29,8 +29,19 @@ enum FuzzCommand {
       --no-shrink        report failures without shrinking them
       --quiet            only the summary
 
-    Results do not depend on --jobs or sharding. Ctrl-C stops cleanly: the summary is
-    printed and every reproducer already found is kept. Exit: 0 no failure, 1 failures, 2 bad input.
+    Results do not depend on --jobs or sharding. Progress goes to standard error: a
+    redrawn line on a terminal, a plain line every 5 s elsewhere (a CI log).
+
+    Ctrl-C (SIGINT) or SIGTERM stops cleanly: no new seed starts, the seeds in flight
+    finish (unshrunk if the stop came first), and the summary, --json and --junit are
+    written marked interrupted, with how many seeds ran. A second signal exits at once;
+    files already written stay whole (every file is written to a temporary name and
+    renamed). The --out directory and the --json and --junit files are checked writable
+    before the first seed.
+
+    Exit: 0 every seed ran and none failed, 1 a seed failed (even if the run stopped
+    early), 2 bad input, 3 the run did not finish (a signal or --time-limit) and none of
+    the seeds that ran failed.
 
     """
 
@@ -43,29 +54,36 @@ enum FuzzCommand {
         let from = try a.uint("from", default: 0)
         guard from <= UInt64.max - count else { throw UsageError("--from \(from) + --seeds \(count) overflows") }
         let jobs = Int(try a.uint("jobs", default: UInt64(ProcessInfo.processInfo.activeProcessorCount), range: 1...256))
-        let shard = try parseShard(a.string("shard"))
+        let shard = try parseShard(a.string("shard")) ?? (1, 1)
         let generator = try a.generatorOptions()
-        let sdk = generator.sdk
         let timeLimit = a.string("time-limit") != nil ? Double(try a.duration("time-limit", default: 0)) / 1000 : nil
         let out = a.string("out") ?? "simkit-out"
         let quiet = a.has("quiet")
         let shrink = !a.has("no-shrink")
-
-        // Shard I of N takes every N-th seed of the range, starting with its (I-1)-th.
-        let seeds: [UInt64]
-        if let shard {
-            seeds = Array(stride(from: from + UInt64(shard.index - 1), to: from + count, by: shard.count))
-        } else {
-            seeds = Array(from..<(from + count))
+        let plan = FuzzPlan(range: .init(from: from, count: count), shard: .init(index: shard.index, count: shard.count),
+                            options: .init(sdk: Fuzz.sdkName(generator.sdk), devices: Int(generator.maxDevicesPerGroup),
+                                           durationDays: Int(generator.maxDurationDays), shrink: shrink))
+        // Shard I of N takes every N-th seed of the range, starting with its (I-1)-th: a shard
+        // past the end of a short range would run nothing and pass, which hides a wrong matrix.
+        guard plan.planned > 0 else {
+            throw UsageError("--shard \(plan.shardText) gets no seed of --seeds \(count): shard I of N runs every N-th seed "
+                             + "from the I-th, so \(plural(Int(count), "seed")) fill at most \(plural(Int(count), "shard")); use --seeds \(shard.count) or more")
         }
-        let campaign = Campaign(seeds: seeds, generator: generator, jobs: jobs, out: out, shrink: shrink,
+        // Every output path is checked before the first seed, not found unwritable at the end.
+        try checkWritableDirectory(out)
+        for flag in ["json", "junit"] { if let path = a.string(flag) { try checkWritableFile(path) } }
+
+        let campaign = Campaign(seeds: Array(plan.seeds), generator: generator, jobs: jobs, out: out, shrink: shrink,
                                 quiet: quiet, timeLimit: timeLimit)
         let results = campaign.run()
-        let summary = FuzzSummary(results: results, planned: seeds.count, seconds: campaign.elapsed, sdk: sdk)
+        let stoppedBy: String? = results.count < plan.planned
+            ? (stopSignal.load(ordering: .relaxed) != 0 ? signalName(stopSignal.load(ordering: .relaxed)) : "--time-limit")
+            : nil
+        let summary = FuzzSummary(results: results, plan: plan, planned: plan.planned, seconds: campaign.elapsed, stoppedBy: stoppedBy)
         print(summary.text(jobs: jobs), terminator: "")
         if let path = a.string("json") { try writeAtomically(summary.json(), to: path) }
         if let path = a.string("junit") { try writeAtomically(summary.junit(), to: path) }
-        return results.contains { $0.failed } ? 1 : 0
+        return summary.exitStatus
     }
 
     static func parseShard(_ text: String?) throws -> (index: Int, count: Int)? {
@@ -90,7 +108,7 @@ enum FuzzCommand {
 }
 
 /// One fuzz campaign: seeds run on `jobs` threads, failures shrunk and written as they
-/// are found, a progress line on a terminal.
+/// are found, progress on standard error. Stops taking seeds on a signal or the time limit.
 final class Campaign: Sendable {
     let seeds: [UInt64]
     let generator: GeneratorOptions
@@ -100,14 +118,15 @@ final class Campaign: Sendable {
     let quiet: Bool
     let timeLimit: Double?
     let started = monotonicSeconds()
-    struct State { var results: [SeedResult?]; var done = 0; var failures = 0; var lastProgress = 0.0 }
+    struct State { var results: [SeedResult?]; var done = 0; var failures = 0; var progress: ProgressLine }
     let state: Mutex<State>
     let finished = Mutex<Double>(0)
 
     init(seeds: [UInt64], generator: GeneratorOptions, jobs: Int, out: String, shrink: Bool, quiet: Bool, timeLimit: Double?) {
         self.seeds = seeds; self.generator = generator; self.jobs = jobs; self.out = out
         self.shrink = shrink; self.quiet = quiet; self.timeLimit = timeLimit
-        state = Mutex(State(results: Array(repeating: nil, count: seeds.count)))
+        state = Mutex(State(results: Array(repeating: nil, count: seeds.count),
+                            progress: ProgressLine(label: "fuzz", noun: "seed", total: seeds.count, quiet: quiet)))
     }
 
     var elapsed: Double { finished.withLock { $0 } }
@@ -120,11 +139,12 @@ final class Campaign: Sendable {
         return s
     }
 
-    /// Runs every seed (or until Ctrl-C or the time limit); results in seed order.
+    /// Runs every seed (or until a signal or the time limit); the results of the seeds that
+    /// ran, in seed order.
     func run() -> [SeedResult] {
         parallelForEach(count: seeds.count, jobs: jobs) { i in self.runOne(i) }
         finished.withLock { $0 = monotonicSeconds() - started }
-        if stderrIsTerminal, !quiet { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        state.withLock { $0.progress.clear() }
         return state.withLock { $0.results.compactMap { $0 } }
     }
 
@@ -133,28 +153,34 @@ final class Campaign: Sendable {
         let seed = seeds[i]
         var (result, scenario, violations) = Fuzz.run(seed: seed, options: generator)
         if result.failed, let invariant = result.broken.first {
-            let name = "\(invariant)-seed\(seed).scenario"
-            let path = (out as NSString).appendingPathComponent(name)
+            // The reproducer is shrunk for, and named after, the first invariant broken in
+            // time (`broken` is sorted by name).
+            let target = violations.first?.invariant.rawValue ?? invariant
+            let path = (out as NSString).appendingPathComponent("\(target)-seed\(seed).scenario")
             var small = scenario
-            if shrink, invariant != "generator-error" {
-                let target = violations.first?.invariant.rawValue ?? invariant
+            // After a stop the failure is written as generated: it fails the same way, and
+            // shrinking can take seconds that the one who pressed Ctrl-C did not ask for.
+            if shrink, invariant != "generator-error", !stopRequested.load(ordering: .relaxed) {
                 small = Fuzz.shrink(scenario, invariant: target).0
             }
-            let text = Fuzz.reproducerText(small, invariant: violations.first?.invariant.rawValue ?? invariant, seed: seed, sdk: generator.sdk, file: path)
+            let text = Fuzz.reproducerText(small, invariant: target, seed: seed, sdk: generator.sdk, file: path)
             do {
                 try writeAtomically(text, to: path)
                 result.reproducer = path
                 result.reproducerStatements = small.statementCount
                 result.reproducerDevices = small.deviceCount
             } catch {
-                printError("simkit fuzz: could not write \(path): \(error)")
+                printError("simkit fuzz: \(error)")
             }
             if !quiet {
                 let story = violations.first.map { FailureStory($0).wrapped(indent: "  ") } ?? ""
-                let line = "FAIL seed \(seed): \(result.firstViolation ?? invariant)\n" + story + "  reproducer: \(path) (\(small.statementCount) statements, \(small.deviceCount) devices)\n  replay:     simkit run \(path)   or   simkit replay \(seed) --sdk \(Fuzz.sdkName(generator.sdk))\(devicesFlag)\n"
+                let written = result.reproducer != nil
+                let line = "FAIL seed \(seed): \(result.firstViolation ?? invariant)\n" + story
+                    + (written ? "  reproducer: \(path) (\(plural(small.statementCount, "statement")), \(plural(Int(small.deviceCount), "device")))\n" : "")
+                    + "  replay:     " + (written ? "simkit run \(path)   or   " : "") + "simkit replay \(seed) --sdk \(Fuzz.sdkName(generator.sdk))\(devicesFlag)\n"
                     + "  picture:    simkit timeline --seed \(seed) --sdk \(Fuzz.sdkName(generator.sdk))\(devicesFlag) -o seed\(seed).html\n"
-                state.withLock { _ in
-                    if stderrIsTerminal { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+                state.withLock { s in
+                    s.progress.clear()
                     FileHandle.standardOutput.write(Data(line.utf8))
                 }
             }
@@ -163,14 +189,7 @@ final class Campaign: Sendable {
             s.results[i] = result
             s.done += 1
             if result.failed { s.failures += 1 }
-            let now = monotonicSeconds()
-            if stderrIsTerminal, !quiet, now - s.lastProgress > 0.2 || s.done == seeds.count {
-                s.lastProgress = now
-                let rate = Double(s.done) / max(now - started, 1e-6)
-                let left = Double(seeds.count - s.done) / max(rate, 1e-6)
-                let line = String(format: "\r\u{1B}[Kfuzz: %d/%d seeds, %.1f seeds/s, %d failing, ~%.0fs left", s.done, seeds.count, rate, s.failures, left)
-                FileHandle.standardError.write(Data(line.utf8))
-            }
+            s.progress.update(done: s.done, failures: s.failures, started: started)
         }
     }
 }

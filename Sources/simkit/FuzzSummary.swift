@@ -3,24 +3,70 @@ import SimKit
 import Invariants
 import Scenarios
 
-/// The end of a fuzz campaign: totals, violations by invariant, "sometimes" coverage,
-/// and the JSON and JUnit renderings that CI and `simkit merge` read.
+/// What a fuzz run was asked to do, as its JSON says it: the seed range, the shard, and
+/// every option that changes results. `simkit merge` checks that shards agree on all of it
+/// and finds missing shards and seeds from it. Timing options (`--jobs`, `--time-limit`)
+/// are not here: they never change a seed's result.
+struct FuzzPlan: Codable, Equatable {
+    /// The whole campaign's range, `--from` and `--seeds`, before sharding.
+    struct Range: Codable, Equatable { var from: UInt64; var count: UInt64 }
+    /// Shard `index` of `count`, 1-based; an unsharded run is shard 1 of 1.
+    struct Shard: Codable, Equatable { var index: Int; var count: Int }
+    /// The options that change what a seed does or what its result records.
+    struct Options: Codable, Equatable {
+        var sdk: String
+        var devices: Int
+        var durationDays: Int
+        var shrink: Bool
+    }
+    var range: Range
+    var shard: Shard
+    var options: Options
+
+    /// The seeds of this shard: every N-th seed of the range, starting with its (I-1)-th.
+    var seeds: StrideTo<UInt64> {
+        stride(from: range.from + UInt64(shard.index - 1), to: range.from + range.count, by: shard.count)
+    }
+    var planned: Int { shard.index > range.count ? 0 : Int((range.count - UInt64(shard.index - 1) + UInt64(shard.count) - 1) / UInt64(shard.count)) }
+    var shardText: String { "\(shard.index)/\(shard.count)" }
+}
+
+/// The end of a fuzz campaign (or of merged shards): totals, violations by invariant,
+/// "sometimes" coverage, whether it finished, and the JSON and JUnit renderings that CI and
+/// `simkit merge` read. A run that did not finish says so in all three, with how many of
+/// its seeds ran.
 struct FuzzSummary {
     var results: [SeedResult]
+    var plan: FuzzPlan
+    /// Seeds this summary was meant to cover (one shard's, or the whole range when merged).
     var planned: Int
     var seconds: Double
-    var sdk: String
+    /// Why the run stopped before its last seed (`SIGTERM`, `SIGINT`, `--time-limit`), or nil.
+    var stoppedBy: String?
+    /// For a merge: shards (1-based) with no file, and seeds that no file has a result for.
+    var missingShards: [Int] = []
+    var missingSeeds: Int = 0
+    /// For a merge: a line naming the first missing seeds, printed under the INCOMPLETE line.
+    var missingSeedsDetail: String?
+    /// For a merge: the shards that were merged, of how many.
+    var mergedShards: [Int] = []
+    var shardsTotal = 1
 
-    init(results: [SeedResult], planned: Int, seconds: Double, sdk: SDKChoice) {
-        self.init(results: results, planned: planned, seconds: seconds, sdkName: Fuzz.sdkName(sdk))
-    }
+    var sdk: String { plan.options.sdk }
 
-    init(results: [SeedResult], planned: Int, seconds: Double, sdkName: String) {
+    init(results: [SeedResult], plan: FuzzPlan, planned: Int, seconds: Double, stoppedBy: String?) {
         self.results = results.sorted { $0.seed < $1.seed }
-        self.planned = planned; self.seconds = seconds; self.sdk = sdkName
+        self.plan = plan; self.planned = planned; self.seconds = seconds; self.stoppedBy = stoppedBy
     }
 
     var failures: [SeedResult] { results.filter(\.failed) }
+
+    /// True when every planned seed ran (and, merged, every shard was there).
+    var complete: Bool { stoppedBy == nil && results.count >= planned && missingShards.isEmpty && missingSeeds == 0 }
+
+    /// The exit status: 1 when a seed failed (a failure found is a verdict even if the run
+    /// stopped early), else 3 when the run did not finish, else 0.
+    var exitStatus: Int32 { !failures.isEmpty ? 1 : complete ? 0 : exitIncomplete }
 
     /// Seeds that broke each invariant, by invariant name.
     var byInvariant: [(String, [UInt64])] {
@@ -37,21 +83,39 @@ struct FuzzSummary {
         return total
     }
 
-    func text(jobs: Int) -> String {
-        var s = "\n"
+    /// One line on what did not run, or nil for a complete run.
+    var incompleteLine: String? {
+        guard !complete else { return nil }
+        var parts: [String] = []
+        if let by = stoppedBy { parts.append("stopped by \(by)") }
+        if !missingShards.isEmpty {
+            parts.append("missing shard\(missingShards.count == 1 ? "" : "s") \(missingShards.map(String.init).joined(separator: ", ")) of \(shardsTotal)")
+        }
+        let notRun = max(planned - results.count, missingSeeds)
+        parts.append("\(plural(notRun, "seed")) of \(grouped(planned)) not run")
+        return "INCOMPLETE: " + parts.joined(separator: "; ") + "; the verdict covers only the seeds that ran\n"
+    }
+
+    /// The summary printed at the end: its first line is the run, never a blank line.
+    func text(jobs: Int, command: String = "simkit fuzz") -> String {
+        var s = ""
         let rate = Double(results.count) / max(seconds, 1e-6)
         let events = results.reduce(0) { $0 + $1.events }
-        s += "simkit fuzz --sdk \(sdk): \(results.count) of \(planned) seeds in \(String(format: "%.1f", seconds)) s (\(String(format: "%.1f", rate)) seeds/s, \(String(format: "%.2f", Double(events) / max(seconds, 1e-6) / 1e6)) M events/s, \(jobs) job\(jobs == 1 ? "" : "s"))\n"
-        if results.count < planned { s += "stopped early: \(planned - results.count) seeds not run\n" }
+        let shardText = plan.shard.count > 1 && mergedShards.isEmpty ? " --shard \(plan.shardText)" : ""
+        s += "\(command) --sdk \(sdk)\(shardText): \(grouped(results.count)) of \(plural(planned, "seed")) in \(String(format: "%.1f", seconds)) s (\(grouped(Int(rate.rounded()))) seeds/s, \(String(format: "%.2f", Double(events) / max(seconds, 1e-6) / 1e6)) M events/s, \(plural(jobs, command == "simkit merge" ? "file" : "job")))\n"
+        if let line = incompleteLine { s += line }
+        if let detail = missingSeedsDetail { s += detail + "\n" }
         if failures.isEmpty {
             s += "no invariant broken\n"
         } else {
-            s += "\(failures.count) failing seed\(failures.count == 1 ? "" : "s"); violations by invariant:\n"
+            s += "\(plural(failures.count, "failing seed")); violations by invariant:\n"
             for (inv, seeds) in byInvariant {
-                s += "  \(inv.padding(toLength: 36, withPad: " ", startingAt: 0)) \(seeds.count) seed\(seeds.count == 1 ? "" : "s") (first: \(seeds[0]))\n"
+                s += "  \(inv.padding(toLength: 36, withPad: " ", startingAt: 0)) \(plural(seeds.count, "seed")) (first: \(seeds[0]))\n"
             }
             for r in failures.prefix(20) {
-                if let path = r.reproducer { s += "  seed \(r.seed): simkit run \(path)   (\(r.reproducerStatements ?? 0) statements, \(r.reproducerDevices ?? 0) devices)\n" }
+                if let path = r.reproducer {
+                    s += "  seed \(r.seed): simkit run \(path)   (\(plural(r.reproducerStatements ?? 0, "statement")), \(plural(Int(r.reproducerDevices ?? 0), "device")))\n"
+                }
             }
             if failures.count > 20 { s += "  … and \(failures.count - 20) more\n" }
         }
@@ -62,28 +126,69 @@ struct FuzzSummary {
         return s
     }
 
+    /// The `--json` file. `simkit-fuzz/2` added the plan (range, shard, options), whether the
+    /// run finished, and how many seeds ran; `simkit merge` reads only this format.
     struct JSONReport: Codable {
-        var format = "simkit-fuzz/1"
+        static let currentFormat = "simkit-fuzz/2"
+        var format = JSONReport.currentFormat
+        var simkit: String
         var sdk: String
+        var range: FuzzPlan.Range
+        var shard: FuzzPlan.Shard
+        var options: FuzzPlan.Options
         var planned: Int
+        var seedsRun: Int
+        var interrupted: Bool
+        var stoppedBy: String?
+        var complete: Bool
+        var missingShards: [Int]?
+        var missingSeeds: Int?
+        var mergedShards: [Int]?
         var seconds: Double
         var coverageNames: [String]
         var results: [SeedResult]
+
+        var plan: FuzzPlan { FuzzPlan(range: range, shard: shard, options: options) }
     }
 
     func json() throws -> String {
-        let report = JSONReport(sdk: sdk, planned: planned, seconds: seconds,
-                                coverageNames: Coverage.allCases.map(\.description), results: results)
+        let merged = !mergedShards.isEmpty
+        let report = JSONReport(simkit: SimKitVersion.number, sdk: sdk, range: plan.range, shard: plan.shard, options: plan.options,
+                                planned: planned, seedsRun: results.count, interrupted: stoppedBy != nil, stoppedBy: stoppedBy,
+                                complete: complete, missingShards: merged ? missingShards : nil, missingSeeds: merged ? missingSeeds : nil, mergedShards: merged ? mergedShards : nil,
+                                seconds: seconds, coverageNames: Coverage.allCases.map(\.description), results: results)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
         return String(decoding: try encoder.encode(report), as: UTF8.self) + "\n"
     }
 
+    /// JUnit XML: a testcase per seed run, properties that say the plan and whether the run
+    /// finished, and for an unfinished run one more testcase, `campaign incomplete`, with an
+    /// error, so a CI page shows it even when no seed failed.
     func junit() -> String {
         let esc = XMLText.escape
+        let incomplete = incompleteLine
+        let tests = results.count + (incomplete == nil ? 0 : 1)
+        let errors = incomplete == nil ? 0 : 1
+        let time = String(format: "%.3f", seconds)
         var s = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        s += "<testsuites name=\"simkit fuzz\" tests=\"\(results.count)\" failures=\"\(failures.count)\" time=\"\(String(format: "%.3f", seconds))\">\n"
-        s += "  <testsuite name=\"simkit.fuzz.\(esc(sdk))\" tests=\"\(results.count)\" failures=\"\(failures.count)\" errors=\"0\" skipped=\"0\" time=\"\(String(format: "%.3f", seconds))\">\n"
+        s += "<testsuites name=\"simkit fuzz\" tests=\"\(tests)\" failures=\"\(failures.count)\" errors=\"\(errors)\" time=\"\(time)\">\n"
+        s += "  <testsuite name=\"simkit.fuzz.\(esc(sdk))\" tests=\"\(tests)\" failures=\"\(failures.count)\" errors=\"\(errors)\" skipped=\"0\" time=\"\(time)\">\n"
+        s += "    <properties>\n"
+        let properties: [(String, String)] = [
+            ("simkit", SimKitVersion.number), ("sdk", sdk), ("shard", plan.shardText),
+            ("from", "\(plan.range.from)"), ("seeds", "\(plan.range.count)"),
+            ("devices", "\(plan.options.devices)"), ("duration", "\(plan.options.durationDays)d"),
+            ("planned", "\(planned)"), ("seeds-run", "\(results.count)"),
+            ("interrupted", stoppedBy == nil ? "false" : "true"), ("complete", complete ? "true" : "false"),
+        ] + (stoppedBy.map { [("stopped-by", $0)] } ?? [])
+        for (name, value) in properties { s += "      <property name=\"\(esc(name))\" value=\"\(esc(value))\"/>\n" }
+        s += "    </properties>\n"
+        if let incomplete {
+            s += "    <testcase classname=\"simkit.fuzz.\(esc(sdk))\" name=\"campaign incomplete\">\n"
+            s += "      <error message=\"\(esc(incomplete.trimmingCharacters(in: .newlines)))\" type=\"incomplete\"/>\n"
+            s += "    </testcase>\n"
+        }
         for r in results {
             s += "    <testcase classname=\"simkit.fuzz.\(esc(sdk))\" name=\"seed \(r.seed)\""
             if r.failed {
@@ -97,4 +202,26 @@ struct FuzzSummary {
         s += "  </testsuite>\n</testsuites>\n"
         return s
     }
+}
+
+/// `12345` → `12,345`: counts in summaries and progress lines.
+func grouped(_ n: Int) -> String {
+    let digits = String(n.magnitude)
+    var out = ""
+    for (i, c) in digits.enumerated() {
+        if i > 0, (digits.count - i) % 3 == 0 { out.append(",") }
+        out.append(c)
+    }
+    return (n < 0 ? "-" : "") + out
+}
+
+/// `1 device`, `3 devices`, `12,345 seeds`: a count and its noun, singular only for one.
+func plural(_ n: Int, _ noun: String) -> String { "\(grouped(n)) \(noun)\(n == 1 ? "" : "s")" }
+
+/// A wall-clock span for progress lines: `45s`, `3m20s`, `1h05m`.
+func shortSpan(_ seconds: Double) -> String {
+    let s = Int(max(0, seconds).rounded())
+    if s < 60 { return "\(s)s" }
+    if s < 3_600 { return "\(s / 60)m\(String(format: "%02d", s % 60))s" }
+    return "\(s / 3_600)h\(String(format: "%02d", s % 3_600 / 60))m"
 }

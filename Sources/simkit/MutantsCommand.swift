@@ -23,7 +23,11 @@ enum MutantsCommand {
       --json FILE    write the table as JSON
       --no-shrink    do not shrink
 
-    Exit: 0 every mutant caught, 1 a mutant survived, 2 bad input.
+    Ctrl-C (SIGINT) or SIGTERM stops the hunt: no new seed starts, and the table shows
+    which mutants were not finished. A second signal exits at once.
+
+    Exit: 0 every mutant caught, 1 a mutant survived, 2 bad input, 3 interrupted (and
+    no finished mutant survived).
 
     """
 
@@ -41,6 +45,8 @@ enum MutantsCommand {
         var reproducer: String?
         var reproducerStatements: Int?
         var reproducerDevices: UInt64?
+        /// True when a signal stopped the hunt before the mutant was caught or its seeds ran out.
+        var interrupted: Bool?
     }
 
     static func run(_ argv: [String]) throws -> Int32 {
@@ -56,6 +62,8 @@ enum MutantsCommand {
         let jobs = Int(try a.uint("jobs", default: UInt64(ProcessInfo.processInfo.activeProcessorCount), range: 1...256))
         let out = a.string("out") ?? "simkit-out/mutants"
         let shrink = !a.has("no-shrink")
+        try checkWritableDirectory(out)
+        if let path = a.string("json") { try checkWritableFile(path) }
         let rows = Mutex<[Row?]>(Array(repeating: nil, count: Mutants.all.count))
         let t0 = monotonicSeconds()
         parallelForEach(count: Mutants.all.count, jobs: jobs) { i in
@@ -63,21 +71,27 @@ enum MutantsCommand {
             rows.withLock { $0[i] = row }
         }
         let table = rows.withLock { $0.compactMap { $0 } }
+        let interrupted = stopRequested.load(ordering: .relaxed)
         print("mutant                         side    seeds  own@   time     invariant broken (first)              reproducer")
         for r in table {
             let seedsText = r.seedsToCatch.map(String.init) ?? "-"
-            let first = r.broken.first ?? "SURVIVED"
+            let first = r.broken.first ?? (r.interrupted == true ? "INTERRUPTED" : "SURVIVED")
             let size = r.reproducerStatements.map { "\($0) stmts, \(r.reproducerDevices ?? 0) dev" } ?? "-"
             let own = r.seedsToExpected.map(String.init) ?? "-"
-            print("\(r.mutant.padding(toLength: 30, withPad: " ", startingAt: 0)) \(r.side.padding(toLength: 7, withPad: " ", startingAt: 0)) \(seedsText.padding(toLength: 6, withPad: " ", startingAt: 0)) \(own.padding(toLength: 6, withPad: " ", startingAt: 0))\(String(format: "%6.2fs", r.seconds))  \((first + (r.expectedBroken ? "" : " (expected \(r.expected))")).padding(toLength: 38, withPad: " ", startingAt: 0)) \(size)")
+            print("\(r.mutant.padding(toLength: 30, withPad: " ", startingAt: 0)) \(r.side.padding(toLength: 7, withPad: " ", startingAt: 0)) \(seedsText.padding(toLength: 6, withPad: " ", startingAt: 0)) \(own.padding(toLength: 6, withPad: " ", startingAt: 0))\(String(format: "%6.2fs", r.seconds))  \((first + (r.expectedBroken || r.interrupted == true ? "" : " (expected \(r.expected))")).padding(toLength: 38, withPad: " ", startingAt: 0)) \(size)")
         }
         let caught = table.filter(\.caught).count
-        print("mutation score: \(caught)/\(Mutants.all.count) caught (\(caught * 100 / max(1, Mutants.all.count))%) within \(seeds) seeds each, in \(String(format: "%.1f", monotonicSeconds() - t0)) s")
+        let survived = table.filter { !$0.caught && $0.interrupted != true }.count
+        print("mutation score: \(caught)/\(Mutants.all.count) caught (\(caught * 100 / max(1, Mutants.all.count))%) within \(plural(seeds, "seed")) each, in \(String(format: "%.1f", monotonicSeconds() - t0)) s")
+        if interrupted {
+            let unfinished = Mutants.all.count - table.filter { $0.interrupted != true }.count
+            print("INCOMPLETE: stopped by \(signalName(stopSignal.load(ordering: .relaxed))); \(plural(unfinished, "mutant")) of \(Mutants.all.count) not finished")
+        }
         if let path = a.string("json") {
             let enc = JSONEncoder(); enc.outputFormatting = [.sortedKeys, .prettyPrinted]
             try writeAtomically(String(decoding: try enc.encode(table), as: UTF8.self) + "\n", to: path)
         }
-        return caught == Mutants.all.count ? 0 : 1
+        return survived > 0 ? 1 : interrupted ? exitIncomplete : 0
     }
 
     /// Fuzzes one mutant from seed 0 until it is caught or `seeds` run out.
@@ -115,7 +129,10 @@ enum MutantsCommand {
             return row
         }
         if let first = firstCatch {   // caught, but never by its own invariant: shrink the first catch
-            let small = shrink ? Fuzz.shrink(first.scenario, invariant: first.broken[0]).0 : first.scenario
+            // After a stop the hunt for the mutant's own invariant did not finish, and the
+            // reproducer is written unshrunk.
+            if stopRequested.load(ordering: .relaxed) { row.interrupted = true }
+            let small = shrink && row.interrupted != true ? Fuzz.shrink(first.scenario, invariant: first.broken[0]).0 : first.scenario
             let path = (out as NSString).appendingPathComponent("\(m.name)-seed\(first.seed).scenario")
             if (try? writeAtomically(Fuzz.reproducerText(small, invariant: first.broken[0], seed: UInt64(first.seed), sdk: options.sdk, file: path), to: path)) != nil {
                 row.reproducer = path
@@ -125,52 +142,7 @@ enum MutantsCommand {
             return row
         }
         row.seconds = monotonicSeconds() - t0
+        if stopRequested.load(ordering: .relaxed) { row.interrupted = true }
         return row
-    }
-}
-
-/// `simkit merge`: one summary from the JSON results of many shards or machines.
-enum MergeCommand {
-    static let help = """
-    usage: simkit merge FILE.json... [--json OUT] [--junit OUT]
-
-    Combines the --json results of 'simkit fuzz' runs (shards of a CI matrix, indexed
-    Kubernetes jobs) into one summary, and optionally one JSON and one JUnit file. A seed
-    present in two files must have the same fingerprint in both.
-
-    Exit: 0 no failing seed, 1 failing seeds, 2 bad input.
-
-    """
-
-    static func run(_ argv: [String]) throws -> Int32 {
-        let a = try Arguments(argv, switches: [], options: ["json", "junit"])
-        if a.has("help") { print(help, terminator: ""); return 0 }
-        guard !a.positionals.isEmpty else { throw UsageError("expected one or more JSON files from 'simkit fuzz --json'") }
-        var bySeed: [UInt64: SeedResult] = [:]
-        var sdk: String?
-        var seconds = 0.0, planned = 0
-        for path in a.positionals {
-            guard let data = FileManager.default.contents(atPath: path) else { throw UsageError("cannot read '\(path)'") }
-            let report: FuzzSummary.JSONReport
-            do { report = try JSONDecoder().decode(FuzzSummary.JSONReport.self, from: data) } catch {
-                throw UsageError("'\(path)' is not a 'simkit fuzz --json' file: \(error)")
-            }
-            guard report.format == "simkit-fuzz/1" else { throw UsageError("'\(path)': unknown format '\(report.format)'") }
-            if let s = sdk, s != report.sdk { throw UsageError("'\(path)' ran --sdk \(report.sdk), the others \(s)") }
-            sdk = report.sdk
-            seconds = max(seconds, report.seconds)
-            planned += report.planned
-            for r in report.results {
-                if let old = bySeed[r.seed], old.fingerprint != r.fingerprint {
-                    throw UsageError("seed \(r.seed) has fingerprint \(old.fingerprint) in one file and \(r.fingerprint) in '\(path)'")
-                }
-                bySeed[r.seed] = r
-            }
-        }
-        let summary = FuzzSummary(results: Array(bySeed.values), planned: planned, seconds: seconds, sdkName: sdk ?? "reference")
-        print(summary.text(jobs: a.positionals.count), terminator: "")
-        if let path = a.string("json") { try writeAtomically(summary.json(), to: path) }
-        if let path = a.string("junit") { try writeAtomically(summary.junit(), to: path) }
-        return summary.failures.isEmpty ? 0 : 1
     }
 }

@@ -38,7 +38,7 @@ enum ReplayCommand {
         }
         if let path = a.string("trace") { try streamTrace(seed: seed, options: options, to: path) }
         let (result, _, violations) = Fuzz.run(seed: seed, options: options)
-        print("seed \(seed) --sdk \(result.sdk): fingerprint \(result.fingerprint), \(result.events) events")
+        print("seed \(seed) --sdk \(result.sdk): fingerprint \(result.fingerprint), \(plural(Int(result.events), "event"))")
         if let reason = result.stopReason { print("INCOMPLETE: the run stopped early: \(reason)") }
         if violations.isEmpty {
             print("no invariant broken")
@@ -121,7 +121,7 @@ enum ShrinkCommand {
                                             maxAttempts: Int(try a.uint("max-attempts", default: 1_500, range: 1...1_000_000)))
         let text = Fuzz.reproducerText(small, invariant: target, seed: small.seed, sdk: small.sdk, file: a.string("o") ?? a.string("out") ?? "FILE")
         if let out = a.string("o") ?? a.string("out") { try writeAtomically(text, to: out) } else { print(text, terminator: "") }
-        printError("simkit shrink: '\(target)': \(before.0) statements, \(before.1) devices -> \(small.statementCount) statements, \(small.deviceCount) devices in \(attempts) runs (\(String(format: "%.1f", monotonicSeconds() - t0)) s)")
+        printError("simkit shrink: '\(target)': \(plural(before.0, "statement")), \(plural(Int(before.1), "device")) -> \(plural(small.statementCount, "statement")), \(plural(Int(small.deviceCount), "device")) in \(plural(attempts, "run")) (\(String(format: "%.1f", monotonicSeconds() - t0)) s)")
         return 1
     }
 }

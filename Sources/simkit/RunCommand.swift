@@ -20,8 +20,11 @@ enum RunCommand {
     Warnings (a file with no devices, no actions or nothing expected; a statement that
     can never fire) go to standard error.
 
+    With two or more files, progress goes to standard error: a redrawn line on a
+    terminal, a plain line after the first file and then every 5 s elsewhere.
+
     options:
-      --quiet           print the summary line only
+      --quiet           print the summary line only (and no progress)
       --strict          warnings are errors (exit 2, nothing is run)
       --sdk CORE        run 'reference' or 'mutant:NAME' instead of the files' sdk line
       --seed N          use seed N instead of the files' seed line
@@ -59,15 +62,23 @@ enum RunCommand {
         if bad { return 2 }
 
         var outcomes: [ScenarioOutcome] = []
+        // Progress on standard error (after the first file, then every 5 s off a terminal),
+        // and each report flushed at once, so a CI log shows a long run as it goes.
+        var progress = ProgressLine(label: "run", noun: "file", total: scenarios.count, quiet: a.has("quiet") || scenarios.count < 2)
+        let started = monotonicSeconds()
         for (file, scenario) in scenarios {
             let outcome = runner.run(scenario: scenario, file: file)
             if outcome.verdict == .badInput {
+                progress.clear()
                 printError(outcome.errors)
                 return 2
             }
-            if !a.has("quiet") { print(ScenarioReport.block(outcome), terminator: "") }
+            progress.clear()
+            if !a.has("quiet") { FileHandle.standardOutput.write(Data(ScenarioReport.block(outcome).utf8)) }
             outcomes.append(outcome)
+            progress.update(done: outcomes.count, failures: outcomes.filter { !$0.passed }.count, started: started)
         }
+        progress.clear()
         print(ScenarioReport.summary(outcomes))
         return exitCode(outcomes)
     }

@@ -71,7 +71,7 @@ enum TimelineCommand {
         }
         try writeAtomically(result.html, to: out)
         let kb = (result.html.utf8.count + 1023) / 1024
-        print("wrote \(out) (\(kb) KB): \(result.facts.deviceCount) devices, \(result.eventsHandled) events, "
+        print("wrote \(out) (\(kb) KB): \(plural(Int(result.facts.deviceCount), "device")), \(plural(Int(result.eventsHandled), "event")), "
               + (result.broken.isEmpty ? "no invariant broken" : "broken: " + result.broken.map(\.rawValue).joined(separator: ", ")))
         for v in result.violations.prefix(3) { print(FailureStory(v).wrapped(indent: "  "), terminator: "") }
         if let stop = result.stop { print("INCOMPLETE: the run stopped early: \(stop)") }

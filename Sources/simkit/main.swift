@@ -2,7 +2,8 @@ import Foundation
 import SimKit
 
 /// `simkit`: the command line. Exit codes: 0 pass, 1 a failure found, 2 bad input,
-/// 3 did not finish (a run stopped early: incomplete, not a pass).
+/// 3 did not finish (a run stopped early at a bound, interrupted, stopped by a time
+/// limit, or merged shards missing): INCOMPLETE, never a pass.
 /// Every command: its name, a line for the usage text, and what runs it.
 enum Commands {
     static let all: [(name: String, summary: String, run: @Sendable ([String]) throws -> Int32)] = [
@@ -16,6 +17,7 @@ enum Commands {
     ("merge", "combine the JSON results of fuzz shards into one summary and JUnit file", MergeCommand.run),
     ("bench", "throughput on this machine: events/s, device-days/s, bytes per device", BenchCommand.run),
     ("fingerprint", "run the standard workload and print its trace fingerprint", FingerprintCommand.run),
+    ("version", "print the version (also 'simkit --version')", { _ in print(SimKitVersion.text); return 0 }),
     ]
     /// Commands left out of the usage text: tools for the project's own scripts.
     static let hidden: [(name: String, summary: String, run: @Sendable ([String]) throws -> Int32)] = [
@@ -33,12 +35,14 @@ func mainUsage() -> String {
 
     """
     for c in Commands.all { s += "  " + c.name.padding(toLength: 13, withPad: " ", startingAt: 0) + c.summary + "\n" }
-    s += "\nRun 'simkit <command> --help' for a command's options.\nExit codes: 0 pass, 1 a failure found, 2 bad input, 3 did not finish (a run stopped\nearly at its event budget, queue or memory bound: INCOMPLETE, not a pass).\n"
+    s += "\nRun 'simkit <command> --help' for a command's options.\nExit codes: 0 pass, 1 a failure found, 2 bad input, 3 did not finish (a run stopped\n"
+        + "early at its event budget, queue or memory bound, interrupted, stopped by --time-limit,\nor merged shards missing: INCOMPLETE, not a pass).\n"
     return s
 }
 
 func runMain() -> Int32 {
     let argv = Array(CommandLine.arguments.dropFirst())
+    if argv.first == "--version" || argv.first == "-V" { print(SimKitVersion.text); return 0 }
     guard let name = argv.first, !["-h", "--help", "help"].contains(name) else {
         print(mainUsage(), terminator: "")
         return argv.isEmpty ? 2 : 0
@@ -48,7 +52,7 @@ func runMain() -> Int32 {
         FileHandle.standardError.write(Data("simkit: error: unknown command '\(name)'\(hint)\n".utf8))
         return 2
     }
-    // Long runs stop cleanly on Ctrl-C; the handler goes in before anything slow starts.
+    // Long runs stop cleanly on SIGINT and SIGTERM; the handler goes in before anything slow starts.
     if name == "fuzz" || name == "mutants" { installInterruptHandler() }
     do {
         return try command.run(Array(argv.dropFirst()))

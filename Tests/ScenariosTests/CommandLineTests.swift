@@ -9,13 +9,16 @@ struct SimkitProcess {
 
     static var binary: String { PackageRoot.path + "/.build/debug/simkit" }
 
-    static func run(_ args: [String]) throws -> SimkitProcess {
+    static func run(_ args: [String]) throws -> SimkitProcess { try run(args, in: PackageRoot.path) }
+
+    /// Runs simkit with `args` in the folder `directory`.
+    static func run(_ args: [String], in directory: String) throws -> SimkitProcess {
         try #require(FileManager.default.isExecutableFile(atPath: binary),
                      "simkit is not built at \(binary): run 'swift build' first")
         let p = Process()
         p.executableURL = URL(fileURLWithPath: binary)
         p.arguments = args
-        p.currentDirectoryURL = URL(fileURLWithPath: PackageRoot.path)
+        p.currentDirectoryURL = URL(fileURLWithPath: directory)
         let out = Pipe(), err = Pipe()
         p.standardOutput = out; p.standardError = err
         try p.run()
@@ -113,6 +116,16 @@ struct CommandLineTests {
         #expect(r.status == 0)
         let lines = r.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count >= 25 && lines == lines.sorted())
+    }
+
+    @Test("run: many files show progress on standard error; --quiet and a single file do not")
+    func runProgress() throws {
+        let r = try SimkitProcess.run(["run", "scenarios"])
+        #expect(r.status == 0)
+        let first = try #require(r.stderr.split(separator: "\n").first.map(String.init), "no progress line")
+        #expect(first.wholeMatch(of: /run: 1\/[0-9]+ files, 0 failures, [0-9,]+ files\/s, ETA [0-9hms]+/) != nil, "\(first)")
+        #expect(try SimkitProcess.run(["run", "--quiet", "scenarios"]).stderr.isEmpty)
+        #expect(try SimkitProcess.run(["run", try Self.goodPath()]).stderr.isEmpty)
     }
 
     static func goodPath() throws -> String { try SimkitProcess.write("good2.scenario", good) }

@@ -133,7 +133,7 @@ struct ServerTruth {
         case .rotate(let app, let newKey, let grace):
             guard Int(newKey) < keys.count, keys[Int(newKey)] == .unissued else { return }
             let old = Int(apps[Int(app)].currentKey)
-            keys[old] = grace.map { .previous(app, deadline: now &+ $0) } ?? .stopped(app)
+            keys[old] = grace.map { .previous(app, deadline: now.saturatingAdd($0)) } ?? .stopped(app)
             keys[Int(newKey)] = .current(app)
             apps[Int(app)].currentKey = newKey
         case .stopOldKey(let app, let key):
