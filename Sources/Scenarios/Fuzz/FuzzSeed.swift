@@ -49,9 +49,16 @@ public enum Fuzz {
 
     /// Runs `scenario` with every invariant checked (expectations are not judged).
     public static func check(_ scenario: ScenarioFile, ringDepth: Int = 12) throws(CompileError) -> World<ReferenceSDK, InvariantChecker> {
+        try check(scenario, sdk: ReferenceSDK.self, ringDepth: ringDepth)
+    }
+
+    /// Runs `scenario` on the SDK core `sdk` (its mutant flaws, if the scenario names a
+    /// mutant, reach it through `SDKConfig`) with every invariant checked.
+    public static func check<SDK: SDKCore>(_ scenario: ScenarioFile, sdk: SDK.Type,
+                                           ringDepth: Int = 12) throws(CompileError) -> World<SDK, InvariantChecker> {
         var compiled = try ScenarioCompiler.compile(scenario)
         compiled.setup.ringDepth = 0   // the checker keeps its own rings
-        var world = World<ReferenceSDK, InvariantChecker>(setup: compiled.setup, observer: InvariantChecker(ringDepth: ringDepth))
+        var world = World<SDK, InvariantChecker>(setup: compiled.setup, observer: InvariantChecker(ringDepth: ringDepth))
         world.run()
         return world
     }

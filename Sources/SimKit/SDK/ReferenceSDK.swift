@@ -1,6 +1,6 @@
 /// The reference SDK core: every D rule of SPEC §1.2, as a sans-IO state machine.
 ///
-/// One value is one app process (32 bytes). Persistent state lives in `LocalData`;
+/// One value is one app process (40 bytes). Persistent state lives in `LocalData`;
 /// this value holds only what a process forgets when it dies: requests in flight, the
 /// indexing run, and the state last reported. With `SDKConfig.flaws` set it becomes a
 /// mutant; every flaw is tested at the one spot where it bends a rule.
@@ -8,6 +8,9 @@ public struct ReferenceSDK: SDKCore {
     /// The phase of the current indexing run.
     enum RunPhase: UInt8, Sendable { case none, checking, models, placeData, indexing }
 
+    /// The newest verdict (`servedAt`) this process acted on (D4, D9): an older one, which
+    /// the network delivered late, neither locks nor unlocks nor purges.
+    var newestVerdictAt: SimTime = 0
     /// The next request id; ids start at 1 and never repeat within a process.
     @usableFromInline var nextRequestID: UInt32 = 1
     /// Requests in flight, a window over the 32 newest ids: bit i is id `nextRequestID-1-i`.
@@ -15,13 +18,17 @@ public struct ReferenceSDK: SDKCore {
     @usableFromInline var inFlight: UInt32 = 0
     /// The key check (`check` or `register`) in flight, or 0: there is never more than one.
     var checkInFlight: UInt32 = 0
-    /// `query` and `profile` calls in flight, at most `apiCallsMax`.
-    var apiCallsInFlight: UInt8 = 0
-    /// Run reports in the upload in flight.
-    var reportsUploading: UInt32 = 0
     /// The model or place-data download in flight, or 0: a run waits for it rather than
     /// send another (two answered 200 would save the models twice, against D4).
     var downloadInFlight: UInt32 = 0
+    /// The run-report upload in flight, or 0, and the reports it carries (at most 65,535
+    /// an upload; the rest go with the next).
+    var uploadInFlight: UInt32 = 0
+    var reportsUploading: UInt16 = 0
+    /// `query` and `profile` calls in flight, at most `apiCallsMax`.
+    var apiCallsInFlight: UInt8 = 0
+    /// The window of awaited ids, from `SDKConfig.requestWindow` (1…32), taken at each input.
+    @usableFromInline var window: UInt8 = 32
     var phase: RunPhase = .none
     var runInBackground = false
     /// Resume indexing once a check in flight unlocks the SDK (D4).
@@ -32,15 +39,12 @@ public struct ReferenceSDK: SDKCore {
     /// Back-off exponents of the reset and report retries (bounded by `retryMaxMs`).
     var resetAttempts: UInt8 = 0
     var reportAttempts: UInt8 = 0
-    /// The newest verdict (`servedAt`) this process acted on (D4, D9): an older one, which
-    /// the network delivered late, neither locks nor unlocks nor purges.
-    var newestVerdictAt: SimTime = 0
 
-    /// The window of request ids awaited: a request is abandoned (its answer and timeout
-    /// are stale, D9) once this many newer ones were sent. It counts ids, not requests in
-    /// flight: calls answered at once while offline can send that many within a timeout,
-    /// so `send` also forgets an abandoned check or download (else no check or run could
-    /// go on in this process).
+    /// The window of request ids awaited (`window`, at most this): a request is abandoned
+    /// (its answer and timeout are stale, D9) once that many newer ones were sent. It counts
+    /// ids, not requests in flight: calls answered at once while offline can send that many
+    /// within a timeout, so `send` also forgets an abandoned check, download or upload
+    /// (else no check, run or upload could go on in this process).
     @usableFromInline static let inFlightWindow: UInt32 = 32
     /// Server-backed API calls in flight at once; more fail at once (a bound, not a rule).
     static let apiCallsMax: UInt8 = 8
@@ -52,6 +56,7 @@ public struct ReferenceSDK: SDKCore {
         // Two inputs need no step built: going to the background only clears a flag, and
         // the timeout of a request already answered is ignored (as `timer` would ignore
         // it; the engine drops most of those before they get here, see `ignoresTimer`).
+        window = min(max(config.requestWindow, 1), UInt8(ReferenceSDK.inFlightWindow))
         switch input {
         case .wentToBackground: foreground = false; return
         case .timer(let kind, let arg) where ignoresTimer(kind, arg: arg): return
@@ -194,7 +199,7 @@ public struct ReferenceSDK: SDKCore {
         if s.disk.modelsPresent { s.store(.deleteModels) }
         if s.disk.placeDataPresent { s.store(.deletePlaceData) }
         if s.disk.reportsQueued > 0 { s.store(.dropReports) }
-        reportsUploading = 0
+        reportsUploading = 0; uploadInFlight = 0
         if !s.disk.credential.isNone, !s.flaws.contains(.resetKeepsCredential) { s.store(.deleteCredential) }
         if s.disk.isLocked { s.store(.unlock) }
         if s.disk.lockedSince != LocalData.never { s.store(.setLockedSince(LocalData.never)) }
@@ -285,8 +290,8 @@ public struct ReferenceSDK: SDKCore {
 
     mutating func uploadReports(_ s: inout Step) {
         guard !s.disk.isLocked, reportsUploading == 0, s.disk.reportsQueued > 0, !s.disk.credential.isNone else { return }
-        reportsUploading = s.disk.reportsQueued
-        send(.runReport, &s)
+        reportsUploading = UInt16(min(s.disk.reportsQueued, UInt32(UInt16.max)))
+        uploadInFlight = send(.runReport, credential: s.disk.credential, &s)
     }
 
     // MARK: - Requests and answers
@@ -309,8 +314,10 @@ public struct ReferenceSDK: SDKCore {
         precondition(id < (1 << 28), "request ids exhausted in one process")
         nextRequestID += 1
         inFlight = (inFlight << 1) | 1
-        if checkInFlight != 0, id - checkInFlight >= ReferenceSDK.inFlightWindow { checkInFlight = 0 }
-        if downloadInFlight != 0, id - downloadInFlight >= ReferenceSDK.inFlightWindow { downloadInFlight = 0 }
+        let w = UInt32(window)
+        if checkInFlight != 0, id - checkInFlight >= w { checkInFlight = 0 }
+        if downloadInFlight != 0, id - downloadInFlight >= w { downloadInFlight = 0 }
+        if uploadInFlight != 0, id - uploadInFlight >= w { uploadInFlight = 0; reportsUploading = 0 }
         s.effects.append(.send(id: id, kind: kind, credential: credential))
         s.effects.append(.setTimer(.requestTimeout, at: s.now + s.config.requestTimeoutMs, arg: id << 3 | UInt32(kind.rawValue)))
         return id
@@ -321,7 +328,7 @@ public struct ReferenceSDK: SDKCore {
         inFlight = 0
         checkInFlight = 0
         apiCallsInFlight = 0
-        reportsUploading = 0
+        reportsUploading = 0; uploadInFlight = 0
         downloadInFlight = 0
     }
 
@@ -330,7 +337,7 @@ public struct ReferenceSDK: SDKCore {
     func awaiting(_ id: UInt32) -> Bool {
         guard id < nextRequestID else { return false }
         let age = nextRequestID - 1 - id
-        return age < ReferenceSDK.inFlightWindow && inFlight & (1 << age) != 0
+        return age < UInt32(window) && inFlight & (1 << age) != 0
     }
 
     /// Whether request `id` is still awaited; it no longer is afterwards.
@@ -397,8 +404,8 @@ public struct ReferenceSDK: SDKCore {
         // D10: an upload's answer settles exactly the reports it carried, locked or not.
         if kind == .runReport {
             if a == .ok {
-                if reportsUploading > 0 { s.store(.reportsUploaded(reportsUploading)) }
-                reportsUploading = 0
+                if reportsUploading > 0 { s.store(.reportsUploaded(UInt32(reportsUploading))) }
+                reportsUploading = 0; uploadInFlight = 0
                 reportAttempts = 0
             } else {
                 uploadFailed(&s)
@@ -421,7 +428,7 @@ public struct ReferenceSDK: SDKCore {
             // D6: the server forgot this device; register again and go on.
             if !s.disk.credential.isNone { s.store(.deleteCredential) }
             if let call = kind.apiCall { s.effects.append(.callResult(call, .failed)) }
-            if kind == .runReport { reportsUploading = 0 }
+            if kind == .runReport { reportsUploading = 0; uploadInFlight = 0 }
             if phase != .none { phase = .checking }
             sendCheck(&s)
             return
@@ -545,7 +552,7 @@ public struct ReferenceSDK: SDKCore {
 
     mutating func uploadFailed(_ s: inout Step) {
         guard reportsUploading > 0 else { return }
-        reportsUploading = 0
+        reportsUploading = 0; uploadInFlight = 0
         if s.flaws.contains(.dropsReportsOnFailedUpload), s.disk.reportsQueued > 0 { s.store(.dropReports) }
         guard !s.disk.isLocked else { return }
         reportAttempts = min(reportAttempts + 1, 30)

@@ -126,8 +126,12 @@ public struct SDKConfig: Sendable, Equatable {
     public var flaws: SDKFlaws = []
     /// Photos indexed per chunk.
     public var chunkPhotos: UInt16 = 200
+    /// The reference SDK's window of awaited request ids (1…32): a request is abandoned
+    /// once this many newer ones were sent (its answer is then stale). A choice of the
+    /// SDK's, not a rule: the checkers know nothing of it.
+    public var requestWindow: UInt8 = 32
     /// Pads the size to a whole number of words (see above); always 0.
-    var padding: UInt16 = 0
+    var padding: UInt8 = 0
     public init() {}
 }
 
