@@ -61,8 +61,14 @@ struct FuzzSummary {
 
     var failures: [SeedResult] { results.filter(\.failed) }
 
-    /// True when every planned seed ran (and, merged, every shard was there).
-    var complete: Bool { stoppedBy == nil && results.count >= planned && missingShards.isEmpty && missingSeeds == 0 }
+    /// Seeds whose run stopped before the end of its scenario (event budget, queue or
+    /// memory bound) and broke nothing: not a pass.
+    var stoppedEarly: [SeedResult] { results.filter { $0.incomplete && !$0.failed } }
+
+    /// True when every planned seed ran to its end (and, merged, every shard was there).
+    var complete: Bool {
+        stoppedBy == nil && results.count >= planned && missingShards.isEmpty && missingSeeds == 0 && stoppedEarly.isEmpty
+    }
 
     /// The exit status: 1 when a seed failed (a failure found is a verdict even if the run
     /// stopped early), else 3 when the run did not finish, else 0.
@@ -92,7 +98,11 @@ struct FuzzSummary {
             parts.append("missing shard\(missingShards.count == 1 ? "" : "s") \(missingShards.map(String.init).joined(separator: ", ")) of \(shardsTotal)")
         }
         let notRun = max(planned - results.count, missingSeeds)
-        parts.append("\(plural(notRun, "seed")) of \(grouped(planned)) not run")
+        if notRun > 0 || parts.isEmpty == false { parts.append("\(plural(notRun, "seed")) of \(grouped(planned)) not run") }
+        let early = stoppedEarly
+        if let first = early.first {
+            parts.append("\(plural(early.count, "seed")) stopped early (first: seed \(first.seed), \(first.stopReason ?? "stopped"))")
+        }
         return "INCOMPLETE: " + parts.joined(separator: "; ") + "; the verdict covers only the seeds that ran\n"
     }
 
