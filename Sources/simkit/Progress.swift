@@ -47,6 +47,23 @@ struct ProgressLine {
         }
     }
 
+    /// For one long run: prints `timeline: day 12 of 90, 1m05s` when it is due.
+    mutating func update(virtualDays: Int, of totalDays: Int, started: Double) {
+        guard enabled else { return }
+        let now = monotonicSeconds()
+        let text = "\(label): day \(grouped(virtualDays)) of \(grouped(totalDays)), \(shortSpan(now - started))"
+        if interactive {
+            if let last = lastPrinted, now - last < 0.2 { return }
+            lastPrinted = now
+            FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8))
+        } else {
+            if let last = lastPrinted, now - last < Self.interval { return }
+            if lastPrinted == nil, now - started < Self.interval { return }   // short runs stay quiet
+            lastPrinted = now
+            FileHandle.standardError.write(Data((text + "\n").utf8))
+        }
+    }
+
     /// Clears a redrawn line before other output (a FAIL block, the summary).
     func clear() {
         if enabled, interactive, lastPrinted != nil { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }

@@ -29,6 +29,8 @@ enum TimelineCommand {
       --show SEL       only these devices get lanes: comma-separated GROUP, GROUP#I
                        or 'device GROUP#I' (default: every device)
       --lanes N        the most device lanes drawn (default 200, at most 2000)
+      --quiet          no progress line (on standard error, for runs longer than a few
+                       seconds: the virtual day reached)
 
     Exit: 0 no invariant broken and the run reached its end, 1 an invariant broken
     (the page is written either way), 2 bad input, 3 nothing broken but the run
@@ -37,7 +39,7 @@ enum TimelineCommand {
     """
 
     static func run(_ argv: [String]) throws -> Int32 {
-        let a = try Arguments(argv, switches: [], options: ["o", "out", "sdk", "seed", "devices", "duration", "show", "lanes"])
+        let a = try Arguments(argv, switches: ["quiet"], options: ["o", "out", "sdk", "seed", "devices", "duration", "show", "lanes"])
         if a.has("help") { print(help, terminator: ""); return 0 }
         guard let out = a.string("o") ?? a.string("out") else { throw UsageError("missing '-o OUT.html': where to write the page") }
         let lanesMax = Int(try a.uint("lanes", default: 200, range: 1...2_000))
@@ -65,7 +67,13 @@ enum TimelineCommand {
         let lanes = try a.string("show").map { try selectDevices($0, in: scenario) }
         let result: Timeline.Result
         do {
-            result = try Timeline.run(scenario, sdk: sdk, title: title, lanesMax: lanesMax, lanes: lanes)
+            // Progress on standard error (virtual days reached), outside the simulation.
+            var line = ProgressLine(label: "timeline", noun: "day", total: 0, quiet: a.has("quiet"))
+            let started = monotonicSeconds()
+            result = try Timeline.run(scenario, sdk: sdk, title: title, lanesMax: lanesMax, lanes: lanes) { reached, duration in
+                line.update(virtualDays: Int(reached / Ms.day), of: Int(duration / Ms.day), started: started)
+            }
+            line.clear()
         } catch {
             throw UsageError(error.message)
         }

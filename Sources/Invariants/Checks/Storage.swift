@@ -100,7 +100,8 @@ extension InvariantChecker {
         // One test of the flags first: most steps have none of them.
         (step.hasAny(StepTruth.mustUnlockBit | StepTruth.purgeDueBit | StepTruth.isResetBit
                      | StepTruth.runEndedBit | StepTruth.queuedReportBit)
-            && (step.hasAny(StepTruth.mustUnlockBit | StepTruth.purgeDueBit | StepTruth.isResetBit | StepTruth.runEndedBit)
+            && (step.hasAny(StepTruth.mustUnlockBit | StepTruth.purgeDueBit | StepTruth.isResetBit)
+                || (step.runEnded && (!step.queuedReport || dev.disk.indexedCount < dev.photoCount))
                 || (step.queuedReport && !step.sentReport)))
             || (step.isActivation && (!dev.photosAllowed || dev.resetOwed))
     }

@@ -164,12 +164,12 @@ import SimKit
 
     /// Whether the key check sent last is still awaited at `now` (before its timeout).
     func checkAwaited(at now: SimTime) -> Bool {
-        checkInFlight != 0 && DeviceTruth.secondsUp(now) <= checkUntilSec
+        checkInFlight != 0 && now <= SimTime(checkUntilSec) &* 1000   // no division per step
     }
 
     /// Whether the upload sent last is still awaited at `now` (before its timeout).
     func reportAwaited(at now: SimTime) -> Bool {
-        upload0.id != 0 && DeviceTruth.secondsUp(now) <= reportUntilSec
+        upload0.id != 0 && now <= SimTime(reportUntilSec) &* 1000
     }
 
     /// How far into the queue the awaited upload `id` could carry, if it is known; forgets it.

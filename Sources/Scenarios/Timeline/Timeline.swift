@@ -20,16 +20,23 @@ public enum Timeline {
     /// Runs `scenario` (its own `sdk` line, or `sdk` when given) and renders it.
     /// `title` defaults to the scenario's name; `lanes` chooses the drawn devices.
     /// - Complexity: one simulation, O(devices × bounds) memory besides the world.
+    /// `progress`, if given, is told the virtual time reached at each hundredth of the run
+    /// (for a progress line; the run is the same without it).
     public static func run(_ scenario: ScenarioFile, sdk: SDKChoice? = nil, title: String? = nil,
-                           lanesMax: Int = 200, lanes: [DeviceIndex]? = nil, columns: Int = 1_100) throws(CompileError) -> Result {
+                           lanesMax: Int = 200, lanes: [DeviceIndex]? = nil, columns: Int = 1_100,
+                           progress: ((_ reachedMs: SimTime, _ durationMs: SimTime) -> Void)? = nil) throws(CompileError) -> Result {
         var compiled = try ScenarioCompiler.compile(scenario, sdk: sdk)
         compiled.setup.ringDepth = 0   // the checker keeps its own rings
         typealias Pair = ObserverPair<InvariantChecker, TimelineObserver>
+        typealias Watched = ObserverPair<Pair, ProgressObserver>
+        let durationMs = compiled.setup.durationMs
         // Keep as many violations of each invariant as there are lanes, so every lane
         // that can be drawn as violating is (the checker keeps the first ten by default).
-        var world = World<ReferenceSDK, Pair>(setup: compiled.setup, observer: Pair(InvariantChecker(maxPerInvariant: lanesMax), TimelineObserver(columns: columns)))
+        let pair = Pair(InvariantChecker(maxPerInvariant: lanesMax), TimelineObserver(columns: columns))
+        let tell = progress ?? { _, _ in }
+        var world = World<ReferenceSDK, Watched>(setup: compiled.setup, observer: Watched(pair, ProgressObserver(durationMs: durationMs) { tell($0, durationMs) }))
         world.run()
-        let checker = world.observer.first
+        let checker = world.observer.first.first
         let sdkName = Fuzz.sdkName(sdk ?? scenario.sdk)
         let broken = checker.broken.map(\.rawValue)
         var subtitle = "seed \(compiled.setup.seed) · sdk \(sdkName) · \(world.facts.deviceCount) devices · "
@@ -38,7 +45,7 @@ public enum Timeline {
         if let stop = world.stop { subtitle += " · incomplete: stopped early (\(stop.name)) at \(DurationText.clock(stop.atMs))" }
         let options = TimelineOptions(title: title ?? (scenario.name.isEmpty ? "scenario" : scenario.name),
                                       subtitle: subtitle, lanesMax: lanesMax, only: lanes)
-        let html = TimelineHTML.render(world.observer.second, violations: checker.violations, options: options)
+        let html = TimelineHTML.render(world.observer.first.second, violations: checker.violations, options: options)
         return Result(html: html, violations: checker.violations, broken: checker.broken, facts: world.facts,
                       eventsHandled: world.eventsHandled, fingerprint: "\(world.fingerprint)", stop: world.stop)
     }

@@ -124,21 +124,34 @@ public struct Request: Sendable, Equatable {
 /// verdict; a lock error also carries `stoppedSince`, the server's time since which this
 /// device's requests have been refused with a lock error without a break (S2). A 5xx, a
 /// timeout or no network is no verdict: both are `ServerReply.none`.
+///
+/// A reply carries a credential (a served `register`) or a `stoppedSince` (a lock error),
+/// never both, so they share one word (`payload`): a reply is 24 bytes, and every request
+/// on the wire, answer handed to an SDK and trace record of one is that much smaller.
 public struct ServerReply: Sendable, Equatable {
-    public var answer: Answer
-    public var credential: Credential
     /// When the server gave this verdict, or `ServerReply.none` (no verdict).
     public var servedAt: SimTime
-    /// For a lock error: since when access has been stopped without a break; otherwise `none`.
-    public var stoppedSince: SimTime
+    /// The credential's bits, or `stoppedSince` for a lock error.
+    @usableFromInline var payload: UInt64
+    public var answer: Answer
     /// "No such time": the reply is no verdict, or not a lock error.
     public static let none: SimTime = .max
 
     @inlinable public init(_ answer: Answer, credential: Credential = .none,
                            servedAt: SimTime = ServerReply.none, stoppedSince: SimTime = ServerReply.none) {
-        self.answer = answer; self.credential = credential
-        self.servedAt = servedAt; self.stoppedSince = stoppedSince
+        self.answer = answer
+        self.servedAt = servedAt
+        payload = answer.isLockError ? stoppedSince : UInt64(credential.device) << 32 | UInt64(credential.generation)
     }
+
+    /// The credential a served `register` issued, or `.none`.
+    @inlinable public var credential: Credential {
+        answer.isLockError ? .none : Credential(device: DeviceIndex(truncatingIfNeeded: payload >> 32),
+                                                generation: UInt32(truncatingIfNeeded: payload))
+    }
+
+    /// For a lock error: since when access has been stopped without a break; otherwise `none`.
+    @inlinable public var stoppedSince: SimTime { answer.isLockError ? payload : ServerReply.none }
 
     /// How long access had been stopped when this lock error was served, or 0.
     @inlinable public var stoppedForMs: SimTime {

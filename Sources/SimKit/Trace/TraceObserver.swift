@@ -47,3 +47,27 @@ public struct TraceRecorder: TraceObserver {
         if records.count < limit { records.append(record) } else { dropped += 1 }
     }
 }
+
+/// Tells `report` how far a run has come in virtual time, each time it passes another
+/// hundredth of `durationMs`: for a progress line on a long run. It only reads the records'
+/// times, so the run is the same with it or without it; what `report` does with the
+/// wall clock stays outside the simulation.
+public struct ProgressObserver: TraceObserver {
+    let report: (SimTime) -> Void
+    let stepMs: SimTime
+    @usableFromInline var nextMs: SimTime = 0
+
+    public init(durationMs: SimTime, report: @escaping (SimTime) -> Void) {
+        self.report = report
+        stepMs = max(1, durationMs / 100)
+    }
+
+    @inlinable public mutating func observe(_ record: TraceRecord) {
+        if record.time >= nextMs { passed(record.time) }
+    }
+
+    @usableFromInline mutating func passed(_ time: SimTime) {
+        report(time)
+        nextMs = time.saturatingAdd(stepMs)
+    }
+}
