@@ -45,9 +45,14 @@ public enum Answer: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     /// The device had no network.
     case offline
 
-    /// The three answers that stop access (D2).
+    /// The three answers that stop access (D2). A `switch`, which the optimiser folds: a
+    /// chain of `==` called the enum's derived equality three times (every reply built by
+    /// the server and read by the checkers asks this).
     @inlinable public var isLockError: Bool {
-        self == .appKeyInvalid || self == .appDisabled || self == .appKeyMismatch
+        switch self {
+        case .appKeyInvalid, .appDisabled, .appKeyMismatch: true
+        case .ok, .appPending, .deviceUnknown, .attestationFailed, .serverError, .timedOut, .offline: false
+        }
     }
     /// A verdict from the server on the key: 200 or one of the 4xx of S2 (D1 "answered").
     @inlinable public var isVerdict: Bool {
