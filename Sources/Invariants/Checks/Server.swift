@@ -84,6 +84,10 @@ extension InvariantChecker {
             devices[Int(d)].resetOwed = false   // a new registration replaced the old record
             retruth(d, at: now)
         }
+        // A reset of the record the SDK named is done once answered 200, even when that
+        // record was already gone (a registration raced it: the SDK cannot name a record
+        // whose credential it never learned, see the README's choices).
+        if kind == .reset, actual == .ok, credential.device == d { devices[Int(d)].resetOwed = false }
         if kind == .reset, actual == .ok, cause == .served {
             server.records[Int(d)] = .init(owner: 0, generation: 0, deletedByReset: true)
             devices[Int(d)].resetOwed = false
