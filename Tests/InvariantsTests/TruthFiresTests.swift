@@ -123,6 +123,20 @@ import Invariants
         expectQuiet(run(bug: false))
     }
 
+    @Test("server-enforces-access: access back and stopped again in one millisecond is a break") func zeroLengthBreak() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.dashboard(at: d, .disable(app: 0))
+            t.dashboard(at: 2 * d, .enable(app: 0))
+            t.dashboard(at: 2 * d, .disable(app: 0))
+            t.served(at: 3 * d, 5, .check, credential: c, .appDisabled, stoppedSince: bug ? d : 2 * d)
+            return t
+        }
+        expectFires(run(bug: true), .serverEnforcesAccess, at: 3 * d, mentions: ["only at 2d00h00m00.000s", "sound"])
+        expectQuiet(run(bug: false))
+    }
+
     @Test("server-enforces-access: stoppedSince is tight for an install that carried one key") func stoppedSinceTight() {
         func run(bug: Bool) -> HandTrace {
             var t = HandTrace(.oneApp())

@@ -426,6 +426,14 @@ private let keyRuleCases: [ServerKeyRuleCase] = [
         #expect(late.answer == .appKeyInvalid)
         #expect(late.stoppedSince == 30)
         #expect(late.stoppedForMs == 30)
+        // Enabled and disabled again in the same millisecond: a break all the same, so the
+        // new stop counts from that millisecond (as the checkers count it).
+        var twice = W.server()
+        let c4 = register(&twice, device: 0, key: W.keyA, app: W.appA, now: 0)
+        twice.disable(app: W.appA, now: 10)
+        twice.enable(app: W.appA, now: 500)
+        twice.disable(app: W.appA, now: 500)
+        #expect(twice.handle(W.request(.check, key: W.keyA, c4), now: 900).stoppedSince == 500)
         // The end of a grace is dated at the deadline.
         var graced = W.server()
         let c2 = register(&graced, device: 0, key: W.keyA, app: W.appA, now: 0)

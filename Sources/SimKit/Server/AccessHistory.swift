@@ -32,9 +32,17 @@ public struct AccessHistory: Sendable {
     }
 
     /// Records whether app `a` is refused from `now` on (a no-op when nothing changed).
+    ///
+    /// Access that comes back and stops again in the same millisecond is a break all the
+    /// same (a request can be served between the two changes): the closed refusal then
+    /// ends a millisecond early, so walking back from the new stop does not join the two
+    /// (the checkers count the new stop from that millisecond too).
     mutating func noteApp(_ a: Int, refused: Bool, now: SimTime) {
         let since = appRefusedSince[a]
         if refused, since == Self.never {
+            if let last = appRefusals[a].last, last.to == now {
+                if last.from < now - 1 { appRefusals[a][appRefusals[a].count - 1].to = now - 1 } else { appRefusals[a].removeLast() }
+            }
             appRefusedSince[a] = now
         } else if !refused, since != Self.never {
             if since < now {
