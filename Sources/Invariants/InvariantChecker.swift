@@ -102,7 +102,7 @@ public struct InvariantChecker: TraceObserver {
         while nextDeadline <= now {
             let t = nextDeadline
             retruthAll(at: t)
-            nextDeadline = server.deadlines.filter { $0 > t }.min() ?? .max
+            nextDeadline = server.nextDeadline(after: t)
         }
     }
 

@@ -17,7 +17,7 @@ extension InvariantChecker {
         server = truth
         // The truth of every install may have changed (S2, D5); a rotation may add a deadline.
         retruthAll(at: now)
-        nextDeadline = server.deadlines.filter { $0 > now }.min() ?? .max
+        nextDeadline = server.nextDeadline(after: now)
     }
 
     /// The server lost the device's record (`forget-device`). Out of line so that
@@ -90,7 +90,6 @@ extension InvariantChecker {
         if kind == .reset, actual == .ok, credential.device == d { devices[Int(d)].resetOwed = false }
         if kind == .reset, actual == .ok, cause == .served {
             server.records[Int(d)] = .init(owner: 0, generation: 0, deletedByReset: true)
-            devices[Int(d)].resetOwed = false
             retruth(d, at: now)
             // The one read of the server's store: an audit of what the 200 claims, judged
             // against the checkers' own truth (as Jepsen reads back what was written).

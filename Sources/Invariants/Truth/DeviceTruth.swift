@@ -143,9 +143,9 @@ import SimKit
         switch kind {
         case .check, .register:
             checkInFlight = id
-            checkUntilSec = DeviceTruth.secondsUp(now &+ timeoutMs)
+            checkUntilSec = now.saturatingAdd(timeoutMs).secondsRoundedUp
         case .runReport:
-            reportUntilSec = DeviceTruth.secondsUp(now &+ timeoutMs)
+            reportUntilSec = now.saturatingAdd(timeoutMs).secondsRoundedUp
             upload1 = upload0
             upload0 = (id, reportsQueuedEver)
         default: break
@@ -180,11 +180,6 @@ import SimKit
         return nil
     }
 
-    /// `ms` in whole seconds, rounded up (saturating).
-    static func secondsUp(_ ms: SimTime) -> UInt32 {
-        let s = ms / 1000 + (ms % 1000 == 0 ? 0 : 1)
-        return s >= SimTime(UInt32.max) ? UInt32.max : UInt32(s)
-    }
 
 
     /// Whether request `id` is awaited; it no longer is afterwards.

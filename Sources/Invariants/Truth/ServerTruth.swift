@@ -113,9 +113,11 @@ struct ServerTruth {
         return r.generation != 0 && r.owner != app
     }
 
-    /// The deadline of every key in grace now, in no order.
-    var deadlines: [SimTime] {
-        keys.compactMap { if case .previous(_, let d) = $0 { return d } else { return nil } }
+    /// The earliest grace deadline of a key after `t`, or `.max` (S3).
+    func nextDeadline(after t: SimTime) -> SimTime {
+        var next = SimTime.max
+        for case .previous(_, let d) in keys where d > t { next = min(next, d) }
+        return next
     }
 
     /// The app that `key` belongs to, if it was ever issued.

@@ -13,6 +13,14 @@ extension SimTime {
         let (sum, overflow) = addingReportingOverflow(ms)
         return overflow ? .max : sum
     }
+
+    /// This time in whole seconds, rounded up, saturating at `UInt32.max`: a compact
+    /// deadline that is never earlier than the exact one.
+    @inlinable
+    public var secondsRoundedUp: UInt32 {
+        let s = self / 1000 + (self % 1000 == 0 ? 0 : 1)
+        return s >= SimTime(UInt32.max) ? UInt32.max : UInt32(s)
+    }
 }
 
 /// Millisecond constants for building durations: `3 * Ms.day + 12 * Ms.hour`.

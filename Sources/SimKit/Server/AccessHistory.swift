@@ -103,11 +103,6 @@ public struct AccessHistory: Sendable {
         return t
     }
 
-    /// `ms` in whole seconds, rounded up (saturating).
-    static func secondsUp(_ ms: SimTime) -> UInt32 {
-        let s = ms / 1000 + (ms % 1000 == 0 ? 0 : 1)
-        return s >= SimTime(UInt32.max) ? UInt32.max : UInt32(s)
-    }
 
     /// `s` seconds in milliseconds.
     static func msFromSeconds(_ s: UInt32) -> SimTime { SimTime(s) * 1000 }

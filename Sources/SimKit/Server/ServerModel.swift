@@ -186,7 +186,7 @@ public struct ServerModel: Sendable {
         precondition(d < devices.count, "request from device \(request.device) out of range (deviceCount \(devices.count))")
         guard request.build != 0, devices[d].seenBuild != request.build else { return }
         devices[d].seenBuild = request.build
-        devices[d].seenBuildAtSec = AccessHistory.secondsUp(now)
+        devices[d].seenBuildAtSec = now.secondsRoundedUp
     }
 
     /// A lock error for `request`, dated: `stoppedSince` is the start of the unbroken stop.
