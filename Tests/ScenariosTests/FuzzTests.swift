@@ -28,7 +28,7 @@ struct FuzzTests {
     }
 
     @Test("a mutant is caught, shrunk to at most 12 statements and 3 devices, and the reproducer fails the same way",
-          arguments: ["lock-on-5xx", "grace-one-day-late"])
+          arguments: ["lock-on-5xx", "grace-one-day-late", "lock-on-stale-refusal", "unlock-on-stale-ok"])
     func mutantIsCaughtAndShrunk(name: String) throws {
         let m = try #require(Mutants.named(name))
         let options = GeneratorOptions(sdk: .mutant(name))

@@ -4,11 +4,25 @@ import SimKit
 /// drop statements (delta debugging), fewer devices, drop unused groups, apps and
 /// accounts, a shorter duration, simpler schedules and selectors. Every candidate is
 /// validated before it is run; the whole search is deterministic and bounded.
+///
+/// A race (two answers delivered out of order, an answer cut off by a partition) depends
+/// on the latencies drawn, and those depend on the seed and on how many devices draw: with
+/// one device fewer the same seed rarely draws the race again. So where removing devices
+/// fails, the shrinker also tries a few neighbouring seeds (`reseeds`), and a reproducer
+/// that is still large is shrunk again from each of them, keeping the smallest. The
+/// reproducer's `seed` line says which one it ended with.
 public struct Shrinker {
     /// The most candidates run in one shrink.
     public var maxAttempts: Int
     public private(set) var attempts = 0
     let stillFails: (ScenarioFile) -> Bool
+
+    /// Neighbouring seeds tried where removing devices fails, and from which a large
+    /// reproducer is shrunk again.
+    public var reseeds: UInt64 = 8
+    /// A reproducer larger than this (statements or devices) is shrunk again from
+    /// neighbouring seeds; at most this size, the shrinker stops there.
+    static let smallStatements = 12, smallDevices: UInt64 = 3
 
     public init(maxAttempts: Int = 1_500, stillFails: @escaping (ScenarioFile) -> Bool) {
         precondition(maxAttempts > 0, "maxAttempts must be positive")
@@ -20,6 +34,34 @@ public struct Shrinker {
     public mutating func shrink(_ scenario: ScenarioFile) -> ScenarioFile {
         var best = scenario
         best.expectedViolations = []
+        shrinkInPlace(&best)
+        // Still large: the race may need that many devices only under this seed.
+        var k: UInt64 = 1
+        while k <= reseeds, attempts < maxAttempts, !Shrinker.isSmall(best) {
+            var candidate = best
+            candidate.seed = scenario.seed &+ k
+            k += 1
+            guard attempts < maxAttempts, ScenarioValidator.validate(candidate, context: .init()).isEmpty else { continue }
+            attempts += 1
+            guard stillFails(candidate) else { continue }
+            shrinkInPlace(&candidate)
+            if Shrinker.smaller(candidate, than: best) { best = candidate }
+        }
+        return best
+    }
+
+    /// At most 12 statements and 3 devices: small enough to read at a glance.
+    static func isSmall(_ s: ScenarioFile) -> Bool {
+        s.statementCount <= smallStatements && s.deviceCount <= smallDevices
+    }
+
+    /// Fewer devices first, then fewer statements.
+    static func smaller(_ a: ScenarioFile, than b: ScenarioFile) -> Bool {
+        (a.deviceCount, a.statementCount) < (b.deviceCount, b.statementCount)
+    }
+
+    /// The passes, repeated until none makes progress (or the attempts run out).
+    mutating func shrinkInPlace(_ best: inout ScenarioFile) {
         var progress = true
         while progress, attempts < maxAttempts {
             progress = false
@@ -30,7 +72,6 @@ public struct Shrinker {
             progress = simplerStatements(&best) || progress
             progress = simplerNetwork(&best) || progress
         }
-        return best
     }
 
     /// Accepts `candidate` if it is valid and still fails.
@@ -43,6 +84,22 @@ public struct Shrinker {
         return true
     }
 
+    /// Accepts `candidate` as it is or, while the reproducer is not yet small, under one of
+    /// the `reseeds` seeds after its own: a statement or device removed shifts the draws
+    /// of those after it, and a race it needs is then drawn elsewhere.
+    mutating func acceptReseeding(_ candidate: ScenarioFile, into best: inout ScenarioFile) -> Bool {
+        if accept(candidate, into: &best) { return true }
+        guard !Shrinker.isSmall(best) else { return false }
+        var k: UInt64 = 1
+        while k <= reseeds, attempts < maxAttempts {
+            var c = candidate
+            c.seed = candidate.seed &+ k
+            k += 1
+            if accept(c, into: &best) { return true }
+        }
+        return false
+    }
+
     /// Delta debugging over the timeline: remove chunks, halving their size.
     mutating func dropStatements(_ best: inout ScenarioFile) -> Bool {
         var changed = false
@@ -53,7 +110,7 @@ public struct Shrinker {
             while start < best.timeline.count, attempts < maxAttempts {
                 var candidate = best
                 candidate.timeline.removeSubrange(start..<min(start + chunk, candidate.timeline.count))
-                if accept(candidate, into: &best) { changed = true; removedAny = true } else { start += chunk }
+                if acceptReseeding(candidate, into: &best) { changed = true; removedAny = true } else { start += chunk }
             }
             if !removedAny { chunk /= 2 }
         }
@@ -63,11 +120,14 @@ public struct Shrinker {
     mutating func fewerDevices(_ best: inout ScenarioFile) -> Bool {
         var changed = false
         for g in best.groups.indices where best.groups[g].count > 1 {
-            for target in [1, 2, best.groups[g].count / 2] as [UInt64] where target >= 1 && target < best.groups[g].count {
+            let count = best.groups[g].count
+            var targets: [UInt64] = []
+            for t in [1, 2, 3, count / 2, count - 1] as [UInt64] where t >= 1 && t < count && !targets.contains(t) { targets.append(t) }
+            for target in targets {
                 var candidate = best
                 candidate.groups[g].count = target
                 candidate.timeline = candidate.timeline.map { Shrinker.clampSelectors($0, group: candidate.groups[g]) }
-                if accept(candidate, into: &best) { changed = true; break }
+                if acceptReseeding(candidate, into: &best) { changed = true; break }
             }
         }
         return changed
