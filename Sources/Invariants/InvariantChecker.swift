@@ -46,7 +46,7 @@ public struct InvariantChecker: TraceObserver {
     /// D1 and D5 are the product's own numbers ("more than a day", "30 days in a row"),
     /// not settings of the SDK under test.
     static let checkIntervalMs: SimTime = 24 * Ms.hour
-    static let purgeAfterMs: SimTime = 30 * Ms.day
+    static let purgeAfterMs: SimTime = DeviceTruth.longStopMs
 
     public init(maxPerInvariant: Int = 10, ringDepth: Int = 12) {
         precondition(maxPerInvariant >= 0, "maxPerInvariant must not be negative")
@@ -87,7 +87,7 @@ public struct InvariantChecker: TraceObserver {
     @usableFromInline mutating func retruth(_ d: DeviceIndex, at t: SimTime) {
         let i = Int(d)
         let refused = server.refused(key: devices[i].key, device: d, genuine: deviceGenuine[i],
-                                     hasCredential: devices[i].disk.hasCredential, now: t)
+                                     credentialGeneration: devices[i].disk.credentialGeneration, now: t)
         devices[i].follow(refused: refused, at: t)
     }
 

@@ -39,7 +39,7 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
     case photosRevokedDeletesIndex = "photos-revoked-deletes-index"
     /// Oracle: an answer delivered after its request's timeout (sent time plus the world's timeout), or after a reset or purge that came while it was in flight, changes nothing.
     case staleResponsesIgnored = "stale-responses-ignored"
-    /// Oracle: run reports queued in the disk replica leave it only by a reset or by a 200 to an upload sent after they were queued, and every run end with reports queued, unlocked and registered, sends an upload if none is awaited.
+    /// Oracle: run reports queued in the disk replica leave it only by a reset or by a 200 to an upload sent after they were queued, and every run end with reports queued, unlocked and registered, sends an upload if none is awaited, and a 200 that leaves reports queued before its upload was sent starts another upload at once.
     case reportsNotLost = "reports-not-lost"
     /// Oracle: a fresh verdict whose `servedAt` is older than one already delivered to the device neither locks nor unlocks it.
     case newestVerdictWins = "newest-verdict-wins"

@@ -71,6 +71,55 @@ import Invariants
         expectQuiet(run(bug: false))
     }
 
+    /// A lock error served when the stop was 31 days old is delivered after access came
+    /// back and stopped twice more, within its timeout: it still says 30 days in a row
+    /// (D5), so deleting is allowed and due (a reviewer's finding: the truth remembered only
+    /// the stop before the current one).
+    @Test("purge-when-due: a verdict served in a stop of 30 days allows the purge after two more breaks") func thirtyDaysAcrossTwoBreaks() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.readyThenLocked()   // disabled at 30 min, locked at 1 h
+            let at = 31 * d
+            t.processStarted(at: at)
+            t.step(at: at, .input(.launch)) { $0.state(.locked); $0.sent(1, .check, credential: c) }
+            t.served(at: at + 100, 1, .check, credential: c, .appDisabled, stoppedSince: 30 * m)
+            t.dashboard(at: at + 110, .enable(app: 0))
+            t.dashboard(at: at + 120, .disable(app: 0))
+            t.dashboard(at: at + 130, .enable(app: 0))
+            t.dashboard(at: at + 140, .disable(app: 0))
+            t.delivered(at: at + 5 * s, 1, .check, .appDisabled, sentAt: at) {
+                $0.store(.setLastAnsweredCheck(at + 5 * s))
+                if !bug { $0.purge() }
+            }
+            return t
+        }
+        expectFires(run(bug: true), .purgeWhenDue, at: 31 * d + 5 * s, mentions: ["index"])
+        expectQuiet(run(bug: false))
+    }
+
+    /// S2.5 refuses a mismatch only for the live record's credential: an install whose
+    /// credential is older than its record (the answer to its new registration was lost)
+    /// is answered `device_unknown`, no lock error, so shipping another app's key stops
+    /// nothing; its access stops when that app is disabled, 12 days before the purge below
+    /// (the truth compared the record's owner alone and counted from the update).
+    @Test("purge-only-after-30-continuous-days: another app's key with an old credential is no stop") func mismatchNeedsTheLiveCredential() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.twoApps)
+            t.ready()
+            // Registered again at 1 h (generation 2); the answer is lost, the disk keeps generation 1.
+            t.served(at: h, 9, .register, key: 0, .ok, issued: cred(0, 2))
+            t.person(at: 2 * h, .update, arg: 2)   // ships key B, the other app's
+            t.dashboard(at: 20 * d, .disable(app: 1))
+            t.launchAndCheck(at: 32 * d, key: 1, .appDisabled) {
+                $0.lock(since: 32 * d + 200)
+                if bug { $0.purge() }
+            }
+            return t
+        }
+        expectFires(run(bug: true), .purgeOnlyAfter30ContinuousDays, at: 32 * d + 200, mentions: ["only since 20d00h00m00.000s"])
+        expectQuiet(run(bug: false))
+    }
+
     @Test("purge-when-due: a device that first hears of a stop 30 days old deletes at that answer") func firstHearsOfAnOldStop() {
         func run(bug: Bool) -> HandTrace {
             var t = HandTrace(.oneApp())
@@ -107,6 +156,37 @@ import Invariants
         }
         expectFires(run(bug: true), .reportsNotLost, at: 31 * d + h + 200, mentions: ["1 queued run report(s)", "a purge keeps them"])
         expectQuiet(run(bug: false))
+    }
+
+    /// D10's bound: two runs end while the upload fails, the third's upload is answered
+    /// 200; reports queued before it was sent must all go, by it or by the uploads it starts.
+    @Test("reports-not-lost: a 200 that leaves older reports queued starts the next upload") func backlogDrains() {
+        func run(bug: Bool, batches: Bool = false) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            var id: UInt32 = 5
+            for k: SimTime in 1...3 {
+                let at = k * h
+                t.step(at: at, .input(.backgroundRun)) { $0.runStarted(background: true); $0.state(.indexing); $0.sent(id, .check, credential: c) }
+                t.served(at: at + 100, id, .check, credential: c, .ok)
+                t.delivered(at: at + 200, id, .check, .ok, sentAt: at) {
+                    $0.store(.setLastAnsweredCheck(at + 200)); $0.runEnded(); $0.store(.queueReport); $0.state(.idle)
+                    $0.sent(id + 1, .runReport, credential: c)
+                }
+                t.served(at: at + 300, id + 1, .runReport, credential: c, k < 3 ? .serverError : .ok)
+                let upload = id + 1
+                t.delivered(at: at + 400, upload, .runReport, k < 3 ? .serverError : .ok, sentAt: at + 200) {
+                    guard k == 3 else { return }
+                    $0.store(.reportsUploaded(bug || batches ? 1 : 3))
+                    if batches { $0.sent(upload + 1, .runReport, credential: c) }
+                }
+                id += 2
+            }
+            return t
+        }
+        expectFires(run(bug: true), .reportsNotLost, at: 3 * h + 400, mentions: ["2 run report(s) queued before it was sent"])
+        expectQuiet(run(bug: false))
+        expectQuiet(run(bug: false, batches: true))
     }
 
     @Test("server-enforces-access: stoppedSince is sound (never before the unbroken stop began)") func stoppedSinceSound() {

@@ -89,7 +89,7 @@ extension InvariantChecker {
             }
             // D5: deleting is allowed when access had in truth been stopped 30 days in a row
             // when this verdict was served, and due when the server's word says so too.
-            if !dev.purged, dev.stopped(atLeast: InvariantChecker.purgeAfterMs, at: servedAt) {
+            if !dev.purged, dev.stoppedThirtyDays(at: servedAt) {
                 step.purgeAllowed = true
                 if stoppedSince != ServerReply.none, stoppedSince <= servedAt,
                    servedAt - stoppedSince >= InvariantChecker.purgeAfterMs {

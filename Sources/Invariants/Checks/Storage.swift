@@ -94,13 +94,13 @@ extension InvariantChecker {
 
     /// Whether the step can break a rule of `checkData` at all: every rule there needs one
     /// of these, so most steps skip the call; a run that ended and queued its report, and
-    /// sent it, skips it too (D10). Keep the two in step when a rule is added.
+    /// sent it, skips it too (D10). Debug builds prove a skipped step clean (`endStep`).
     @inline(__always)
     func mayBreakData(_ dev: DeviceTruth) -> Bool {
         // One test of the flags first: most steps have none of them.
         (step.hasAny(StepTruth.mustUnlockBit | StepTruth.purgeDueBit | StepTruth.isResetBit
-                     | StepTruth.runEndedBit | StepTruth.queuedReportBit)
-            && (step.hasAny(StepTruth.mustUnlockBit | StepTruth.purgeDueBit | StepTruth.isResetBit)
+                     | StepTruth.runEndedBit | StepTruth.queuedReportBit | StepTruth.carriedBit)
+            && (step.hasAny(StepTruth.mustUnlockBit | StepTruth.purgeDueBit | StepTruth.isResetBit | StepTruth.carriedBit)
                 || (step.runEnded && (!step.queuedReport || dev.disk.indexedCount < dev.photoCount))
                 || (step.queuedReport && !step.sentReport)))
             || (step.isActivation && (!dev.photosAllowed || dev.resetOwed))
@@ -130,7 +130,7 @@ extension InvariantChecker {
             } else {
                 let answer: String
                 if case .response(let kind, let a, _) = step.input { answer = "\(a) to its \(kind)" } else { answer = "a lock error" }
-                violate(.purgeWhenDue, d, "got \(answer), served at \(clock(step.servedAt)) when access had been stopped without a break since \(clock(dev.stopStart == LocalData.never ? dev.prevStopStart : dev.stopStart)) (30 days or more, as the answer said), but kept its " + (kept.isEmpty ? "state (\(dev.state), not purged)" : kept.joined(separator: ", ")))
+                violate(.purgeWhenDue, d, "got \(answer), served at \(clock(step.servedAt)) when access had been stopped without a break since \(clock(dev.stopStart(servedAt: step.servedAt))) (30 days or more, as the answer said), but kept its " + (kept.isEmpty ? "state (\(dev.state), not purged)" : kept.joined(separator: ", ")))
             }
         }
         if step.isReset {
@@ -167,8 +167,19 @@ extension InvariantChecker {
         if step.isLaunch, dev.resetOwed, !step.sentReset {
             violate(.resetDeletesEverything, d, "\(inputName) while the server still held the record that reset() must delete, and did not send the delete")
         }
+        // D10 (liveness, bounded in SPEC terms): reports queued by a device online, unlocked
+        // and running go by the end of its next run and the uploads that follow. A run that
+        // queues a report sends an upload unless one is under way (so a failed upload is
+        // tried again at the next run's end at the latest) ...
         if step.queuedReport, !dev.locked, dev.disk.hasCredential, !step.sentReport, !dev.reportAwaited(at: now), !step.isStale {
             violate(.reportsNotLost, d, "queued a run report at the end of a run but did not try to upload it")
+        }
+        // ... and a 200 that leaves reports queued before its upload was sent starts the
+        // next upload at once (an SDK may upload in batches, but the backlog drains). A 200
+        // older than a verdict already delivered is ignored (D9): the next run end covers it.
+        if let upTo = step.uploadCarriedUpTo, !step.olderVerdict, !dev.locked, dev.disk.hasCredential, dev.disk.reportsQueued > 0,
+           dev.reportsSettled < upTo, !step.sentReport, !dev.reportAwaited(at: now) {
+            violate(.reportsNotLost, d, "its upload was answered 200 but \(upTo - dev.reportsSettled) run report(s) queued before it was sent are still queued, and it sent no upload for them")
         }
     }
 

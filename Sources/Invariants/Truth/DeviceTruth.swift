@@ -24,33 +24,39 @@ import SimKit
     /// In truth, since when every request of this device has been refused with a lock
     /// error without a break, or `never` while it would not be (S2, D5).
     var stopStart: SimTime = LocalData.never
-    /// The start of the stop before the current one (it ended when the current one began,
-    /// or when access came back): an answer served in it may be delivered after access
-    /// came back. A lock error is only served while refused, so a lock error served after
-    /// `prevStopStart` and before `stopStart` was served in that stop.
-    var prevStopStart: SimTime = LocalData.never
+    /// The newest stop that had lasted 30 days (`longStopMs`) when it ended: its start, and
+    /// its end (the last moment of it). A lock error served in it may be delivered after
+    /// access came back, even after more breaks; only a stop of 30 days makes a verdict
+    /// served in it allow a purge (D5), so shorter ones need not be remembered. Two stops
+    /// of 30 days cannot both end while one answer is in flight (its timeout is shorter).
+    var longStopStart: SimTime = LocalData.never
+    var longStopEnd: SimTime = LocalData.never
     /// The newest `servedAt` of a fresh verdict delivered to this device (D4, D9).
     var newestVerdictAt: SimTime = 0
     /// A replica of the SDK's disk, from `store` records.
     var disk = DiskTruth()
     /// The state the SDK last reported.
     var state: SDKState = .unconfigured
+    /// The flags below, one bit each (seven bytes saved on a million devices' truth).
+    private var bits: UInt8 = 1
+    @inline(__always) private func bit(_ b: UInt8) -> Bool { bits & b != 0 }
+    @inline(__always) private mutating func set(_ b: UInt8, _ on: Bool) { bits = on ? bits | b : bits & ~b }
     /// The person allows Photos access (D8).
-    var photosAllowed = true
+    var photosAllowed: Bool { get { bit(1) } set { set(1, newValue) } }
     /// Access is stopped: a fresh lock error came, and no check has succeeded since (D2–D5).
-    var locked = false
+    var locked: Bool { get { bit(2) } set { set(2, newValue) } }
     /// The data was purged in this lock.
-    var purged = false
+    var purged: Bool { get { bit(4) } set { set(4, newValue) } }
     /// The models were on the device when the lock began (D4).
-    var modelsAtLock = false
+    var modelsAtLock: Bool { get { bit(8) } set { set(8, newValue) } }
     /// A report upload failed and none has succeeded since (coverage).
-    var reportUploadFailed = false
+    var reportUploadFailed: Bool { get { bit(16) } set { set(16, newValue) } }
     /// The install was updated (or a clone took another key): the server may date a stop
     /// from the new build's first request, not from the true start (S2).
-    var updated = false
+    var updated: Bool { get { bit(32) } set { set(32, newValue) } }
     /// `reset()` was called while the server held the record the SDK knew, and the server
     /// has not deleted it since: each launch must send the delete (D7, S8).
-    var resetOwed = false
+    var resetOwed: Bool { get { bit(64) } set { set(64, newValue) } }
     /// The key the install carries now (S1). Here, after the one-byte fields, it fills
     /// what would be padding.
     var key: KeyID = 0
@@ -87,14 +93,25 @@ import SimKit
     var reportsQueuedEver: UInt32 = 0
     var reportsSettled: UInt32 = 0
 
-    /// Whether access had been stopped, in truth, for at least `ms` when a lock error was
-    /// served at `t` (a moment of the current stop or of the one before; earlier: false).
-    /// A stop that ended in the very millisecond `t` still covers it: the lock error was
-    /// served before the change that ended the stop, in the same millisecond.
-    func stopped(atLeast ms: SimTime, at t: SimTime) -> Bool {
-        if stopStart != LocalData.never, stopStart <= t { return t - stopStart >= ms }
-        if prevStopStart != LocalData.never, prevStopStart <= t { return t - prevStopStart >= ms }
-        return false
+    /// D5's "30 days in a row", the product's own number.
+    static let longStopMs: SimTime = 30 * Ms.day
+
+    /// Whether access had been stopped, in truth, for 30 days in a row when a lock error
+    /// was served at `t`: `t` is in the current stop, or in the newest stop of 30 days, at
+    /// least 30 days after it began. A stop that ended in the very millisecond `t` still
+    /// covers it: the lock error may have been served before the change that ended the stop
+    /// (a break and a new stop in that millisecond leave both possible; either allows).
+    func stoppedThirtyDays(at t: SimTime) -> Bool {
+        if stopStart != LocalData.never, stopStart <= t, t - stopStart >= DeviceTruth.longStopMs { return true }
+        return longStopStart != LocalData.never && longStopStart <= t && t <= longStopEnd
+            && t - longStopStart >= DeviceTruth.longStopMs
+    }
+
+    /// The start of the stop a lock error served at `t` was served in, as far as the
+    /// truth remembers (for reports).
+    func stopStart(servedAt t: SimTime) -> SimTime {
+        if stopStart != LocalData.never, stopStart <= t { return stopStart }
+        return longStopStart
     }
 
     /// The truth at `t`: access is stopped (`refused`) or not. Opens or closes a stop.
@@ -102,7 +119,7 @@ import SimKit
         if refused, stopStart == LocalData.never {
             stopStart = t
         } else if !refused, stopStart != LocalData.never {
-            prevStopStart = stopStart
+            if t - stopStart >= DeviceTruth.longStopMs { longStopStart = stopStart; longStopEnd = t }
             stopStart = LocalData.never
         }
     }

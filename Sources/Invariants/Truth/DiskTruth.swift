@@ -3,7 +3,7 @@ import SimKit
 /// The checkers' replica of the SDK's disk: only what a rule reads, replayed from the
 /// `store` records by the checkers' own reading of each `StoreOp` (not `LocalData.apply`).
 /// One is kept per device, a million of them in a big run, and one is copied at the start
-/// of each step (`StepTruth.diskBefore`), so it is kept small: 17 bytes, its six flags
+/// of each step (`StepTruth.diskBefore`), so it is kept small: 21 bytes, its five flags
 /// packed in one byte.
 struct DiskTruth {
     /// When access stopped (D3), or `LocalData.never`; kept by later lock errors.
@@ -12,6 +12,10 @@ struct DiskTruth {
     var indexedCount: UInt32 = 0
     /// Run reports waiting to be uploaded (D10).
     var reportsQueued: UInt32 = 0
+    /// The generation of the device credential on the disk, 0 for none (D7: reset deletes
+    /// it). S2.5 refuses a mismatch only for the live record's credential: with an older
+    /// one the server answers `device_unknown`, which is no lock error.
+    var credentialGeneration: UInt32 = 0
     /// The flags below, one bit each.
     private var bits: UInt8 = 0
 
@@ -24,7 +28,7 @@ struct DiskTruth {
     /// A background indexing task is registered with the OS (D3: not while locked).
     var backgroundScheduled: Bool { get { bit(8) } set { set(8, newValue) } }
     /// The device credential is on the disk (D7: reset deletes it).
-    var hasCredential: Bool { get { bit(16) } set { set(16, newValue) } }
+    var hasCredential: Bool { credentialGeneration != 0 }
     /// A reset's server-side delete is still pending (D7).
     var hasPendingReset: Bool { get { bit(32) } set { set(32, newValue) } }
 
@@ -42,8 +46,8 @@ struct DiskTruth {
         case .deleteModels: modelsPresent = false
         case .savePlaceData: placeDataPresent = true
         case .deletePlaceData: placeDataPresent = false
-        case .setCredential(let c): hasCredential = !c.isNone
-        case .deleteCredential: hasCredential = false
+        case .setCredential(let c): credentialGeneration = c.generation
+        case .deleteCredential: credentialGeneration = 0
         case .queueReport: reportsQueued += 1   // traps on overflow, as the SDK's disk does
         case .reportsUploaded(let n): reportsQueued -= min(reportsQueued, n)
         case .dropReports: reportsQueued = 0

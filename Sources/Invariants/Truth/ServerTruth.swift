@@ -90,10 +90,10 @@ struct ServerTruth {
     }
 
     /// The truth of S2 for an install at `now`: whether every request it would send (with
-    /// `key`; with its credential when `hasCredential`, else a registration) is refused with
-    /// a lock error (S2.1, S2.2, S2.5). Pending, an unknown device and a failed assertion
-    /// are no lock errors, so they break a stop.
-    func refused(key: KeyID, device: DeviceIndex, genuine: Bool, hasCredential: Bool, now: SimTime) -> Bool {
+    /// `key`; with the credential of generation `credentialGeneration` if not 0, else a
+    /// registration) is refused with a lock error (S2.1, S2.2, S2.5). Pending, an unknown
+    /// device and a failed assertion are no lock errors, so they break a stop.
+    func refused(key: KeyID, device: DeviceIndex, genuine: Bool, credentialGeneration: UInt32, now: SimTime) -> Bool {
         guard Int(key) < keys.count else { return true }
         let app: AppID
         switch keys[Int(key)] {
@@ -107,10 +107,11 @@ struct ServerTruth {
         if record.disabled || record.review == .rejected || record.review == .revoked { return true }
         if accounts[Int(record.account)] != .approved { return true }
         if record.review == .pending { return false }
-        // S2.5: a genuine install holding its live credential, sending another app's key.
-        guard genuine, hasCredential, Int(device) < records.count else { return false }
+        // S2.5: a genuine install holding its live credential (the record's generation: an
+        // older one is unknown, S2.4), sending another app's key.
+        guard genuine, credentialGeneration != 0, Int(device) < records.count else { return false }
         let r = records[Int(device)]
-        return r.generation != 0 && r.owner != app
+        return r.generation == credentialGeneration && r.owner != app
     }
 
     /// The earliest grace deadline of a key after `t`, or `.max` (S3).
