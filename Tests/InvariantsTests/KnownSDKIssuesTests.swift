@@ -95,25 +95,31 @@ import SimKit
         #expect(h.sent.filter { $0.kind == .modelDownload }.count == 1)
     }
 
-    /// D9's window counts ids: 31 newer requests abandon the download in flight, as many
-    /// calls answered at once while offline can send within its timeout. Its answer is
-    /// then stale, so the run must not go on waiting for it: the next check's 200 sends a
-    /// new download.
-    @Test("a download abandoned by the window of ids does not stall the run (D9)")
-    func abandonedDownloadDoesNotStallTheRun() {
+    /// D2, D9: an answer before its timeout counts, however many requests followed. The
+    /// reference once abandoned a download (and a check, an upload) after 32 newer ids, as
+    /// many calls answered at once while offline can send within one timeout, and ignored
+    /// its answer (a reviewer's finding). Now the download is awaited until its timeout;
+    /// after the timeout its answer is stale and the next check's 200 sends a new one.
+    @Test("a download is awaited until its timeout, however many requests follow (D2, D9)", arguments: [false, true])
+    func downloadAwaitedUntilItsTimeout(timesOut: Bool) {
         var h = Harness()
         for op: StoreOp in [.setCredential(Credential(device: 0, generation: 1)), .scheduleBackground] { h.disk.apply(op) }
         h.handle(.launch(inBackground: false))
         h.now += 100; h.answer(h.last(.check), .check, .ok)              // download #2
         let download = h.last(.modelDownload)
-        for _ in 0..<32 {                                                // offline: answered at once
+        for _ in 0..<40 {                                                // offline: answered at once
             h.now += 10; h.handle(.call(.query)); h.answer(h.last(.query), .query, .offline)
         }
-        h.now += 10; h.answer(download, .modelDownload, .ok)              // stale: ignored
-        #expect(!h.disk.modelsPresent)
+        if timesOut {
+            h.now += 30 * Ms.second
+            h.handle(.timer(.requestTimeout, arg: download << 3 | UInt32(RequestKind.modelDownload.rawValue)))
+        }
+        h.now += 10; h.answer(download, .modelDownload, .ok)              // fresh, or after its timeout
+        #expect(h.disk.modelsPresent == !timesOut)
+        guard timesOut else { return }
         h.now += 25 * Ms.hour; h.handle(.wentToBackground); h.handle(.becameActive)   // a check is due (D1)
         #expect(h.sent.last?.kind == .check)
         h.now += 100; h.answer(h.last(.check), .check, .ok)
-        #expect(h.sent.filter { $0.kind == .modelDownload }.count == 2, "the run waited for an abandoned download")
+        #expect(h.sent.filter { $0.kind == .modelDownload }.count == 2, "the run waited for a download that timed out")
     }
 }

@@ -14,16 +14,19 @@ public struct ReferenceSDK: SDKCore {
     /// The next request id; ids start at 1 and never repeat within a process.
     @usableFromInline var nextRequestID: UInt32 = 1
     /// Requests in flight, a window over the 32 newest ids: bit i is id `nextRequestID-1-i`.
-    /// Older requests are abandoned; their answers are stale (D9).
+    /// The key check, the download and the upload are awaited by their own ids below until
+    /// their timeouts, however many requests follow; a query, profile or reset further
+    /// back than the window is no longer awaited (a bound on this value's memory: with at
+    /// most 8 calls in flight, it takes 24 more answered within one timeout).
     @usableFromInline var inFlight: UInt32 = 0
     /// The key check (`check` or `register`) in flight, or 0: there is never more than one.
-    var checkInFlight: UInt32 = 0
+    @usableFromInline var checkInFlight: UInt32 = 0
     /// The model or place-data download in flight, or 0: a run waits for it rather than
     /// send another (two answered 200 would save the models twice, against D4).
-    var downloadInFlight: UInt32 = 0
+    @usableFromInline var downloadInFlight: UInt32 = 0
     /// The run-report upload in flight, or 0, and the reports it carries (at most 65,535
     /// an upload; the rest go with the next).
-    var uploadInFlight: UInt32 = 0
+    @usableFromInline var uploadInFlight: UInt32 = 0
     var reportsUploading: UInt16 = 0
     /// `query` and `profile` calls in flight, at most `apiCallsMax`.
     var apiCallsInFlight: UInt8 = 0
@@ -40,11 +43,10 @@ public struct ReferenceSDK: SDKCore {
     var resetAttempts: UInt8 = 0
     var reportAttempts: UInt8 = 0
 
-    /// The window of request ids awaited (`window`, at most this): a request is abandoned
-    /// (its answer and timeout are stale, D9) once that many newer ones were sent. It counts
-    /// ids, not requests in flight: calls answered at once while offline can send that many
-    /// within a timeout, so `send` also forgets an abandoned check, download or upload
-    /// (else no check, run or upload could go on in this process).
+    /// The window of request ids awaited (`window`, at most this) for queries, profiles and
+    /// resets: one of those is abandoned (its answer and timeout are stale to this SDK) once
+    /// that many newer ones were sent. The check, download and upload are never abandoned:
+    /// D2 and D9 make every answer before its timeout count, and those decide locks.
     @usableFromInline static let inFlightWindow: UInt32 = 32
     /// Server-backed API calls in flight at once; more fail at once (a bound, not a rule).
     static let apiCallsMax: UInt8 = 8
@@ -314,10 +316,6 @@ public struct ReferenceSDK: SDKCore {
         precondition(id < (1 << 28), "request ids exhausted in one process")
         nextRequestID += 1
         inFlight = (inFlight << 1) | 1
-        let w = UInt32(window)
-        if checkInFlight != 0, id - checkInFlight >= w { checkInFlight = 0 }
-        if downloadInFlight != 0, id - downloadInFlight >= w { downloadInFlight = 0 }
-        if uploadInFlight != 0, id - uploadInFlight >= w { uploadInFlight = 0; reportsUploading = 0 }
         s.effects.append(.send(id: id, kind: kind, credential: credential))
         s.effects.append(.setTimer(.requestTimeout, at: s.now + s.config.requestTimeoutMs, arg: id << 3 | UInt32(kind.rawValue)))
         return id
@@ -332,18 +330,22 @@ public struct ReferenceSDK: SDKCore {
         downloadInFlight = 0
     }
 
-    /// Whether request `id` is still awaited.
+    /// Whether request `id` is still awaited: the check, download or upload in flight
+    /// (until answered or timed out), or a request among the `window` newest not answered.
     @inlinable
     func awaiting(_ id: UInt32) -> Bool {
-        guard id < nextRequestID else { return false }
+        guard id < nextRequestID, id != 0 else { return false }
+        if id == checkInFlight || id == downloadInFlight || id == uploadInFlight { return true }
         let age = nextRequestID - 1 - id
         return age < UInt32(window) && inFlight & (1 << age) != 0
     }
 
-    /// Whether request `id` is still awaited; it no longer is afterwards.
+    /// Whether request `id` is still awaited; it no longer is afterwards (the check's,
+    /// download's or upload's own id is cleared by the handling of its answer).
     mutating func take(_ id: UInt32) -> Bool {
         guard awaiting(id) else { return false }
-        inFlight &= ~(1 << (nextRequestID - 1 - id))
+        let age = nextRequestID - 1 - id
+        if age < 32 { inFlight &= ~(UInt32(1) << age) }
         return true
     }
 
