@@ -119,7 +119,7 @@ enum ShrinkCommand {
         let t0 = monotonicSeconds()
         let (small, attempts) = Fuzz.shrink(scenario, invariant: target,
                                             maxAttempts: Int(try a.uint("max-attempts", default: 1_500, range: 1...1_000_000)))
-        let text = Fuzz.reproducerText(small, invariant: target, seed: small.seed, sdk: small.sdk, file: a.string("o") ?? a.string("out") ?? "FILE")
+        let text = Fuzz.reproducerText(small, invariant: target, seed: scenario.seed, sdk: small.sdk, file: a.string("o") ?? a.string("out") ?? "FILE")
         if let out = a.string("o") ?? a.string("out") { try writeAtomically(text, to: out) } else { print(text, terminator: "") }
         printError("simkit shrink: '\(target)': \(plural(before.0, "statement")), \(plural(Int(before.1), "device")) -> \(plural(small.statementCount, "statement")), \(plural(Int(small.deviceCount), "device")) in \(plural(attempts, "run")) (\(String(format: "%.1f", monotonicSeconds() - t0)) s)")
         return 1

@@ -7,9 +7,10 @@ import SimKit
 ///
 /// A race (two answers delivered out of order, an answer cut off by a partition) depends
 /// on the latencies drawn, and those depend on the seed and on how many devices draw: with
-/// one device fewer the same seed rarely draws the race again. So where removing devices
-/// fails, the shrinker also tries a few neighbouring seeds (`reseeds`), and a reproducer
-/// that is still large is shrunk again from each of them, keeping the smallest. The
+/// one device fewer the same seed rarely draws the race again. So when the plain passes
+/// leave a reproducer larger than 12 statements or 3 devices, they run again trying a few
+/// neighbouring seeds (`reseeds`) where a removal fails, and from each of those seeds,
+/// keeping the smallest. The
 /// reproducer's `seed` line says which one it ended with.
 public struct Shrinker {
     /// The most candidates run in one shrink.
@@ -17,9 +18,11 @@ public struct Shrinker {
     public private(set) var attempts = 0
     let stillFails: (ScenarioFile) -> Bool
 
-    /// Neighbouring seeds tried where removing devices fails, and from which a large
-    /// reproducer is shrunk again.
+    /// Neighbouring seeds tried where a removal fails, and from which a large reproducer
+    /// is shrunk again, once the plain passes leave it larger than small.
     public var reseeds: UInt64 = 8
+    /// The passes try neighbouring seeds (after a first round without).
+    var reseeding = false
     /// A reproducer larger than this (statements or devices) is shrunk again from
     /// neighbouring seeds; at most this size, the shrinker stops there.
     static let smallStatements = 12, smallDevices: UInt64 = 3
@@ -35,7 +38,11 @@ public struct Shrinker {
         var best = scenario
         best.expectedViolations = []
         shrinkInPlace(&best)
-        // Still large: the race may need that many devices only under this seed.
+        // Still large: the race may need that many devices only under this seed. Shrink
+        // again, trying neighbouring seeds where a removal fails, and from each of them.
+        guard !Shrinker.isSmall(best) else { return best }
+        reseeding = true
+        shrinkInPlace(&best)
         var k: UInt64 = 1
         while k <= reseeds, attempts < maxAttempts, !Shrinker.isSmall(best) {
             var candidate = best
@@ -89,7 +96,7 @@ public struct Shrinker {
     /// of those after it, and a race it needs is then drawn elsewhere.
     mutating func acceptReseeding(_ candidate: ScenarioFile, into best: inout ScenarioFile) -> Bool {
         if accept(candidate, into: &best) { return true }
-        guard !Shrinker.isSmall(best) else { return false }
+        guard reseeding, !Shrinker.isSmall(best) else { return false }
         var k: UInt64 = 1
         while k <= reseeds, attempts < maxAttempts {
             var c = candidate
