@@ -16,6 +16,10 @@ public struct AccessHistory: Sendable {
     @usableFromInline var appRefusedSince: [SimTime]
     /// Per app: earlier refusals, oldest first.
     @usableFromInline var appRefusals: [[Interval]]
+    /// Per app: whether it is answered `app_pending` now (S2.3), and when it last stopped
+    /// being (0: never was). A pending answer is no lock error, so it breaks a stop.
+    @usableFromInline var appPending: [Bool]
+    @usableFromInline var appPendingEndedAt: [SimTime]
 
     /// No such time.
     public static let never: SimTime = .max
@@ -29,6 +33,14 @@ public struct AccessHistory: Sendable {
         keyStoppedAt = Array(repeating: Self.never, count: keyCount)
         appRefusedSince = Array(repeating: Self.never, count: appCount)
         appRefusals = Array(repeating: [], count: appCount)
+        appPending = Array(repeating: false, count: appCount)
+        appPendingEndedAt = Array(repeating: 0, count: appCount)
+    }
+
+    /// Records whether app `a` is answered `app_pending` from `now` on.
+    mutating func noteAppPending(_ a: Int, pending: Bool, now: SimTime) {
+        if appPending[a], !pending { appPendingEndedAt[a] = now }
+        appPending[a] = pending
     }
 
     /// Records whether app `a` is refused from `now` on (a no-op when nothing changed).
@@ -75,10 +87,15 @@ public struct AccessHistory: Sendable {
 
     /// S2 `stoppedSince`: the start of the unbroken run of lock errors, up to `now`, that a
     /// request with key `k` (of `app`) gets, and never before `notBefore` (what the server
-    /// knows of the install). A mismatch covers everything since `notBefore`.
+    /// knows of the install). A mismatch covers everything since `notBefore` but the time
+    /// the key's app was answered `app_pending` while the key was valid (S2.3 comes before
+    /// S2.5: those requests got no lock error).
     func stopStart(key k: Int, keyState: KeyState, app: Int?, mismatch: Bool, notBefore: SimTime,
                    now: SimTime) -> SimTime {
-        if mismatch { return notBefore }
+        if mismatch {
+            guard let a = app, appPendingEndedAt[a] > keyIssuedAt[k] else { return notBefore }
+            return max(notBefore, min(appPendingEndedAt[a], now))
+        }
         var t = now
         for _ in 0..<Self.walkMax {
             guard t > notBefore else { break }

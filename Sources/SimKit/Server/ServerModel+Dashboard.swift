@@ -129,7 +129,11 @@ extension ServerModel {
     /// Brings the refusal history of every app up to date after a dashboard or Rollup change.
     /// - Complexity: O(apps).
     mutating func noteAccess(now: SimTime) {
-        for a in 0..<apps.count { history.noteApp(a, refused: appAnswer(AppID(a)) == .appDisabled, now: now) }
+        for a in 0..<apps.count {
+            let answer = appAnswer(AppID(a))
+            history.noteApp(a, refused: answer == .appDisabled, now: now)
+            history.noteAppPending(a, pending: answer == .appPending, now: now)
+        }
     }
 
     /// The server loses `device`'s record (a fault of the scenario's `forget-device`): its

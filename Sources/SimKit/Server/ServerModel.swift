@@ -99,7 +99,7 @@ public struct ServerModel: Sendable {
             ? Array(repeating: CachedVerdict(), count: setup.keyCount) : []
         history = AccessHistory(keyCount: setup.keyCount, appCount: setup.apps.count)
         for (index, app) in setup.apps.enumerated() { history.keyIssuedAt[Int(app.key)] = 0; _ = index }
-        for a in 0..<apps.count { history.noteApp(a, refused: appAnswer(AppID(a)) == .appDisabled, now: 0) }
+        noteAccess(now: 0)
         assert(checkInvariants() == nil, checkInvariants() ?? "")
     }
 
