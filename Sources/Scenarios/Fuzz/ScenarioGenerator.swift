@@ -30,6 +30,14 @@ public struct ScenarioGenerator {
         case reset, photos, calls, addPhotos, background, rareOpens, cacheProbe
         /// Two verdicts on either side of a dashboard change, delivered out of order (D4, D9).
         case verdictRace
+        /// Dashboard and Rollup actions on the second app and its account: they must change
+        /// nothing for the first (S2, S4, S5).
+        case otherAppActions
+        /// Older keys: stopping a key that is not the newest previous one or has expired,
+        /// and updates that ship an old key of the same app again (S1, S3).
+        case oldKeys
+        /// A partition that starts while requests are in flight, cutting their answers off.
+        case cutInFlight
     }
 
     let options: GeneratorOptions
@@ -78,7 +86,7 @@ public struct ScenarioGenerator {
         let smallOrBig = r.chance(4, outOf: 5) ? min(5, options.maxDevicesPerGroup) : options.maxDevicesPerGroup
         let n = 1 + r.below(max(1, smallOrBig))
         s.groups = [DeviceGroupDecl(kind: .devices, count: n, app: "photos")]
-        if has(.secondApp) || has(.wrongKey) {
+        if has(.secondApp) || has(.wrongKey) || has(.otherAppActions) {
             s.accounts.append(AccountDecl(name: "globex"))
             s.apps.append(AppDecl(name: "notes", account: "globex", key: "rk_live_n0"))
             s.groups.append(DeviceGroupDecl(kind: .devices, count: 1 + r.below(3), app: "notes"))
@@ -201,19 +209,21 @@ public struct ScenarioGenerator {
             at(shifted(t + Ms.day, delta()), .person(.open, .all))
         case .verdictRace:
             // Two requests on either side of a dashboard change, a few hundred milliseconds
-            // apart on a link whose round trips vary by seconds: the newer verdict often
-            // arrives first (D4, D9). Three races, an hour apart.
-            let spread = s.network.latencyMax - s.network.latencyMin
-            if spread < Ms.second { s.network.latencyMax = s.network.latencyMin + Ms.second + r.below(3 * Ms.second) }
+            // apart on a link whose round trips vary from 1 ms to seconds: the first is
+            // served before the change and the newer verdict often arrives first (D4, D9).
+            // Eight races, 20 minutes apart, so one race is likely under any seed (and a
+            // shrunk reproducer still draws one when a statement before it goes).
+            s.network.latencyMin = 1
+            if s.network.latencyMax < 2 * Ms.second { s.network.latencyMax = 2 * Ms.second + r.below(2 * Ms.second) }
             let gap = 1 + r.below(max(1, s.network.latencyMax / 4))
             let lockFirst = r.chance(1, outOf: 2)
-            for k: SimTime in 0..<3 {
-                let at0 = t + k * Ms.hour
+            for k: SimTime in 0..<8 {
+                let at0 = t + k * 20 * Ms.minute
                 if lockFirst {
                     at(at0, .person(.launch, .all))                      // a check served 200 …
                     at(at0 + gap, .disable(app: "photos"))               // … then access stops …
                     at(at0 + gap + 1, .person(.query, .all))             // … and a query is refused
-                    at(at0 + 30 * Ms.minute, .enable(app: "photos"))
+                    at(at0 + 10 * Ms.minute, .enable(app: "photos"))
                 } else {
                     at(at0, .disable(app: "photos"))
                     at(at0 + 1, .person(.query, .all))                   // refused …
@@ -222,6 +232,48 @@ public struct ScenarioGenerator {
                 }
             }
             poke(t + 4 * Ms.hour)
+        case .otherAppActions:
+            guard s.apps.count > 1 else { return }   // declared whenever this feature is on
+            warm(t)
+            switch r.below(4) {
+            case 0:
+                at(t, .disable(app: "notes"))
+                at(t + [Ms.hour, 2 * Ms.day][Int(r.below(2))], .enable(app: "notes"))
+            case 1:
+                let key = "rk_live_n\(otherKeys.count)"
+                otherKeys.append(key)
+                at(t, .rotate(app: "notes", key: key, old: r.chance(1, outOf: 2) ? .stopNow : .keep(Ms.hour)))
+                at(t + Ms.minute, .update(.group("notes"), key: nil))
+            case 2:
+                at(t, .rollupApp(.revoke, app: "notes"))
+                if r.chance(1, outOf: 2) { at(t + Ms.day, .rollupApp(.restore, app: "notes")) }
+            default:
+                at(t, .rollupAccount(.revoke, account: "globex"))
+                if r.chance(1, outOf: 2) { at(t + Ms.day, .rollupAccount(.restore, account: "globex")) }
+            }
+            poke(t + Ms.minute)
+        case .oldKeys:
+            // Two rotations; then stop the oldest key (expired, or still in its grace, or not
+            // the newest previous one), or ship an old key again in an update.
+            rotation(at: t)
+            rotation(at: t + Ms.hour + r.below(Ms.day))
+            guard keys.count >= 3, let last = lastRotationAt else { return }
+            let oldest = keys[keys.count - 3], previous = keys[keys.count - 2]
+            let when = last + [Ms.minute, 2 * Ms.hour, 8 * Ms.day][Int(r.below(3))]
+            switch r.below(3) {
+            case 0: at(when, .stopOldKey(app: "photos", key: oldest))
+            case 1: at(when, .stopOldKey(app: "photos", key: previous))
+            default: at(when, .update(selector(), key: r.chance(1, outOf: 2) ? oldest : previous))
+            }
+            poke(when + Ms.minute)
+        case .cutInFlight:
+            // Requests go out at t; the link drops a few milliseconds later, before most
+            // answers are back, and comes back after a second to an hour.
+            poke(t)
+            let cut = t + 1 + r.below(max(1, s.network.latencyMin + (s.network.latencyMax - s.network.latencyMin) / 2))
+            at(cut, .offline(r.chance(1, outOf: 2) ? .all : selector(), for: [Ms.second, Ms.minute, Ms.hour][Int(r.below(3))]))
+            if r.chance(1, outOf: 2) { at(cut + 1, .disable(app: "photos")); at(cut + 2 * Ms.hour, .enable(app: "photos")) }
+            poke(cut + 2 * Ms.hour + Ms.minute)
         case .cacheProbe:
             at(t, .person(.query, .all))
             at(t + Ms.minute, .disable(app: "photos"))

@@ -20,7 +20,7 @@ public struct Shrinker {
 
     /// Neighbouring seeds tried where a removal fails, and from which a large reproducer
     /// is shrunk again, once the plain passes leave it larger than small.
-    public var reseeds: UInt64 = 8
+    public var reseeds: UInt64 = 24
     /// The passes try neighbouring seeds (after a first round without).
     var reseeding = false
     /// A reproducer larger than this (statements or devices) is shrunk again from
