@@ -3,18 +3,12 @@
 // key-and-revocation lifecycle of a photo-indexing SDK. No package dependencies.
 import PackageDescription
 
-/// Release builds optimise across modules so the generic engine specialises on the
-/// SDK and checker types that other modules plug in (see issue 8), and let LLVM inline
-/// far more than its default (225): the engine's handlers (`apply`, `sendRequest`,
-/// `requestArrives`, `timerFires`, …) are specialised into this package's executable as
-/// separate functions, and each call saved and restored registers around a few dozen
-/// instructions of work. Callgrind, 10k devices × 10 days checked: 1,591.7 M -> 1,486.8 M
-/// instructions; 10k × 60 days 0.914 -> 0.890 s. (20,000 takes 1,447.8 M, in the same time,
-/// for twice the code; full LTO, `--experimental-lto-mode=full`, 1,496.6 M.)
-let optimise: [SwiftSetting] = [
-    .unsafeFlags(["-cross-module-optimization", "-Xllvm", "-inline-threshold=5000"], .when(configuration: .release)),
-]
-
+// No `unsafeFlags` anywhere: SwiftPM refuses a versioned dependency (`from: "0.1.0"`) whose
+// targets carry them, and SimKit is meant to be one. Release speed comes from the code
+// instead: the engine (`World`, the event queue, the request pool, the device tables) is
+// `@inlinable`, so each program that runs a world specialises it on its own SDK core and
+// observer, and the busiest trace sites are functions of their own (see
+// `World+SDKStep.swift` and docs/performance.md for what this cost and bought back).
 let package = Package(
     name: "SimKit",
     products: [
@@ -26,10 +20,10 @@ let package = Package(
     targets: [
         /// One C function: a cache prefetch hint, which Swift cannot spell (see World.run).
         .target(name: "SimKitPrefetch"),
-        .target(name: "SimKit", dependencies: ["SimKitPrefetch"], swiftSettings: optimise),
-        .target(name: "Invariants", dependencies: ["SimKit"], swiftSettings: optimise),
-        .target(name: "Scenarios", dependencies: ["SimKit", "Invariants"], swiftSettings: optimise),
-        .executableTarget(name: "simkit", dependencies: ["SimKit", "Invariants", "Scenarios"], swiftSettings: optimise),
+        .target(name: "SimKit", dependencies: ["SimKitPrefetch"]),
+        .target(name: "Invariants", dependencies: ["SimKit"]),
+        .target(name: "Scenarios", dependencies: ["SimKit", "Invariants"]),
+        .executableTarget(name: "simkit", dependencies: ["SimKit", "Invariants", "Scenarios"]),
         .testTarget(name: "SimKitTests", dependencies: ["SimKit"]),
         .testTarget(name: "InvariantsTests", dependencies: ["SimKit", "Invariants"]),
         .testTarget(name: "ScenariosTests", dependencies: ["SimKit", "Invariants", "Scenarios", "simkit"]),

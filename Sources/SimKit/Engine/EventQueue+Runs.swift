@@ -60,7 +60,7 @@ struct QueueRuns: Sendable {
         findFirstOfMany()
     }
 
-    @usableFromInline
+    @inlinable
     mutating func findFirstOfMany() {
         firstTime = .max
         for i in 0..<count {
@@ -228,7 +228,7 @@ extension EventQueue {
     /// `pushRun` of the `n` entries at `entries`, whose targets increase (asserted in debug
     /// builds) and whose offsets are at most `maxOffset`: for a caller that makes them so,
     /// such as the world's jittered statements, and saves the pass that checks it.
-    mutating func pushRun(at time: SimTime, kind: UInt8, arg: UInt32, entries e: UnsafePointer<UInt64>, count n: Int,
+    @usableFromInline mutating func pushRun(at time: SimTime, kind: UInt8, arg: UInt32, entries e: UnsafePointer<UInt64>, count n: Int,
                           maxOffset: UInt64) -> Bool {
         guard takesRuns, n >= EventQueue.runMin, runs.count < EventQueue.runsMax, pending &+ n <= capacityLimit,
               maxOffset >> 32 == 0, time < SimTime.max - maxOffset else { return false }

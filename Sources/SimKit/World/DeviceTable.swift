@@ -11,12 +11,12 @@ public struct DeviceTable<Element>: RandomAccessCollection {
     @usableFromInline var buffer: DeviceTableBuffer<Element>
 
     /// `count` copies of `value`.
-    init(repeating value: Element, count: Int) {
+    @inlinable init(repeating value: Element, count: Int) {
         buffer = DeviceTableBuffer(repeating: value, count: count)
     }
 
     /// The given values, in order.
-    init(_ values: [Element]) {
+    @inlinable init(_ values: [Element]) {
         buffer = DeviceTableBuffer(values)
     }
 
@@ -52,14 +52,14 @@ extension DeviceTable: Sendable where Element: Sendable {}
     @usableFromInline let base: UnsafeMutablePointer<Element>
     @usableFromInline let count: Int
 
-    init(repeating value: Element, count: Int) {
+    @usableFromInline init(repeating value: Element, count: Int) {
         precondition(count >= 0, "negative device count")
         self.count = count
         base = .allocate(capacity: Swift.max(count, 1))
         base.initialize(repeating: value, count: count)
     }
 
-    init(_ values: [Element]) {
+    @usableFromInline init(_ values: [Element]) {
         count = values.count
         base = .allocate(capacity: Swift.max(count, 1))
         _ = UnsafeMutableBufferPointer(start: base, count: count).initialize(from: values)

@@ -7,44 +7,48 @@
 /// `makeUnique()`, which `World.run` does before its loop; growing makes a fresh storage.
 /// Its four operations are always inlined: the engine is specialised in the executable's
 /// module, and as calls into this one they cost 10 M of 1,522 M instructions (10k × 10 d).
-struct RequestPool: Sendable {
-    struct Slot: Sendable {
-        var request: Request
-        var reply = ServerReply(.ok)
-        var sentAt: SimTime
+@usableFromInline struct RequestPool: Sendable {
+    @usableFromInline struct Slot: Sendable {
+        @usableFromInline var request: Request
+        @usableFromInline var reply = ServerReply(.ok)
+        @usableFromInline var sentAt: SimTime
         /// The request's id while the slot is in use; the next free slot while it is free.
-        var id: UInt32
-        var epoch: UInt16
+        @usableFromInline var id: UInt32
+        @usableFromInline var epoch: UInt16
         /// The timeout fault picked this request: its response comes only after the timeout.
-        var late = false
+        @usableFromInline var late = false
+
+        @inlinable init(request: Request, reply: ServerReply = ServerReply(.ok), sentAt: SimTime, id: UInt32, epoch: UInt16, late: Bool = false) {
+            self.request = request; self.reply = reply; self.sentAt = sentAt; self.id = id; self.epoch = epoch; self.late = late
+        }
     }
 
-    private(set) var storage = RequestSlots(capacity: 64)
+    @usableFromInline var storage = RequestSlots(capacity: 64)
     /// Slots `0..<used` have been handed out, to a request or to the free list.
-    private var used = 0
+    @usableFromInline var used = 0
     /// The first free slot below `used`, linked through `Slot.id`; `none` when empty.
-    private var freeHead = RequestPool.none
+    @usableFromInline var freeHead = RequestPool.none
 
     /// The most requests on the wire at once (a runaway is a bug).
-    static let limit = 1 << 26
-    static let none = UInt32.max
+    @usableFromInline static let limit = 1 << 26
+    @usableFromInline static let none = UInt32.max
 
     /// Room for `count` requests without growing: a burst (every device launching at once)
     /// then fills reserved pages instead of doubling the storage, whose copy would double
     /// the resident peak. Reserved pages cost nothing until written.
-    mutating func reserve(_ count: Int) {
+    @inlinable mutating func reserve(_ count: Int) {
         let wanted = min(count, RequestPool.limit)
         if wanted > storage.capacity { storage = storage.copy(capacity: wanted, used: used) }
     }
 
     /// Gives this pool a storage of its own if a copy shares it: call before writing.
-    mutating func makeUnique() {
+    @inlinable mutating func makeUnique() {
         if !isKnownUniquelyReferenced(&storage) { storage = storage.copy(capacity: storage.capacity, used: used) }
     }
 
     /// Puts `slot` on the wire; returns its slot number.
     @inline(__always)
-    mutating func add(_ slot: Slot) -> UInt32 {
+    @inlinable mutating func add(_ slot: Slot) -> UInt32 {
         if freeHead != RequestPool.none {
             let i = freeHead
             freeHead = storage.base[Int(i)].id
@@ -60,28 +64,28 @@ struct RequestPool: Sendable {
 
     /// The request in slot `i` (handed out and not yet released).
     @inline(__always)
-    subscript(i: UInt32) -> Slot {
+    @inlinable subscript(i: UInt32) -> Slot {
         precondition(Int(i) < used, "request slot \(i) was never handed out")
         return storage.base[Int(i)]
     }
 
     /// Records the server's answer to request `i` (one field, not the whole slot).
     @inline(__always)
-    mutating func setReply(_ reply: ServerReply, of i: UInt32) {
+    @inlinable mutating func setReply(_ reply: ServerReply, of i: UInt32) {
         precondition(Int(i) < used, "request slot \(i) was never handed out")
         storage.base[Int(i)].reply = reply
     }
 
     /// Frees slot `i` for the next request.
     @inline(__always)
-    mutating func release(_ i: UInt32) {
+    @inlinable mutating func release(_ i: UInt32) {
         precondition(Int(i) < used, "request slot \(i) was never handed out")
         storage.base[Int(i)].id = freeHead
         freeHead = i
     }
 
     /// The address of slot `i`, for cache hints; nil beyond the slots handed out.
-    func address(of i: UInt32) -> UnsafeRawPointer? {
+    @inlinable func address(of i: UInt32) -> UnsafeRawPointer? {
         Int(i) < used ? UnsafeRawPointer(storage.base + Int(i)) : nil
     }
 }
@@ -89,11 +93,11 @@ struct RequestPool: Sendable {
 /// The memory of a `RequestPool`: `capacity` slots, of which the pool has written a prefix.
 /// `Slot` holds no references, so slots need no deinitialising.
 /// determinism: copy-on-write as `RequestPool` says, and SimKit runs on one thread; no shared writes
-final class RequestSlots: @unchecked Sendable {
-    let base: UnsafeMutablePointer<RequestPool.Slot>
-    let capacity: Int
+@usableFromInline final class RequestSlots: @unchecked Sendable {
+    @usableFromInline let base: UnsafeMutablePointer<RequestPool.Slot>
+    @usableFromInline let capacity: Int
 
-    init(capacity: Int) {
+    @inlinable init(capacity: Int) {
         precondition(capacity > 0, "a request pool needs room")
         assert(_isPOD(RequestPool.Slot.self), "slots are never deinitialised")
         self.capacity = capacity
@@ -101,7 +105,7 @@ final class RequestSlots: @unchecked Sendable {
     }
 
     /// A storage of `capacity` slots whose first `used` are copies of these.
-    func copy(capacity newCapacity: Int, used: Int) -> RequestSlots {
+    @inlinable func copy(capacity newCapacity: Int, used: Int) -> RequestSlots {
         let fresh = RequestSlots(capacity: max(newCapacity, used, 1))
         fresh.base.initialize(from: base, count: used)
         return fresh

@@ -2,8 +2,8 @@
 /// server faults of SPEC §1.4, applied around `ServerModel.handle`.
 extension World {
     /// D9, S9 and §1.4: puts a request on the wire from `device`.
-    mutating func sendRequest(device d: DeviceIndex, id: UInt32, kind: RequestKind, credential: Credential) {
-        let dev = devices[Int(d)]
+    @inlinable mutating func sendRequest(device d: DeviceIndex, id: UInt32, kind: RequestKind, credential: Credential) {
+        let dev = _devices[Int(d)]
         let request = Request(kind: kind, key: dev.key, credential: credential, device: d,
                               attestedApp: dev.genuine ? dev.app : nil, build: dev.build)
         trace(d, .requestSent(id: id, kind: kind, key: dev.key, credential: credential))
@@ -23,7 +23,7 @@ extension World {
 
     /// The request reaches the server: an outage or an injected 5xx answers without
     /// touching server state (S9); otherwise the server judges it (S1, S2).
-    mutating func requestArrives(slot s: UInt32) {
+    @inlinable mutating func requestArrives(slot s: UInt32) {
         let slot = requests[s]
         let d = slot.request.device
         var r = draw(d)
@@ -56,26 +56,25 @@ extension World {
     }
 
     /// The answer reaches the device; a dead process never hears it.
-    mutating func responseArrives(slot s: UInt32) {
+    @inlinable mutating func responseArrives(slot s: UInt32) {
         let slot = requests[s]
         requests.release(s)
         let d = slot.request.device
-        let dev = devices[Int(d)]
+        let dev = _devices[Int(d)]
         guard dev.hasProcess, dev.processEpoch == slot.epoch else {
             trace(d, .droppedForDeadProcess(id: slot.id))
             return
         }
-        trace(d, .delivered(id: slot.id, kind: slot.request.kind, answer: slot.reply.answer, viaTimer: false, sentAt: slot.sentAt,
-                            servedAt: slot.reply.servedAt, stoppedSince: slot.reply.stoppedSince))
+        traceDelivered(slot)
         step(d, .response(id: slot.id, kind: slot.request.kind, reply: slot.reply))
     }
 
     /// A device's partition ends (unless a later one extended it).
-    mutating func offlineEnds(device d: DeviceIndex) {
-        if devices[Int(d)].offlineUntil == now { trace(d, .fault(.offlineEnded)) }
+    @inlinable mutating func offlineEnds(device d: DeviceIndex) {
+        if _devices[Int(d)].offlineUntil == now { trace(d, .fault(.offlineEnded)) }
     }
 
-    mutating func serverFaultEnds(kind: UInt32) {
+    @inlinable mutating func serverFaultEnds(kind: UInt32) {
         let ended: Bool
         switch kind {
         case 0: ended = faults.errorsUntil == now
@@ -84,5 +83,12 @@ extension World {
         default: ended = faults.lostUntil == now
         }
         if ended { trace(Event.world, .fault(.serverFaultEnded)) }
+    }
+
+    /// `trace` of an answer's arrival, a function of its own (see `traceInput`).
+    @inlinable @inline(never)
+    mutating func traceDelivered(_ slot: RequestPool.Slot) {
+        trace(slot.request.device, .delivered(id: slot.id, kind: slot.request.kind, answer: slot.reply.answer, viaTimer: false,
+                                              sentAt: slot.sentAt, servedAt: slot.reply.servedAt, stoppedSince: slot.reply.stoppedSince))
     }
 }

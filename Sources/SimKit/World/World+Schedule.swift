@@ -1,7 +1,7 @@
 /// The scripted schedule: statements fire at their times, pick their devices and act.
 extension World {
     /// Fires every statement due now, in file order, then queues the next schedule time.
-    mutating func fireDueStatements() {
+    @inlinable mutating func fireDueStatements() {
         let bits = World.statementBits
         while let key = statementsDue.min, key >> bits == now {
             _ = statementsDue.pop()
@@ -13,7 +13,7 @@ extension World {
     }
 
     /// Fires statement `index` now and schedules its next firing.
-    mutating func fireStatement(_ index: Int) {
+    @inlinable mutating func fireStatement(_ index: Int) {
         let statement = setup.schedule[index]
         let firing = firings[index]
         firings[index] &+= 1
@@ -44,8 +44,8 @@ extension World {
             // Each device's moment, as `delay << 32 | device`, in device order: queued as one
             // sorted run (see `EventQueue.pushRun`), or one by one when the queue refuses it.
             // A device is selected at most once, so the buffer needs one slot a device.
-            if runEntries.count < devices.count || !isKnownUniquelyReferenced(&runEntries) {
-                runEntries = QueueBuffer(count: devices.count)
+            if runEntries.count < _devices.count || !isKnownUniquelyReferenced(&runEntries) {
+                runEntries = QueueBuffer(count: _devices.count)
             }
             let entries = runEntries.base
             var n = 0
@@ -64,8 +64,8 @@ extension World {
             let until = now.saturatingAdd(forMs)
             forEachSelected(selection, statement: index, firing: firing) { world, d in
                 let i = Int(d)
-                if world.devices[i].offlineUntil < until {
-                    world.devices[i].offlineUntil = until
+                if world._devices[i].offlineUntil < until {
+                    world._devices[i].offlineUntil = until
                     world.trace(d, .fault(.offline(until: until)))
                     world.schedule(Event(time: until, target: d, kind: EventKind.offlineEnds))
                 }
@@ -102,18 +102,18 @@ extension World {
     }
 
     /// Queues statement `index`'s person action for device `d`, `delayMs` from now.
-    mutating func schedulePersonAction(statement index: Int, device d: DeviceIndex, after delayMs: SimTime) {
+    @inlinable mutating func schedulePersonAction(statement index: Int, device d: DeviceIndex, after delayMs: SimTime) {
         schedule(Event(time: now.saturatingAdd(delayMs), target: d, kind: EventKind.personAction, arg: UInt32(index)))
     }
 
     /// A jittered person action reaches its device.
-    mutating func personActionFromStatement(device d: DeviceIndex, statement index: Int) {
+    @inlinable mutating func personActionFromStatement(device d: DeviceIndex, statement index: Int) {
         guard case .person(let action, _, let arg) = setup.schedule[index].action else { return }
         personAct(action, device: d, arg: arg)
     }
 
     /// Applies a dashboard or Rollup action to the server; false when it was refused.
-    mutating func applyDashboard(_ action: DashboardAction) -> Bool {
+    @inlinable mutating func applyDashboard(_ action: DashboardAction) -> Bool {
         switch action {
         case .rotate(let app, let key, let grace):
             let outcome = server.rotate(app: app, newKey: key, oldKey: grace.map { .keep(graceMs: $0) } ?? .stopNow, now: now)
@@ -130,9 +130,9 @@ extension World {
     /// Calls `body` for each selected device in index order. Shares and counts are drawn
     /// by selection sampling (Knuth's algorithm S) from a stream of the seed, the statement
     /// and the firing: exact counts, O(n), no allocation.
-    mutating func forEachSelected(_ selection: DeviceSelection, statement: Int, firing: UInt32,
+    @inlinable mutating func forEachSelected(_ selection: DeviceSelection, statement: Int, firing: UInt32,
                                   _ body: (inout World, DeviceIndex) -> Void) {
-        let range = selection.group.map { devices(ofGroup: $0) } ?? 0..<devices.count
+        let range = selection.group.map { devices(ofGroup: $0) } ?? 0..<_devices.count
         let n = range.count
         let wanted: Int
         switch selection.mode {

@@ -9,59 +9,94 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
     public let setup: WorldSetup
     public let facts: WorldFacts
     /// The current virtual time; set before each event is handled.
-    public private(set) var now: SimTime = 0
+    public internal(set) var now: SimTime {
+        @inlinable get { _now }
+        @inlinable set { _now = newValue }
+        @inlinable _modify { yield &_now }
+    }
+    @usableFromInline var _now: SimTime = 0
     public var queue: EventQueue
     public var server: ServerModel
     /// Per-device state and SDK processes; written without per-write uniqueness checks
     /// (see `DeviceTable`), so only this module writes them.
-    public internal(set) var devices: DeviceTable<DeviceState>
-    public internal(set) var sdks: DeviceTable<SDK>
+    public internal(set) var devices: DeviceTable<DeviceState> {
+        @inlinable get { _devices }
+        @inlinable set { _devices = newValue }
+        @inlinable _modify { yield &_devices }
+    }
+    @usableFromInline var _devices: DeviceTable<DeviceState>
+    public internal(set) var sdks: DeviceTable<SDK> {
+        @inlinable get { _sdks }
+        @inlinable set { _sdks = newValue }
+        @inlinable _modify { yield &_sdks }
+    }
+    @usableFromInline var _sdks: DeviceTable<SDK>
     public var observer: Observer
-    public private(set) var fingerprint = Fingerprint()
-    public private(set) var rings: DeviceRings
+    public internal(set) var fingerprint: Fingerprint {
+        @inlinable get { _fingerprint }
+        @inlinable set { _fingerprint = newValue }
+        @inlinable _modify { yield &_fingerprint }
+    }
+    @usableFromInline var _fingerprint = Fingerprint()
+    public internal(set) var rings: DeviceRings {
+        @inlinable get { _rings }
+        @inlinable set { _rings = newValue }
+        @inlinable _modify { yield &_rings }
+    }
+    @usableFromInline var _rings: DeviceRings
     /// Events handled so far.
-    public private(set) var eventsHandled: UInt64 = 0
+    public internal(set) var eventsHandled: UInt64 {
+        @inlinable get { _eventsHandled }
+        @inlinable set { _eventsHandled = newValue }
+        @inlinable _modify { yield &_eventsHandled }
+    }
+    @usableFromInline var _eventsHandled: UInt64 = 0
     /// Why the run stopped before its end; nil when it ran to its end.
-    public private(set) var stop: StopReason?
+    public internal(set) var stop: StopReason? {
+        @inlinable get { _stop }
+        @inlinable set { _stop = newValue }
+        @inlinable _modify { yield &_stop }
+    }
+    @usableFromInline var _stop: StopReason?
     /// The run stopped before its end (an event budget, the queue's or the memory bound).
-    public var stoppedByBudget: Bool { stop != nil }
+    @inlinable public var stoppedByBudget: Bool { stop != nil }
     /// Why the run stopped early, in words; nil when it ran to its end.
-    public var stopReason: String? { stop?.description }
+    @inlinable public var stopReason: String? { stop?.description }
     /// Whether the queue's bound comes from the memory budget rather than the count of
     /// events per device (then a full queue is a memory bound).
-    let queueBoundByMemory: Bool
+    @usableFromInline let queueBoundByMemory: Bool
     /// An event was refused because the queue was full: the run stops at once.
-    var queueFull = false
+    @usableFromInline var queueFull = false
 
-    let random: SimRandom
+    @usableFromInline let random: SimRandom
     /// The seed's key for per-device draws (see `draw`).
-    let drawKey: UInt64
-    var groupStart: [UInt32]
+    @usableFromInline let drawKey: UInt64
+    @usableFromInline var groupStart: [UInt32]
     /// The current key of each app, as the dashboard last set it (for `update`).
-    var currentKey: [KeyID]
+    @usableFromInline var currentKey: [KeyID]
     /// How many times each scheduled statement has fired.
-    var firings: [UInt32]
+    @usableFromInline var firings: [UInt32]
     /// Statement firings by (time, statement index): same-time statements in file order.
     /// Only the earliest is in the main queue at a time (one `statement` event).
-    var statementsDue = KeyHeap()
-    var requests = RequestPool()
-    var faults = ServerFaults()
+    @usableFromInline var statementsDue = KeyHeap()
+    @usableFromInline var requests = RequestPool()
+    @usableFromInline var faults = ServerFaults()
     /// Whether `run` prefetches the next event's state: only for worlds too big for the
     /// cache, where it pays for its instructions.
-    let prefetching: Bool
+    @usableFromInline let prefetching: Bool
     /// Whether `run` asks early only for the devices its runs of person actions reach
     /// next: for worlds too big for the cache but too small for `prefetching`.
-    let prefetchingRuns: Bool
+    @usableFromInline let prefetchingRuns: Bool
     /// A reusable buffer for the SDK's effects: no allocation per event once warm.
-    var effects = EffectBuffer()
+    @usableFromInline var effects = EffectBuffer()
     /// A reusable buffer for the jittered moments of one statement's firing, written
     /// through its pointer (no uniqueness check or capacity test per device), filled and
     /// handed to the queue within one `fireStatement`; a copy of the world that finds it
     /// shared makes its own first.
-    var runEntries = QueueBuffer<UInt64>(count: 0)
+    @usableFromInline var runEntries = QueueBuffer<UInt64>(count: 0)
 
     /// A world ready to run: devices built, the schedule's first firings queued.
-    public init(setup: WorldSetup, observer: Observer) {
+    @inlinable public init(setup: WorldSetup, observer: Observer) {
         self.setup = setup
         var facts = WorldFacts(setup: setup)
         self.observer = observer
@@ -82,9 +117,9 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
         for a in setup.apps { _ = serverSetup.addApp(account: a.account, key: a.initialKey, approved: !a.pending) }
         server = ServerModel(setup: serverSetup, flaws: setup.serverFlaws)
         currentKey = setup.apps.map(\.initialKey)
-        rings = DeviceRings(devices: n, depth: setup.ringDepth)
+        _rings = DeviceRings(devices: n, depth: setup.ringDepth)
         requests.reserve(n)
-        sdks = DeviceTable(repeating: SDK(), count: n)
+        _sdks = DeviceTable(repeating: SDK(), count: n)
         var built: [DeviceState] = []
         built.reserveCapacity(n)
         groupStart = []
@@ -105,7 +140,7 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
         groupStart.append(start)
         facts.devicePhotos = built.map(\.photoCount)
         self.facts = facts
-        devices = DeviceTable(built)
+        _devices = DeviceTable(built)
         firings = Array(repeating: 0, count: setup.schedule.count)
         precondition(setup.schedule.count < 1 << World.statementBits, "too many statements")
         for (i, s) in setup.schedule.enumerated() where s.firstAtMs <= min(s.untilMs, setup.durationMs) {
@@ -118,12 +153,12 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
 
     /// Runs to the end of the scenario's duration or the event budget, whichever comes
     /// first, then tells the observer the run is over.
-    public mutating func run() {
+    @inlinable public mutating func run() {
         observer.begin(facts)
         // The loop below writes the tables and the queue without uniqueness checks: make
         // them this world's alone.
-        devices.makeUnique()
-        sdks.makeUnique()
+        _devices.makeUnique()
+        _sdks.makeUnique()
         queue.makeUnique()
         requests.makeUnique()
         effects.makeUnique()
@@ -157,13 +192,13 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
     /// Queues `e`; when the queue's bound refuses it, the run stops (a runaway schedule is
     /// reported, never silently thinned).
     @inline(__always)
-    mutating func schedule(_ e: Event) {
+    @inlinable mutating func schedule(_ e: Event) {
         if !queue.pushUnique(e) { queueFull = true }
     }
 
     /// Hands one event to its target.
     @inline(__always)
-    mutating func handle(_ e: Event) {
+    @inlinable mutating func handle(_ e: Event) {
         switch e.kind {
         case EventKind.statement: fireDueStatements()
         case EventKind.personAction: personActionFromStatement(device: e.target, statement: Int(e.arg))
@@ -178,17 +213,17 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
 
     /// Bytes a pending event may hold: its place in the queue, twice over for the queue's
     /// growth, and a request slot (most pending events are requests on the wire).
-    static var bytesPerPendingEvent: UInt64 {
+    @inlinable static var bytesPerPendingEvent: UInt64 {
         UInt64(2 * MemoryLayout<Event>.stride + MemoryLayout<RequestPool.Slot>.stride)
     }
 
     /// Bytes a device holds whatever is pending: its state, its SDK, its trace ring, and
     /// the checkers' truth of it (measured: 562 B/device at a million devices, checked).
-    static var bytesPerDevice: UInt64 { 1_024 }
+    @inlinable static var bytesPerDevice: UInt64 { 1_024 }
 
     /// The most events that may be pending so that the world stays within
     /// `memoryBudgetBytes`: what is left after the devices, per pending event; at least 2^16.
-    static func queueLimit(memoryBudgetBytes: UInt64, devices: Int) -> Int {
+    @inlinable static func queueLimit(memoryBudgetBytes: UInt64, devices: Int) -> Int {
         let fixed = UInt64(devices).multipliedReportingOverflow(by: bytesPerDevice)
         let left = fixed.overflow || fixed.partialValue >= memoryBudgetBytes ? 0 : memoryBudgetBytes - fixed.partialValue
         return Int(max(1 << 16, min(left / bytesPerPendingEvent, UInt64(Int.max))))
@@ -200,7 +235,7 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
     /// Checked, fastest of 3-5 interleaved runs, without and with: 10k × 60 days 0.778 and
     /// 0.799 s, 15k × 30 days 0.663 and 0.683 s, 30k × 20 days 1.035 and 0.999 s, 60k ×
     /// 10 days 1.490 and 1.253 s.
-    static var prefetchFromDevices: Int { 1 << 14 }
+    @inlinable static var prefetchFromDevices: Int { 1 << 14 }
 
     /// Worlds of at least this many devices (and fewer than `prefetchFromDevices`) ask
     /// early for the state of the device that a run of person actions reaches a few events
@@ -209,17 +244,17 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
     /// without and with: 10k × 60 days 0.653 and 0.646 s (medians 0.671, 0.660), 6k × 100
     /// days 0.598 and 0.602 s, 3k × 200 days 0.550 and 0.556 s (below this size the
     /// state stays in L2 and the hints only cost instructions).
-    static var runPrefetchFromDevices: Int { 1 << 13 }
+    @inlinable static var runPrefetchFromDevices: Int { 1 << 13 }
 
     /// Worlds of at least this many devices also have their queue give itself cache hints
     /// (`EventQueue.prefetches`): its pool outgrows the cache later than the devices' state
     /// does (10k × 60 days: 0.877 s without, 0.884 s with; a million devices gain 4%).
-    static var queueHintsFromDevices: Int { 1 << 15 }
+    @inlinable static var queueHintsFromDevices: Int { 1 << 15 }
 
     /// A hint: `e` runs next, start loading what it touches (its device's state, its
     /// request slot) while this one runs; at a million devices each is otherwise a miss.
     @inline(__always)
-    func prefetch(_ e: Event) {
+    @inlinable func prefetch(_ e: Event) {
         let d = e.target
         guard d != Event.world else { return }
         prefetch(device: d)
@@ -233,35 +268,35 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
     }
 
     /// How far ahead in a run of jittered person actions `run` asks for a device's state.
-    static var runPrefetchAhead: Int { 8 }
+    @inlinable static var runPrefetchAhead: Int { 8 }
 
     /// A hint: an event for device `d` comes soon; start loading its state, its SDK, its
     /// ring and the observer's truth of it.
     @inline(__always)
-    func prefetch(device d: DeviceIndex) {
-        Prefetch.element(of: devices, at: Int(d))
-        Prefetch.element(of: sdks, at: Int(d))
-        if rings.depth > 0 { rings.prefetch(device: d) }
+    @inlinable func prefetch(device d: DeviceIndex) {
+        Prefetch.element(of: _devices, at: Int(d))
+        Prefetch.element(of: _sdks, at: Int(d))
+        if _rings.depth > 0 { _rings.prefetch(device: d) }
         observer.prefetch(device: d)
     }
 
     /// Bits of a schedule key that hold the statement index (100,000 statements fit).
-    static var statementBits: UInt64 { 20 }
+    @inlinable static var statementBits: UInt64 { 20 }
 
     /// Sends one record to the fingerprint, the device's ring and the observer.
     @inline(__always)
-    mutating func trace(_ device: DeviceIndex, _ event: TraceEvent) {
+    @inlinable mutating func trace(_ device: DeviceIndex, _ event: TraceEvent) {
         let r = TraceRecord(time: now, device: device, event: event)
-        fingerprint.add(r)
-        if rings.depth > 0 { rings.push(r) }
+        _fingerprint.add(r)
+        if _rings.depth > 0 { _rings.push(r) }
         observer.observe(r)
     }
 
     /// The last trace records of a device, oldest first.
-    public func lastRecords(of device: DeviceIndex) -> [TraceRecord] { rings.last(of: device) }
+    @inlinable public func lastRecords(of device: DeviceIndex) -> [TraceRecord] { _rings.last(of: device) }
 
     /// Devices `lower..<upper` of group `g`.
-    public func devices(ofGroup g: Int) -> Range<Int> { Int(groupStart[g])..<Int(groupStart[g + 1]) }
+    @inlinable public func devices(ofGroup g: Int) -> Range<Int> { Int(groupStart[g])..<Int(groupStart[g + 1]) }
 
     /// A fresh random stream for one decision about `device`: counter-based, so each
     /// device's draws depend only on the seed, the device and how many it has made. The
@@ -269,37 +304,37 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
     /// keys of seed 2 were those of seed 0 with draw numbers swapped in pairs (2 ^ n), so
     /// neighbouring fuzz seeds drew the same words in another order.
     @inline(__always)
-    mutating func draw(_ device: DeviceIndex) -> KeyedRandom {
-        let n = devices[Int(device)].draws
-        devices[Int(device)].draws &+= 1
+    @inlinable mutating func draw(_ device: DeviceIndex) -> KeyedRandom {
+        let n = _devices[Int(device)].draws
+        _devices[Int(device)].draws &+= 1
         return KeyedRandom(key: drawKey ^ (UInt64(device) << 32 | UInt64(n)))
     }
 }
 
 /// The kinds of events in the queue.
-enum EventKind {
-    static let statement: UInt8 = 1
-    static let personAction: UInt8 = 2
-    static let requestArrives: UInt8 = 3
-    static let responseArrives: UInt8 = 4
-    static let timer: UInt8 = 5
-    static let offlineEnds: UInt8 = 6
-    static let serverFaultEnds: UInt8 = 7
+@usableFromInline enum EventKind {
+    @usableFromInline static let statement: UInt8 = 1
+    @usableFromInline static let personAction: UInt8 = 2
+    @usableFromInline static let requestArrives: UInt8 = 3
+    @usableFromInline static let responseArrives: UInt8 = 4
+    @usableFromInline static let timer: UInt8 = 5
+    @usableFromInline static let offlineEnds: UInt8 = 6
+    @usableFromInline static let serverFaultEnds: UInt8 = 7
 }
 
 /// Fork keys of the world's random streams: one per component, never reused.
-enum Stream {
-    static let library: UInt64 = 1
-    static let selection: UInt64 = 2
-    static let jitter: UInt64 = 3
-    static let deviceDraws: UInt64 = 4
+@usableFromInline enum Stream {
+    @usableFromInline static let library: UInt64 = 1
+    @usableFromInline static let selection: UInt64 = 2
+    @usableFromInline static let jitter: UInt64 = 3
+    @usableFromInline static let deviceDraws: UInt64 = 4
 }
 
 /// The server-wide fault windows in force (SPEC §1.4). A new window of a kind replaces
 /// the one in force if it ends later.
-struct ServerFaults: Sendable {
-    var errorRateBp: UInt16 = 0, errorStatus: UInt16 = 503, errorsUntil: SimTime = 0
-    var downUntil: SimTime = 0
-    var timeoutRateBp: UInt16 = 0, timeoutsUntil: SimTime = 0
-    var lostRateBp: UInt16 = 0, lostUntil: SimTime = 0
+@usableFromInline struct ServerFaults: Sendable {
+    @usableFromInline var errorRateBp: UInt16 = 0, errorStatus: UInt16 = 503, errorsUntil: SimTime = 0
+    @usableFromInline var downUntil: SimTime = 0
+    @usableFromInline var timeoutRateBp: UInt16 = 0, timeoutsUntil: SimTime = 0
+    @usableFromInline var lostRateBp: UInt16 = 0, lostUntil: SimTime = 0
 }
