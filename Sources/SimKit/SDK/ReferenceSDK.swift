@@ -340,12 +340,15 @@ public struct ReferenceSDK: SDKCore {
         return age < UInt32(window) && inFlight & (1 << age) != 0
     }
 
-    /// Whether request `id` is still awaited; it no longer is afterwards (the check's,
-    /// download's or upload's own id is cleared by the handling of its answer).
+    /// Whether request `id` is still awaited; it no longer is afterwards. So handling an
+    /// awaited id always changes this value, which `ignoresTimer` relies on.
     mutating func take(_ id: UInt32) -> Bool {
         guard awaiting(id) else { return false }
         let age = nextRequestID - 1 - id
         if age < 32 { inFlight &= ~(UInt32(1) << age) }
+        if id == checkInFlight { checkInFlight = 0 }
+        if id == downloadInFlight { downloadInFlight = 0 }
+        if id == uploadInFlight { uploadInFlight = 0 }
         return true
     }
 
@@ -354,7 +357,6 @@ public struct ReferenceSDK: SDKCore {
             if s.flaws.contains(.appliesStaleResponses) { answer(kind, reply, &s) }
             return   // D9: stale
         }
-        if id == downloadInFlight { downloadInFlight = 0 }
         answer(kind, reply, &s)
     }
 
@@ -364,7 +366,6 @@ public struct ReferenceSDK: SDKCore {
         case .requestTimeout:
             let id = arg >> 3
             guard take(id) else { return }
-            if id == downloadInFlight { downloadInFlight = 0 }
             guard let requestKind = RequestKind(rawValue: UInt8(arg & 7)) else { return }
             answer(requestKind, ServerReply(.timedOut), &s)
         case .resetRetry:
