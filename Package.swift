@@ -21,6 +21,9 @@ let package = Package(
         .library(name: "SimKit", targets: ["SimKit"]),
         .library(name: "Invariants", targets: ["Invariants"]),
         .library(name: "Scenarios", targets: ["Scenarios"]),
+        /// The command line as a library: `SimKitCommand.main(sdks: ["mine": MySDK.self])`
+        /// in a package's own executable gives every `simkit` command for its SDK core.
+        .library(name: "SimKitCommand", targets: ["SimKitCommand"]),
         .executable(name: "simkit", targets: ["simkit"]),
     ],
     targets: [
@@ -29,10 +32,11 @@ let package = Package(
         .target(name: "SimKit", dependencies: ["SimKitPrefetch"], swiftSettings: optimise),
         .target(name: "Invariants", dependencies: ["SimKit"], swiftSettings: optimise),
         .target(name: "Scenarios", dependencies: ["SimKit", "Invariants"], swiftSettings: optimise),
-        .executableTarget(name: "simkit", dependencies: ["SimKit", "Invariants", "Scenarios"], swiftSettings: optimise),
+        .target(name: "SimKitCommand", dependencies: ["SimKit", "Invariants", "Scenarios"], swiftSettings: optimise),
+        .executableTarget(name: "simkit", dependencies: ["SimKitCommand"], swiftSettings: optimise),
         .testTarget(name: "SimKitTests", dependencies: ["SimKit"]),
         .testTarget(name: "InvariantsTests", dependencies: ["SimKit", "Invariants"]),
-        .testTarget(name: "ScenariosTests", dependencies: ["SimKit", "Invariants", "Scenarios", "simkit"]),
+        .testTarget(name: "ScenariosTests", dependencies: ["SimKit", "Invariants", "Scenarios", "SimKitCommand", "simkit"]),
     ],
     swiftLanguageModes: [.v6]
 )
