@@ -15,6 +15,9 @@ let package = Package(
         .library(name: "SimKit", targets: ["SimKit"]),
         .library(name: "Invariants", targets: ["Invariants"]),
         .library(name: "Scenarios", targets: ["Scenarios"]),
+        /// The command line as a library: `SimKitCommand.main(sdks: ["mine": MySDK.self])`
+        /// in a package's own executable gives every `simkit` command for its SDK core.
+        .library(name: "SimKitCommand", targets: ["SimKitCommand"]),
         .executable(name: "simkit", targets: ["simkit"]),
     ],
     targets: [
@@ -23,10 +26,11 @@ let package = Package(
         .target(name: "SimKit", dependencies: ["SimKitPrefetch"]),
         .target(name: "Invariants", dependencies: ["SimKit"]),
         .target(name: "Scenarios", dependencies: ["SimKit", "Invariants"]),
-        .executableTarget(name: "simkit", dependencies: ["SimKit", "Invariants", "Scenarios"]),
+        .target(name: "SimKitCommand", dependencies: ["SimKit", "Invariants", "Scenarios"]),
+        .executableTarget(name: "simkit", dependencies: ["SimKitCommand"]),
         .testTarget(name: "SimKitTests", dependencies: ["SimKit"]),
         .testTarget(name: "InvariantsTests", dependencies: ["SimKit", "Invariants"]),
-        .testTarget(name: "ScenariosTests", dependencies: ["SimKit", "Invariants", "Scenarios", "simkit"]),
+        .testTarget(name: "ScenariosTests", dependencies: ["SimKit", "Invariants", "Scenarios", "SimKitCommand", "simkit"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,5 @@
 import Testing
-@testable import simkit
+@testable import SimKitCommand
 
 /// How `simkit bench` measures a size, with made-up runs in place of child processes: the
 /// rounds go world, queue, checked; each row keeps the fastest of its runs; the queue runs

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import Scenarios
-@testable import simkit
+@testable import SimKitCommand
 
 /// A fuzz campaign with a seed whose run stopped early (a bound, not a failure) is not a
 /// pass: the summary says INCOMPLETE and names the seed, and the exit status is 3.

@@ -4,7 +4,7 @@ import Invariants
 /// The verdict of one fuzz seed: what broke, the run's fingerprint, and its coverage.
 public struct SeedResult: Sendable, Codable, Equatable {
     public var seed: UInt64
-    /// `reference` or `mutant:NAME`.
+    /// `reference`, `mutant:NAME` or `custom:NAME`.
     public var sdk: String
     /// Sixteen hex digits over the whole trace.
     public var fingerprint: String
@@ -31,7 +31,7 @@ public struct SeedResult: Sendable, Codable, Equatable {
 
 /// Running scenarios for the fuzzer: one seed, or one scenario, with every invariant checked.
 public enum Fuzz {
-    /// The name used in results and commands: `reference` or `mutant:NAME`.
+    /// The name used in results and commands: `reference`, `mutant:NAME` or `custom:NAME`.
     public static func sdkName(_ sdk: SDKChoice) -> String {
         switch sdk {
         case .reference: "reference"
@@ -40,7 +40,8 @@ public enum Fuzz {
         }
     }
 
-    /// Parses `reference` or `mutant:NAME`; nil when it names no known SDK.
+    /// Parses `reference` or `mutant:NAME`; nil when it names no known SDK (custom cores:
+    /// `SDKCores.parse`, which knows their names).
     public static func parseSDK(_ text: String) -> SDKChoice? {
         if text == "reference" { return .reference }
         if text.hasPrefix("mutant:"), Mutants.named(String(text.dropFirst(7))) != nil { return .mutant(String(text.dropFirst(7))) }
@@ -63,14 +64,30 @@ public enum Fuzz {
         return world
     }
 
-    /// Generates and runs one seed.
-    public static func run(seed: UInt64, options: GeneratorOptions) -> (SeedResult, ScenarioFile, [Violation]) {
+    /// Runs `scenario` on the core its `sdk` line names (the reference, a mutant of it, or
+    /// a core of `cores`) with every invariant checked. An unknown custom name is a
+    /// `CompileError` that lists the known ones.
+    public static func check(_ scenario: ScenarioFile, cores: SDKCores, ringDepth: Int = 12) throws(CompileError) -> CheckedRun {
+        switch try cores.core(for: scenario.sdk) {
+        case .reference: return CheckedRun(try check(scenario, sdk: ReferenceSDK.self, ringDepth: ringDepth))
+        case .custom(_, let type): return try checkedRun(scenario, type, ringDepth: ringDepth)
+        }
+    }
+
+    /// `check(_:sdk:ringDepth:)` for a core type known only at run time.
+    static func checkedRun<SDK: SDKCore>(_ scenario: ScenarioFile, _ sdk: SDK.Type, ringDepth: Int) throws(CompileError) -> CheckedRun {
+        CheckedRun(try check(scenario, sdk: sdk, ringDepth: ringDepth))
+    }
+
+    /// Generates and runs one seed on the core `options.sdk` names (a custom one from `cores`).
+    public static func run(seed: UInt64, options: GeneratorOptions,
+                           cores: SDKCores = SDKCores()) -> (SeedResult, ScenarioFile, [Violation]) {
         let scenario = ScenarioGenerator.generate(seed: seed, options: options)
         let result: SeedResult
         let violations: [Violation]
         do {
-            let world = try check(scenario)
-            let checker = world.observer
+            let world = try check(scenario, cores: cores)
+            let checker = world.checker
             violations = checker.violations
             result = SeedResult(seed: seed, sdk: sdkName(options.sdk), fingerprint: world.fingerprint.description,
                                 events: world.eventsHandled, broken: checker.broken.map(\.rawValue),
@@ -85,11 +102,13 @@ public enum Fuzz {
         return (result, scenario, violations)
     }
 
-    /// Shrinks a failing scenario to a minimal one that still breaks `invariant`.
-    public static func shrink(_ scenario: ScenarioFile, invariant: String, maxAttempts: Int = 1_500) -> (ScenarioFile, attempts: Int) {
+    /// Shrinks a failing scenario to a minimal one that still breaks `invariant`, on the
+    /// core its `sdk` line names (a custom one from `cores`).
+    public static func shrink(_ scenario: ScenarioFile, invariant: String, maxAttempts: Int = 1_500,
+                              cores: SDKCores = SDKCores()) -> (ScenarioFile, attempts: Int) {
         var shrinker = Shrinker(maxAttempts: maxAttempts) { candidate in
-            guard let world = try? check(candidate, ringDepth: 0) else { return false }
-            return world.observer.broken.contains { $0.rawValue == invariant }
+            guard let world = try? check(candidate, cores: cores, ringDepth: 0) else { return false }
+            return world.checker.broken.contains { $0.rawValue == invariant }
         }
         let small = shrinker.shrink(scenario)
         return (small, shrinker.attempts)
@@ -105,5 +124,28 @@ public enum Fuzz {
         # It breaks the invariant '\(invariant)'. Replay: simkit run \(file)
 
         """ + ScenarioPrinter.print(s)
+    }
+}
+
+/// A finished checked run, whatever core ran it: what the checkers found and what the
+/// world reports (`Fuzz.check(_:cores:ringDepth:)`).
+public struct CheckedRun {
+    /// The checkers after the run: violations, broken invariants, coverage.
+    public var checker: InvariantChecker
+    public var fingerprint: Fingerprint
+    public var eventsHandled: UInt64
+    /// Why the run stopped before its end; nil when it reached it.
+    public var stop: StopReason?
+    public var facts: WorldFacts
+    /// `stop`'s description.
+    public var stopReason: String? { stop?.description }
+
+    /// What `world` found and reports.
+    public init<SDK: SDKCore>(_ world: World<SDK, InvariantChecker>) {
+        checker = world.observer
+        fingerprint = world.fingerprint
+        eventsHandled = world.eventsHandled
+        stop = world.stop
+        facts = world.facts
     }
 }

@@ -6,10 +6,14 @@ public struct ValidationContext: Equatable, Sendable {
     public var knownInvariants: [String]
     /// Mutant names allowed in `sdk mutant NAME`; empty means "do not check".
     public var knownMutants: [String]
-    /// A context; the default checks neither list.
-    public init(knownInvariants: [String] = [], knownMutants: [String] = []) {
+    /// Core names allowed in `sdk custom NAME` (`SDKCores.names`); nil means "do not
+    /// check". Empty is a list: a tool that knows no custom core refuses every one.
+    public var knownCores: [String]?
+    /// A context; the default checks none of the lists.
+    public init(knownInvariants: [String] = [], knownMutants: [String] = [], knownCores: [String]? = nil) {
         self.knownInvariants = knownInvariants
         self.knownMutants = knownMutants
+        self.knownCores = knownCores
     }
 }
 

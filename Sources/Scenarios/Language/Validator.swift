@@ -111,6 +111,11 @@ struct Validator {
             error(headerMark("sdk"), m, "unknown mutant '\(m)'", hint: Suggest.hint(m, in: context.knownMutants),
                   note: "mutants are: " + context.knownMutants.joined(separator: ", "))
         }
+        if case let .custom(c) = s.sdk, let cores = context.knownCores, !cores.contains(c) {
+            error(headerMark("sdk"), c, "unknown sdk core '\(c)'", hint: Suggest.hint(c, in: cores),
+                  note: cores.isEmpty ? "this tool knows no custom core; a package registers its own with SimKitCommand.main(sdks: [\"\(c)\": MySDK.self])"
+                                      : "custom cores are: " + cores.joined(separator: ", "))
+        }
         let net = s.network
         if net.latencyMin > net.latencyMax {
             error(net.mark, after: "latency", "latency range '\(d(net.latencyMin))..\(d(net.latencyMax))' is empty")

@@ -64,8 +64,10 @@ public enum ScenarioCompiler {
             }
             config.flaws = mutant.sdkFlaws
             serverFlaws = mutant.serverFlaws
-        case .custom(let name):
-            throw CompileError("sdk custom '\(name)': custom SDK cores are plugged in through the library API")
+        case .custom:
+            // A registered core runs with the world's settings and no flaws; which type it
+            // is, `SDKCores.core(for:)` says where the world is built.
+            break
         }
 
         let accounts = scenario.accounts.map { AccountSpec(name: $0.name, approved: $0.approved) }

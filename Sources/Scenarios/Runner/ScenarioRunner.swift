@@ -1,8 +1,8 @@
 import Invariants
 import SimKit
 
-/// Runs scenario files: parse, validate, compile, run the reference SDK (or a mutant)
-/// with every invariant checked and the timed expectations judged, then give a verdict.
+/// Runs scenario files: parse, validate, compile, run the reference SDK (or a mutant, or
+/// a registered custom core: `sdk custom NAME`) with every invariant checked and the timed expectations judged, then give a verdict.
 ///
 /// A scenario passes when the run reached its duration, every `expect` was judged and
 /// holds, and the set of invariants broken is exactly the set of `expect violation` names
@@ -12,23 +12,29 @@ public struct ScenarioRunner: Sendable {
     public var sdk: SDKChoice?
     /// Replaces the file's `seed` line when set (`--seed`).
     public var seed: UInt64?
-    /// Names the validator accepts: every invariant and every mutant.
+    /// Names the validator accepts: every invariant, every mutant and every core of `cores`.
     public var context: ValidationContext
+    /// The custom cores `sdk custom NAME` (or `sdk: .custom(NAME)`) may name.
+    public let cores: SDKCores
     /// Replaces the run's event budget when set (a guard for runs of untrusted files).
     public var eventBudget: UInt64?
     /// The memory a run may use (`WorldSetup.memoryBudgetBytes`; `--max-memory`).
     public var memoryBudgetBytes: UInt64 = WorldSetup.defaultMemoryBudgetBytes
 
-    /// A runner; `sdk` and `seed` override what files say.
-    public init(sdk: SDKChoice? = nil, seed: UInt64? = nil) {
+    /// A runner; `sdk` and `seed` override what files say; `cores` are the custom cores it knows.
+    public init(sdk: SDKChoice? = nil, seed: UInt64? = nil, cores: SDKCores = SDKCores()) {
         self.sdk = sdk
         self.seed = seed
-        context = ScenarioRunner.standardContext
+        self.cores = cores
+        context = ScenarioRunner.standardContext(cores: cores)
     }
 
-    /// Every invariant and mutant name, for `ScenarioParser.parse(_:file:context:)`.
-    public static var standardContext: ValidationContext {
-        ValidationContext(knownInvariants: InvariantID.allCases.map(\.rawValue), knownMutants: Mutants.names)
+    /// Every invariant and mutant name, and no custom core, for `ScenarioParser.parse(_:file:context:)`.
+    public static var standardContext: ValidationContext { standardContext(cores: SDKCores()) }
+
+    /// Every invariant and mutant name and the names of `cores`.
+    public static func standardContext(cores: SDKCores) -> ValidationContext {
+        ValidationContext(knownInvariants: InvariantID.allCases.map(\.rawValue), knownMutants: Mutants.names, knownCores: cores.names)
     }
 
     /// Parses `source` (named `file` in diagnostics) and runs it; bad input is a `.badInput` outcome.
@@ -52,15 +58,30 @@ public struct ScenarioRunner: Sendable {
         var setup = compiled.setup
         if let eventBudget { setup.eventBudget = eventBudget }
         setup.memoryBudgetBytes = memoryBudgetBytes
+        do {
+            switch try cores.core(for: sdk ?? scenario.sdk) {
+            case .reference:
+                return run(ReferenceSDK.self, setup: setup, compiled: compiled, name: scenario.name, file: file)
+            case .custom(_, let type):
+                return run(type, setup: setup, compiled: compiled, name: scenario.name, file: file)
+            }
+        } catch {
+            return ScenarioOutcome(name: scenario.name, file: file, verdict: .badInput, errors: "\(file): error: \(error.message)")
+        }
+    }
+
+    /// Runs `setup` on the SDK core `sdk` and judges it.
+    func run<SDK: SDKCore>(_ sdk: SDK.Type, setup: WorldSetup, compiled: CompiledScenario, name: String,
+                           file: String) -> ScenarioOutcome {
         let observer = ObserverPair(InvariantChecker(), ExpectationJudge(expectations: compiled.expectations))
-        var world = World<ReferenceSDK, ObserverPair<InvariantChecker, ExpectationJudge>>(setup: setup, observer: observer)
+        var world = World<SDK, ObserverPair<InvariantChecker, ExpectationJudge>>(setup: setup, observer: observer)
         world.run()
-        return judge(world: world, compiled: compiled, name: scenario.name, file: file)
+        return judge(world: world, compiled: compiled, name: name, file: file)
     }
 
     /// The verdict on a finished run.
-    func judge(world: World<ReferenceSDK, ObserverPair<InvariantChecker, ExpectationJudge>>,
-               compiled: CompiledScenario, name: String, file: String) -> ScenarioOutcome {
+    func judge<SDK: SDKCore>(world: World<SDK, ObserverPair<InvariantChecker, ExpectationJudge>>,
+                             compiled: CompiledScenario, name: String, file: String) -> ScenarioOutcome {
         let checker = world.observer.first, judge = world.observer.second
         var outcome = ScenarioOutcome(name: name, file: file, verdict: .passed)
         outcome.seed = compiled.setup.seed

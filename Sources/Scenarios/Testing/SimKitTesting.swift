@@ -16,21 +16,38 @@ import SimKit
 ///
 /// Every call is one deterministic simulation on the calling thread; tests may run in
 /// parallel. Shrinking (for `reproducer`) happens only when asked for.
+///
+/// Your own SDK core runs the same way: `SimKitTest.seed(7, core: MySDK.self)`, or
+/// registered by name for scenario files that say `sdk custom mine`:
+/// `SimKitTest.scenario(file: …, cores: ["mine": MySDK.self])`.
 public enum SimKitTest {
-    /// Generates and runs fuzz seed `seed` exactly as `simkit fuzz --sdk … --devices … --duration …` does.
+    /// Generates and runs fuzz seed `seed` exactly as `simkit fuzz --sdk … --devices … --duration …` does;
+    /// `sdk: .custom(NAME)` runs the core `cores` registers as NAME.
     /// - Complexity: one simulation of at most `devices` devices per group for at most `duration`.
     public static func seed(_ seed: UInt64, sdk: SDKChoice = .reference, devices: UInt64 = 40,
-                            duration: SimTime = 90 * Ms.day) -> SeedRun {
+                            duration: SimTime = 90 * Ms.day, cores: SDKCores = SDKCores()) -> SeedRun {
         precondition(devices >= 1, "devices must be at least 1")
+        if case .custom(let name) = sdk { precondition(cores.type(named: name) != nil, SDKCores.unknownMessage(name, known: cores.names)) }
         let options = GeneratorOptions(maxDevicesPerGroup: devices, maxDurationDays: max(2, duration / Ms.day), sdk: sdk)
-        let (result, scenario, violations) = Fuzz.run(seed: seed, options: options)
-        return SeedRun(seed: seed, sdk: sdk, result: result, scenario: scenario, violations: violations)
+        let (result, scenario, violations) = Fuzz.run(seed: seed, options: options, cores: cores)
+        return SeedRun(seed: seed, sdk: sdk, result: result, scenario: scenario, violations: violations, cores: cores)
+    }
+
+    /// Generates and runs fuzz seed `seed` on your core `core`, registered as `name`
+    /// (default: the type's name in kebab case, `MySDK` → `my-sdk`), which the replay
+    /// command and the reproducer name (`--sdk custom:my-sdk`, `sdk custom my-sdk`).
+    public static func seed<SDK: SDKCore>(_ seed: UInt64, core: SDK.Type, name: String? = nil, devices: UInt64 = 40,
+                                          duration: SimTime = 90 * Ms.day) -> SeedRun {
+        let name = name ?? SDKCores.defaultName(for: core)
+        return Self.seed(seed, sdk: .custom(name), devices: devices, duration: duration, cores: SDKCores([name: core]))
     }
 
     /// Reads and runs the scenario file at `file` (relative paths from the current directory).
     /// Throws `ScenarioRunError` when it cannot be read (or is larger than
     /// `ScenarioLimits.maxFileBytes`, checked before reading), parsed or compiled.
-    public static func scenario(file: String, sdk: SDKChoice? = nil, seed: UInt64? = nil) throws -> ScenarioRun {
+    /// `cores` are the custom cores `sdk custom NAME` (or `sdk:`) may name.
+    public static func scenario(file: String, sdk: SDKChoice? = nil, seed: UInt64? = nil,
+                                cores: SDKCores = SDKCores()) throws -> ScenarioRun {
         if let size = (try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? NSNumber,
            size.uint64Value > UInt64(ScenarioLimits.maxFileBytes) {
             throw ScenarioRunError(file: file, message: "\(file): error: file is larger than \(ScenarioLimits.maxFileBytes) bytes")
@@ -38,19 +55,23 @@ public enum SimKitTest {
         guard let data = FileManager.default.contents(atPath: file) else {
             throw ScenarioRunError(file: file, message: "cannot read '\(file)'")
         }
-        return try scenario(source: String(decoding: data, as: UTF8.self), file: file, sdk: sdk, seed: seed)
+        return try scenario(source: String(decoding: data, as: UTF8.self), file: file, sdk: sdk, seed: seed, cores: cores)
     }
 
     /// Runs scenario text (named `file` in diagnostics). Throws `ScenarioRunError` for
     /// any text that cannot be run (never traps); a run that stops early is returned,
     /// with `passed` false and `incomplete` true.
-    public static func scenario(source: String, file: String = "inline.scenario", sdk: SDKChoice? = nil, seed: UInt64? = nil) throws -> ScenarioRun {
-        let runner = ScenarioRunner(sdk: sdk, seed: seed)
+    public static func scenario(source: String, file: String = "inline.scenario", sdk: SDKChoice? = nil, seed: UInt64? = nil,
+                                cores: SDKCores = SDKCores()) throws -> ScenarioRun {
+        if case .custom(let name)? = sdk, cores.type(named: name) == nil {
+            throw ScenarioRunError(file: file, message: "\(file): error: \(SDKCores.unknownMessage(name, known: cores.names))")
+        }
+        let runner = ScenarioRunner(sdk: sdk, seed: seed, cores: cores)
         let parsed = ScenarioParser.parse(source, file: file, context: runner.context)
         guard let scenario = parsed.scenario, !parsed.hasErrors else { throw ScenarioRunError(file: file, message: parsed.rendered) }
         let outcome = runner.run(scenario: scenario, file: file)
         guard outcome.verdict != .badInput else { throw ScenarioRunError(file: file, message: outcome.errors) }
-        return ScenarioRun(outcome: outcome, scenario: scenario, sdk: sdk)
+        return ScenarioRun(outcome: outcome, scenario: scenario, sdk: sdk, cores: cores)
     }
 }
 
@@ -72,6 +93,8 @@ public struct SeedRun: Sendable, CustomStringConvertible {
     public let scenario: ScenarioFile
     /// The kept violations, in the order found.
     public let violations: [Violation]
+    /// The custom cores the run knew (to shrink on the same core).
+    let cores: SDKCores
 
     /// True when no invariant broke and the run reached its end.
     public var passed: Bool { result.passed }
@@ -89,7 +112,7 @@ public struct SeedRun: Sendable, CustomStringConvertible {
         guard let invariant = violations.first?.invariant.rawValue ?? result.broken.first else {
             return ScenarioPrinter.print(scenario)
         }
-        let small = Fuzz.shrink(scenario, invariant: invariant).0
+        let small = Fuzz.shrink(scenario, invariant: invariant, cores: cores).0
         return Fuzz.reproducerText(small, invariant: invariant, seed: seed, sdk: sdk, file: "\(invariant)-seed\(seed).scenario")
     }
 
@@ -118,6 +141,8 @@ public struct ScenarioRun: Sendable, CustomStringConvertible {
     /// The parsed scenario.
     public let scenario: ScenarioFile
     let sdk: SDKChoice?
+    /// The custom cores the run knew (to shrink on the same core).
+    let cores: SDKCores
 
     /// True when the run reached its end, every `expect` was judged and held, and exactly
     /// the expected invariants broke. False for an incomplete run.
@@ -143,7 +168,7 @@ public struct ScenarioRun: Sendable, CustomStringConvertible {
         var s = scenario
         if let sdk { s.sdk = sdk }
         s.seed = outcome.seed
-        let small = Fuzz.shrink(s, invariant: invariant).0
+        let small = Fuzz.shrink(s, invariant: invariant, cores: cores).0
         return Fuzz.reproducerText(small, invariant: invariant, seed: outcome.seed, sdk: small.sdk, file: outcome.file)
     }
 

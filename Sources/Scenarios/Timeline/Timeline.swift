@@ -22,9 +22,23 @@ public enum Timeline {
     /// - Complexity: one simulation, O(devices × bounds) memory besides the world.
     /// `progress`, if given, is told the virtual time reached at each hundredth of the run
     /// (for a progress line; the run is the same without it).
-    public static func run(_ scenario: ScenarioFile, sdk: SDKChoice? = nil, title: String? = nil,
+    public static func run(_ scenario: ScenarioFile, sdk: SDKChoice? = nil, cores: SDKCores = SDKCores(), title: String? = nil,
                            lanesMax: Int = 200, lanes: [DeviceIndex]? = nil, columns: Int = 1_100,
                            progress: ((_ reachedMs: SimTime, _ durationMs: SimTime) -> Void)? = nil) throws(CompileError) -> Result {
+        switch try cores.core(for: sdk ?? scenario.sdk) {
+        case .reference:
+            return try run(ReferenceSDK.self, scenario, sdk: sdk, title: title, lanesMax: lanesMax, lanes: lanes, columns: columns,
+                           progress: progress)
+        case .custom(_, let type):
+            return try run(type, scenario, sdk: sdk, title: title, lanesMax: lanesMax, lanes: lanes, columns: columns,
+                           progress: progress)
+        }
+    }
+
+    /// `run` on the core type `core`.
+    static func run<SDK: SDKCore>(_ core: SDK.Type, _ scenario: ScenarioFile, sdk: SDKChoice?, title: String?,
+                                  lanesMax: Int, lanes: [DeviceIndex]?, columns: Int,
+                                  progress: ((_ reachedMs: SimTime, _ durationMs: SimTime) -> Void)?) throws(CompileError) -> Result {
         var compiled = try ScenarioCompiler.compile(scenario, sdk: sdk)
         compiled.setup.ringDepth = 0   // the checker keeps its own rings
         typealias Pair = ObserverPair<InvariantChecker, TimelineObserver>
@@ -34,7 +48,7 @@ public enum Timeline {
         // that can be drawn as violating is (the checker keeps the first ten by default).
         let pair = Pair(InvariantChecker(maxPerInvariant: lanesMax), TimelineObserver(columns: columns))
         let tell = progress ?? { _, _ in }
-        var world = World<ReferenceSDK, Watched>(setup: compiled.setup, observer: Watched(pair, ProgressObserver(durationMs: durationMs) { tell($0, durationMs) }))
+        var world = World<SDK, Watched>(setup: compiled.setup, observer: Watched(pair, ProgressObserver(durationMs: durationMs) { tell($0, durationMs) }))
         world.run()
         let checker = world.observer.first.first
         let sdkName = Fuzz.sdkName(sdk ?? scenario.sdk)

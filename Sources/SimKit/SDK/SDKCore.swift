@@ -47,9 +47,10 @@ public enum CallOutcome: UInt8, Sendable, CustomStringConvertible {
 public enum TimerKind: UInt8, Sendable, CaseIterable {
     /// The next chunk of an indexing run.
     case indexChunk
-    /// A request's timeout; `arg` is the request id (D9). Not cancellable, many may be
-    /// live; the timeout of a request already answered is dropped if the SDK says it would
-    /// ignore it (`SDKCore.ignoresTimer`).
+    /// A request's timeout (D9); `arg` is `id << 3 | kind.rawValue` of the request it
+    /// guards: the engine traces its firing as that request's timeout (`delivered`, answer
+    /// `timedOut`). Not cancellable, many may be live; the timeout of a request already
+    /// answered is dropped if the SDK says it would ignore it (`SDKCore.ignoresTimer`).
     case requestTimeout
     /// Retry of the server-side reset (D7).
     case resetRetry

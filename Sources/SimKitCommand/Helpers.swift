@@ -14,8 +14,9 @@ func printError(_ s: String) { FileHandle.standardError.write(Data((s + "\n").ut
 extension Arguments {
     /// The generator settings every seed-taking command shares: `--sdk`, `--devices`,
     /// `--duration`. A seed must be replayed with the options it was fuzzed with.
-    func generatorOptions() throws -> GeneratorOptions {
-        var options = GeneratorOptions(sdk: try FuzzCommand.sdkChoice(string("sdk")))
+    /// `--sdk custom:NAME` names a core of `cores`.
+    func generatorOptions(cores: SDKCores = SDKCores()) throws -> GeneratorOptions {
+        var options = GeneratorOptions(sdk: try FuzzCommand.sdkChoice(string("sdk"), cores: cores))
         options.maxDevicesPerGroup = try uint("devices", default: 40, range: 1...100_000)
         options.maxDurationDays = try duration("duration", default: 90 * Ms.day) / Ms.day
         guard options.maxDurationDays >= 2 else { throw UsageError("--duration must be at least 2d") }
@@ -24,15 +25,22 @@ extension Arguments {
 }
 
 /// Reads and parses one scenario file; prints its diagnostics and returns nil when it has
-/// errors or cannot be read (the caller exits 2).
-func loadScenario(_ file: String) throws -> ScenarioFile? {
+/// errors or cannot be read (the caller exits 2). `sdk custom NAME` must name a core of `cores`.
+func loadScenario(_ file: String, cores: SDKCores = SDKCores()) throws -> ScenarioFile? {
     let bytes: [UInt8]
     switch ScenarioFiles.read(file) {
     case .success(let b): bytes = b
     case .failure(let e): printError(e.message); return nil
     }
-    let parsed = ScenarioParser.parse(bytes: bytes, file: file, context: ScenarioRunner.standardContext)
+    let parsed = ScenarioParser.parse(bytes: bytes, file: file, context: ScenarioRunner.standardContext(cores: cores))
     if !parsed.diagnostics.isEmpty { FileHandle.standardError.write(Data(parsed.rendered.utf8)) }
     guard let scenario = parsed.scenario, !parsed.hasErrors else { return nil }
     return scenario
+}
+
+/// A command's help, and when the tool registers custom cores, a line naming them (the
+/// reference `simkit` prints its help unchanged).
+func helpText(_ help: String, cores: SDKCores) -> String {
+    guard !cores.entries.isEmpty else { return help }
+    return help + "custom SDK cores of this tool (--sdk custom:NAME): " + cores.names.joined(separator: ", ") + "\n"
 }

@@ -38,9 +38,9 @@ enum TimelineCommand {
 
     """
 
-    static func run(_ argv: [String]) throws -> Int32 {
+    static func run(_ argv: [String], _ cores: SDKCores = SDKCores()) throws -> Int32 {
         let a = try Arguments(argv, switches: ["quiet"], options: ["o", "out", "sdk", "seed", "devices", "duration", "show", "lanes"])
-        if a.has("help") { print(help, terminator: ""); return 0 }
+        if a.has("help") { print(helpText(help, cores: cores), terminator: ""); return 0 }
         guard let out = a.string("o") ?? a.string("out") else { throw UsageError("missing '-o OUT.html': where to write the page") }
         let lanesMax = Int(try a.uint("lanes", default: 200, range: 1...2_000))
         var scenario: ScenarioFile
@@ -49,7 +49,7 @@ enum TimelineCommand {
         if a.positionals.isEmpty {
             guard a.string("seed") != nil else { throw UsageError("expected a scenario FILE or --seed SEED") }
             let seed = try a.uint("seed", default: 0)
-            let options = try a.generatorOptions()
+            let options = try a.generatorOptions(cores: cores)
             scenario = ScenarioGenerator.generate(seed: seed, options: options)
             title = "fuzz seed \(seed) --sdk \(Fuzz.sdkName(options.sdk))"
         } else {
@@ -58,10 +58,10 @@ enum TimelineCommand {
                 throw UsageError("'--\(flag)' goes with --seed; a FILE says its own devices and duration")
             }
             let file = a.positionals[0]
-            guard let s = try loadScenario(file) else { return 2 }
+            guard let s = try loadScenario(file, cores: cores) else { return 2 }
             scenario = s
             if a.string("seed") != nil { scenario.seed = try a.uint("seed", default: 0) }
-            if let text = a.string("sdk") { sdk = try FuzzCommand.sdkChoice(text) }
+            if let text = a.string("sdk") { sdk = try FuzzCommand.sdkChoice(text, cores: cores) }
             title = s.name.isEmpty ? file : "\(s.name) (\(file))"
         }
         let lanes = try a.string("show").map { try selectDevices($0, in: scenario) }
@@ -70,7 +70,7 @@ enum TimelineCommand {
             // Progress on standard error (virtual days reached), outside the simulation.
             var line = ProgressLine(label: "timeline", noun: "day", total: 0, quiet: a.has("quiet"))
             let started = monotonicSeconds()
-            result = try Timeline.run(scenario, sdk: sdk, title: title, lanesMax: lanesMax, lanes: lanes) { reached, duration in
+            result = try Timeline.run(scenario, sdk: sdk, cores: cores, title: title, lanesMax: lanesMax, lanes: lanes) { reached, duration in
                 line.update(virtualDays: Int(reached / Ms.day), of: Int(duration / Ms.day), started: started)
             }
             line.clear()

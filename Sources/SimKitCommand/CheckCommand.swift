@@ -21,11 +21,11 @@ enum CheckCommand {
 
     """
 
-    static func run(_ argv: [String]) throws -> Int32 {
+    static func run(_ argv: [String], _ cores: SDKCores = SDKCores()) throws -> Int32 {
         let a = try Arguments(argv, switches: ["strict"], options: [])
-        if a.has("help") { print(help, terminator: ""); return 0 }
+        if a.has("help") { print(helpText(help, cores: cores), terminator: ""); return 0 }
         let files = try ScenarioFiles.expand(a.positionals)
-        let context = ScenarioRunner.standardContext
+        let context = ScenarioRunner.standardContext(cores: cores)
         var bad = false
         for file in files {
             let bytes: [UInt8]

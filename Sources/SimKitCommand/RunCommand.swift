@@ -37,10 +37,10 @@ enum RunCommand {
 
     """
 
-    static func run(_ argv: [String]) throws -> Int32 {
+    static func run(_ argv: [String], _ cores: SDKCores = SDKCores()) throws -> Int32 {
         let a = try Arguments(argv, switches: ["quiet", "strict"], options: ["sdk", "seed", "max-memory"])
-        if a.has("help") { print(help, terminator: ""); return 0 }
-        var runner = ScenarioRunner(sdk: try sdkChoice(a.string("sdk")))
+        if a.has("help") { print(helpText(help, cores: cores), terminator: ""); return 0 }
+        var runner = ScenarioRunner(sdk: try sdkChoice(a.string("sdk"), cores: cores), cores: cores)
         if a.string("seed") != nil { runner.seed = try a.uint("seed", default: 0) }
         if let text = a.string("max-memory") { runner.memoryBudgetBytes = try parseBytes(text, option: "--max-memory") }
         let files = try ScenarioFiles.expand(a.positionals)
@@ -101,9 +101,10 @@ enum RunCommand {
         return bytes
     }
 
-    /// `reference` or `mutant:NAME`; nil when the flag is absent.
-    static func sdkChoice(_ text: String?) throws -> SDKChoice? {
+    /// `reference`, `mutant:NAME` or `custom:NAME` (a core of `cores`); nil when the flag is absent.
+    static func sdkChoice(_ text: String?, cores: SDKCores = SDKCores()) throws -> SDKChoice? {
         guard let text else { return nil }
+        if text.hasPrefix("custom:") { return try FuzzCommand.sdkChoice(text, cores: cores) }
         if text == "reference" { return .reference }
         if text.hasPrefix("mutant:") {
             let name = String(text.dropFirst("mutant:".count))
@@ -113,6 +114,6 @@ enum RunCommand {
             }
             return .mutant(name)
         }
-        throw UsageError("'--sdk' expects 'reference' or 'mutant:NAME', got '\(text)'")
+        throw UsageError("'--sdk' expects 'reference' or 'mutant:NAME'\(cores.entries.isEmpty ? "" : " or 'custom:NAME'"), got '\(text)'")
     }
 }

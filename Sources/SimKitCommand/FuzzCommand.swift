@@ -45,17 +45,17 @@ enum FuzzCommand {
 
     """
 
-    static func run(_ argv: [String]) throws -> Int32 {
+    static func run(_ argv: [String], _ cores: SDKCores = SDKCores()) throws -> Int32 {
         let a = try Arguments(argv, switches: ["no-shrink", "quiet"],
                               options: ["seeds", "from", "jobs", "shard", "sdk", "devices", "duration", "time-limit", "out", "junit", "json"])
-        if a.has("help") { print(help, terminator: ""); return 0 }
+        if a.has("help") { print(helpText(help, cores: cores), terminator: ""); return 0 }
         guard a.positionals.isEmpty else { throw UsageError("unexpected argument '\(a.positionals[0])'") }
         let count = try a.uint("seeds", default: 160_000, range: 1...10_000_000)
         let from = try a.uint("from", default: 0)
         guard from <= UInt64.max - count else { throw UsageError("--from \(from) + --seeds \(count) overflows") }
         let jobs = Int(try a.uint("jobs", default: UInt64(ProcessInfo.processInfo.activeProcessorCount), range: 1...256))
         let shard = try parseShard(a.string("shard")) ?? (1, 1)
-        let generator = try a.generatorOptions()
+        let generator = try a.generatorOptions(cores: cores)
         let timeLimit = a.string("time-limit") != nil ? Double(try a.duration("time-limit", default: 0)) / 1000 : nil
         let out = a.string("out") ?? "simkit-out"
         let quiet = a.has("quiet")
@@ -73,7 +73,7 @@ enum FuzzCommand {
         try checkWritableDirectory(out)
         for flag in ["json", "junit"] { if let path = a.string(flag) { try checkWritableFile(path) } }
 
-        let campaign = Campaign(seeds: Array(plan.seeds), generator: generator, jobs: jobs, out: out, shrink: shrink,
+        let campaign = Campaign(seeds: Array(plan.seeds), generator: generator, cores: cores, jobs: jobs, out: out, shrink: shrink,
                                 quiet: quiet, timeLimit: timeLimit)
         let results = campaign.run()
         let stoppedBy: String? = results.count < plan.planned
@@ -95,15 +95,21 @@ enum FuzzCommand {
         return (i, n)
     }
 
-    static func sdkChoice(_ text: String?) throws -> SDKChoice {
+    /// `reference` (also when absent), `mutant:NAME` or `custom:NAME` (a core of `cores`).
+    static func sdkChoice(_ text: String?, cores: SDKCores = SDKCores()) throws -> SDKChoice {
         guard let text else { return .reference }
-        if let sdk = Fuzz.parseSDK(text) { return sdk }
+        if let sdk = cores.parse(text) { return sdk }
+        if text.hasPrefix("custom:") {
+            let name = String(text.dropFirst(7))
+            let hint = nearest(name, in: cores.names).map { "; did you mean 'custom:\($0)'?" } ?? ""
+            throw UsageError(SDKCores.unknownMessage(name, known: cores.names) + hint)
+        }
         if text.hasPrefix("mutant:") {
             let name = String(text.dropFirst(7))
             let hint = nearest(name, in: Mutants.names).map { "; did you mean 'mutant:\($0)'?" } ?? ""
             throw UsageError("unknown mutant '\(name)'\(hint) (see 'simkit mutants --list')")
         }
-        throw UsageError("--sdk expects reference or mutant:NAME, got '\(text)'")
+        throw UsageError("--sdk expects reference or mutant:NAME\(cores.entries.isEmpty ? "" : " or custom:NAME"), got '\(text)'")
     }
 }
 
@@ -112,6 +118,8 @@ enum FuzzCommand {
 final class Campaign: Sendable {
     let seeds: [UInt64]
     let generator: GeneratorOptions
+    /// The custom cores `generator.sdk` may name.
+    let cores: SDKCores
     let jobs: Int
     let out: String
     let shrink: Bool
@@ -122,8 +130,9 @@ final class Campaign: Sendable {
     let state: Mutex<State>
     let finished = Mutex<Double>(0)
 
-    init(seeds: [UInt64], generator: GeneratorOptions, jobs: Int, out: String, shrink: Bool, quiet: Bool, timeLimit: Double?) {
-        self.seeds = seeds; self.generator = generator; self.jobs = jobs; self.out = out
+    init(seeds: [UInt64], generator: GeneratorOptions, cores: SDKCores = SDKCores(), jobs: Int, out: String, shrink: Bool,
+         quiet: Bool, timeLimit: Double?) {
+        self.seeds = seeds; self.generator = generator; self.cores = cores; self.jobs = jobs; self.out = out
         self.shrink = shrink; self.quiet = quiet; self.timeLimit = timeLimit
         state = Mutex(State(results: Array(repeating: nil, count: seeds.count),
                             progress: ProgressLine(label: "fuzz", noun: "seed", total: seeds.count, quiet: quiet)))
@@ -151,7 +160,7 @@ final class Campaign: Sendable {
     func runOne(_ i: Int) {
         if let limit = timeLimit, monotonicSeconds() - started > limit { stopRequested.store(true, ordering: .relaxed); return }
         let seed = seeds[i]
-        var (result, scenario, violations) = Fuzz.run(seed: seed, options: generator)
+        var (result, scenario, violations) = Fuzz.run(seed: seed, options: generator, cores: cores)
         if result.failed, let invariant = result.broken.first {
             // The reproducer is shrunk for, and named after, the first invariant broken in
             // time (`broken` is sorted by name).
@@ -161,7 +170,7 @@ final class Campaign: Sendable {
             // After a stop the failure is written as generated: it fails the same way, and
             // shrinking can take seconds that the one who pressed Ctrl-C did not ask for.
             if shrink, invariant != "generator-error", !stopRequested.load(ordering: .relaxed) {
-                small = Fuzz.shrink(scenario, invariant: target).0
+                small = Fuzz.shrink(scenario, invariant: target, cores: cores).0
             }
             let text = Fuzz.reproducerText(small, invariant: target, seed: seed, sdk: generator.sdk, file: path)
             do {

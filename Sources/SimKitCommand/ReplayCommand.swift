@@ -24,20 +24,20 @@ enum ReplayCommand {
 
     """
 
-    static func run(_ argv: [String]) throws -> Int32 {
+    static func run(_ argv: [String], _ cores: SDKCores = SDKCores()) throws -> Int32 {
         let a = try Arguments(argv, switches: ["print"], options: ["sdk", "devices", "duration", "trace"])
-        if a.has("help") { print(help, terminator: ""); return 0 }
+        if a.has("help") { print(helpText(help, cores: cores), terminator: ""); return 0 }
         guard a.positionals.count == 1 else { throw UsageError("expected one SEED, got \(a.positionals.count) arguments") }
         guard let seed = UInt64(a.positionals[0].replacingOccurrences(of: "_", with: "")) else {
             throw UsageError("SEED must be a whole number from 0 to \(UInt64.max), got '\(a.positionals[0])'")
         }
-        let options = try a.generatorOptions()
+        let options = try a.generatorOptions(cores: cores)
         if a.has("print") {
             print(ScenarioPrinter.print(ScenarioGenerator.generate(seed: seed, options: options)), terminator: "")
             return 0
         }
-        if let path = a.string("trace") { try streamTrace(seed: seed, options: options, to: path) }
-        let (result, _, violations) = Fuzz.run(seed: seed, options: options)
+        if let path = a.string("trace") { try streamTrace(seed: seed, options: options, cores: cores, to: path) }
+        let (result, _, violations) = Fuzz.run(seed: seed, options: options, cores: cores)
         print("seed \(seed) --sdk \(result.sdk): fingerprint \(result.fingerprint), \(plural(Int(result.events), "event"))")
         if let reason = result.stopReason { print("INCOMPLETE: the run stopped early: \(reason)") }
         if violations.isEmpty {
@@ -58,16 +58,29 @@ enum ReplayCommand {
     }
 
     /// Runs the seed once more with a `TraceWriter` streaming to `path`.
-    static func streamTrace(seed: UInt64, options: GeneratorOptions, to path: String) throws {
+    static func streamTrace(seed: UInt64, options: GeneratorOptions, cores: SDKCores, to path: String) throws {
         guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
             throw UsageError("cannot write the trace to '\(path)'")
         }
         defer { try? handle.close() }
         let compiled: CompiledScenario
         do { compiled = try ScenarioCompiler.compile(ScenarioGenerator.generate(seed: seed, options: options)) } catch { throw UsageError("\(error)") }
-        var world = World<ReferenceSDK, TraceWriter>(setup: compiled.setup, observer: TraceWriter { handle.write(Data($0.utf8)) })
+        let writer = TraceWriter { handle.write(Data($0.utf8)) }
+        let records: UInt64
+        do {
+            switch try cores.core(for: options.sdk) {
+            case .reference: records = traced(ReferenceSDK.self, compiled.setup, writer)
+            case .custom(_, let type): records = traced(type, compiled.setup, writer)
+            }
+        } catch { throw UsageError("\(error)") }
+        printError("simkit replay: \(records) trace records written to \(path)")
+    }
+
+    /// Runs `setup` on the core `sdk` with `writer` watching; the records written.
+    static func traced<SDK: SDKCore>(_ sdk: SDK.Type, _ setup: WorldSetup, _ writer: TraceWriter) -> UInt64 {
+        var world = World<SDK, TraceWriter>(setup: setup, observer: writer)
         world.run()
-        printError("simkit replay: \(world.observer.records) trace records written to \(path)")
+        return UInt64(world.observer.records)
     }
 }
 
@@ -87,22 +100,22 @@ enum ShrinkCommand {
 
     """
 
-    static func run(_ argv: [String]) throws -> Int32 {
+    static func run(_ argv: [String], _ cores: SDKCores = SDKCores()) throws -> Int32 {
         let a = try Arguments(argv, switches: [], options: ["seed", "sdk", "devices", "duration", "invariant", "o", "out", "max-attempts"])
-        if a.has("help") { print(help, terminator: ""); return 0 }
+        if a.has("help") { print(helpText(help, cores: cores), terminator: ""); return 0 }
         var scenario: ScenarioFile
         if a.string("seed") != nil {
             guard a.positionals.isEmpty else { throw UsageError("give either FILE or --seed, not both") }
-            scenario = ScenarioGenerator.generate(seed: try a.uint("seed", default: 0), options: try a.generatorOptions())
+            scenario = ScenarioGenerator.generate(seed: try a.uint("seed", default: 0), options: try a.generatorOptions(cores: cores))
         } else {
             guard a.positionals.count == 1 else { throw UsageError("expected one scenario FILE or --seed SEED") }
-            guard let s = try loadScenario(a.positionals[0]) else { return 2 }
+            guard let s = try loadScenario(a.positionals[0], cores: cores) else { return 2 }
             scenario = s
-            if let sdk = a.string("sdk") { scenario.sdk = try FuzzCommand.sdkChoice(sdk) }
+            if let sdk = a.string("sdk") { scenario.sdk = try FuzzCommand.sdkChoice(sdk, cores: cores) }
         }
-        let world: World<ReferenceSDK, InvariantChecker>
-        do { world = try Fuzz.check(scenario) } catch { throw UsageError("\(error)") }
-        let broken = world.observer.broken.map(\.rawValue)
+        let world: CheckedRun
+        do { world = try Fuzz.check(scenario, cores: cores) } catch { throw UsageError("\(error)") }
+        let broken = world.checker.broken.map(\.rawValue)
         guard !broken.isEmpty else {
             if let reason = world.stopReason {
                 printError("simkit shrink: INCOMPLETE: the run stopped early, breaking no invariant before it did: \(reason)")
@@ -111,14 +124,14 @@ enum ShrinkCommand {
             printError("simkit shrink: the scenario breaks no invariant; nothing to shrink")
             return 0
         }
-        let target = a.string("invariant") ?? world.observer.violations.first?.invariant.rawValue ?? broken[0]
+        let target = a.string("invariant") ?? world.checker.violations.first?.invariant.rawValue ?? broken[0]
         guard broken.contains(target) else {
             throw UsageError("the scenario does not break '\(target)'; it breaks: \(broken.joined(separator: ", "))")
         }
         let before = (scenario.statementCount, scenario.deviceCount)
         let t0 = monotonicSeconds()
         let (small, attempts) = Fuzz.shrink(scenario, invariant: target,
-                                            maxAttempts: Int(try a.uint("max-attempts", default: 1_500, range: 1...1_000_000)))
+                                            maxAttempts: Int(try a.uint("max-attempts", default: 1_500, range: 1...1_000_000)), cores: cores)
         let text = Fuzz.reproducerText(small, invariant: target, seed: scenario.seed, sdk: small.sdk, file: a.string("o") ?? a.string("out") ?? "FILE")
         if let out = a.string("o") ?? a.string("out") { try writeAtomically(text, to: out) } else { print(text, terminator: "") }
         printError("simkit shrink: '\(target)': \(plural(before.0, "statement")), \(plural(Int(before.1), "device")) -> \(plural(small.statementCount, "statement")), \(plural(Int(small.deviceCount), "device")) in \(plural(attempts, "run")) (\(String(format: "%.1f", monotonicSeconds() - t0)) s)")

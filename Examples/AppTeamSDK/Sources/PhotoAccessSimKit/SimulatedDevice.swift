@@ -1,0 +1,178 @@
+import SimKit
+import PhotoAccess
+
+/// The SDK's I/O on a simulated device: it answers the store's reads from the device's disk
+/// as SimKit handed it for this step, and turns every write, request, timer and callback
+/// into a SimKit effect, in order. It keeps nothing between steps but its effect list's memory.
+final class SimulatedDevice: IndexStore, AccessAPI, Timers, AppHost {
+    /// The disk as it is now: SimKit's copy for this step, with this step's writes applied.
+    var disk = LocalData()
+    var now: Millis = 0
+    var photoCount: UInt32 = 0
+    var photosAccessAllowed = false
+    /// This step's effects, in order.
+    var effects: [Effect] = []
+    /// The request just sent: its deadline timer carries its kind (SimKit traces a
+    /// `requestTimeout` firing with arg `id << 3 | kind` as that request's timeout).
+    var lastSent: (id: UInt32, kind: RequestKind)?
+
+    func begin(now: SimTime, context: SDKContext, disk: LocalData) {
+        self.now = now
+        self.disk = disk
+        photoCount = context.photoCount
+        photosAccessAllowed = context.photosAllowed
+        lastSent = nil
+    }
+
+    // MARK: IndexStore
+
+    var token: DeviceToken? { DeviceToken(disk.credential) }
+    var tokenAwaitingDeletion: DeviceToken? { DeviceToken(disk.pendingReset) }
+    var indexedPhotos: UInt32 { disk.indexedCount }
+    var hasModels: Bool { disk.modelsPresent }
+    var hasPlaceData: Bool { disk.placeDataPresent }
+    var queuedReports: UInt32 { disk.reportsQueued }
+    var isLocked: Bool { disk.locked }
+    var isPurged: Bool { disk.purged }
+    var lockedSince: Millis? { disk.lockedSince == LocalData.never ? nil : disk.lockedSince }
+    var lastKeyVerdict: Millis? { disk.lastAnsweredCheck == LocalData.never ? nil : disk.lastAnsweredCheck }
+    var backgroundTaskRegistered: Bool { disk.backgroundScheduled }
+
+    func write(_ change: StoreChange) {
+        let op: StoreOp
+        switch change {
+        case .setToken(let t): op = t.map { .setCredential(Credential($0)) } ?? .deleteCredential
+        case .setTokenAwaitingDeletion(let t): op = .setPendingReset(t.map(Credential.init) ?? .none)
+        case .indexed(let from, let count): op = .indexPhotos(from: from, count: count)
+        case .deleteIndex: op = .deleteIndex
+        case .saveModels: op = .saveModels
+        case .deleteModels: op = .deleteModels
+        case .savePlaceData: op = .savePlaceData
+        case .deletePlaceData: op = .deletePlaceData
+        case .queueReport: op = .queueReport
+        case .reportsUploaded(let n): op = .reportsUploaded(n)
+        case .dropReports: op = .dropReports
+        case .lock: op = .lock
+        case .unlock: op = .unlock
+        case .markPurged: op = .markPurged
+        case .setLockedSince(let t): op = .setLockedSince(t ?? LocalData.never)
+        case .setLastKeyVerdict(let t): op = .setLastAnsweredCheck(t ?? LocalData.never)
+        case .registerBackgroundTask: op = .scheduleBackground
+        case .cancelBackgroundTask: op = .cancelBackground
+        }
+        disk.apply(op)
+        effects.append(.store(op))
+    }
+
+    // MARK: AccessAPI
+
+    func send(_ endpoint: Endpoint, id: UInt32, token: DeviceToken?) {
+        let kind = RequestKind(endpoint)
+        lastSent = (id, kind)
+        effects.append(.send(id: id, kind: kind, credential: token.map(Credential.init) ?? .none))
+    }
+
+    // MARK: Timers
+
+    func start(_ timer: TimerName, at: Millis, tag: UInt32) {
+        var arg = tag
+        if timer == .requestDeadline {
+            guard let sent = lastSent, sent.id == tag else { preconditionFailure("a request deadline for a request not just sent") }
+            arg = tag << 3 | UInt32(sent.kind.rawValue)
+        }
+        effects.append(.setTimer(TimerKind(timer), at: at, arg: arg))
+    }
+
+    func cancel(_ timer: TimerName) { effects.append(.cancelTimer(TimerKind(timer))) }
+
+    // MARK: AppHost
+
+    func publish(_ state: PublicState) { effects.append(.state(SDKState(state))) }
+    func finished(_ call: Call, _ result: CallResult) {
+        let api: APICall = call == .search ? .search : call == .query ? .query : .profile
+        effects.append(.callResult(api, result == .ok ? .returned : result == .accessRevoked ? .threwAccessRevoked : .failed))
+    }
+    func indexingStarted(background: Bool) { effects.append(.runStarted(background: background)) }
+    func indexingEnded() { effects.append(.runEnded) }
+}
+
+// MARK: - Between the SDK's words and SimKit's
+
+extension DeviceToken {
+    init?(_ c: Credential) {
+        guard !c.isNone else { return nil }
+        self.init(raw: UInt64(c.device) << 32 | UInt64(c.generation))
+    }
+}
+
+extension Credential {
+    init(_ t: DeviceToken) {
+        self.init(device: DeviceIndex(truncatingIfNeeded: t.raw >> 32), generation: UInt32(truncatingIfNeeded: t.raw))
+    }
+}
+
+extension Reply {
+    /// What a SimKit answer means to the SDK.
+    init(_ r: ServerReply) {
+        let since = r.stoppedSince == ServerReply.none ? nil : r.stoppedSince
+        switch r.answer {
+        case .ok: self = .served(at: r.servedAt, token: DeviceToken(r.credential))
+        case .appKeyInvalid: self = .refused(.keyInvalid, at: r.servedAt, stoppedSince: since)
+        case .appDisabled: self = .refused(.appDisabled, at: r.servedAt, stoppedSince: since)
+        case .appPending: self = .refused(.appPending, at: r.servedAt, stoppedSince: since)
+        case .deviceUnknown: self = .refused(.deviceUnknown, at: r.servedAt, stoppedSince: since)
+        case .appKeyMismatch: self = .refused(.keyMismatch, at: r.servedAt, stoppedSince: since)
+        case .attestationFailed: self = .refused(.attestationFailed, at: r.servedAt, stoppedSince: since)
+        case .serverError, .timedOut, .offline: self = .unreachable
+        }
+    }
+}
+
+extension RequestKind {
+    init(_ e: Endpoint) {
+        switch e {
+        case .keyCheck: self = .check
+        case .register: self = .register
+        case .query: self = .query
+        case .profile: self = .profile
+        case .placeData: self = .placeData
+        case .models: self = .modelDownload
+        case .runReport: self = .runReport
+        case .deleteDevice: self = .reset
+        }
+    }
+}
+
+extension TimerKind {
+    init(_ t: TimerName) {
+        switch t {
+        case .nextChunk: self = .indexChunk
+        case .requestDeadline: self = .requestTimeout
+        case .retryDeviceDeletion: self = .resetRetry
+        case .retryReportUpload: self = .reportRetry
+        }
+    }
+}
+
+extension TimerName {
+    init(_ k: TimerKind) {
+        switch k {
+        case .indexChunk: self = .nextChunk
+        case .requestTimeout: self = .requestDeadline
+        case .resetRetry: self = .retryDeviceDeletion
+        case .reportRetry: self = .retryReportUpload
+        }
+    }
+}
+
+extension SDKState {
+    init(_ s: PublicState) {
+        switch s {
+        case .notConfigured: self = .unconfigured
+        case .indexing: self = .indexing
+        case .idle: self = .idle
+        case .locked: self = .locked
+        case .purged: self = .purged
+        }
+    }
+}

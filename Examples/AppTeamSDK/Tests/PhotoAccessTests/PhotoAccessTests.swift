@@ -1,0 +1,99 @@
+import Testing
+import SimKit
+import Invariants
+import Scenarios
+import PhotoAccess
+@testable import PhotoAccessSimKit
+
+let cores = SDKCores(PhotoAccessCores.all)
+
+/// The SDK as shipped keeps every promise on fuzz seeds (the CI sweep of 20,000 runs the
+/// command line in release: see the README); each planted bug is caught, shrunk, and its
+/// reproducer names the core that failed.
+@Suite struct PhotoAccessTests {
+    @Test("the SDK as shipped passes fuzz seeds", arguments: 0..<4 as Range<UInt64>)
+    func passesFuzzSeeds(slice: UInt64) {
+        for seed in slice * 10..<(slice + 1) * 10 {
+            let run = SimKitTest.seed(seed, sdk: .custom("app-team"), cores: cores)
+            #expect(run.passed, "\(run)")
+        }
+    }
+
+    /// The first of seeds `0..<limit` on which `core` breaks `invariant`.
+    func firstFailing(_ core: String, _ invariant: InvariantID, limit: UInt64) -> SeedRun? {
+        for seed in 0..<limit {
+            let run = SimKitTest.seed(seed, sdk: .custom(core), cores: cores)
+            if run.broken.contains(invariant) { return run }
+        }
+        return nil
+    }
+
+    /// Caught by fuzzing, shrunk to a small file that names the core, which fails on the
+    /// buggy core and passes on the SDK as shipped.
+    func caughtAndShrunk(_ core: String, _ invariant: InvariantID, limit: UInt64) throws {
+        let run = try #require(firstFailing(core, invariant, limit: limit), "\(core) broke no \(invariant) in \(limit) seeds")
+        #expect("\(run)".contains("--sdk custom:\(core)"), "\(run)")
+        let reproducer = run.reproducer
+        #expect(reproducer.contains("sdk custom \(core)\n"), "\(reproducer)")
+        #expect(reproducer.contains("--sdk custom:\(core)"), "\(reproducer)")
+        let small = try SimKitTest.scenario(source: reproducer, cores: cores)
+        #expect(small.broken.contains(invariant), "\(small)")
+        #expect(small.scenario.statementCount <= 12, "\(reproducer)")
+        let shipped = try SimKitTest.scenario(source: reproducer, sdk: .custom("app-team"), cores: cores)
+        #expect(!shipped.broken.contains(invariant), "\(shipped)")
+        print("\(core): seed \(run.seed), reproducer of \(small.scenario.statementCount) statements:\n\(reproducer)")
+    }
+
+    @Test func lockingOnEvery403IsCaught() throws {
+        try caughtAndShrunk("app-team-any-403", .neverLockOnTransient, limit: 300)
+    }
+
+    @Test func purgingByTheDeviceClockIsCaught() throws {
+        try caughtAndShrunk("app-team-device-clock", .purgeOnlyAfter30ContinuousDays, limit: 400)
+    }
+
+    /// The core is a value although the SDK is a class: a copy is deep before it is written.
+    @Test func copiesDoNotShareTheController() {
+        var a = PhotoAccessCore<NoBugs>()
+        var effects = EffectBuffer()
+        let context = SDKContext(device: 0, photoCount: 500, photosAllowed: true)
+        a.handle(.launch(inBackground: false), now: 0, context: context, config: SDKConfig(), disk: LocalData(), effects: &effects)
+        let awaited = a.box.controller.memory.awaited
+        #expect(awaited == 1)
+        var b = a
+        effects.removeAll()
+        b.handle(.reset, now: 1, context: context, config: SDKConfig(), disk: LocalData(), effects: &effects)
+        #expect(b.box.controller.memory.awaited == 0)   // a reset forgets what was awaited…
+        #expect(a.box.controller.memory.awaited == awaited)   // …in the copy only
+        #expect(a.box !== b.box)
+    }
+
+    /// A world copied before a run and run again gives the same trace: no device's SDK
+    /// state leaked between the copies.
+    @Test func aCopiedWorldRunsTheSame() throws {
+        let scenario = ScenarioGenerator.generate(seed: 5, options: GeneratorOptions(maxDevicesPerGroup: 10, maxDurationDays: 10))
+        let compiled = try ScenarioCompiler.compile(scenario)
+        var world = World<PhotoAccessCore<NoBugs>, NoObserver>(setup: compiled.setup, observer: NoObserver())
+        var twin = world
+        world.run()
+        twin.run()
+        #expect(world.fingerprint == twin.fingerprint && world.eventsHandled > 0)
+    }
+}
+
+/// SimKit's conformance kit: every scenario of SimKit's that states SDK behaviour, run on
+/// the SDK as shipped, and the rules each planted bug breaks named.
+@Suite struct PhotoAccessConformanceTests {
+    @Test func theShippedSDKConforms() {
+        let report = SimKitTest.conformance(PhotoAccessCore<NoBugs>.self, name: "app-team", seeds: 0..<20)
+        #expect(report.passed, "\(report)")
+        #expect(report.scenarioFiles > 30)
+    }
+
+    @Test func theKitNamesWhatABugBreaks() {
+        let report = SimKitTest.conformance(PhotoAccessCore<LockOnAny403>.self, name: "app-team-any-403", seeds: 0..<0)
+        let line = report.lines.first { $0.hasPrefix("BROKEN never-lock-on-transient (D6): ") }
+        #expect(line?.contains("pending-app.scenario") == true, "\(report)")
+        #expect(report.lines.contains("BROKEN expectations of pending-app.scenario (S2 D6 S5): pending-app.scenario; first: expect none photos locked at 1h: 20 of 20 are locked"), "\(report)")
+    }
+}

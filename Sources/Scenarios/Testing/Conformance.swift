@@ -1,0 +1,135 @@
+import Foundation
+import Invariants
+import SimKit
+
+extension SimKitTest {
+    /// SimKit's own scenario files, found from where this source file was compiled: the
+    /// `scenarios` folder at the root of the SimKit package (a path dependency, or the
+    /// checkout SwiftPM keeps under `.build/checkouts`).
+    public static var bundledScenarios: String {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<4 { url.deleteLastPathComponent() }   // Testing, Scenarios, Sources, the package
+        return url.appendingPathComponent("scenarios").path
+    }
+
+    /// The conformance kit: runs your core on every hand-written scenario under `scenarios`
+    /// that states SDK behaviour (every `*.scenario` file but the `mutant-*` ones, which
+    /// expect a named mutant's failures), each with its `sdk` line replaced by your core,
+    /// and on fuzz seeds `seeds` as `simkit fuzz --sdk custom:NAME` runs them; then says
+    /// which rules the core breaks, one line each (`report.lines`).
+    ///
+    /// ```swift
+    /// @Test func keepsEveryRule() {
+    ///     let report = SimKitTest.conformance(MySDK.self)
+    ///     #expect(report.passed, "\(report)")
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - name: what reproducers and replay commands call it (default: the type's name in kebab case).
+    ///   - scenarios: a folder of `.scenario` files (default `bundledScenarios`, SimKit's own).
+    /// - Complexity: one simulation per file and per seed; no shrinking.
+    public static func conformance<SDK: SDKCore>(_ core: SDK.Type, name: String? = nil, scenarios: String = bundledScenarios,
+                                                 seeds: Range<UInt64> = 0..<200, devices: UInt64 = 40,
+                                                 duration: SimTime = 90 * Ms.day) -> ConformanceReport {
+        let name = name ?? SDKCores.defaultName(for: core)
+        let cores = SDKCores([name: core])
+        var report = ConformanceReport(core: "custom:\(name)")
+        var broken: [String: ConformanceReport.Finding] = [:]   // looked up by key; listed sorted, never iterated
+        func note(_ key: String, rules: String, place: String, detail: String) {
+            if broken[key] == nil { broken[key] = .init(rule: key, rules: rules, places: [], first: detail) }
+            if broken[key]!.places.last != place { broken[key]!.places.append(place) }
+        }
+
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: scenarios)) ?? []
+        let chosen = files.filter { $0.hasSuffix(".scenario") && !$0.hasPrefix("mutant-") }.sorted()
+        if chosen.isEmpty { report.problems.append("no scenario files in '\(scenarios)' (pass scenarios: the folder of SimKit's scenarios/)") }
+        for file in chosen {
+            let path = (scenarios as NSString).appendingPathComponent(file)
+            let run: ScenarioRun
+            do { run = try SimKitTest.scenario(file: path, sdk: .custom(name), cores: cores) } catch {
+                report.problems.append("\(file): cannot be run: \("\(error)".split(separator: "\n").first ?? "")")
+                continue
+            }
+            report.scenarioFiles += 1
+            let o = run.outcome
+            for v in o.unexpected {
+                let first = o.unexpectedViolations.first { $0.invariant == v }?.headline ?? v.rawValue
+                note(v.rawValue, rules: v.rules, place: file, detail: first)
+            }
+            for e in o.failedExpectations {
+                note("expectations of \(file)", rules: ConformanceReport.rules(ofFile: path), place: file, detail: e.message)
+            }
+            for text in o.unjudgedExpectations { report.problems.append("\(file): \(text)") }
+            for missing in o.missingViolations { report.problems.append("\(file): expected violation \(missing) did not happen") }
+            if o.verdict == .incomplete { report.problems.append("\(file): INCOMPLETE: \(o.stopReason ?? "stopped early")") }
+        }
+        for seed in seeds {
+            let run = SimKitTest.seed(seed, sdk: .custom(name), devices: devices, duration: duration, cores: cores)
+            report.seeds += 1
+            for b in run.broken {
+                let first = run.violations.first { $0.invariant == b }?.headline ?? b.rawValue
+                note(b.rawValue, rules: b.rules, place: "seed \(seed)", detail: first)
+            }
+            if run.broken.isEmpty, let reason = run.result.stopReason { report.problems.append("seed \(seed): INCOMPLETE: \(reason)") }
+        }
+        report.findings = broken.keys.sorted().map { broken[$0]! }
+        return report
+    }
+}
+
+/// What `SimKitTest.conformance` found: one finding per rule broken, with where.
+public struct ConformanceReport: Sendable, CustomStringConvertible {
+    /// One invariant broken (or one file's expectations failed) and every place it happened.
+    public struct Finding: Sendable, Equatable {
+        /// The invariant's name, or `expectations of FILE`.
+        public var rule: String
+        /// The SPEC rules it checks (for a file: its `Rules:` comment's rule names).
+        public var rules: String
+        /// Scenario files and `seed N`, in the order run.
+        public var places: [String]
+        /// The first violation's headline, or the first failed expectation.
+        public var first: String
+    }
+
+    /// `custom:NAME`.
+    public var core: String
+    public var scenarioFiles = 0
+    public var seeds = 0
+    /// Sorted by rule.
+    public var findings: [Finding] = []
+    /// What could not be judged: files that did not run, runs that stopped early.
+    public var problems: [String] = []
+
+    init(core: String) { self.core = core }
+
+    /// No rule broken and everything judged.
+    public var passed: Bool { findings.isEmpty && problems.isEmpty }
+
+    /// One line per rule broken, then one per problem.
+    public var lines: [String] {
+        findings.map { f in
+            let shown = f.places.prefix(5).joined(separator: ", ") + (f.places.count > 5 ? ", and \(f.places.count - 5) more" : "")
+            return "BROKEN \(f.rule) (\(f.rules)): \(shown); first: \(f.first)"
+        } + problems.map { "NOT JUDGED \($0)" }
+    }
+
+    /// A headline and `lines`.
+    public var description: String {
+        let head = "conformance of \(core): \(scenarioFiles) scenario files, \(seeds) fuzz seeds: "
+            + (passed ? "every rule kept" : "\(findings.count) rules broken, \(problems.count) not judged")
+        return ([head] + lines).joined(separator: "\n")
+    }
+
+    /// The rule names (`S2`, `D4`, …) of a scenario file's `# Rules:` comment, or `see the file`.
+    static func rules(ofFile path: String) -> String {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("# Rules:") }) else { return "see the file" }
+        var names: [String] = []
+        for word in line.split(whereSeparator: { !$0.isLetter && !$0.isNumber }) {
+            let w = String(word)
+            if w.count >= 2, let f = w.first, f == "S" || f == "D", Int(w.dropFirst()) != nil, !names.contains(w) { names.append(w) }
+        }
+        return names.isEmpty ? "see the file" : names.joined(separator: " ")
+    }
+}
