@@ -19,11 +19,35 @@ import SimKit
 public enum SimKitTest {
     /// Generates and runs fuzz seed `seed` exactly as `simkit fuzz --sdk … --devices … --duration …` does.
     /// - Complexity: one simulation of at most `devices` devices per group for at most `duration`.
+    /// With `checkDeterminism` the seed runs twice and the traces are compared record by
+    /// record, as `simkit fuzz --check-determinism` does: a difference fails the run with
+    /// the verdict NONDETERMINISTIC (`SeedRun.nondeterminism` says where and why).
+    /// - Complexity: one simulation of at most `devices` devices per group for at most
+    ///   `duration`; two when `checkDeterminism`.
     public static func seed(_ seed: UInt64, sdk: SDKChoice = .reference, devices: UInt64 = 40,
-                            duration: SimTime = 90 * Ms.day) -> SeedRun {
+                            duration: SimTime = 90 * Ms.day, checkDeterminism: Bool = false) -> SeedRun {
+        self.seed(seed, core: ReferenceSDK.self, sdk: sdk, devices: devices, duration: duration, checkDeterminism: checkDeterminism)
+    }
+
+    /// Fuzz seed `seed` on your own SDK core `core` (any `SDKCore`), with every invariant
+    /// checked; `sdk` names a mutant's flaws, which only `ReferenceSDK` reads. With
+    /// `checkDeterminism`, two runs compared as above: the way to catch a core whose steps
+    /// depend on more than their input and state.
+    ///
+    /// ```swift
+    /// @Test(arguments: 0..<200 as Range<UInt64>)
+    /// func myCoreIsDeterministic(seed: UInt64) {
+    ///     let run = SimKitTest.seed(seed, core: MySDK.self, checkDeterminism: true)
+    ///     #expect(run.passed, "\(run)")
+    /// }
+    /// ```
+    public static func seed<SDK: SDKCore>(_ seed: UInt64, core: SDK.Type, sdk: SDKChoice = .reference, devices: UInt64 = 40,
+                                          duration: SimTime = 90 * Ms.day, checkDeterminism: Bool = false) -> SeedRun {
         precondition(devices >= 1, "devices must be at least 1")
         let options = GeneratorOptions(maxDevicesPerGroup: devices, maxDurationDays: max(2, duration / Ms.day), sdk: sdk)
-        let (result, scenario, violations) = Fuzz.run(seed: seed, options: options)
+        let (result, scenario, violations) = SDK.self == ReferenceSDK.self && !checkDeterminism
+            ? Fuzz.run(seed: seed, options: options)
+            : Fuzz.run(seed: seed, options: options, sdk: core, checkDeterminism: checkDeterminism)
         return SeedRun(seed: seed, sdk: sdk, result: result, scenario: scenario, violations: violations)
     }
 
@@ -73,8 +97,11 @@ public struct SeedRun: Sendable, CustomStringConvertible {
     /// The kept violations, in the order found.
     public let violations: [Violation]
 
-    /// True when no invariant broke and the run reached its end.
+    /// True when no invariant broke, the run reached its end, and (when checked) two runs
+    /// wrote the same trace.
     public var passed: Bool { result.passed }
+    /// Where two runs of the seed differed, when `checkDeterminism` found they did.
+    public var nondeterminism: Nondeterminism? { result.nondeterminism }
     /// True when the run stopped early (`result.stopReason` says why).
     public var incomplete: Bool { result.incomplete }
     /// The invariants broken, sorted by name.
@@ -96,6 +123,8 @@ public struct SeedRun: Sendable, CustomStringConvertible {
     /// For a failed expectation: the headline, the story, and the command that replays it.
     /// The reproducer is not included (it shrinks); ask for it when you want the file.
     public var description: String {
+        let twice = "replay: simkit replay \(seed) --sdk \(Fuzz.sdkName(sdk)) --twice\n"
+        if let n = nondeterminism { return "seed \(seed) --sdk \(Fuzz.sdkName(sdk)): " + n.text() + twice + (violations.isEmpty ? "" : "and it broke \(result.broken.joined(separator: ", "))\n") }
         guard let v = violations.first else {
             if passed { return "seed \(seed) passed" }
             if result.broken.isEmpty, let reason = result.stopReason {
