@@ -17,11 +17,13 @@ enum Commands {
     ("merge", "combine the JSON results of fuzz shards into one summary and JUnit file", MergeCommand.run),
     ("bench", "throughput on this machine: events/s, device-days/s, bytes per device", BenchCommand.run),
     ("fingerprint", "run the standard workload and print its trace fingerprint", FingerprintCommand.run),
+    ("diff", "where two written traces first differ (the determinism guard's report)", DiffCommand.run),
     ("version", "print the version (also 'simkit --version')", { _ in print(SimKitVersion.text); return 0 }),
     ]
     /// Commands left out of the usage text: tools for the project's own scripts.
     static let hidden: [(name: String, summary: String, run: @Sendable ([String]) throws -> Int32)] = [
     ("hostile-inputs", "check generated hostile scenario files (scripts/hostile-inputs.sh)", HostileInputsCommand.run),
+    ("seed-fingerprints", "fingerprints of fuzz seeds, for 'fuzz --check-determinism --processes'", SeedFingerprintsCommand.run),
     ]
 }
 

@@ -60,9 +60,11 @@ public struct Nondeterminism: Sendable, Codable, Equatable, CustomStringConverti
         return "NONDETERMINISTIC\(place): \(what)"
     }
 
-    /// The whole report, each line after the first indented by `indent`.
-    public func text(indent: String = "  ") -> String {
-        var s = "NONDETERMINISTIC: \(firstName) and \(secondName) of the same run"
+    /// The whole report, each line after the first indented by `indent`. `verdict` false
+    /// leaves out the word NONDETERMINISTIC and "of the same run" (`simkit diff` compares
+    /// any two traces).
+    public func text(indent: String = "  ", verdict: Bool = true) -> String {
+        var s = verdict ? "NONDETERMINISTIC: \(firstName) and \(secondName) of the same run" : "\(firstName) and \(secondName)"
         s += record == 0 ? " differ\n" : " first differ at trace record #\(Nondeterminism.grouped(record)) (\(time), \(device))\n"
         if record != 0 {
             let width = max(firstName.count, secondName.count) + 1
@@ -189,7 +191,7 @@ extension Nondeterminism {
     }
 
     /// The report for two runs whose traces could not be told apart record by record.
-    static func unlocated(_ cause: Cause, explanation: String, names: (String, String), core: String?, detail: String?) -> Nondeterminism {
+    public static func unlocated(_ cause: Cause, explanation: String, names: (String, String), core: String?, detail: String?) -> Nondeterminism {
         Nondeterminism(record: 0, time: "", device: "", firstName: names.0, secondName: names.1, first: nil, second: nil,
                        agreed: [], cause: cause, explanation: explanation, core: core, detail: detail)
     }

@@ -18,6 +18,9 @@ public struct ScenarioRunner: Sendable {
     public var eventBudget: UInt64?
     /// The memory a run may use (`WorldSetup.memoryBudgetBytes`; `--max-memory`).
     public var memoryBudgetBytes: UInt64 = WorldSetup.defaultMemoryBudgetBytes
+    /// Runs each scenario twice more and compares the traces (`DeterminismCheck`); a
+    /// difference fails it with `ScenarioOutcome.nondeterminism` (`--check-determinism`).
+    public var checkDeterminism = false
 
     /// A runner; `sdk` and `seed` override what files say.
     public init(sdk: SDKChoice? = nil, seed: UInt64? = nil) {
@@ -55,7 +58,15 @@ public struct ScenarioRunner: Sendable {
         let observer = ObserverPair(InvariantChecker(), ExpectationJudge(expectations: compiled.expectations))
         var world = World<ReferenceSDK, ObserverPair<InvariantChecker, ExpectationJudge>>(setup: setup, observer: observer)
         world.run()
-        return judge(world: world, compiled: compiled, name: scenario.name, file: file)
+        var outcome = judge(world: world, compiled: compiled, name: scenario.name, file: file)
+        if checkDeterminism {
+            // Kept alive through the check: the check's runs allocate elsewhere (see `DeterminismCheck.compare`).
+            outcome.nondeterminism = withExtendedLifetime(world) {
+                DeterminismCheck.twice(setup, sdk: ReferenceSDK.self, core: DeterminismCheck.coreName(ReferenceSDK.self, choice: sdk ?? scenario.sdk))
+            }
+            if outcome.nondeterminism != nil { outcome.verdict = .failed }
+        }
+        return outcome
     }
 
     /// The verdict on a finished run.

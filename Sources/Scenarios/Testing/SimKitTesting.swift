@@ -54,7 +54,7 @@ public enum SimKitTest {
     /// Reads and runs the scenario file at `file` (relative paths from the current directory).
     /// Throws `ScenarioRunError` when it cannot be read (or is larger than
     /// `ScenarioLimits.maxFileBytes`, checked before reading), parsed or compiled.
-    public static func scenario(file: String, sdk: SDKChoice? = nil, seed: UInt64? = nil) throws -> ScenarioRun {
+    public static func scenario(file: String, sdk: SDKChoice? = nil, seed: UInt64? = nil, checkDeterminism: Bool = false) throws -> ScenarioRun {
         if let size = (try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? NSNumber,
            size.uint64Value > UInt64(ScenarioLimits.maxFileBytes) {
             throw ScenarioRunError(file: file, message: "\(file): error: file is larger than \(ScenarioLimits.maxFileBytes) bytes")
@@ -62,14 +62,18 @@ public enum SimKitTest {
         guard let data = FileManager.default.contents(atPath: file) else {
             throw ScenarioRunError(file: file, message: "cannot read '\(file)'")
         }
-        return try scenario(source: String(decoding: data, as: UTF8.self), file: file, sdk: sdk, seed: seed)
+        return try scenario(source: String(decoding: data, as: UTF8.self), file: file, sdk: sdk, seed: seed, checkDeterminism: checkDeterminism)
     }
 
     /// Runs scenario text (named `file` in diagnostics). Throws `ScenarioRunError` for
     /// any text that cannot be run (never traps); a run that stops early is returned,
     /// with `passed` false and `incomplete` true.
-    public static func scenario(source: String, file: String = "inline.scenario", sdk: SDKChoice? = nil, seed: UInt64? = nil) throws -> ScenarioRun {
-        let runner = ScenarioRunner(sdk: sdk, seed: seed)
+    /// With `checkDeterminism` the scenario runs twice more and the traces are compared, as
+    /// `simkit run --check-determinism` does (`ScenarioRun.outcome.nondeterminism`).
+    public static func scenario(source: String, file: String = "inline.scenario", sdk: SDKChoice? = nil, seed: UInt64? = nil,
+                                checkDeterminism: Bool = false) throws -> ScenarioRun {
+        var runner = ScenarioRunner(sdk: sdk, seed: seed)
+        runner.checkDeterminism = checkDeterminism
         let parsed = ScenarioParser.parse(source, file: file, context: runner.context)
         guard let scenario = parsed.scenario, !parsed.hasErrors else { throw ScenarioRunError(file: file, message: parsed.rendered) }
         let outcome = runner.run(scenario: scenario, file: file)
