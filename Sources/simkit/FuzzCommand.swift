@@ -174,7 +174,14 @@ extension Campaign {
                                           "--shard", plan.shardText, "--sdk", Fuzz.sdkName(generator.sdk),
                                           "--devices", "\(generator.maxDevicesPerGroup)", "--duration", "\(generator.maxDurationDays)d",
                                           "--jobs", "\(jobs)"])
-        guard child.status == 0 else { throw UsageError("the second process failed (exit \(child.status)): \(child.err)") }
+        guard child.status == 0 else {
+            // A signal reaches the whole process group: the second process stopped with this one.
+            if stopRequested.load(ordering: .relaxed) {
+                printError("simkit fuzz: stopped: the check in another process did not finish")
+                return results
+            }
+            throw UsageError("the second process failed (exit \(child.status)): \(child.err)")
+        }
         var theirs: [UInt64: (String, UInt64)] = [:]
         for line in child.out.split(separator: "\n") {
             let f = line.split(separator: " ")

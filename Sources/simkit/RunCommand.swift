@@ -96,9 +96,12 @@ enum RunCommand {
                 var limited = setup
                 if let budget = runner.eventBudget { limited.eventBudget = budget }
                 limited.memoryBudgetBytes = runner.memoryBudgetBytes
-                let text = TraceDiff.text(of: limited, sdk: ReferenceSDK.self)
-                if let path = a.string("trace") { try writeAtomically(text, to: path) }
+                // The trace streams to its file (a big run's text never sits in memory); the
+                // check across processes reads it back, or keeps a run's text when there is no file.
+                if let path = a.string("trace") { try streamTrace(limited, to: path) }
                 if a.has("processes"), outcome.nondeterminism == nil {
+                    let text = a.string("trace").flatMap { FileManager.default.contents(atPath: $0) }.map { String(decoding: $0, as: UTF8.self) }
+                        ?? TraceDiff.text(of: limited, sdk: ReferenceSDK.self)
                     var child = ["run", "--quiet", "--max-memory", "\(runner.memoryBudgetBytes)"]
                     if let sdk = a.string("sdk") { child += ["--sdk", sdk] }
                     if let seed = runner.seed { child += ["--seed", "\(seed)"] }
@@ -116,6 +119,16 @@ enum RunCommand {
         progress.clear()
         print(ScenarioReport.summary(outcomes))
         return exitCode(outcomes)
+    }
+
+    /// Runs `setup` once more with a `TraceWriter` streaming to `path`.
+    static func streamTrace(_ setup: WorldSetup, to path: String) throws {
+        guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
+            throw UsageError("cannot write the trace to '\(path)'")
+        }
+        defer { try? handle.close() }
+        var world = World<ReferenceSDK, TraceWriter>(setup: setup, observer: TraceWriter { handle.write(Data($0.utf8)) })
+        world.run()
     }
 
     /// 1 when a scenario failed, else 3 when one did not finish, else 0.
