@@ -91,9 +91,13 @@ struct DeterminismGuardTests {
         let text = n.text()
         #expect(n.explanation.contains("the core's step for this input was not a function of its input and state (core: \(core))"),
                 "\(text)", sourceLocation: sourceLocation)
-        #expect(text.contains("NONDETERMINISTIC: run 1 and run 2 of the same run first differ at trace record #"), "\(text)",
+        #expect(text.contains("NONDETERMINISTIC: run 3 and run 4 of the same run first differ at trace record #"), "\(text)",
                 sourceLocation: sourceLocation)
         #expect(text.contains("the last records that agreed:"), sourceLocation: sourceLocation)
+        // The cheap check (fingerprints of the checked run and one more) found it; the two
+        // runs that located it are named, and the first pair's fingerprints are given.
+        #expect(n.detail?.hasPrefix("runs 1 and 2 (the checked run and one more) differed: fingerprints ") == true, "\(text)",
+                sourceLocation: sourceLocation)
         #expect("\(run)".contains("simkit replay \(run.seed) --sdk reference --twice"), sourceLocation: sourceLocation)
         // The step named is the open one at the difference: its input is among the records that agreed.
         let explanation = n.explanation

@@ -8,8 +8,9 @@ import Invariants
 /// reproducing with nothing to say why. This says where the runs part and why.
 ///
 /// Generic over the SDK core (`SDK: SDKCore`): any core a user plugs in is checked the
-/// same way. A normal run pays nothing for it: the checked seeds run with their own
-/// observers (`TraceTape`, `TraceComparer`), in worlds of their own types.
+/// same way. A normal run pays nothing for it: a checked seed's own run is unchanged, its
+/// repeat runs without observers (`again`), and only a seed that differs is run with
+/// observers that keep and compare traces (`TraceTape`, `TraceComparer`).
 public enum DeterminismCheck {
     /// `simkit fuzz` checks one seed in this many by default (`DeterminismCheck.sampled`).
     public static let defaultSampleOneIn: UInt64 = 64
@@ -86,15 +87,44 @@ public enum DeterminismCheck {
                           names: names, core: coreName, detail: detail)
     }
 
+    /// Runs `setup` once more on the core `SDK`, without observers, and compares its
+    /// fingerprint, record count and event count with a first run's: the cheap check that
+    /// `simkit fuzz` makes on its sampled seeds. Only when they differ, two more runs keep
+    /// and compare their traces (`twice`) to say where; if those two agree (a leak that did
+    /// not repeat), the report says the runs differed without a place.
+    /// - Complexity: one simulation without checkers; three for a run that differs.
+    public static func again<SDK: SDKCore>(_ setup: WorldSetup, sdk: SDK.Type, fingerprint: Fingerprint, events: UInt64,
+                                           core: String? = nil) -> Nondeterminism? {
+        var second = World<SDK, NoObserver>(setup: setup, observer: NoObserver())
+        second.run()
+        if second.fingerprint == fingerprint, second.eventsHandled == events { return nil }
+        let differed = "runs 1 and 2 (the checked run and one more) differed: fingerprints \(fingerprint) "
+            + "(\(Nondeterminism.grouped(fingerprint.records)) records, \(Nondeterminism.grouped(events)) events) and "
+            + "\(second.fingerprint) (\(Nondeterminism.grouped(second.fingerprint.records)) records, "
+            + "\(Nondeterminism.grouped(second.eventsHandled)) events)"
+        let coreName = core ?? coreName(sdk)
+        return withExtendedLifetime(second) {
+            guard var located = twice(setup, sdk: sdk, core: coreName, names: ("run 3", "run 4")) else {
+                return .unlocated(.unlocated, explanation: "two runs differed, but two more, made to find where, were the "
+                                  + "same: the leak did not repeat (core: \(coreName)).", names: ("run 1", "run 2"),
+                                  core: coreName, detail: differed)
+            }
+            located.detail = [differed, located.detail].compactMap { $0 }.joined(separator: "; ")
+            return located
+        }
+    }
+
     /// Runs `setup` twice on the core `SDK` and compares the traces (`compare`).
     /// - Complexity: two simulations of `setup`, and its trace in memory (up to `tapeLimit` records).
     public static func twice<SDK: SDKCore>(_ setup: WorldSetup, sdk: SDK.Type, core: String? = nil,
+                                           names: (String, String) = ("run 1", "run 2"),
                                            tapeLimit: Int = TraceTape.defaultLimit) -> Nondeterminism? {
         var first = World<SDK, TraceTape>(setup: setup, observer: TraceTape(limit: tapeLimit))
         first.run()
         // Kept alive through the second run (see `compare`).
         return withExtendedLifetime(first) {
-            compare(setup, sdk: sdk, against: first.observer, fingerprint: first.fingerprint, events: first.eventsHandled, core: core)
+            compare(setup, sdk: sdk, against: first.observer, fingerprint: first.fingerprint, events: first.eventsHandled,
+                    core: core, names: names)
         }
     }
 }
