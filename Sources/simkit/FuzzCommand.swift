@@ -256,7 +256,7 @@ final class Campaign: Sendable {
         let seed = seeds[i]
         // The seeds the guard checks run in worlds of their own type; the others run as they always did.
         var (result, scenario, violations) = DeterminismCheck.sampled(seed, oneIn: determinismOneIn)
-            ? Fuzz.run(seed: seed, options: generator, sdk: ReferenceSDK.self, checkDeterminism: true)
+            ? Fuzz.run(seed: seed, options: generator, checkDeterminism: true)
             : Fuzz.run(seed: seed, options: generator)
         if let n = result.nondeterminism { reportNondeterminism(seed: seed, n) }
         if result.failed, let invariant = result.broken.first {

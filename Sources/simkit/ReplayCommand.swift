@@ -48,7 +48,7 @@ enum ReplayCommand {
         if let path = a.string("trace") { try streamTrace(seed: seed, options: options, to: path) }
         let twice = a.has("twice")
         var (result, _, violations) = twice
-            ? Fuzz.run(seed: seed, options: options, sdk: ReferenceSDK.self, checkDeterminism: true)
+            ? Fuzz.run(seed: seed, options: options, checkDeterminism: true)
             : Fuzz.run(seed: seed, options: options)
         print("seed \(seed) --sdk \(result.sdk): fingerprint \(result.fingerprint), \(plural(Int(result.events), "event"))")
         if twice {

@@ -41,6 +41,14 @@ extension Fuzz {
         return (result, scenario, world.observer.violations)
     }
 
+    /// `run(seed:options:sdk:checkDeterminism:)` on the reference core (and its mutants),
+    /// specialised here: called from another module (the command line), the generic
+    /// version runs unspecialised, with a witness-table call for every step, which made
+    /// the guard's sampled seeds cost twice what they should.
+    public static func run(seed: UInt64, options: GeneratorOptions, checkDeterminism: Bool) -> (SeedResult, ScenarioFile, [Violation]) {
+        run(seed: seed, options: options, sdk: ReferenceSDK.self, checkDeterminism: checkDeterminism)
+    }
+
     /// The verdict of a finished run, as `run(seed:options:)` records it.
     static func seedResult(seed: UInt64, options: GeneratorOptions, checker: InvariantChecker, fingerprint: Fingerprint,
                            events: UInt64, stopReason: String?) -> SeedResult {
