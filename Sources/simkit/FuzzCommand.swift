@@ -56,8 +56,8 @@ enum FuzzCommand {
     before the first seed.
 
     Exit: 0 every seed ran and none failed, 1 a seed failed: an invariant broken or
-    NONDETERMINISTIC (even if the run stopped early), 2 bad input, 3 the run did not finish (a signal or --time-limit) and none of
-    the seeds that ran failed.
+    NONDETERMINISTIC (even if the run stopped early), 2 bad input, 3 the run did not
+    finish (a signal or --time-limit) and none of the seeds that ran failed.
 
     """
 
