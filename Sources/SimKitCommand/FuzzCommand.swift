@@ -28,6 +28,22 @@ enum FuzzCommand {
       --json FILE        write all results as JSON (for 'simkit merge')
       --no-shrink        report failures without shrinking them
       --quiet            only the summary
+      --check-determinism  run every seed twice in this process and compare the traces
+                         record by record (below)
+      --processes        with --check-determinism: also run every seed in a second
+                         simkit process and compare (one more process for the whole run)
+      --determinism-sample N  without --check-determinism, the share of seeds run twice:
+                         one in N (default 64; 0: none)
+
+    The determinism guard: a seed that is run twice must write the same trace. When two
+    runs differ, the seed fails with the verdict NONDETERMINISTIC (not an invariant): the
+    report names the first differing trace record (its number, virtual time and device),
+    shows both records side by side and the last records that agreed, and says when the
+    difference is inside an SDK step whose input agreed: the core's step was not a
+    function of its input and state (a Set or Dictionary iterated in hash order, a clock,
+    the system random generator, a global variable). By default one seed in 64 (chosen
+    by a hash of the seed, the same in every shard) is run twice, so CI catches a leak
+    without paying for every seed twice. 'simkit replay SEED --twice' checks one seed.
 
     Results do not depend on --jobs or sharding. Progress goes to standard error: a
     redrawn line on a terminal, a plain line every 5 s elsewhere (a CI log).
@@ -39,15 +55,16 @@ enum FuzzCommand {
     renamed). The --out directory and the --json and --junit files are checked writable
     before the first seed.
 
-    Exit: 0 every seed ran and none failed, 1 a seed failed (even if the run stopped
-    early), 2 bad input, 3 the run did not finish (a signal or --time-limit) and none of
-    the seeds that ran failed.
+    Exit: 0 every seed ran and none failed, 1 a seed failed: an invariant broken or
+    NONDETERMINISTIC (even if the run stopped early), 2 bad input, 3 the run did not
+    finish (a signal or --time-limit) and none of the seeds that ran failed.
 
     """
 
     static func run(_ argv: [String], _ cores: SDKCores = SDKCores()) throws -> Int32 {
-        let a = try Arguments(argv, switches: ["no-shrink", "quiet"],
-                              options: ["seeds", "from", "jobs", "shard", "sdk", "devices", "duration", "time-limit", "out", "junit", "json"])
+        let a = try Arguments(argv, switches: ["no-shrink", "quiet", "check-determinism", "processes"],
+                              options: ["seeds", "from", "jobs", "shard", "sdk", "devices", "duration", "time-limit", "out", "junit", "json",
+                                        "determinism-sample"])
         if a.has("help") { print(helpText(help, cores: cores), terminator: ""); return 0 }
         guard a.positionals.isEmpty else { throw UsageError("unexpected argument '\(a.positionals[0])'") }
         let count = try a.uint("seeds", default: 160_000, range: 1...10_000_000)
@@ -60,6 +77,10 @@ enum FuzzCommand {
         let out = a.string("out") ?? "simkit-out"
         let quiet = a.has("quiet")
         let shrink = !a.has("no-shrink")
+        let checkAll = a.has("check-determinism")
+        if a.has("processes"), !checkAll { throw UsageError("--processes needs --check-determinism") }
+        if checkAll, a.string("determinism-sample") != nil { throw UsageError("--determinism-sample and --check-determinism exclude each other: --check-determinism runs every seed twice") }
+        let sampleOneIn = checkAll ? 1 : try a.uint("determinism-sample", default: DeterminismCheck.defaultSampleOneIn, range: 0...1_000_000_000)
         let plan = FuzzPlan(range: .init(from: from, count: count), shard: .init(index: shard.index, count: shard.count),
                             options: .init(sdk: Fuzz.sdkName(generator.sdk), devices: Int(generator.maxDevicesPerGroup),
                                            durationDays: Int(generator.maxDurationDays), shrink: shrink))
@@ -74,16 +95,34 @@ enum FuzzCommand {
         for flag in ["json", "junit"] { if let path = a.string(flag) { try checkWritableFile(path) } }
 
         let campaign = Campaign(seeds: Array(plan.seeds), generator: generator, cores: cores, jobs: jobs, out: out, shrink: shrink,
-                                quiet: quiet, timeLimit: timeLimit)
-        let results = campaign.run()
+                                quiet: quiet, timeLimit: timeLimit, determinismOneIn: sampleOneIn)
+        var results = campaign.run()
         let stoppedBy: String? = results.count < plan.planned
             ? (stopSignal.load(ordering: .relaxed) != 0 ? signalName(stopSignal.load(ordering: .relaxed)) : "--time-limit")
             : nil
-        let summary = FuzzSummary(results: results, plan: plan, planned: plan.planned, seconds: campaign.elapsed, stoppedBy: stoppedBy)
+        if a.has("processes"), stoppedBy == nil {
+            results = try campaign.checkInAnotherProcess(results, plan: plan)
+        }
+        var summary = FuzzSummary(results: results, plan: plan, planned: plan.planned, seconds: campaign.elapsed, stoppedBy: stoppedBy)
+        summary.determinism = determinismLine(results, oneIn: sampleOneIn, processes: a.has("processes") && stoppedBy == nil)
         print(summary.text(jobs: jobs), terminator: "")
         if let path = a.string("json") { try writeAtomically(summary.json(), to: path) }
         if let path = a.string("junit") { try writeAtomically(summary.junit(), to: path) }
         return summary.exitStatus
+    }
+
+    /// The summary's line on the determinism guard: always with --check-determinism;
+    /// with the sampled default only when it found something (the usual summary stays as it was).
+    static func determinismLine(_ results: [SeedResult], oneIn: UInt64, processes: Bool) -> String? {
+        let found = results.filter { $0.nondeterminism != nil }
+        let verdict = found.first.map { "\(plural(found.count, "seed")) NONDETERMINISTIC (first: \($0.seed); simkit replay \($0.seed) --sdk \($0.sdk) --twice)" }
+        if oneIn == 1 {
+            return "determinism: every seed ran twice in this process" + (processes ? " and once in another" : "") + "; "
+                + (verdict ?? "every trace the same")
+        }
+        guard let verdict else { return nil }
+        let checked = results.filter { DeterminismCheck.sampled($0.seed, oneIn: oneIn) }.count
+        return "determinism: \(plural(checked, "seed")) (1 in \(oneIn)) ran twice; \(verdict)"
     }
 
     static func parseShard(_ text: String?) throws -> (index: Int, count: Int)? {
@@ -113,6 +152,67 @@ enum FuzzCommand {
     }
 }
 
+extension Campaign {
+    /// `simkit replay SEED …` with this campaign's options, for commands it prints.
+    func replayArguments(_ seed: UInt64) -> [String] {
+        ["replay", "\(seed)", "--sdk", Fuzz.sdkName(generator.sdk), "--devices", "\(generator.maxDevicesPerGroup)",
+         "--duration", "\(generator.maxDurationDays)d"]
+    }
+
+    /// Prints a NONDETERMINISTIC seed's report (unless quiet).
+    func reportNondeterminism(seed: UInt64, _ n: Nondeterminism) {
+        guard !quiet else { return }
+        let text = "NONDETERMINISTIC seed \(seed): " + n.text().dropFirst("NONDETERMINISTIC: ".count)
+            + "  replay:     simkit replay \(seed) --sdk \(Fuzz.sdkName(generator.sdk))\(devicesFlag) --twice\n"
+        state.withLock { s in
+            s.progress.clear()
+            FileHandle.standardOutput.write(Data(text.utf8))
+        }
+    }
+
+    /// `--processes`: every seed of the plan run once more in another simkit process
+    /// (`simkit seed-fingerprints`, one process for the whole run) and its fingerprint and
+    /// event count compared with this process's. A seed that differs is located by a trace
+    /// written in another process (`simkit replay --trace`) and one written here.
+    func checkInAnotherProcess(_ results: [SeedResult], plan: FuzzPlan) throws -> [SeedResult] {
+        if !quiet { printError("fuzz: running \(plural(results.count, "seed")) again in another process…") }
+        let child = try CrossProcess.run(["seed-fingerprints", "--from", "\(plan.range.from)", "--seeds", "\(plan.range.count)",
+                                          "--shard", plan.shardText, "--sdk", Fuzz.sdkName(generator.sdk),
+                                          "--devices", "\(generator.maxDevicesPerGroup)", "--duration", "\(generator.maxDurationDays)d",
+                                          "--jobs", "\(jobs)"])
+        guard child.status == 0 else {
+            // A signal reaches the whole process group: the second process stopped with this one.
+            if stopRequested.load(ordering: .relaxed) {
+                printError("simkit fuzz: stopped: the check in another process did not finish")
+                return results
+            }
+            throw UsageError("the second process failed (exit \(child.status)): \(child.err)")
+        }
+        var theirs: [UInt64: (String, UInt64)] = [:]
+        for line in child.out.split(separator: "\n") {
+            let f = line.split(separator: " ")
+            if f.count == 3, let seed = UInt64(f[0]), let events = UInt64(f[2]) { theirs[seed] = (String(f[1]), events) }
+        }
+        var out = results
+        for i in out.indices where out[i].nondeterminism == nil && !out[i].fingerprint.isEmpty {
+            let r = out[i]
+            guard let other = theirs[r.seed] else { throw UsageError("the second process gave no fingerprint for seed \(r.seed)") }
+            if other.0 == r.fingerprint, other.1 == r.events { continue }
+            let setup = try ScenarioCompiler.compile(ScenarioGenerator.generate(seed: r.seed, options: generator)).setup
+            let core = DeterminismCheck.coreName(ReferenceSDK.self, choice: generator.sdk)
+            let detail = "fingerprints: this process \(r.fingerprint) (\(r.events) events), another process \(other.0) (\(other.1) events)"
+            var n = try CrossProcess.compare(own: TraceDiff.text(of: setup, sdk: ReferenceSDK.self), childArguments: replayArguments(r.seed), core: core)
+                ?? .unlocated(.unlocated, explanation: "the runs in the two processes differed, but the traces written afterwards, "
+                              + "one more in each process, were the same: the leak did not repeat.", names: ("this process", "another process"),
+                              core: core, detail: nil)
+            n.detail = [n.detail, detail].compactMap { $0 }.joined(separator: "; ")
+            out[i].nondeterminism = n
+            reportNondeterminism(seed: r.seed, n)
+        }
+        return out
+    }
+}
+
 /// One fuzz campaign: seeds run on `jobs` threads, failures shrunk and written as they
 /// are found, progress on standard error. Stops taking seeds on a signal or the time limit.
 final class Campaign: Sendable {
@@ -125,15 +225,17 @@ final class Campaign: Sendable {
     let shrink: Bool
     let quiet: Bool
     let timeLimit: Double?
+    /// One seed in this many runs twice (`DeterminismCheck.sampled`); 1: all, 0: none.
+    let determinismOneIn: UInt64
     let started = monotonicSeconds()
     struct State { var results: [SeedResult?]; var done = 0; var failures = 0; var progress: ProgressLine }
     let state: Mutex<State>
     let finished = Mutex<Double>(0)
 
     init(seeds: [UInt64], generator: GeneratorOptions, cores: SDKCores = SDKCores(), jobs: Int, out: String, shrink: Bool,
-         quiet: Bool, timeLimit: Double?) {
+         quiet: Bool, timeLimit: Double?, determinismOneIn: UInt64 = DeterminismCheck.defaultSampleOneIn) {
         self.seeds = seeds; self.generator = generator; self.cores = cores; self.jobs = jobs; self.out = out
-        self.shrink = shrink; self.quiet = quiet; self.timeLimit = timeLimit
+        self.shrink = shrink; self.quiet = quiet; self.timeLimit = timeLimit; self.determinismOneIn = determinismOneIn
         state = Mutex(State(results: Array(repeating: nil, count: seeds.count),
                             progress: ProgressLine(label: "fuzz", noun: "seed", total: seeds.count, quiet: quiet)))
     }
@@ -160,7 +262,11 @@ final class Campaign: Sendable {
     func runOne(_ i: Int) {
         if let limit = timeLimit, monotonicSeconds() - started > limit { stopRequested.store(true, ordering: .relaxed); return }
         let seed = seeds[i]
-        var (result, scenario, violations) = Fuzz.run(seed: seed, options: generator, cores: cores)
+        // The seeds the guard checks run in worlds of their own type; the others run as they always did.
+        var (result, scenario, violations) = DeterminismCheck.sampled(seed, oneIn: determinismOneIn)
+            ? Fuzz.run(seed: seed, options: generator, cores: cores, checkDeterminism: true)
+            : Fuzz.run(seed: seed, options: generator, cores: cores)
+        if let n = result.nondeterminism { reportNondeterminism(seed: seed, n) }
         if result.failed, let invariant = result.broken.first {
             // The reproducer is shrunk for, and named after, the first invariant broken in
             // time (`broken` is sorted by name).

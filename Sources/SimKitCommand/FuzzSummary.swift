@@ -51,6 +51,9 @@ struct FuzzSummary {
     /// For a merge: the shards that were merged, of how many.
     var mergedShards: [Int] = []
     var shardsTotal = 1
+    /// A line on the determinism guard, printed after the first line when set (see
+    /// `FuzzCommand.determinismLine`).
+    var determinism: String?
 
     var sdk: String { plan.options.sdk }
 
@@ -115,12 +118,17 @@ struct FuzzSummary {
         s += "\(command) --sdk \(sdk)\(shardText): \(grouped(results.count)) of \(plural(planned, "seed")) in \(String(format: "%.1f", seconds)) s (\(grouped(Int(rate.rounded()))) seeds/s, \(String(format: "%.2f", Double(events) / max(seconds, 1e-6) / 1e6)) M events/s, \(plural(jobs, command == "simkit merge" ? "file" : "job")))\n"
         if let line = incompleteLine { s += line }
         if let detail = missingSeedsDetail { s += detail + "\n" }
+        if let determinism { s += determinism + "\n" }
+        let nondeterministic = results.filter { $0.nondeterminism != nil }
         if failures.isEmpty {
             s += "no invariant broken\n"
         } else {
             s += "\(plural(failures.count, "failing seed")); violations by invariant:\n"
             for (inv, seeds) in byInvariant {
                 s += "  \(inv.padding(toLength: 36, withPad: " ", startingAt: 0)) \(plural(seeds.count, "seed")) (first: \(seeds[0]))\n"
+            }
+            if let first = nondeterministic.first {
+                s += "  \("NONDETERMINISTIC".padding(toLength: 36, withPad: " ", startingAt: 0)) \(plural(nondeterministic.count, "seed")) (first: \(first.seed))\n"
             }
             for r in failures.prefix(20) {
                 if let path = r.reproducer {
@@ -201,7 +209,11 @@ struct FuzzSummary {
         }
         for r in results {
             s += "    <testcase classname=\"simkit.fuzz.\(esc(sdk))\" name=\"seed \(r.seed)\""
-            if r.failed {
+            if let n = r.nondeterminism, r.broken.isEmpty {
+                s += ">\n      <failure message=\"\(esc(n.headline))\" type=\"nondeterministic\">"
+                s += esc(n.text() + "replay: simkit replay \(r.seed) --sdk \(r.sdk) --twice")
+                s += "</failure>\n    </testcase>\n"
+            } else if r.failed {
                 s += ">\n      <failure message=\"\(esc(r.broken.joined(separator: ", ")))\" type=\"invariant\">"
                 s += esc("\(r.firstViolation ?? "")\nreplay: simkit replay \(r.seed) --sdk \(r.sdk)" + (r.reproducer.map { "\nreproducer: simkit run \($0)" } ?? ""))
                 s += "</failure>\n    </testcase>\n"

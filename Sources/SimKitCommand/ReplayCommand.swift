@@ -7,6 +7,7 @@ import Scenarios
 enum ReplayCommand {
     static let help = """
     usage: simkit replay SEED [--sdk reference|mutant:NAME] [--devices N] [--duration D] [--print] [--trace FILE]
+                              [--twice [--processes]]
 
     Generates the scenario of fuzz seed SEED exactly as 'simkit fuzz' did and runs it
     again with every invariant checked: the same trace, the same fingerprint. Pass the
@@ -18,15 +19,23 @@ enum ReplayCommand {
       --duration D    the fuzz run's --duration (default 90d)
       --print         print the seed's script as a .scenario file and do not run it
       --trace FILE    also stream every trace record to FILE as text, one line each
+                      (compare two with 'simkit diff A.trace B.trace')
+      --twice         the determinism guard: run the seed twice in this process and
+                      compare the traces record by record; a difference is the verdict
+                      NONDETERMINISTIC, with the first differing record, the records that
+                      agreed before it, and its cause (see 'simkit fuzz --help')
+      --processes     with --twice: also run it in a second simkit process and compare
 
     Exit: 0 no invariant broken and the run reached its end (or --print), 1 an
-    invariant broken, 2 bad input, 3 nothing broken but the run stopped early.
+    invariant broken or NONDETERMINISTIC, 2 bad input, 3 nothing broken but the run
+    stopped early.
 
     """
 
     static func run(_ argv: [String], _ cores: SDKCores = SDKCores()) throws -> Int32 {
-        let a = try Arguments(argv, switches: ["print"], options: ["sdk", "devices", "duration", "trace"])
+        let a = try Arguments(argv, switches: ["print", "twice", "processes"], options: ["sdk", "devices", "duration", "trace"])
         if a.has("help") { print(helpText(help, cores: cores), terminator: ""); return 0 }
+        if a.has("processes"), !a.has("twice") { throw UsageError("--processes needs --twice") }
         guard a.positionals.count == 1 else { throw UsageError("expected one SEED, got \(a.positionals.count) arguments") }
         guard let seed = UInt64(a.positionals[0].replacingOccurrences(of: "_", with: "")) else {
             throw UsageError("SEED must be a whole number from 0 to \(UInt64.max), got '\(a.positionals[0])'")
@@ -37,8 +46,25 @@ enum ReplayCommand {
             return 0
         }
         if let path = a.string("trace") { try streamTrace(seed: seed, options: options, cores: cores, to: path) }
-        let (result, _, violations) = Fuzz.run(seed: seed, options: options, cores: cores)
+        let twice = a.has("twice")
+        var (result, _, violations) = twice
+            ? Fuzz.run(seed: seed, options: options, cores: cores, checkDeterminism: true)
+            : Fuzz.run(seed: seed, options: options, cores: cores)
         print("seed \(seed) --sdk \(result.sdk): fingerprint \(result.fingerprint), \(plural(Int(result.events), "event"))")
+        if twice {
+            if a.has("processes"), result.nondeterminism == nil, !result.fingerprint.isEmpty {
+                let setup = try ScenarioCompiler.compile(ScenarioGenerator.generate(seed: seed, options: options)).setup
+                let child = ["replay", "\(seed)", "--sdk", result.sdk, "--devices", "\(options.maxDevicesPerGroup)",
+                             "--duration", "\(options.maxDurationDays)d"]
+                result.nondeterminism = try CrossProcess.compare(own: TraceDiff.text(of: setup, sdk: ReferenceSDK.self), childArguments: child,
+                                                                 core: DeterminismCheck.coreName(ReferenceSDK.self, choice: options.sdk))
+            }
+            if let n = result.nondeterminism {
+                print(n.text(), terminator: "")
+            } else {
+                print("twice: the same trace in both runs" + (a.has("processes") ? " and in another process" : ""))
+            }
+        }
         if let reason = result.stopReason { print("INCOMPLETE: the run stopped early: \(reason)") }
         if violations.isEmpty {
             print("no invariant broken")

@@ -1,11 +1,13 @@
 import Foundation
+import SimKit
 import Scenarios
 import Invariants
 
 /// `simkit run FILE…`: runs scenario files and prints a PASS/FAIL report.
 enum RunCommand {
     static let help = """
-    usage: simkit run [--quiet] [--strict] [--sdk reference|mutant:NAME] [--seed N] [--max-memory BYTES] FILE|DIR...
+    usage: simkit run [--quiet] [--strict] [--sdk reference|mutant:NAME] [--seed N] [--max-memory BYTES]
+                      [--check-determinism [--processes]] [--trace OUT] FILE|DIR...
 
     Runs scenario files (SPEC §4). A directory stands for every *.scenario file inside
     it, sorted by path. Every invariant is checked in every run; a scenario passes when
@@ -30,17 +32,28 @@ enum RunCommand {
       --seed N          use seed N instead of the files' seed line
       --max-memory B    the memory a run may use, in bytes, or with a unit: 512M, 4G
                         (default 4G); a run that needs more stops, INCOMPLETE
+      --check-determinism  run each scenario twice more in this process and compare
+                        the traces record by record: a difference fails it,
+                        NONDETERMINISTIC, with the first differing record, the records
+                        that agreed and its cause (see 'simkit fuzz --help')
+      --processes       with --check-determinism: also run each in a second simkit
+                        process and compare the traces written as text
+      --trace OUT       (one scenario only) also write its trace to OUT as text, one
+                        record a line (compare two with 'simkit diff A.trace B.trace')
 
-    exit codes: 0 every scenario passed, 1 a scenario failed, 2 bad input (an
+    exit codes: 0 every scenario passed, 1 a scenario failed (NONDETERMINISTIC too), 2 bad input (an
     unreadable or too large file, parse or validation errors: nothing is run),
     3 no failure but a run did not finish (INCOMPLETE)
 
     """
 
     static func run(_ argv: [String], _ cores: SDKCores = SDKCores()) throws -> Int32 {
-        let a = try Arguments(argv, switches: ["quiet", "strict"], options: ["sdk", "seed", "max-memory"])
+        let a = try Arguments(argv, switches: ["quiet", "strict", "check-determinism", "processes"],
+                              options: ["sdk", "seed", "max-memory", "trace"])
         if a.has("help") { print(helpText(help, cores: cores), terminator: ""); return 0 }
+        if a.has("processes"), !a.has("check-determinism") { throw UsageError("--processes needs --check-determinism") }
         var runner = ScenarioRunner(sdk: try sdkChoice(a.string("sdk"), cores: cores), cores: cores)
+        runner.checkDeterminism = a.has("check-determinism")
         if a.string("seed") != nil { runner.seed = try a.uint("seed", default: 0) }
         if let text = a.string("max-memory") { runner.memoryBudgetBytes = try parseBytes(text, option: "--max-memory") }
         let files = try ScenarioFiles.expand(a.positionals)
@@ -60,6 +73,10 @@ enum RunCommand {
             if let s = parsed.scenario, !parsed.hasErrors { scenarios.append((file, s)) } else { bad = true }
         }
         if bad { return 2 }
+        if a.string("trace") != nil, scenarios.count != 1 {
+            throw UsageError("--trace writes one scenario's trace; \(plural(scenarios.count, "scenario")) given")
+        }
+        if let path = a.string("trace") { try checkWritableFile(path) }
 
         var outcomes: [ScenarioOutcome] = []
         // Progress on standard error (after the first file, then every 5 s off a terminal),
@@ -67,11 +84,32 @@ enum RunCommand {
         var progress = ProgressLine(label: "run", noun: "file", total: scenarios.count, quiet: a.has("quiet") || scenarios.count < 2)
         let started = monotonicSeconds()
         for (file, scenario) in scenarios {
-            let outcome = runner.run(scenario: scenario, file: file)
+            var outcome = runner.run(scenario: scenario, file: file)
             if outcome.verdict == .badInput {
                 progress.clear()
                 printError(outcome.errors)
                 return 2
+            }
+            if a.has("processes") || a.string("trace") != nil {
+                let setup: WorldSetup
+                do { setup = try ScenarioCompiler.compile(scenario, sdk: runner.sdk, seed: runner.seed).setup } catch { throw UsageError("\(error)") }
+                var limited = setup
+                if let budget = runner.eventBudget { limited.eventBudget = budget }
+                limited.memoryBudgetBytes = runner.memoryBudgetBytes
+                // The trace streams to its file (a big run's text never sits in memory); the
+                // check across processes reads it back, or keeps a run's text when there is no file.
+                if let path = a.string("trace") { try streamTrace(limited, to: path) }
+                if a.has("processes"), outcome.nondeterminism == nil {
+                    let text = a.string("trace").flatMap { FileManager.default.contents(atPath: $0) }.map { String(decoding: $0, as: UTF8.self) }
+                        ?? TraceDiff.text(of: limited, sdk: ReferenceSDK.self)
+                    var child = ["run", "--quiet", "--max-memory", "\(runner.memoryBudgetBytes)"]
+                    if let sdk = a.string("sdk") { child += ["--sdk", sdk] }
+                    if let seed = runner.seed { child += ["--seed", "\(seed)"] }
+                    outcome.nondeterminism = try CrossProcess.compare(
+                        own: text, childArguments: child + [file],
+                        core: DeterminismCheck.coreName(ReferenceSDK.self, choice: runner.sdk ?? scenario.sdk))
+                    if outcome.nondeterminism != nil { outcome.verdict = .failed }
+                }
             }
             progress.clear()
             if !a.has("quiet") { FileHandle.standardOutput.write(Data(ScenarioReport.block(outcome).utf8)) }
@@ -81,6 +119,16 @@ enum RunCommand {
         progress.clear()
         print(ScenarioReport.summary(outcomes))
         return exitCode(outcomes)
+    }
+
+    /// Runs `setup` once more with a `TraceWriter` streaming to `path`.
+    static func streamTrace(_ setup: WorldSetup, to path: String) throws {
+        guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
+            throw UsageError("cannot write the trace to '\(path)'")
+        }
+        defer { try? handle.close() }
+        var world = World<ReferenceSDK, TraceWriter>(setup: setup, observer: TraceWriter { handle.write(Data($0.utf8)) })
+        world.run()
     }
 
     /// 1 when a scenario failed, else 3 when one did not finish, else 0.

@@ -52,11 +52,13 @@ enum Commands {
     ("merge", "combine the JSON results of fuzz shards into one summary and JUnit file", { a, _ in try MergeCommand.run(a) }),
     ("bench", "throughput on this machine: events/s, device-days/s, bytes per device", { a, _ in try BenchCommand.run(a) }),
     ("fingerprint", "run the standard workload and print its trace fingerprint", { a, _ in try FingerprintCommand.run(a) }),
+    ("diff", "where two written traces first differ (the determinism guard's report)", { a, _ in try DiffCommand.run(a) }),
     ("version", "print the version (also 'simkit --version')", { _, _ in print(SimKitVersion.text); return 0 }),
     ]
     /// Commands left out of the usage text: tools for the project's own scripts.
     static let hidden: [(name: String, summary: String, run: Run)] = [
     ("hostile-inputs", "check generated hostile scenario files (scripts/hostile-inputs.sh)", { a, _ in try HostileInputsCommand.run(a) }),
+    ("seed-fingerprints", "fingerprints of fuzz seeds, for 'fuzz --check-determinism --processes'", { a, _ in try SeedFingerprintsCommand.run(a) }),
     ]
 }
 

@@ -21,8 +21,12 @@ public struct SeedResult: Sendable, Codable, Equatable {
     public var reproducerDevices: UInt64?
     /// Why the run stopped before its end (`StopReason.description`); nil when it reached it.
     public var stopReason: String?
+    /// Set when the determinism guard ran the seed twice and the traces differed: the
+    /// verdict NONDETERMINISTIC, a failure of its own (`DeterminismCheck`).
+    public var nondeterminism: Nondeterminism?
 
-    public var failed: Bool { !broken.isEmpty }
+    /// An invariant broke, or the seed did not reproduce (NONDETERMINISTIC).
+    public var failed: Bool { !broken.isEmpty || nondeterminism != nil }
     /// The run stopped early: what it did not reach was not tested.
     public var incomplete: Bool { stopReason != nil }
     /// Nothing broke and the run reached its end.

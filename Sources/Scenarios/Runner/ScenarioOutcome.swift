@@ -55,6 +55,9 @@ public struct ScenarioOutcome: Sendable {
     public var stopReason: String? { stop?.description }
     /// The world's facts, to name devices in reports.
     public var facts: WorldFacts?
+    /// With `ScenarioRunner.checkDeterminism`: where two runs of the scenario differed (the
+    /// verdict is then `failed`: NONDETERMINISTIC).
+    public var nondeterminism: Nondeterminism?
 
     /// An outcome with nothing run yet; the runner fills in the rest.
     public init(name: String, file: String, verdict: Verdict, errors: String = "") {

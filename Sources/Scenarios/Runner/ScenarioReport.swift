@@ -20,6 +20,7 @@ public enum ScenarioReport {
             return s
         case .failed:
             var s = "FAIL \(title) (\(o.file)) seed \(o.seed)\n"
+            if let n = o.nondeterminism { s += "  " + n.text(indent: "    ") }
             for v in o.unexpectedViolations {
                 s += "  unexpected violation \(v.headline)\n"
                 s += FailureStory(v).wrapped(indent: "    ")

@@ -20,6 +20,9 @@ public struct ScenarioRunner: Sendable {
     public var eventBudget: UInt64?
     /// The memory a run may use (`WorldSetup.memoryBudgetBytes`; `--max-memory`).
     public var memoryBudgetBytes: UInt64 = WorldSetup.defaultMemoryBudgetBytes
+    /// Runs each scenario twice more and compares the traces (`DeterminismCheck`); a
+    /// difference fails it with `ScenarioOutcome.nondeterminism` (`--check-determinism`).
+    public var checkDeterminism = false
 
     /// A runner; `sdk` and `seed` override what files say; `cores` are the custom cores it knows.
     public init(sdk: SDKChoice? = nil, seed: UInt64? = nil, cores: SDKCores = SDKCores()) {
@@ -61,9 +64,9 @@ public struct ScenarioRunner: Sendable {
         do {
             switch try cores.core(for: sdk ?? scenario.sdk) {
             case .reference:
-                return run(ReferenceSDK.self, setup: setup, compiled: compiled, name: scenario.name, file: file)
+                return run(ReferenceSDK.self, setup: setup, compiled: compiled, name: scenario.name, file: file, choice: sdk ?? scenario.sdk)
             case .custom(_, let type):
-                return run(type, setup: setup, compiled: compiled, name: scenario.name, file: file)
+                return run(type, setup: setup, compiled: compiled, name: scenario.name, file: file, choice: sdk ?? scenario.sdk)
             }
         } catch {
             return ScenarioOutcome(name: scenario.name, file: file, verdict: .badInput, errors: "\(file): error: \(error.message)")
@@ -72,11 +75,19 @@ public struct ScenarioRunner: Sendable {
 
     /// Runs `setup` on the SDK core `sdk` and judges it.
     func run<SDK: SDKCore>(_ sdk: SDK.Type, setup: WorldSetup, compiled: CompiledScenario, name: String,
-                           file: String) -> ScenarioOutcome {
+                           file: String, choice: SDKChoice? = nil) -> ScenarioOutcome {
         let observer = ObserverPair(InvariantChecker(), ExpectationJudge(expectations: compiled.expectations))
         var world = World<SDK, ObserverPair<InvariantChecker, ExpectationJudge>>(setup: setup, observer: observer)
         world.run()
-        return judge(world: world, compiled: compiled, name: name, file: file)
+        var outcome = judge(world: world, compiled: compiled, name: name, file: file)
+        if checkDeterminism {
+            // Kept alive through the check: the check's runs allocate elsewhere (see `DeterminismCheck.compare`).
+            outcome.nondeterminism = withExtendedLifetime(world) {
+                DeterminismCheck.twice(setup, sdk: SDK.self, core: DeterminismCheck.coreName(SDK.self, choice: choice))
+            }
+            if outcome.nondeterminism != nil { outcome.verdict = .failed }
+        }
+        return outcome
     }
 
     /// The verdict on a finished run.

@@ -24,30 +24,50 @@ public enum SimKitTest {
     /// Generates and runs fuzz seed `seed` exactly as `simkit fuzz --sdk … --devices … --duration …` does;
     /// `sdk: .custom(NAME)` runs the core `cores` registers as NAME.
     /// - Complexity: one simulation of at most `devices` devices per group for at most `duration`.
+    /// With `checkDeterminism` the seed runs twice and the traces are compared record by
+    /// record, as `simkit fuzz --check-determinism` does: a difference fails the run with
+    /// the verdict NONDETERMINISTIC (`SeedRun.nondeterminism` says where and why).
+    /// - Complexity: one simulation of at most `devices` devices per group for at most
+    ///   `duration`; two when `checkDeterminism`.
     public static func seed(_ seed: UInt64, sdk: SDKChoice = .reference, devices: UInt64 = 40,
-                            duration: SimTime = 90 * Ms.day, cores: SDKCores = SDKCores()) -> SeedRun {
+                            duration: SimTime = 90 * Ms.day, cores: SDKCores = SDKCores(),
+                            checkDeterminism: Bool = false) -> SeedRun {
         precondition(devices >= 1, "devices must be at least 1")
         if case .custom(let name) = sdk { precondition(cores.type(named: name) != nil, SDKCores.unknownMessage(name, known: cores.names)) }
         let options = GeneratorOptions(maxDevicesPerGroup: devices, maxDurationDays: max(2, duration / Ms.day), sdk: sdk)
-        let (result, scenario, violations) = Fuzz.run(seed: seed, options: options, cores: cores)
+        let (result, scenario, violations) = checkDeterminism
+            ? Fuzz.run(seed: seed, options: options, cores: cores, checkDeterminism: true)
+            : Fuzz.run(seed: seed, options: options, cores: cores)
         return SeedRun(seed: seed, sdk: sdk, result: result, scenario: scenario, violations: violations, cores: cores)
     }
 
     /// Generates and runs fuzz seed `seed` on your core `core`, registered as `name`
     /// (default: the type's name in kebab case, `MySDK` → `my-sdk`), which the replay
-    /// command and the reproducer name (`--sdk custom:my-sdk`, `sdk custom my-sdk`).
+    /// command and the reproducer name (`--sdk custom:my-sdk`, `sdk custom my-sdk`). With
+    /// `checkDeterminism`, the seed runs again and the traces are compared: the way to
+    /// catch a core whose steps depend on more than their input and state.
+    ///
+    /// ```swift
+    /// @Test(arguments: 0..<200 as Range<UInt64>)
+    /// func myCoreIsDeterministic(seed: UInt64) {
+    ///     let run = SimKitTest.seed(seed, core: MySDK.self, checkDeterminism: true)
+    ///     #expect(run.passed, "\(run)")
+    /// }
+    /// ```
     public static func seed<SDK: SDKCore>(_ seed: UInt64, core: SDK.Type, name: String? = nil, devices: UInt64 = 40,
-                                          duration: SimTime = 90 * Ms.day) -> SeedRun {
+                                          duration: SimTime = 90 * Ms.day, checkDeterminism: Bool = false) -> SeedRun {
         let name = name ?? SDKCores.defaultName(for: core)
-        return Self.seed(seed, sdk: .custom(name), devices: devices, duration: duration, cores: SDKCores([name: core]))
+        return Self.seed(seed, sdk: .custom(name), devices: devices, duration: duration, cores: SDKCores([name: core]),
+                         checkDeterminism: checkDeterminism)
     }
 
     /// Reads and runs the scenario file at `file` (relative paths from the current directory).
     /// Throws `ScenarioRunError` when it cannot be read (or is larger than
     /// `ScenarioLimits.maxFileBytes`, checked before reading), parsed or compiled.
-    /// `cores` are the custom cores `sdk custom NAME` (or `sdk:`) may name.
+    /// `cores` are the custom cores `sdk custom NAME` (or `sdk:`) may name; with
+    /// `checkDeterminism` the scenario runs twice more and the traces are compared.
     public static func scenario(file: String, sdk: SDKChoice? = nil, seed: UInt64? = nil,
-                                cores: SDKCores = SDKCores()) throws -> ScenarioRun {
+                                cores: SDKCores = SDKCores(), checkDeterminism: Bool = false) throws -> ScenarioRun {
         if let size = (try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? NSNumber,
            size.uint64Value > UInt64(ScenarioLimits.maxFileBytes) {
             throw ScenarioRunError(file: file, message: "\(file): error: file is larger than \(ScenarioLimits.maxFileBytes) bytes")
@@ -55,18 +75,22 @@ public enum SimKitTest {
         guard let data = FileManager.default.contents(atPath: file) else {
             throw ScenarioRunError(file: file, message: "cannot read '\(file)'")
         }
-        return try scenario(source: String(decoding: data, as: UTF8.self), file: file, sdk: sdk, seed: seed, cores: cores)
+        return try scenario(source: String(decoding: data, as: UTF8.self), file: file, sdk: sdk, seed: seed, cores: cores,
+                            checkDeterminism: checkDeterminism)
     }
 
     /// Runs scenario text (named `file` in diagnostics). Throws `ScenarioRunError` for
     /// any text that cannot be run (never traps); a run that stops early is returned,
     /// with `passed` false and `incomplete` true.
+    /// With `checkDeterminism` the scenario runs twice more and the traces are compared, as
+    /// `simkit run --check-determinism` does (`ScenarioRun.outcome.nondeterminism`).
     public static func scenario(source: String, file: String = "inline.scenario", sdk: SDKChoice? = nil, seed: UInt64? = nil,
-                                cores: SDKCores = SDKCores()) throws -> ScenarioRun {
+                                cores: SDKCores = SDKCores(), checkDeterminism: Bool = false) throws -> ScenarioRun {
         if case .custom(let name)? = sdk, cores.type(named: name) == nil {
             throw ScenarioRunError(file: file, message: "\(file): error: \(SDKCores.unknownMessage(name, known: cores.names))")
         }
-        let runner = ScenarioRunner(sdk: sdk, seed: seed, cores: cores)
+        var runner = ScenarioRunner(sdk: sdk, seed: seed, cores: cores)
+        runner.checkDeterminism = checkDeterminism
         let parsed = ScenarioParser.parse(source, file: file, context: runner.context)
         guard let scenario = parsed.scenario, !parsed.hasErrors else { throw ScenarioRunError(file: file, message: parsed.rendered) }
         let outcome = runner.run(scenario: scenario, file: file)
@@ -96,8 +120,11 @@ public struct SeedRun: Sendable, CustomStringConvertible {
     /// The custom cores the run knew (to shrink on the same core).
     let cores: SDKCores
 
-    /// True when no invariant broke and the run reached its end.
+    /// True when no invariant broke, the run reached its end, and (when checked) two runs
+    /// wrote the same trace.
     public var passed: Bool { result.passed }
+    /// Where two runs of the seed differed, when `checkDeterminism` found they did.
+    public var nondeterminism: Nondeterminism? { result.nondeterminism }
     /// True when the run stopped early (`result.stopReason` says why).
     public var incomplete: Bool { result.incomplete }
     /// The invariants broken, sorted by name.
@@ -119,6 +146,8 @@ public struct SeedRun: Sendable, CustomStringConvertible {
     /// For a failed expectation: the headline, the story, and the command that replays it.
     /// The reproducer is not included (it shrinks); ask for it when you want the file.
     public var description: String {
+        let twice = "replay: simkit replay \(seed) --sdk \(Fuzz.sdkName(sdk)) --twice\n"
+        if let n = nondeterminism { return "seed \(seed) --sdk \(Fuzz.sdkName(sdk)): " + n.text() + twice + (violations.isEmpty ? "" : "and it broke \(result.broken.joined(separator: ", "))\n") }
         guard let v = violations.first else {
             if passed { return "seed \(seed) passed" }
             if result.broken.isEmpty, let reason = result.stopReason {

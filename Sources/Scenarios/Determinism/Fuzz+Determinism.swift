@@ -1,0 +1,69 @@
+import SimKit
+import Invariants
+
+extension Fuzz {
+    /// Generates and runs one seed on the SDK core `sdk` (a mutant's flaws, if `options`
+    /// name one, reach it through `SDKConfig`) with every invariant checked. With
+    /// `checkDeterminism` the seed then runs a second time and the two traces are compared
+    /// record by record (`DeterminismCheck`): a difference sets `nondeterminism`, and the
+    /// seed fails with the verdict NONDETERMINISTIC.
+    ///
+    /// Unchecked, this is `run(seed:options:)` on another core. Checked, the seed's run is
+    /// the same as unchecked, and one more run without checkers compares fingerprints,
+    /// record and event counts (`DeterminismCheck.again`); only a seed that differs pays
+    /// for two more runs that keep and compare their traces to say where.
+    /// - Complexity: one simulation; checked, one more without checkers (about 0.7 of one
+    ///   with them), and two more for a seed that differs.
+    public static func run<SDK: SDKCore>(seed: UInt64, options: GeneratorOptions, sdk: SDK.Type,
+                                         checkDeterminism: Bool) -> (SeedResult, ScenarioFile, [Violation]) {
+        let scenario = ScenarioGenerator.generate(seed: seed, options: options)
+        var setup: WorldSetup
+        do {
+            setup = try ScenarioCompiler.compile(scenario).setup
+        } catch {
+            // A generated scenario that does not compile is a generator bug: report it loudly.
+            let result = SeedResult(seed: seed, sdk: sdkName(options.sdk), fingerprint: "", events: 0,
+                                    broken: ["generator-error"], firstViolation: "\(error)", coverage: [])
+            return (result, scenario, [])
+        }
+        setup.ringDepth = 0   // the checker keeps its own rings
+        var world = World<SDK, InvariantChecker>(setup: setup, observer: InvariantChecker(ringDepth: 12))
+        world.run()
+        var result = seedResult(seed: seed, options: options, checker: world.observer, fingerprint: world.fingerprint,
+                                events: world.eventsHandled, stopReason: world.stopReason)
+        if checkDeterminism {
+            // The first world stays alive through the others (see `DeterminismCheck.compare`).
+            result.nondeterminism = withExtendedLifetime(world) {
+                DeterminismCheck.again(setup, sdk: sdk, fingerprint: world.fingerprint, events: world.eventsHandled,
+                                       core: DeterminismCheck.coreName(sdk, choice: options.sdk))
+            }
+        }
+        return (result, scenario, world.observer.violations)
+    }
+
+    /// `run(seed:options:sdk:checkDeterminism:)` on the reference core (and its mutants),
+    /// specialised here: called from another module (the command line), the generic
+    /// version runs unspecialised, with a witness-table call for every step, which made
+    /// the guard's sampled seeds cost twice what they should.
+    public static func run(seed: UInt64, options: GeneratorOptions, checkDeterminism: Bool) -> (SeedResult, ScenarioFile, [Violation]) {
+        run(seed: seed, options: options, sdk: ReferenceSDK.self, checkDeterminism: checkDeterminism)
+    }
+
+    /// `run(seed:options:sdk:checkDeterminism:)` on the core `options.sdk` names: the
+    /// reference (specialised, as above) or a custom one from `cores`.
+    public static func run(seed: UInt64, options: GeneratorOptions, cores: SDKCores,
+                           checkDeterminism: Bool) -> (SeedResult, ScenarioFile, [Violation]) {
+        if case .custom(_, let type)? = try? cores.core(for: options.sdk) {
+            return run(seed: seed, options: options, sdk: type, checkDeterminism: checkDeterminism)
+        }
+        return run(seed: seed, options: options, checkDeterminism: checkDeterminism)
+    }
+
+    /// The verdict of a finished run, as `run(seed:options:)` records it.
+    static func seedResult(seed: UInt64, options: GeneratorOptions, checker: InvariantChecker, fingerprint: Fingerprint,
+                           events: UInt64, stopReason: String?) -> SeedResult {
+        SeedResult(seed: seed, sdk: sdkName(options.sdk), fingerprint: fingerprint.description, events: events,
+                   broken: checker.broken.map(\.rawValue), firstViolation: checker.violations.first?.headline,
+                   coverage: checker.coverage.counts, stopReason: stopReason)
+    }
+}
