@@ -79,6 +79,9 @@ enum FuzzCommand {
         let shrink = !a.has("no-shrink")
         let checkAll = a.has("check-determinism")
         if a.has("processes"), !checkAll { throw UsageError("--processes needs --check-determinism") }
+        if a.has("processes"), case .custom(let name) = generator.sdk {
+            throw UsageError("--processes runs the reference SDK and its mutants in the other process; '\(name)' is a custom core (use --check-determinism alone)")
+        }
         if checkAll, a.string("determinism-sample") != nil { throw UsageError("--determinism-sample and --check-determinism exclude each other: --check-determinism runs every seed twice") }
         let sampleOneIn = checkAll ? 1 : try a.uint("determinism-sample", default: DeterminismCheck.defaultSampleOneIn, range: 0...1_000_000_000)
         let plan = FuzzPlan(range: .init(from: from, count: count), shard: .init(index: shard.index, count: shard.count),

@@ -41,6 +41,9 @@ enum ReplayCommand {
             throw UsageError("SEED must be a whole number from 0 to \(UInt64.max), got '\(a.positionals[0])'")
         }
         let options = try a.generatorOptions(cores: cores)
+        if a.has("processes"), case .custom(let name) = options.sdk {
+            throw UsageError("--processes runs the reference SDK and its mutants in the other process; '\(name)' is a custom core (use --twice alone)")
+        }
         if a.has("print") {
             print(ScenarioPrinter.print(ScenarioGenerator.generate(seed: seed, options: options)), terminator: "")
             return 0

@@ -91,6 +91,9 @@ enum RunCommand {
                 return 2
             }
             if a.has("processes") || a.string("trace") != nil {
+                if case .custom(let name) = runner.sdk ?? scenario.sdk {
+                    throw UsageError("--trace and --processes run the reference SDK and its mutants; \(file) runs the custom core '\(name)' (check it with --check-determinism alone, in this process)")
+                }
                 let setup: WorldSetup
                 do { setup = try ScenarioCompiler.compile(scenario, sdk: runner.sdk, seed: runner.seed).setup } catch { throw UsageError("\(error)") }
                 var limited = setup

@@ -73,7 +73,8 @@ enum LeakSupport {
 @Suite("Determinism guard: leaky cores are caught, the reference passes")
 struct DeterminismGuardTests {
     /// What every report of a leak inside a step must show.
-    static func expectCaughtInStep(_ run: SeedRun, core: String, sourceLocation: Testing.SourceLocation = #_sourceLocation) throws {
+    static func expectCaughtInStep<Core: SDKCore>(_ run: SeedRun, _ type: Core.Type, core: String,
+                                                  sourceLocation: Testing.SourceLocation = #_sourceLocation) throws {
         let n = try #require(run.nondeterminism, "seed \(run.seed) on \(core) was not caught", sourceLocation: sourceLocation)
         #expect(!run.passed, sourceLocation: sourceLocation)
         #expect(run.result.failed, sourceLocation: sourceLocation)
@@ -98,7 +99,9 @@ struct DeterminismGuardTests {
         // runs that located it are named, and the first pair's fingerprints are given.
         #expect(n.detail?.hasPrefix("runs 1 and 2 (the checked run and one more) differed: fingerprints ") == true, "\(text)",
                 sourceLocation: sourceLocation)
-        #expect("\(run)".contains("simkit replay \(run.seed) --sdk reference --twice"), sourceLocation: sourceLocation)
+        // The replay command names the core that ran (registered under its default name).
+        #expect("\(run)".contains("simkit replay \(run.seed) --sdk custom:\(SDKCores.defaultName(for: Core.self)) --twice"),
+                "\(run)", sourceLocation: sourceLocation)
         // The step named is the open one at the difference: its input is among the records that agreed.
         let explanation = n.explanation
         #expect(explanation.contains("'s step for '"), "\(explanation)", sourceLocation: sourceLocation)
@@ -106,17 +109,17 @@ struct DeterminismGuardTests {
 
     @Test("a core that iterates a Set<String> is caught on the first seed")
     func setOrderIsCaught() throws {
-        try Self.expectCaughtInStep(SimKitTest.seed(0, core: SetOrderSDK.self, checkDeterminism: true), core: "SetOrderSDK")
+        try Self.expectCaughtInStep(SimKitTest.seed(0, core: SetOrderSDK.self, checkDeterminism: true), SetOrderSDK.self, core: "SetOrderSDK")
     }
 
     @Test("a core that reads a global counter is caught on the first seed")
     func globalCounterIsCaught() throws {
-        try Self.expectCaughtInStep(SimKitTest.seed(0, core: GlobalCounterSDK.self, checkDeterminism: true), core: "GlobalCounterSDK")
+        try Self.expectCaughtInStep(SimKitTest.seed(0, core: GlobalCounterSDK.self, checkDeterminism: true), GlobalCounterSDK.self, core: "GlobalCounterSDK")
     }
 
     @Test("a core that calls the system random generator is caught on the first seed")
     func systemRandomIsCaught() throws {
-        try Self.expectCaughtInStep(SimKitTest.seed(0, core: SystemRandomSDK.self, checkDeterminism: true), core: "SystemRandomSDK")
+        try Self.expectCaughtInStep(SimKitTest.seed(0, core: SystemRandomSDK.self, checkDeterminism: true), SystemRandomSDK.self, core: "SystemRandomSDK")
     }
 
     @Test("without the check, a leaky core's seed passes: only the guard sees the leak")
