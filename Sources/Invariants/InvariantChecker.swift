@@ -72,6 +72,9 @@ public struct InvariantChecker: TraceObserver {
         keyNames = facts.setup.keyNames
         rings = DeviceRings(devices: facts.deviceCount, depth: ringDepth)
         timeoutMs = facts.setup.sdk.requestTimeoutMs
+        // The truth remembers one stop of 30 days besides the current one: enough while an
+        // answer cannot outlive two such stops in flight (scenarios allow timeouts up to 1 h).
+        precondition(timeoutMs < DeviceTruth.longStopMs, "a request timeout of 30 days or more is not supported by the checkers")
         // The truth at the start: each install's key, library, and whether access is
         // already stopped (an app of an account not yet approved).
         for i in 0..<facts.deviceCount {

@@ -77,6 +77,14 @@ enum RunCommand {
             throw UsageError("--trace writes one scenario's trace; \(plural(scenarios.count, "scenario")) given")
         }
         if let path = a.string("trace") { try checkWritableFile(path) }
+        // The other process and the written trace run the reference: say so before anything runs.
+        if a.has("processes") || a.string("trace") != nil {
+            for (file, scenario) in scenarios {
+                if case .custom(let name) = runner.sdk ?? scenario.sdk {
+                    throw UsageError("--trace and --processes run the reference SDK and its mutants; \(file) runs the custom core '\(name)' (check it with --check-determinism alone, in this process)")
+                }
+            }
+        }
 
         var outcomes: [ScenarioOutcome] = []
         // Progress on standard error (after the first file, then every 5 s off a terminal),
@@ -91,9 +99,6 @@ enum RunCommand {
                 return 2
             }
             if a.has("processes") || a.string("trace") != nil {
-                if case .custom(let name) = runner.sdk ?? scenario.sdk {
-                    throw UsageError("--trace and --processes run the reference SDK and its mutants; \(file) runs the custom core '\(name)' (check it with --check-determinism alone, in this process)")
-                }
                 let setup: WorldSetup
                 do { setup = try ScenarioCompiler.compile(scenario, sdk: runner.sdk, seed: runner.seed).setup } catch { throw UsageError("\(error)") }
                 var limited = setup

@@ -189,6 +189,29 @@ import Invariants
         expectQuiet(run(bug: false, batches: true))
     }
 
+    /// Two uploads in flight, the newer answered first: the older one still carries the
+    /// rest, so no upload is owed yet (a reviewer's finding: the truth looked only at the
+    /// newest upload).
+    @Test("reports-not-lost: a newer upload answered first while an older one is in flight owes nothing") func twoUploadsInFlight() {
+        var t = HandTrace(.oneApp())
+        t.ready()
+        for (at, id) in [(h, UInt32(5)), (h + 5 * s, 7)] {
+            t.step(at: at, .input(.backgroundRun)) { $0.runStarted(background: true); $0.state(.indexing); $0.sent(id, .check, credential: c) }
+            t.served(at: at + 100, id, .check, credential: c, .ok)
+            t.delivered(at: at + 200, id, .check, .ok, sentAt: at) {
+                $0.store(.setLastAnsweredCheck(at + 200)); $0.runEnded(); $0.store(.queueReport); $0.state(.idle)
+                $0.sent(id + 1, .runReport, credential: c)
+            }
+        }
+        // Upload 6 (sent at 1 h + 200 ms) is still on its way when upload 8's 200 arrives.
+        let second = h + 5 * s
+        t.served(at: second + 300, 8, .runReport, credential: c, .ok)
+        t.delivered(at: second + 400, 8, .runReport, .ok, sentAt: second + 200) { $0.store(.reportsUploaded(1)) }
+        t.served(at: second + 500, 6, .runReport, credential: c, .ok)
+        t.delivered(at: second + 600, 6, .runReport, .ok, sentAt: h + 200) { $0.store(.reportsUploaded(1)) }
+        expectQuiet(t)
+    }
+
     @Test("server-enforces-access: stoppedSince is sound (never before the unbroken stop began)") func stoppedSinceSound() {
         func run(bug: Bool) -> HandTrace {
             var t = HandTrace(.oneApp())

@@ -175,9 +175,10 @@ extension InvariantChecker {
             violate(.reportsNotLost, d, "queued a run report at the end of a run but did not try to upload it")
         }
         // ... and a 200 that leaves reports queued before its upload was sent starts the
-        // next upload at once (an SDK may upload in batches, but the backlog drains). A 200
-        // older than a verdict already delivered is ignored (D9): the next run end covers it.
-        if let upTo = step.uploadCarriedUpTo, !step.olderVerdict, !dev.locked, dev.disk.hasCredential, dev.disk.reportsQueued > 0,
+        // next upload at once (an SDK may upload in batches, but the backlog drains), unless
+        // a key check is awaited (an SDK may hold uploads until it is answered; the next run
+        // end covers it). A 200 older than a verdict already delivered is ignored (D9).
+        if let upTo = step.uploadCarriedUpTo, !step.olderVerdict, !step.checkInFlightBefore, !step.sentCheck, !dev.locked, dev.disk.hasCredential, dev.disk.reportsQueued > 0,
            dev.reportsSettled < upTo, !step.sentReport, !dev.reportAwaited(at: now) {
             violate(.reportsNotLost, d, "its upload was answered 200 but \(upTo - dev.reportsSettled) run report(s) queued before it was sent are still queued, and it sent no upload for them")
         }

@@ -184,15 +184,24 @@ import SimKit
         checkInFlight != 0 && now <= SimTime(checkUntilSec) &* 1000   // no division per step
     }
 
-    /// Whether the upload sent last is still awaited at `now` (before its timeout).
+    /// Whether an upload may still be under way at `now`: the one sent last before its
+    /// timeout, or the one before it, not yet answered (its timeout is not kept; it is
+    /// forgotten when its answer or timeout arrives). Two uploads may be in flight, and
+    /// the newer one's 200 may come first.
     func reportAwaited(at now: SimTime) -> Bool {
-        upload0.id != 0 && now <= SimTime(reportUntilSec) &* 1000
+        (upload0.id != 0 && now <= SimTime(reportUntilSec) &* 1000) || upload1.id != 0
     }
 
     /// How far into the queue the awaited upload `id` could carry, if it is known; forgets it.
     @inline(__always)
     mutating func takeUpload(_ id: UInt32) -> UInt32? {
-        if upload0.id == id, id != 0 { defer { upload0 = (0, 0) }; return upload0.upTo }
+        if upload0.id == id, id != 0 {
+            // The disk counts reports, it does not name them: once the newer upload is
+            // answered first, the older one may settle what either carried.
+            if upload1.id != 0 { upload1.upTo = max(upload1.upTo, upload0.upTo) }
+            defer { upload0 = (0, 0) }
+            return upload0.upTo
+        }
         if upload1.id == id, id != 0 { defer { upload1 = (0, 0) }; return upload1.upTo }
         return nil
     }

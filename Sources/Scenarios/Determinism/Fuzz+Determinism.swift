@@ -53,10 +53,18 @@ extension Fuzz {
     /// reference (specialised, as above) or a custom one from `cores`.
     public static func run(seed: UInt64, options: GeneratorOptions, cores: SDKCores,
                            checkDeterminism: Bool) -> (SeedResult, ScenarioFile, [Violation]) {
-        if case .custom(_, let type)? = try? cores.core(for: options.sdk) {
-            return run(seed: seed, options: options, sdk: type, checkDeterminism: checkDeterminism)
+        do {
+            switch try cores.core(for: options.sdk) {
+            case .reference: return run(seed: seed, options: options, checkDeterminism: checkDeterminism)
+            case .custom(_, let type): return run(seed: seed, options: options, sdk: type, checkDeterminism: checkDeterminism)
+            }
+        } catch {
+            // An unknown core never runs as another: the seed fails loudly, as `run(seed:options:cores:)` does.
+            let scenario = ScenarioGenerator.generate(seed: seed, options: options)
+            let result = SeedResult(seed: seed, sdk: sdkName(options.sdk), fingerprint: "", events: 0,
+                                    broken: ["generator-error"], firstViolation: "\(error)", coverage: [])
+            return (result, scenario, [])
         }
-        return run(seed: seed, options: options, checkDeterminism: checkDeterminism)
     }
 
     /// The verdict of a finished run, as `run(seed:options:)` records it.

@@ -97,8 +97,11 @@ public struct Shrinker {
     mutating func acceptReseeding(_ candidate: ScenarioFile, into best: inout ScenarioFile) -> Bool {
         if accept(candidate, into: &best) { return true }
         guard reseeding, !Shrinker.isSmall(best) else { return false }
+        // Neighbouring seeds may use at most three quarters of the budget, so the other
+        // passes (fewer devices, simpler statements) still get their turn.
+        let reseedBudget = maxAttempts - maxAttempts / 4
         var k: UInt64 = 1
-        while k <= reseeds, attempts < maxAttempts {
+        while k <= reseeds, attempts < reseedBudget {
             var c = candidate
             c.seed = candidate.seed &+ k
             k += 1
