@@ -172,6 +172,19 @@ struct HandTrace {
         delivered(at: 10_800, device: d, 4, .runReport, .ok, sentAt: 10_600) { $0.store(.reportsUploaded(1)) }
     }
 
+    /// A background run of device 0 at `time`: its key check `checkID` is served 200 at
+    /// +100 ms and delivered at +200 ms, the run ends there, queues its report and sends
+    /// upload `checkID + 1` (answered by the caller).
+    mutating func backgroundRunUploads(at time: SimTime, checkID: UInt32) {
+        let c = cred(0, 1)
+        step(at: time, .input(.backgroundRun)) { $0.runStarted(background: true); $0.state(.indexing); $0.sent(checkID, .check, credential: c) }
+        served(at: time + 100, checkID, .check, credential: c, .ok)
+        delivered(at: time + 200, checkID, .check, .ok, sentAt: time) {
+            $0.store(.setLastAnsweredCheck(time + 200)); $0.runEnded(); $0.store(.queueReport); $0.state(.idle)
+            $0.sent(checkID + 1, .runReport, credential: c)
+        }
+    }
+
     /// A ready device 0 locked by a developer disable at 30 min: the launch at 1 h gets
     /// `app_disabled` at 1 h + 200 ms (lockedSince), and locks.
     mutating func readyThenLocked() {

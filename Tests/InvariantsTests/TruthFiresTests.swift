@@ -167,12 +167,7 @@ import Invariants
             var id: UInt32 = 5
             for k: SimTime in 1...3 {
                 let at = k * h
-                t.step(at: at, .input(.backgroundRun)) { $0.runStarted(background: true); $0.state(.indexing); $0.sent(id, .check, credential: c) }
-                t.served(at: at + 100, id, .check, credential: c, .ok)
-                t.delivered(at: at + 200, id, .check, .ok, sentAt: at) {
-                    $0.store(.setLastAnsweredCheck(at + 200)); $0.runEnded(); $0.store(.queueReport); $0.state(.idle)
-                    $0.sent(id + 1, .runReport, credential: c)
-                }
+                t.backgroundRunUploads(at: at, checkID: id)
                 t.served(at: at + 300, id + 1, .runReport, credential: c, k < 3 ? .serverError : .ok)
                 let upload = id + 1
                 t.delivered(at: at + 400, upload, .runReport, k < 3 ? .serverError : .ok, sentAt: at + 200) {
@@ -195,14 +190,8 @@ import Invariants
     @Test("reports-not-lost: a newer upload answered first while an older one is in flight owes nothing") func twoUploadsInFlight() {
         var t = HandTrace(.oneApp())
         t.ready()
-        for (at, id) in [(h, UInt32(5)), (h + 5 * s, 7)] {
-            t.step(at: at, .input(.backgroundRun)) { $0.runStarted(background: true); $0.state(.indexing); $0.sent(id, .check, credential: c) }
-            t.served(at: at + 100, id, .check, credential: c, .ok)
-            t.delivered(at: at + 200, id, .check, .ok, sentAt: at) {
-                $0.store(.setLastAnsweredCheck(at + 200)); $0.runEnded(); $0.store(.queueReport); $0.state(.idle)
-                $0.sent(id + 1, .runReport, credential: c)
-            }
-        }
+        t.backgroundRunUploads(at: h, checkID: 5)
+        t.backgroundRunUploads(at: h + 5 * s, checkID: 7)
         // Upload 6 (sent at 1 h + 200 ms) is still on its way when upload 8's 200 arrives.
         let second = h + 5 * s
         t.served(at: second + 300, 8, .runReport, credential: c, .ok)
