@@ -55,9 +55,17 @@ enum FuzzCommand {
     renamed). The --out directory and the --json and --junit files are checked writable
     before the first seed.
 
+    "Sometimes" situations are properties too: a campaign must reach each situation that
+    a campaign of its size reaches with a correct core (a lock from a place-data request,
+    a reset retried, …; the table is in SometimesRequirements.swift). One that is never
+    reached is a blind spot: the core may have lost a path (a retry that never happens),
+    or the scripts no longer build it. The requirements hold for the default --devices and
+    --duration only, under which they were measured.
+
     Exit: 0 every seed ran and none failed, 1 a seed failed: an invariant broken or
     NONDETERMINISTIC (even if the run stopped early), 2 bad input, 3 the run did not
-    finish (a signal or --time-limit) and none of the seeds that ran failed.
+    finish (a signal or --time-limit) and none of the seeds that ran failed, 4 every seed
+    passed but a required "sometimes" situation was never reached (BLIND SPOT).
 
     """
 

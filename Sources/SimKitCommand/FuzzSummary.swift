@@ -74,8 +74,31 @@ struct FuzzSummary {
     }
 
     /// The exit status: 1 when a seed failed (a failure found is a verdict even if the run
-    /// stopped early), else 3 when the run did not finish, else 0.
-    var exitStatus: Int32 { !failures.isEmpty ? 1 : complete ? 0 : exitIncomplete }
+    /// stopped early), else 3 when the run did not finish, else 4 when a required
+    /// "sometimes" situation was never reached (a blind spot), else 0.
+    var exitStatus: Int32 { !failures.isEmpty ? 1 : !complete ? exitIncomplete : blindSpots.isEmpty ? 0 : exitBlindSpot }
+
+    /// Whether the "sometimes" requirements apply: they were measured with the default
+    /// generator options, and other options can make a situation impossible.
+    var sometimesRequired: Bool {
+        plan.options.devices == Int(GeneratorOptions().maxDevicesPerGroup)
+            && plan.options.durationDays == Int(GeneratorOptions().maxDurationDays)
+    }
+
+    /// Situations a campaign of this many seeds must reach (`SometimesRequirements`) that
+    /// no seed reached.
+    var blindSpots: [Coverage] {
+        sometimesRequired ? SometimesRequirements.unreached(coverage, seeds: results.count) : []
+    }
+
+    /// The line that explains exit 4, or nil.
+    var blindSpotLine: String? {
+        let missed = blindSpots
+        guard !missed.isEmpty else { return nil }
+        let list = missed.map { "\($0) (required from \(grouped(SometimesRequirements.requiredFrom($0) ?? 0)) seeds)" }
+        return "BLIND SPOT: \(plural(missed.count, "required situation")) never reached in \(plural(results.count, "seed")): "
+            + list.joined(separator: ", ") + "; the core may have lost a path, or the generator no longer reaches it"
+    }
 
     /// Seeds that broke each invariant, by invariant name.
     var byInvariant: [(String, [UInt64])] {
@@ -141,6 +164,7 @@ struct FuzzSummary {
         let reached = Coverage.allCases.count - cov.missing.count
         s += "sometimes coverage: \(reached) of \(Coverage.allCases.count) situations reached"
         s += cov.missing.isEmpty ? "\n" : "; never reached: \(cov.missing.map(\.description).joined(separator: ", "))\n"
+        if let line = blindSpotLine { s += line + "\n" }
         return s
     }
 
@@ -164,6 +188,8 @@ struct FuzzSummary {
         var mergedShards: [Int]?
         var seconds: Double
         var coverageNames: [String]
+        /// Required "sometimes" situations never reached (exit 4); absent before this field existed.
+        var blindSpots: [String]?
         var results: [SeedResult]
 
         var plan: FuzzPlan { FuzzPlan(range: range, shard: shard, options: options) }
@@ -174,7 +200,8 @@ struct FuzzSummary {
         let report = JSONReport(simkit: SimKitVersion.number, sdk: sdk, range: plan.range, shard: plan.shard, options: plan.options,
                                 planned: planned, seedsRun: results.count, interrupted: stoppedBy != nil, stoppedBy: stoppedBy,
                                 complete: complete, missingShards: merged ? missingShards : nil, missingSeeds: merged ? missingSeeds : nil, mergedShards: merged ? mergedShards : nil,
-                                seconds: seconds, coverageNames: Coverage.allCases.map(\.description), results: results)
+                                seconds: seconds, coverageNames: Coverage.allCases.map(\.description),
+                                blindSpots: blindSpots.map(\.description), results: results)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
         return String(decoding: try encoder.encode(report), as: UTF8.self) + "\n"
@@ -186,8 +213,9 @@ struct FuzzSummary {
     func junit() -> String {
         let esc = XMLText.escape
         let incomplete = incompleteLine
-        let tests = results.count + (incomplete == nil ? 0 : 1)
-        let errors = incomplete == nil ? 0 : 1
+        let blind = blindSpotLine
+        let tests = results.count + (incomplete == nil ? 0 : 1) + (blind == nil ? 0 : 1)
+        let errors = (incomplete == nil ? 0 : 1) + (blind == nil ? 0 : 1)
         let time = String(format: "%.3f", seconds)
         var s = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         s += "<testsuites name=\"simkit fuzz\" tests=\"\(tests)\" failures=\"\(failures.count)\" errors=\"\(errors)\" time=\"\(time)\">\n"
@@ -205,6 +233,11 @@ struct FuzzSummary {
         if let incomplete {
             s += "    <testcase classname=\"simkit.fuzz.\(esc(sdk))\" name=\"campaign incomplete\">\n"
             s += "      <error message=\"\(esc(incomplete.trimmingCharacters(in: .newlines)))\" type=\"incomplete\"/>\n"
+            s += "    </testcase>\n"
+        }
+        if let blind {
+            s += "    <testcase classname=\"simkit.fuzz.\(esc(sdk))\" name=\"sometimes situations\">\n"
+            s += "      <error message=\"\(esc(blind))\" type=\"blind-spot\"/>\n"
             s += "    </testcase>\n"
         }
         for r in results {

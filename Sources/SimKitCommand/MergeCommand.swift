@@ -17,7 +17,8 @@ enum MergeCommand {
 
     Exit: 0 every shard and seed is there and none failed, 1 a seed failed, 2 bad input
     (unreadable, duplicate or disagreeing files), 3 shards or seeds missing and none of
-    the seeds present failed.
+    the seeds present failed, 4 none failed but a required "sometimes" situation was
+    never reached by the merged seeds (see 'simkit fuzz --help').
 
     """
 
