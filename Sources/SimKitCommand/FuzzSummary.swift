@@ -18,16 +18,34 @@ struct FuzzPlan: Codable, Equatable {
         var devices: Int
         var durationDays: Int
         var shrink: Bool
+        /// `--guided` (nil in files from before it existed: plain fuzzing).
+        var guided: Bool?
+        /// The guided campaign's starting corpus, as `--corpus` named it.
+        var corpus: String?
+        var isGuided: Bool { guided ?? false }
     }
     var range: Range
     var shard: Shard
     var options: Options
 
     /// The seeds of this shard: every N-th seed of the range, starting with its (I-1)-th.
-    var seeds: StrideTo<UInt64> {
-        stride(from: range.from + UInt64(shard.index - 1), to: range.from + range.count, by: shard.count)
+    /// Guided, a shard takes whole lanes instead (`GuidedFuzz.lane(of:)` mod N is I-1), so
+    /// each lane's seeds run in order in one place and results do not depend on sharding.
+    var seeds: [UInt64] {
+        options.isGuided
+            ? (range.from..<range.from + range.count).filter(contains)
+            : Array(stride(from: range.from + UInt64(shard.index - 1), to: range.from + range.count, by: shard.count))
     }
-    var planned: Int { shard.index > range.count ? 0 : Int((range.count - UInt64(shard.index - 1) + UInt64(shard.count) - 1) / UInt64(shard.count)) }
+    /// Whether `seed` is one of this shard's seeds.
+    func contains(_ seed: UInt64) -> Bool {
+        guard seed >= range.from, seed - range.from < range.count else { return false }
+        let slot = options.isGuided ? GuidedFuzz.lane(of: seed) : seed - range.from
+        return slot % UInt64(shard.count) == UInt64(shard.index - 1)
+    }
+    var planned: Int {
+        if options.isGuided { return seeds.count }
+        return shard.index > range.count ? 0 : Int((range.count - UInt64(shard.index - 1) + UInt64(shard.count) - 1) / UInt64(shard.count))
+    }
     var shardText: String { "\(shard.index)/\(shard.count)" }
 }
 
@@ -54,6 +72,8 @@ struct FuzzSummary {
     /// A line on the determinism guard, printed after the first line when set (see
     /// `FuzzCommand.determinismLine`).
     var determinism: String?
+    /// A line on the guided campaign's corpus, printed after the first line when set.
+    var guidedLine: String?
 
     var sdk: String { plan.options.sdk }
 
@@ -137,11 +157,12 @@ struct FuzzSummary {
         var s = ""
         let rate = Double(results.count) / max(seconds, 1e-6)
         let events = results.reduce(0) { $0 + $1.events }
-        let shardText = plan.shard.count > 1 && mergedShards.isEmpty ? " --shard \(plan.shardText)" : ""
+        let shardText = (plan.options.isGuided ? " --guided" : "") + (plan.shard.count > 1 && mergedShards.isEmpty ? " --shard \(plan.shardText)" : "")
         s += "\(command) --sdk \(sdk)\(shardText): \(grouped(results.count)) of \(plural(planned, "seed")) in \(String(format: "%.1f", seconds)) s (\(grouped(Int(rate.rounded()))) seeds/s, \(String(format: "%.2f", Double(events) / max(seconds, 1e-6) / 1e6)) M events/s, \(plural(jobs, command == "simkit merge" ? "file" : "job")))\n"
         if let line = incompleteLine { s += line }
         if let detail = missingSeedsDetail { s += detail + "\n" }
         if let determinism { s += determinism + "\n" }
+        if let guidedLine { s += guidedLine + "\n" }
         let nondeterministic = results.filter { $0.nondeterminism != nil }
         if failures.isEmpty {
             s += "no invariant broken\n"
