@@ -286,10 +286,20 @@ public struct Explorer {
             let depth = path.count
             let leaf = depth >= bound
             let t = path.last?.time ?? 0
-            let node = runNode(sdk, path: path, duration: leaf ? t + options.settleMs : t, digest: !leaf)
+            var node = runNode(sdk, path: path, duration: leaf ? t + options.settleMs : t, digest: !leaf)
             result.runs += 1
             result.maxDepth = max(result.maxDepth, depth)
             if result.runs % progressEvery == 0 { progress(result) }
+            // A path searched on is also run on past its last action, as a leaf is, so that
+            // a path breaks a rule at the same length whatever the bound: breadth first
+            // then finds one of fewest actions. A state searched already needs no second look.
+            if !leaf, node.broken.isEmpty, node.stop == nil, (seen[node.digest].map { $0 > depth } ?? true) {
+                let settled = runNode(sdk, path: path, duration: t + options.settleMs, digest: false)
+                result.runs += 1
+                if !settled.broken.isEmpty || settled.stop != nil {
+                    node.broken = settled.broken; node.headline = settled.headline; node.stop = settled.stop; node.now = settled.now
+                }
+            }
             if !node.broken.isEmpty {
                 if result.counterexample == nil || depth < result.counterexample!.path.count {
                     var s = scenario(path: path, duration: node.now)
@@ -327,12 +337,16 @@ public struct Explorer {
         var rootNode = NodeRun()
         if bound > 0 {
             rootNode = runNode(sdk, path: [], duration: 0, digest: true)
-            result.runs += 1
+            let settled = runNode(sdk, path: [], duration: options.settleMs, digest: false)
+            result.runs += 2
+            if rootNode.broken.isEmpty { rootNode.broken = settled.broken; rootNode.headline = settled.headline; rootNode.now = settled.now }
             if !rootNode.broken.isEmpty {
                 result.counterexample = .init(scenario: scenario(path: [], duration: rootNode.now), path: [],
                                               broken: rootNode.broken, headline: rootNode.headline)
                 return result
             }
+            seen[rootNode.digest] = 0
+            result.distinctStates = 1
         } else {
             _ = visit([])
             return result
