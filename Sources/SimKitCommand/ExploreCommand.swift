@@ -8,15 +8,16 @@ import Invariants
 enum ExploreCommand {
     static let help = """
     usage: simkit explore [--devices 1..3] [--actions N] [--sdk reference|mutant:NAME|custom:NAME]
-                          [--bfs] [--no-faults] [--no-dashboard] [--persons LIST]
+                          [--bfs] [--no-faults] [--no-dashboard] [--persons LIST] [--with LIST]
                           [--race N] [--boundaries N] [--state-budget BYTES] [--max-runs N]
                           [--time-limit SECONDS] [--out FILE] [--json FILE]
 
     Searches every sequence of at most N actions on one app with 1 to 3 devices (all
     launched at 0 s), each a scenario, and reports the shortest one found that breaks
     an invariant (SPEC §3), or that none does. Actions: each device's person actions
-    (launch, open, close, background, query, reset), the dashboard and Rollup (disable,
-    enable, rotate with stop-old now or keep-old 30d, rollup revoke and restore), and
+    (launch, open, close, background, query, reset) and update (a build with the
+    current key), the dashboard and Rollup (disable, enable, rotate with stop-old now
+    or keep-old 30d, rollup revoke and restore), and
     fault windows of 2 minutes (one device offline, server errors 100% status 503,
     timeouts 100%, lost responses 100%). Moments: 'soon' (1 minute after the last
     action), just before and just after the pending events before that (a request
@@ -44,6 +45,11 @@ enum ExploreCommand {
       --no-dashboard    leave dashboard and Rollup actions out of the alphabet
       --persons LIST    the person actions, comma-separated (default
                         launch,open,close,background,query,reset)
+      --with LIST       more of the world, comma-separated: 'pending' (the app waits for
+                        Rollup, which may approve or reject it), 'other-app' (a second app;
+                        a device may install a build with its key), 'clone' (a clone that
+                        copies the devices' credentials; it launches, opens, queries),
+                        'forget-device' (the server may lose a device's record)
       --race N          the most moments tried between pending events (default 2)
       --boundaries N    the most boundaries tried after 'soon' (default 2)
       --state-budget B  bytes for the state store (32 a state) and the breadth-first
@@ -63,7 +69,7 @@ enum ExploreCommand {
 
     static func run(_ argv: [String], _ cores: SDKCores = SDKCores()) throws -> Int32 {
         let a = try Arguments(argv, switches: ["bfs", "no-faults", "no-dashboard"],
-                              options: ["devices", "actions", "sdk", "persons", "race", "boundaries", "state-budget",
+                              options: ["devices", "actions", "sdk", "persons", "with", "race", "boundaries", "state-budget",
                                         "max-runs", "time-limit", "out", "json"])
         if a.has("help") { print(helpText(help, cores: cores), terminator: ""); return 0 }
         if let p = a.positionals.first { throw UsageError("explore takes no files or arguments, got '\(p)'") }
@@ -89,6 +95,15 @@ enum ExploreCommand {
             }
             options.persons = persons
             options.boundaryPersons = options.boundaryPersons.filter { persons.contains($0) }
+        }
+        if let list = a.string("with") {
+            for word in list.split(separator: ",", omittingEmptySubsequences: false) {
+                guard let e = ExploreExtra(rawValue: String(word)) else {
+                    let hint = nearest(String(word), in: ExploreExtra.allCases.map(\.rawValue)).map { "; did you mean '\($0)'?" } ?? ""
+                    throw UsageError("--with: unknown part '\(word)'\(hint); known: \(ExploreExtra.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                if !options.extras.contains(e) { options.extras.append(e) }
+            }
         }
         let timeLimit = try a.string("time-limit").map { text -> Double in
             guard let v = Double(text), v > 0, v.isFinite else { throw UsageError("'--time-limit' expects seconds above 0, got '\(text)'") }

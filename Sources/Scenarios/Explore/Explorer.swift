@@ -22,7 +22,7 @@ public struct ExploreOptions: Sendable {
     /// The person's actions tried at a boundary (see `boundaries`).
     public var boundaryPersons: [PersonAction] = [.launch, .open, .background]
     /// Dashboard and Rollup actions: disable, enable, rotate (stop-old now, keep-old 30d),
-    /// Rollup revoke and restore.
+    /// Rollup revoke and restore; and each device's update to a build with the current key.
     public var dashboard = true
     /// Fault windows of `faultWindowMs`: one device offline, server errors 100% (503),
     /// timeouts 100%, lost responses 100%.
@@ -46,6 +46,8 @@ public struct ExploreOptions: Sendable {
     public var seed: UInt64 = 1
     /// Every device launches at 0 s, before the first explored action.
     public var launchAtStart = true
+    /// More of the world, each with its actions (`ExploreExtra`); none by default.
+    public var extras: [ExploreExtra] = []
 
     /// The defaults: 2 devices, 4 actions, the reference SDK, depth first.
     public init() {}
@@ -59,6 +61,20 @@ public struct ExploreOptions: Sendable {
         if faultWindowMs == 0 { return "the fault window must be longer than 0s" }
         return nil
     }
+}
+
+/// Parts of the world left out by default, each with the actions it brings.
+public enum ExploreExtra: String, Sendable, CaseIterable {
+    /// The app starts waiting for Rollup's approval; Rollup may approve or reject it.
+    case pending
+    /// A second app of the account (key `rk_live_z`); a device may install a build that
+    /// carries that key (`update device photos#I key rk_live_z`, a wrong build).
+    case otherApp = "other-app"
+    /// One clone that copies the devices' credentials and keys at each launch; it may
+    /// launch, open and query.
+    case clone
+    /// The server may lose a device's record (`forget-device`).
+    case forgetDevice = "forget-device"
 }
 
 /// One explored action: when it happens (since the start) and what it is.
@@ -131,7 +147,8 @@ public struct Explorer {
         self.cores = cores
     }
 
-    static let app = "photos", account = "acme"
+    static let app = "photos", account = "acme", otherApp = "other", otherKey = "rk_live_z"
+    static let clone = DeviceSelector.device(group: DeviceGroupDecl.defaultName(kind: .clones, app: app), index: 1)
 
     /// The scenario of `path`, running to `duration`.
     public func scenario(path: [ExploreStep], duration: SimTime) -> ScenarioFile {
@@ -141,8 +158,15 @@ public struct Explorer {
         s.duration = max(duration, 1)
         s.sdk = options.sdk
         s.accounts = [AccountDecl(name: Explorer.account)]
-        s.apps = [AppDecl(name: Explorer.app, account: Explorer.account, key: Explorer.key(0))]
+        s.apps = [AppDecl(name: Explorer.app, account: Explorer.account, key: Explorer.key(0),
+                          pending: options.extras.contains(.pending))]
+        if options.extras.contains(.otherApp) {
+            s.apps.append(AppDecl(name: Explorer.otherApp, account: Explorer.account, key: Explorer.otherKey))
+        }
         s.groups = [DeviceGroupDecl(kind: .devices, count: UInt64(options.devices), app: Explorer.app)]
+        if options.extras.contains(.clone) {
+            s.groups.append(DeviceGroupDecl(kind: .clones, count: 1, app: Explorer.app, copying: Explorer.app))
+        }
         s.network = NetworkDecl(latencyMin: options.latencyMs, latencyMax: options.latencyMs, timeout: 30 * Ms.second)
         if options.launchAtStart {
             s.timeline.append(TimedStatement(schedule: .at(0), body: .action(.person(.launch, .all))))
@@ -213,6 +237,14 @@ public struct Explorer {
         var out: [Action] = []
         let devices = (1...options.devices).map { DeviceSelector.device(group: Explorer.app, index: UInt64($0)) }
         for d in devices { for p in options.persons { out.append(.person(p, d)) } }
+        if options.dashboard { for d in devices { out.append(.update(d, key: nil)) } }
+        if options.extras.contains(.otherApp) { for d in devices { out.append(.update(d, key: Explorer.otherKey)) } }
+        if options.extras.contains(.clone) { for p in [PersonAction.launch, .open, .query] { out.append(.person(p, Explorer.clone)) } }
+        if options.extras.contains(.pending) {
+            out.append(.rollupApp(.approve, app: Explorer.app))
+            out.append(.rollupApp(.reject, app: Explorer.app))
+        }
+        if options.extras.contains(.forgetDevice) { for d in devices { out.append(.forgetDevice(d)) } }
         if options.dashboard {
             out.append(.disable(app: Explorer.app))
             out.append(.enable(app: Explorer.app))

@@ -13,6 +13,8 @@ public struct StateDigest: Hashable, Sendable, CustomStringConvertible {
     public private(set) var low: UInt64 = 0xBB67_AE85_84CA_A73B
     /// Class instances, raw pointers, dictionaries and sets met and not followed.
     public private(set) var references = 0
+    /// Words mixed in so far (the digest's input size, for tests and tuning).
+    public private(set) var words = 0
 
     /// An empty digest.
     public init() {}
@@ -23,6 +25,7 @@ public struct StateDigest: Hashable, Sendable, CustomStringConvertible {
 
     /// Mixes one word in (two independent multiply-rotate lanes).
     public mutating func add(_ word: UInt64) {
+        words &+= 1
         high = (high ^ word) &* 0x9E37_79B9_7F4A_7C15
         high = (high << 29) | (high >> 35)
         low = (low ^ (word &+ 0x632B_E59B_D9B4_E019)) &* 0xD6E8_FEB8_6659_FD93
@@ -42,22 +45,12 @@ public struct StateDigest: Hashable, Sendable, CustomStringConvertible {
 
     /// Mixes in `value`'s contents, by reflection (see the type's note).
     public mutating func add(any value: Any) {
-        switch value {
-        case let v as Bool: add(v ? 0xB1 : 0xB0); return
-        case let v as UInt64: add(v); return
-        case let v as Int: add(UInt64(bitPattern: Int64(v))); return
-        case let v as UInt32: add(UInt64(v)); return
-        case let v as UInt16: add(UInt64(v)); return
-        case let v as UInt8: add(UInt64(v)); return
-        case let v as Int64: add(UInt64(bitPattern: v)); return
-        case let v as Int32: add(UInt64(bitPattern: Int64(v))); return
-        case let v as Int16: add(UInt64(bitPattern: Int64(v))); return
-        case let v as Int8: add(UInt64(bitPattern: Int64(v))); return
-        case let v as UInt: add(UInt64(v)); return
-        case let v as String: add(v); return
-        case let v as Double: add(v.bitPattern); return
-        default: break
-        }
+        // One existential cast for every integer type: a cast is a runtime call, and
+        // trying each type in turn made the casts most of a digest's cost.
+        if let v = value as? any BinaryInteger { add(UInt64(truncatingIfNeeded: v)); return }
+        if let v = value as? Bool { add(v ? 0xB1 : 0xB0); return }
+        if let v = value as? String { add(v); return }
+        if let v = value as? Double { add(v.bitPattern); return }
         let mirror = Mirror(reflecting: value)
         switch mirror.displayStyle {
         case .class?, .dictionary?, .set?:
