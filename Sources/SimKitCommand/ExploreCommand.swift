@@ -10,7 +10,7 @@ enum ExploreCommand {
     usage: simkit explore [--devices 1..3] [--actions N] [--sdk reference|mutant:NAME|custom:NAME]
                           [--bfs] [--no-faults] [--no-dashboard] [--persons LIST] [--with LIST]
                           [--race N] [--boundaries N] [--state-budget BYTES] [--max-runs N]
-                          [--time-limit SECONDS] [--out FILE] [--json FILE]
+                          [--time-limit SECONDS] [--shard I/N] [--out FILE] [--json FILE]
 
     Searches every sequence of at most N actions on one app with 1 to 3 devices (all
     launched at 0 s), each a scenario, and reports the shortest one found that breaks
@@ -57,6 +57,9 @@ enum ExploreCommand {
                         search stops, INCOMPLETE
       --max-runs N      stop after N runs, INCOMPLETE (default 50000000)
       --time-limit S    stop after S seconds of wall clock, INCOMPLETE
+      --shard I/N       search only the first actions I, I+N, I+2N… (counting from 1) and
+                        what follows them: N processes together search the whole space
+                        (shards share no state store; each reports its own figures)
       --out FILE        write the counterexample there as a .scenario file ('simkit run
                         FILE' fails it the same way)
       --json FILE       write the figures and the counterexample as JSON ('-' for
@@ -69,7 +72,7 @@ enum ExploreCommand {
 
     static func run(_ argv: [String], _ cores: SDKCores = SDKCores()) throws -> Int32 {
         let a = try Arguments(argv, switches: ["bfs", "no-faults", "no-dashboard"],
-                              options: ["devices", "actions", "sdk", "persons", "with", "race", "boundaries", "state-budget",
+                              options: ["devices", "actions", "sdk", "persons", "with", "shard", "race", "boundaries", "state-budget",
                                         "max-runs", "time-limit", "out", "json"])
         if a.has("help") { print(helpText(help, cores: cores), terminator: ""); return 0 }
         if let p = a.positionals.first { throw UsageError("explore takes no files or arguments, got '\(p)'") }
@@ -105,6 +108,7 @@ enum ExploreCommand {
                 if !options.extras.contains(e) { options.extras.append(e) }
             }
         }
+        if let shard = try FuzzCommand.parseShard(a.string("shard")) { options.shard = shard }
         let timeLimit = try a.string("time-limit").map { text -> Double in
             guard let v = Double(text), v > 0, v.isFinite else { throw UsageError("'--time-limit' expects seconds above 0, got '\(text)'") }
             return v
@@ -133,7 +137,8 @@ enum ExploreCommand {
 
         let sdkName = sdkText(options.sdk)
         var lines: [String] = []
-        lines.append("explore: \(options.devices) device\(options.devices == 1 ? "" : "s"), at most \(options.maxActions) action\(options.maxActions == 1 ? "" : "s"), sdk \(sdkName), \(options.breadthFirst ? "breadth" : "depth") first")
+        lines.append("explore: \(options.devices) device\(options.devices == 1 ? "" : "s"), at most \(options.maxActions) action\(options.maxActions == 1 ? "" : "s"), sdk \(sdkName), \(options.breadthFirst ? "breadth" : "depth") first"
+                     + (options.shard.count > 1 ? ", shard \(options.shard.index)/\(options.shard.count)" : ""))
         lines.append("runs \(result.runs), distinct states \(result.distinctStates), pruned \(result.pruned), max depth \(result.maxDepth), \(String(format: "%.2f", seconds)) s")
         let status: Int32
         if let c = result.counterexample {
@@ -181,6 +186,7 @@ enum ExploreCommand {
         var devices: Int
         var maxActions: Int
         var breadthFirst: Bool
+        var shard: String
         var runs: UInt64
         var distinctStates: UInt64
         var pruned: UInt64
@@ -198,7 +204,7 @@ enum ExploreCommand {
         let c = r.counterexample
         let report = JSONReport(
             simkit: SimKitVersion.number, sdk: sdk, devices: options.devices, maxActions: options.maxActions,
-            breadthFirst: options.breadthFirst, runs: r.runs, distinctStates: r.distinctStates, pruned: r.pruned,
+            breadthFirst: options.breadthFirst, shard: "\(options.shard.index)/\(options.shard.count)", runs: r.runs, distinctStates: r.distinctStates, pruned: r.pruned,
             maxDepth: r.maxDepth, seconds: (seconds * 1000).rounded() / 1000,
             status: status == 1 ? "violation" : status == 3 ? "incomplete" : "exhausted", incomplete: r.incomplete,
             broken: c?.broken.map(\.rawValue), headline: c?.headline,

@@ -91,12 +91,37 @@ import Testing
         #expect(s.distinctStates <= 5)
     }
 
+    /// Two shards search the whole space between them: each less than the whole, the two
+    /// at least as much (they share no state store), and the one that holds the mutant's
+    /// first action finds it.
+    @Test func shardsSplitTheSearch() throws {
+        let whole = try Explorer(options: Self.options()).run()
+        var runs: UInt64 = 0
+        var found = 0
+        for i in 1...2 {
+            var o = Self.options()
+            o.shard = (i, 2)
+            let r = try Explorer(options: o).run()
+            #expect(r.incomplete == nil)
+            #expect(r.runs < whole.runs)
+            runs += r.runs
+            var m = Self.options(actions: 1, sdk: .mutant("reset-keeps-credential"))
+            m.shard = (i, 2)
+            if try Explorer(options: m).run().counterexample != nil { found += 1 }
+        }
+        #expect(runs >= whole.runs)
+        #expect(found >= 1)
+    }
+
     @Test func badOptionsAreRefused() {
         var o = Self.options(devices: 4)
         #expect(throws: CompileError.self) { try Explorer(options: o) }
         o = Self.options(sdk: .mutant("no-such-mutant"))
         #expect(throws: CompileError.self) { try Explorer(options: o) }
         o = Self.options(sdk: .custom("nobody"))
+        #expect(throws: CompileError.self) { try Explorer(options: o) }
+        o = Self.options()
+        o.shard = (3, 2)
         #expect(throws: CompileError.self) { try Explorer(options: o) }
     }
 

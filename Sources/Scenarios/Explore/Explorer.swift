@@ -48,6 +48,11 @@ public struct ExploreOptions: Sendable {
     public var launchAtStart = true
     /// More of the world, each with its actions (`ExploreExtra`); none by default.
     public var extras: [ExploreExtra] = []
+    /// This shard's part of the search, `(index, count)` with 1 <= index <= count: the
+    /// first actions whose position among the root's choices is `index - 1` modulo
+    /// `count`, and all their continuations. Shards share no state store, so a state
+    /// reached in two shards is counted and searched in both.
+    public var shard: (index: Int, count: Int) = (1, 1)
 
     /// The defaults: 2 devices, 4 actions, the reference SDK, depth first.
     public init() {}
@@ -59,6 +64,7 @@ public struct ExploreOptions: Sendable {
         if latencyMs == 0 || latencyMs > Ms.minute { return "latency must be 1ms to 1m" }
         if soonMs <= latencyMs { return "soon must be longer than the latency" }
         if faultWindowMs == 0 { return "the fault window must be longer than 0s" }
+        if shard.count < 1 || shard.index < 1 || shard.index > shard.count { return "shard must be I/N with 1 <= I <= N" }
         return nil
     }
 }
@@ -384,8 +390,10 @@ public struct Explorer {
             return result
         }
 
+        let rootChildren = children(of: [], node: rootNode).enumerated()
+            .filter { $0.offset % options.shard.count == options.shard.index - 1 }.map(\.element)
         if options.breadthFirst {
-            var level: [[ExploreStep]] = children(of: [], node: rootNode).map { [$0] }
+            var level: [[ExploreStep]] = rootChildren.map { [$0] }
             frontierBytes = UInt64(level.count) * stepBytes
             while !level.isEmpty, result.counterexample == nil {
                 var next: [[ExploreStep]] = []
@@ -410,7 +418,7 @@ public struct Explorer {
         }
 
         // Depth first: a stack of children lists, each with the index of the next to try.
-        var stack: [(path: [ExploreStep], children: [ExploreStep], next: Int)] = [([], children(of: [], node: rootNode), 0)]
+        var stack: [(path: [ExploreStep], children: [ExploreStep], next: Int)] = [([], rootChildren, 0)]
         while !stack.isEmpty {
             if stopping() { return result }
             let top = stack.count - 1
