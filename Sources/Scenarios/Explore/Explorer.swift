@@ -202,6 +202,9 @@ public struct Explorer {
         var lockedSince: [SimTime] = []
     }
 
+    /// A node of the breadth-first tree: its parent's index, its last step, what its run left.
+    struct TreeNode { var parent: Int; var step: ExploreStep?; var run: NodeRun }
+
     /// Runs the search.
     public func run() throws(CompileError) -> ExploreResult {
         switch try cores.core(for: options.sdk) {
@@ -317,7 +320,6 @@ public struct Explorer {
         // state reached again with fewer; breadth first never needs to).
         var seen: [StateDigest: Int] = [:]
         var frontierBytes: UInt64 = 0
-        let stepBytes = UInt64(MemoryLayout<ExploreStep>.stride)
 
         // Runs one path; returns the node to expand, or nil (leaf, violation, pruned, stop).
         func visit(_ path: [ExploreStep]) -> NodeRun? {
@@ -393,26 +395,39 @@ public struct Explorer {
         let rootChildren = children(of: [], node: rootNode).enumerated()
             .filter { $0.offset % options.shard.count == options.shard.index - 1 }.map(\.element)
         if options.breadthFirst {
-            var level: [[ExploreStep]] = rootChildren.map { [$0] }
-            frontierBytes = UInt64(level.count) * stepBytes
-            while !level.isEmpty, result.counterexample == nil {
-                var next: [[ExploreStep]] = []
-                for path in level {
-                    if stopping() { return result }
-                    guard let node = visit(path) else { continue }
-                    if result.counterexample != nil { break }
-                    for c in children(of: path, node: node) {
-                        next.append(path + [c])
-                        frontierBytes += UInt64(path.count + 1) * stepBytes
-                    }
-                    if UInt64(seen.count) * StateDigest.storedBytes + frontierBytes > options.stateBudgetBytes {
-                        result.incomplete = "the state store is full (\(options.stateBudgetBytes) bytes, \(seen.count) states and a frontier of \(next.count) paths)"
-                        return result
+            // The searched-on nodes as a tree (parent, step, what its run left): a level is
+            // a list of nodes whose children are tried next, each path rebuilt from the tree,
+            // so the frontier costs a node per state, not a path per child.
+            var tree = [TreeNode(parent: -1, step: nil, run: rootNode)]
+            let nodeBytes = UInt64(MemoryLayout<TreeNode>.stride) + 64   // and its arrays' buffers
+            func path(of index: Int) -> [ExploreStep] {
+                var out: [ExploreStep] = []
+                var i = index
+                while let step = tree[i].step { out.append(step); i = tree[i].parent }
+                return out.reversed()
+            }
+            var parents = [0]
+            levels: while !parents.isEmpty {
+                var next: [Int] = []
+                for p in parents {
+                    let base = path(of: p)
+                    for c in p == 0 ? rootChildren : children(of: base, node: tree[p].run) {
+                        if stopping() { return result }
+                        let path = base + [c]
+                        guard let node = visit(path) else {
+                            if result.counterexample != nil { break levels }
+                            continue
+                        }
+                        tree.append(TreeNode(parent: p, step: c, run: node))
+                        next.append(tree.count - 1)
+                        frontierBytes = UInt64(tree.count) * nodeBytes
+                        if UInt64(seen.count) * StateDigest.storedBytes + frontierBytes > options.stateBudgetBytes {
+                            result.incomplete = "the state store is full (\(options.stateBudgetBytes) bytes, \(seen.count) states, \(tree.count) searched on)"
+                            return result
+                        }
                     }
                 }
-                if result.counterexample != nil { break }
-                level = next
-                frontierBytes = level.reduce(0) { $0 + UInt64($1.count) * stepBytes }
+                parents = next
             }
             return result
         }
