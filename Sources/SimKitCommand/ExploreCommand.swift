@@ -187,6 +187,7 @@ enum ExploreCommand {
         var maxActions: Int
         var breadthFirst: Bool
         var shard: String
+        var with: [String]
         var runs: UInt64
         var distinctStates: UInt64
         var pruned: UInt64
@@ -204,7 +205,8 @@ enum ExploreCommand {
         let c = r.counterexample
         let report = JSONReport(
             simkit: SimKitVersion.number, sdk: sdk, devices: options.devices, maxActions: options.maxActions,
-            breadthFirst: options.breadthFirst, shard: "\(options.shard.index)/\(options.shard.count)", runs: r.runs, distinctStates: r.distinctStates, pruned: r.pruned,
+            breadthFirst: options.breadthFirst, shard: "\(options.shard.index)/\(options.shard.count)",
+            with: options.extras.map(\.rawValue), runs: r.runs, distinctStates: r.distinctStates, pruned: r.pruned,
             maxDepth: r.maxDepth, seconds: (seconds * 1000).rounded() / 1000,
             status: status == 1 ? "violation" : status == 3 ? "incomplete" : "exhausted", incomplete: r.incomplete,
             broken: c?.broken.map(\.rawValue), headline: c?.headline,
