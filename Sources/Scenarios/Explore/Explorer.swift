@@ -318,7 +318,7 @@ public struct Explorer {
         var bound = options.maxActions
         // The fewest actions at which each state was searched from (depth first revisits a
         // state reached again with fewer; breadth first never needs to).
-        var seen: [StateDigest: Int] = [:]
+        var seen: [StateDigest: Int] = [:]   // determinism: looked up, never iterated
         var frontierBytes: UInt64 = 0
 
         // Runs one path; returns the node to expand, or nil (leaf, violation, pruned, stop).
