@@ -45,6 +45,7 @@ enum Commands {
     ("fuzz", "property-style runs from seeded random scripts; shrinks failures (the main job)", FuzzCommand.run),
     ("run", "run scenario files and report PASS or FAIL for each", RunCommand.run),
     ("check", "parse and validate scenario files without running them", CheckCommand.run),
+    ("explore", "search every path of a few actions on 1-3 devices; the shortest that breaks a rule", ExploreCommand.run),
     ("replay", "run one fuzz seed again, byte for byte; --print shows its script", ReplayCommand.run),
     ("shrink", "minimise a failing scenario file or fuzz seed", ShrinkCommand.run),
     ("timeline", "a self-contained HTML picture of one run: lanes of devices, states, answers, violations", TimelineCommand.run),
@@ -92,7 +93,7 @@ func runMain(_ argv: [String], cores: SDKCores, handleSignals: Bool) -> Int32 {
         return 2
     }
     // Long runs stop cleanly on SIGINT and SIGTERM; the handler goes in before anything slow starts.
-    if handleSignals, name == "fuzz" || name == "mutants" { installInterruptHandler() }
+    if handleSignals, name == "fuzz" || name == "mutants" || name == "explore" { installInterruptHandler() }
     do {
         return try command.run(Array(argv.dropFirst()), cores)
     } catch let e as UsageError {

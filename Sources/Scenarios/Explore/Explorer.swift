@@ -1,0 +1,450 @@
+import Invariants
+import SimKit
+
+/// What `Explorer` searches: the world, the alphabet of actions, the moments they may
+/// happen at, and the bounds. Every path it tries is a scenario of this world.
+public struct ExploreOptions: Sendable {
+    /// Devices of the one app (1…3).
+    public var devices = 2
+    /// The most actions on a path (not counting the launch at 0 s).
+    public var maxActions = 4
+    /// The SDK core (or mutant) on the devices.
+    public var sdk: SDKChoice = .reference
+    /// Breadth first: the first violation found is one of fewest actions.
+    public var breadthFirst = false
+    /// The state store's budget, in bytes (`StateDigest.storedBytes` a state, and the
+    /// breadth-first frontier's paths): when full, the search stops, incomplete.
+    public var stateBudgetBytes: UInt64 = 512 << 20
+    /// The most scenario runs (one per path tried); more stops the search, incomplete.
+    public var maxRuns: UInt64 = 50_000_000
+    /// The person's actions, for each device.
+    public var persons: [PersonAction] = [.launch, .open, .close, .background, .query, .reset]
+    /// The person's actions tried at a boundary (see `boundaries`).
+    public var boundaryPersons: [PersonAction] = [.launch, .open, .background]
+    /// Dashboard and Rollup actions: disable, enable, rotate (stop-old now, keep-old 30d),
+    /// Rollup revoke and restore; and each device's update to a build with the current key.
+    public var dashboard = true
+    /// Fault windows of `faultWindowMs`: one device offline, server errors 100% (503),
+    /// timeouts 100%, lost responses 100%.
+    public var faults = true
+    /// How long an injected fault lasts (longer than `soonMs`, so the next action meets it).
+    public var faultWindowMs: SimTime = 2 * Ms.minute
+    /// "Soon": the next action after everything the last one started has settled.
+    public var soonMs: SimTime = Ms.minute
+    /// The most moments tried between the pending events before "soon": just before the
+    /// first, just after each (a request reaching the server, its answer arriving).
+    public var raceMoments = 2
+    /// The most boundaries tried (the nearest ones after "soon"): 24 h after a device's
+    /// last answered check, 30 days after its lock, a rotated key's grace deadline, 30 days
+    /// after a disable or revocation. Each is tried 1 s before and 1 s after.
+    public var boundaries = 2
+    /// The fixed round trip of every request (latency A..A).
+    public var latencyMs: SimTime = 20
+    /// How long a path's last run goes on after its last action (answers, retries, liveness).
+    public var settleMs: SimTime = 10 * Ms.minute
+    /// The scenarios' seed (it still draws which of two milliseconds an answer takes).
+    public var seed: UInt64 = 1
+    /// Every device launches at 0 s, before the first explored action.
+    public var launchAtStart = true
+    /// More of the world, each with its actions (`ExploreExtra`); none by default.
+    public var extras: [ExploreExtra] = []
+    /// This shard's part of the search, `(index, count)` with 1 <= index <= count: the
+    /// first actions whose position among the root's choices is `index - 1` modulo
+    /// `count`, and all their continuations. Shards share no state store, so a state
+    /// reached in two shards is counted and searched in both.
+    public var shard: (index: Int, count: Int) = (1, 1)
+
+    /// The defaults: 2 devices, 4 actions, the reference SDK, depth first.
+    public init() {}
+
+    /// What is wrong with these options, or nil.
+    public var problem: String? {
+        if !(1...3).contains(devices) { return "devices must be 1 to 3, not \(devices)" }
+        if !(0...20).contains(maxActions) { return "actions must be 0 to 20, not \(maxActions)" }
+        if latencyMs == 0 || latencyMs > Ms.minute { return "latency must be 1ms to 1m" }
+        if soonMs <= latencyMs { return "soon must be longer than the latency" }
+        if faultWindowMs == 0 { return "the fault window must be longer than 0s" }
+        if shard.count < 1 || shard.index < 1 || shard.index > shard.count { return "shard must be I/N with 1 <= I <= N" }
+        return nil
+    }
+}
+
+/// Parts of the world left out by default, each with the actions it brings.
+public enum ExploreExtra: String, Sendable, CaseIterable {
+    /// The app starts waiting for Rollup's approval; Rollup may approve or reject it.
+    case pending
+    /// A second app of the account (key `rk_live_z`); a device may install a build that
+    /// carries that key (`update device photos#I key rk_live_z`, a wrong build).
+    case otherApp = "other-app"
+    /// One clone that copies the devices' credentials and keys at each launch; it may
+    /// launch, open and query.
+    case clone
+    /// The server may lose a device's record (`forget-device`).
+    case forgetDevice = "forget-device"
+}
+
+/// One explored action: when it happens (since the start) and what it is.
+public struct ExploreStep: Equatable, Sendable {
+    /// Since the start of the scenario.
+    public var time: SimTime
+    /// A scenario action.
+    public var action: Action
+    /// A step.
+    public init(time: SimTime, action: Action) { self.time = time; self.action = action }
+}
+
+/// What the search found and what it cost.
+public struct ExploreResult: Sendable {
+    /// Scenario runs made: one per path tried.
+    public var runs: UInt64 = 0
+    /// Distinct world states reached (the state store's size).
+    public var distinctStates: UInt64 = 0
+    /// Paths not searched on because their state was searched already.
+    public var pruned: UInt64 = 0
+    /// The most actions on a path tried.
+    public var maxDepth = 0
+    /// The shortest violating path found, or nil.
+    public var counterexample: Counterexample?
+    /// Why the search stopped before it was exhausted; nil when exhausted (or a
+    /// counterexample was found breadth first).
+    public var incomplete: String?
+
+    /// A path whose scenario breaks an invariant.
+    public struct Counterexample: Sendable {
+        /// The scenario that breaks it: `simkit run` fails it the same way.
+        public var scenario: ScenarioFile
+        /// The actions, in order.
+        public var path: [ExploreStep]
+        /// The invariants it breaks, sorted.
+        public var broken: [InvariantID]
+        /// The first violation's headline.
+        public var headline: String
+    }
+}
+
+/// `simkit explore`: searches every path of at most `maxActions` actions of a small
+/// world, each path a `ScenarioFile`, and reports the shortest one that breaks an
+/// invariant (SPEC §3) or that none does.
+///
+/// A path is run as a scenario from the start (no world is forked mid-run: each run
+/// replays its prefix, correct and simpler, at the cost of a run per path). After each
+/// run the world's state (`World.stateParts()`, the checkers' `stateParts()`) is digested;
+/// a path that reaches a state already searched at the same or fewer actions goes no
+/// further. The order of the search is fixed by the options alone: same options, same
+/// runs, same counterexample.
+public struct Explorer {
+    public let options: ExploreOptions
+    /// The custom cores `sdk: .custom(NAME)` may name.
+    public let cores: SDKCores
+    /// Asked before each run: true stops the search (incomplete). A time limit or an interrupt.
+    public var shouldStop: () -> Bool = { false }
+    /// Called every `progressEvery` runs with the result so far.
+    public var progress: (ExploreResult) -> Void = { _ in }
+    public var progressEvery: UInt64 = 10_000
+
+    /// An explorer; throws when the options are wrong.
+    public init(options: ExploreOptions, cores: SDKCores = SDKCores()) throws(CompileError) {
+        if let problem = options.problem { throw CompileError(problem) }
+        if case .mutant(let name) = options.sdk, Mutants.named(name) == nil {
+            throw CompileError("unknown mutant '\(name)'; known: \(Mutants.names.joined(separator: ", "))")
+        }
+        _ = try cores.core(for: options.sdk)
+        self.options = options
+        self.cores = cores
+    }
+
+    static let app = "photos", account = "acme", otherApp = "other", otherKey = "rk_live_z"
+    static let clone = DeviceSelector.device(group: DeviceGroupDecl.defaultName(kind: .clones, app: app), index: 1)
+
+    /// The scenario of `path`, running to `duration`.
+    public func scenario(path: [ExploreStep], duration: SimTime) -> ScenarioFile {
+        var s = ScenarioFile()
+        s.name = "explore: \(path.count) action\(path.count == 1 ? "" : "s") on \(options.devices) device\(options.devices == 1 ? "" : "s")"
+        s.seed = options.seed
+        s.duration = max(duration, 1)
+        s.sdk = options.sdk
+        s.accounts = [AccountDecl(name: Explorer.account)]
+        s.apps = [AppDecl(name: Explorer.app, account: Explorer.account, key: Explorer.key(0),
+                          pending: options.extras.contains(.pending))]
+        if options.extras.contains(.otherApp) {
+            s.apps.append(AppDecl(name: Explorer.otherApp, account: Explorer.account, key: Explorer.otherKey))
+        }
+        s.groups = [DeviceGroupDecl(kind: .devices, count: UInt64(options.devices), app: Explorer.app)]
+        if options.extras.contains(.clone) {
+            s.groups.append(DeviceGroupDecl(kind: .clones, count: 1, app: Explorer.app, copying: Explorer.app))
+        }
+        s.network = NetworkDecl(latencyMin: options.latencyMs, latencyMax: options.latencyMs, timeout: 30 * Ms.second)
+        if options.launchAtStart {
+            s.timeline.append(TimedStatement(schedule: .at(0), body: .action(.person(.launch, .all))))
+        }
+        for step in path { s.timeline.append(TimedStatement(schedule: .at(step.time), body: .action(step.action))) }
+        return s
+    }
+
+    /// The app's n-th key: `rk_live_a`, `rk_live_b`, …
+    static func key(_ n: Int) -> String {
+        let letters = Array("abcdefghijklmnopqrstuvwxyz")
+        return "rk_live_" + (n < letters.count ? String(letters[n]) : "k\(n)")
+    }
+
+    /// What one run of a path left: its state's digest, what broke, and what the next
+    /// moments are computed from.
+    struct NodeRun {
+        var digest = StateDigest()
+        var broken: [InvariantID] = []
+        var headline = ""
+        var stop: StopReason?
+        var now: SimTime = 0
+        /// Distinct times of the pending events, ascending.
+        var pendingTimes: [SimTime] = []
+        /// Per device, the last answered check and the lock's start (`LocalData.never` if none).
+        var lastChecks: [SimTime] = []
+        var lockedSince: [SimTime] = []
+    }
+
+    /// A node of the breadth-first tree: its parent's index, its last step, what its run left.
+    struct TreeNode { var parent: Int; var step: ExploreStep?; var run: NodeRun }
+
+    /// Runs the search.
+    public func run() throws(CompileError) -> ExploreResult {
+        switch try cores.core(for: options.sdk) {
+        case .reference: return search(ReferenceSDK.self)
+        case .custom(_, let type): return openAndSearch(type)
+        }
+    }
+
+    func openAndSearch<SDK: SDKCore>(_ type: SDK.Type) -> ExploreResult { search(type) }
+
+    /// Runs `path` to `duration` on `SDK` and digests the state it reached.
+    func runNode<SDK: SDKCore>(_: SDK.Type, path: [ExploreStep], duration: SimTime, digest: Bool) -> NodeRun {
+        var out = NodeRun()
+        let compiled: CompiledScenario
+        do { compiled = try ScenarioCompiler.compile(scenario(path: path, duration: duration)) } catch {
+            preconditionFailure("an explored scenario does not compile: \(error)")
+        }
+        var world = World<SDK, InvariantChecker>(setup: compiled.setup, observer: InvariantChecker(maxPerInvariant: 1))
+        world.run()
+        out.stop = world.stop
+        out.now = world.now
+        out.broken = world.observer.broken
+        out.headline = world.observer.violations.first?.headline ?? ""
+        guard digest else { return out }
+        var d = StateDigest()
+        d.add(parts: world.stateParts())
+        d.add(parts: world.observer.stateParts())
+        out.digest = d
+        var times: [SimTime] = []
+        for e in world.pendingEvents() where times.last != e.time { times.append(e.time) }
+        out.pendingTimes = times
+        out.lastChecks = world.devices.map(\.disk.lastAnsweredCheck)
+        out.lockedSince = world.devices.map(\.disk.lockedSince)
+        return out
+    }
+
+    /// The actions tried at an ordinary moment, in a fixed order; `rotations` names the next key.
+    func actions(rotations: Int) -> [Action] {
+        var out: [Action] = []
+        let devices = (1...options.devices).map { DeviceSelector.device(group: Explorer.app, index: UInt64($0)) }
+        for d in devices { for p in options.persons { out.append(.person(p, d)) } }
+        if options.dashboard { for d in devices { out.append(.update(d, key: nil)) } }
+        if options.extras.contains(.otherApp) { for d in devices { out.append(.update(d, key: Explorer.otherKey)) } }
+        if options.extras.contains(.clone) { for p in [PersonAction.launch, .open, .query] { out.append(.person(p, Explorer.clone)) } }
+        if options.extras.contains(.pending) {
+            out.append(.rollupApp(.approve, app: Explorer.app))
+            out.append(.rollupApp(.reject, app: Explorer.app))
+        }
+        if options.extras.contains(.forgetDevice) { for d in devices { out.append(.forgetDevice(d)) } }
+        if options.dashboard {
+            out.append(.disable(app: Explorer.app))
+            out.append(.enable(app: Explorer.app))
+            out.append(.rotate(app: Explorer.app, key: Explorer.key(rotations + 1), old: .stopNow))
+            out.append(.rotate(app: Explorer.app, key: Explorer.key(rotations + 1), old: .default))
+            out.append(.rollupApp(.revoke, app: Explorer.app))
+            out.append(.rollupApp(.restore, app: Explorer.app))
+        }
+        if options.faults {
+            for d in devices { out.append(.offline(d, for: options.faultWindowMs)) }
+            out.append(.serverErrors(.all, status: 503, for: options.faultWindowMs))
+            out.append(.timeouts(.all, for: options.faultWindowMs))
+            out.append(.lostResponses(.all, for: options.faultWindowMs))
+        }
+        return out
+    }
+
+    /// The next steps after `path`, whose run is `node`, in a fixed order: the race
+    /// moments, "soon", then the boundaries.
+    func children(of path: [ExploreStep], node: NodeRun) -> [ExploreStep] {
+        let t = path.last?.time ?? 0
+        let soon = t + options.soonMs
+        let rotations = path.filter { if case .rotate = $0.action { return true } else { return false } }.count
+        let all = actions(rotations: rotations)
+        var out: [ExploreStep] = []
+        // Between the pending events due before "soon": just before the first, just after each.
+        var races: [SimTime] = []
+        let due = node.pendingTimes.filter { $0 > t && $0 < soon }
+        if let first = due.first, first - 1 > t { races.append(first - 1) }
+        for (i, e) in due.enumerated() {
+            let after = e + 1
+            if after < soon, i + 1 >= due.count || after < due[i + 1] { races.append(after) }
+        }
+        for r in races.prefix(options.raceMoments) { for a in all { out.append(ExploreStep(time: r, action: a)) } }
+        for a in all { out.append(ExploreStep(time: soon, action: a)) }
+        // Boundaries the rules make relevant.
+        var marks: [SimTime] = []
+        for c in node.lastChecks where c != LocalData.never { marks.append(c + 24 * Ms.hour) }
+        for l in node.lockedSince where l != LocalData.never { marks.append(l + 30 * Ms.day) }
+        for s in path {
+            switch s.action {
+            case .rotate(_, _, .keep(let grace)): marks.append(s.time + grace)
+            case .disable, .rollupApp(.revoke, _): marks.append(s.time + 30 * Ms.day)
+            default: break
+            }
+        }
+        marks = marks.filter { $0 > soon + Ms.second }.sorted()
+        var unique: [SimTime] = []
+        for m in marks where unique.last != m { unique.append(m) }
+        let devices = (1...options.devices).map { DeviceSelector.device(group: Explorer.app, index: UInt64($0)) }
+        for b in unique.prefix(options.boundaries) {
+            for moment in [b - Ms.second, b + Ms.second] {
+                for d in devices { for p in options.boundaryPersons { out.append(ExploreStep(time: moment, action: .person(p, d))) } }
+            }
+        }
+        return out
+    }
+
+    /// The search, on the SDK core `SDK`.
+    func search<SDK: SDKCore>(_ sdk: SDK.Type) -> ExploreResult {
+        var result = ExploreResult()
+        var bound = options.maxActions
+        // The fewest actions at which each state was searched from (depth first revisits a
+        // state reached again with fewer; breadth first never needs to).
+        var seen: [StateDigest: Int] = [:]   // determinism: looked up, never iterated
+        var frontierBytes: UInt64 = 0
+
+        // Runs one path; returns the node to expand, or nil (leaf, violation, pruned, stop).
+        func visit(_ path: [ExploreStep]) -> NodeRun? {
+            let depth = path.count
+            let leaf = depth >= bound
+            let t = path.last?.time ?? 0
+            var node = runNode(sdk, path: path, duration: leaf ? t + options.settleMs : t, digest: !leaf)
+            result.runs += 1
+            result.maxDepth = max(result.maxDepth, depth)
+            if result.runs % progressEvery == 0 { progress(result) }
+            // A path searched on is also run on past its last action, as a leaf is, so that
+            // a path breaks a rule at the same length whatever the bound: breadth first
+            // then finds one of fewest actions. A state searched already needs no second look.
+            if !leaf, node.broken.isEmpty, node.stop == nil, (seen[node.digest].map { $0 > depth } ?? true) {
+                let settled = runNode(sdk, path: path, duration: t + options.settleMs, digest: false)
+                result.runs += 1
+                if !settled.broken.isEmpty || settled.stop != nil {
+                    node.broken = settled.broken; node.headline = settled.headline; node.stop = settled.stop; node.now = settled.now
+                }
+            }
+            if !node.broken.isEmpty {
+                if result.counterexample == nil || depth < result.counterexample!.path.count {
+                    var s = scenario(path: path, duration: node.now)
+                    s.name = "explore: \(node.broken.map(\.rawValue).joined(separator: ", ")) in \(depth) action\(depth == 1 ? "" : "s")"
+                    result.counterexample = .init(scenario: s, path: path, broken: node.broken, headline: node.headline)
+                }
+                bound = min(bound, max(depth - 1, 0))   // only shorter ones are worth finding now
+                return nil
+            }
+            if let stop = node.stop {
+                result.incomplete = "a run stopped early: \(stop.description)"
+                return nil
+            }
+            if leaf { return nil }
+            if let before = seen[node.digest], before <= depth { result.pruned += 1; return nil }
+            if seen[node.digest] == nil {
+                if UInt64(seen.count + 1) * StateDigest.storedBytes + frontierBytes > options.stateBudgetBytes {
+                    result.incomplete = "the state store is full (\(options.stateBudgetBytes) bytes, \(seen.count) states)"
+                    return nil
+                }
+            }
+            seen[node.digest] = depth
+            result.distinctStates = UInt64(seen.count)
+            return node
+        }
+
+        func stopping() -> Bool {
+            if result.incomplete != nil { return true }
+            if result.runs >= options.maxRuns { result.incomplete = "the run budget is spent (\(options.maxRuns) runs)"; return true }
+            if shouldStop() { result.incomplete = "stopped before the search was exhausted"; return true }
+            return false
+        }
+
+        // The root: the world before any explored action, at 0 s.
+        var rootNode = NodeRun()
+        if bound > 0 {
+            rootNode = runNode(sdk, path: [], duration: 0, digest: true)
+            let settled = runNode(sdk, path: [], duration: options.settleMs, digest: false)
+            result.runs += 2
+            if rootNode.broken.isEmpty { rootNode.broken = settled.broken; rootNode.headline = settled.headline; rootNode.now = settled.now }
+            if !rootNode.broken.isEmpty {
+                result.counterexample = .init(scenario: scenario(path: [], duration: rootNode.now), path: [],
+                                              broken: rootNode.broken, headline: rootNode.headline)
+                return result
+            }
+            seen[rootNode.digest] = 0
+            result.distinctStates = 1
+        } else {
+            _ = visit([])
+            return result
+        }
+
+        let rootChildren = children(of: [], node: rootNode).enumerated()
+            .filter { $0.offset % options.shard.count == options.shard.index - 1 }.map(\.element)
+        if options.breadthFirst {
+            // The searched-on nodes as a tree (parent, step, what its run left): a level is
+            // a list of nodes whose children are tried next, each path rebuilt from the tree,
+            // so the frontier costs a node per state, not a path per child.
+            var tree = [TreeNode(parent: -1, step: nil, run: rootNode)]
+            let nodeBytes = UInt64(MemoryLayout<TreeNode>.stride) + 64   // and its arrays' buffers
+            func path(of index: Int) -> [ExploreStep] {
+                var out: [ExploreStep] = []
+                var i = index
+                while let step = tree[i].step { out.append(step); i = tree[i].parent }
+                return out.reversed()
+            }
+            var parents = [0]
+            levels: while !parents.isEmpty {
+                var next: [Int] = []
+                for p in parents {
+                    let base = path(of: p)
+                    for c in p == 0 ? rootChildren : children(of: base, node: tree[p].run) {
+                        if stopping() { return result }
+                        let path = base + [c]
+                        guard let node = visit(path) else {
+                            if result.counterexample != nil { break levels }
+                            continue
+                        }
+                        tree.append(TreeNode(parent: p, step: c, run: node))
+                        next.append(tree.count - 1)
+                        frontierBytes = UInt64(tree.count) * nodeBytes
+                        if UInt64(seen.count) * StateDigest.storedBytes + frontierBytes > options.stateBudgetBytes {
+                            result.incomplete = "the state store is full (\(options.stateBudgetBytes) bytes, \(seen.count) states, \(tree.count) searched on)"
+                            return result
+                        }
+                    }
+                }
+                parents = next
+            }
+            return result
+        }
+
+        // Depth first: a stack of children lists, each with the index of the next to try.
+        var stack: [(path: [ExploreStep], children: [ExploreStep], next: Int)] = [([], rootChildren, 0)]
+        while !stack.isEmpty {
+            if stopping() { return result }
+            let top = stack.count - 1
+            if stack[top].next >= stack[top].children.count || stack[top].path.count >= bound { stack.removeLast(); continue }
+            let step = stack[top].children[stack[top].next]
+            stack[top].next += 1
+            let path = stack[top].path + [step]
+            if let node = visit(path), path.count < bound {
+                stack.append((path, children(of: path, node: node), 0))
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,219 @@
+import Foundation
+import SimKit
+import Scenarios
+import Invariants
+
+/// `simkit explore`: every path of a few actions on a small world, searched exhaustively
+/// (with repeated states pruned), instead of sampled like `fuzz`.
+enum ExploreCommand {
+    static let help = """
+    usage: simkit explore [--devices 1..3] [--actions N] [--sdk reference|mutant:NAME|custom:NAME]
+                          [--bfs] [--no-faults] [--no-dashboard] [--persons LIST] [--with LIST]
+                          [--race N] [--boundaries N] [--state-budget BYTES] [--max-runs N]
+                          [--time-limit SECONDS] [--shard I/N] [--out FILE] [--json FILE]
+
+    Searches every sequence of at most N actions on one app with 1 to 3 devices (all
+    launched at 0 s), each a scenario, and reports the shortest one found that breaks
+    an invariant (SPEC §3), or that none does. Actions: each device's person actions
+    (launch, open, close, background, query, reset) and update (a build with the
+    current key), the dashboard and Rollup (disable, enable, rotate with stop-old now
+    or keep-old 30d, rollup revoke and restore), and
+    fault windows of 2 minutes (one device offline, server errors 100% status 503,
+    timeouts 100%, lost responses 100%). Moments: 'soon' (1 minute after the last
+    action), just before and just after the pending events before that (a request
+    reaching the server, its answer arriving), and 1 s before and after the nearest
+    boundaries (24 h after a device's last answered check, 30 days after its lock, a
+    rotated key's grace deadline, 30 days after a disable or revocation; there only
+    launch, open and background). Latency is pinned at 20ms..20ms.
+
+    Each path is run from the start as a scenario; a path that reaches a world state
+    already searched (devices, SDKs, server, requests in flight, timers, the checkers'
+    truth) with as few actions goes no further. The order is fixed: the same options
+    give the same runs and the same counterexample.
+
+    Prints runs (paths tried), distinct states, pruned paths, the deepest path and the
+    time; on a violation the path, the invariants it breaks and its first violation.
+
+    options:
+      --devices N       devices of the app, 1 to 3 (default 2)
+      --actions N       the most actions on a path, 0 to 20 (default 4)
+      --sdk CORE        'reference' (default), 'mutant:NAME' or 'custom:NAME'
+      --bfs             breadth first: the first violation found has the fewest
+                        actions (depth first also ends with the shortest it found: after
+                        each violation it searches only shorter paths)
+      --no-faults       leave the fault windows out of the alphabet
+      --no-dashboard    leave dashboard and Rollup actions out of the alphabet
+      --persons LIST    the person actions, comma-separated (default
+                        launch,open,close,background,query,reset)
+      --with LIST       more of the world, comma-separated: 'pending' (the app waits for
+                        Rollup, which may approve or reject it), 'other-app' (a second app;
+                        a device may install a build with its key), 'clone' (a clone that
+                        copies the devices' credentials; it launches, opens, queries),
+                        'forget-device' (the server may lose a device's record)
+      --race N          the most moments tried between pending events (default 2)
+      --boundaries N    the most boundaries tried after 'soon' (default 2)
+      --state-budget B  bytes for the state store (32 a state) and the breadth-first
+                        frontier, or with a unit: 512M, 2G (default 512M); when full the
+                        search stops, INCOMPLETE
+      --max-runs N      stop after N runs, INCOMPLETE (default 50000000)
+      --time-limit S    stop after S seconds of wall clock, INCOMPLETE
+      --shard I/N       search only the first actions I, I+N, I+2N… (counting from 1) and
+                        what follows them: N processes together search the whole space
+                        (shards share no state store; each reports its own figures)
+      --out FILE        write the counterexample there as a .scenario file ('simkit run
+                        FILE' fails it the same way)
+      --json FILE       write the figures and the counterexample as JSON ('-' for
+                        standard output)
+
+    exit codes: 0 the space was exhausted with no violation, 1 a violation was found,
+    2 bad input, 3 a budget or a signal stopped the search first (INCOMPLETE)
+
+    """
+
+    static func run(_ argv: [String], _ cores: SDKCores = SDKCores()) throws -> Int32 {
+        let a = try Arguments(argv, switches: ["bfs", "no-faults", "no-dashboard"],
+                              options: ["devices", "actions", "sdk", "persons", "with", "shard", "race", "boundaries", "state-budget",
+                                        "max-runs", "time-limit", "out", "json"])
+        if a.has("help") { print(helpText(help, cores: cores), terminator: ""); return 0 }
+        if let p = a.positionals.first { throw UsageError("explore takes no files or arguments, got '\(p)'") }
+        var options = ExploreOptions()
+        options.devices = Int(try a.uint("devices", default: 2, range: 1...3))
+        options.maxActions = Int(try a.uint("actions", default: 4, range: 0...20))
+        options.sdk = try FuzzCommand.sdkChoice(a.string("sdk"), cores: cores)
+        options.breadthFirst = a.has("bfs")
+        options.faults = !a.has("no-faults")
+        options.dashboard = !a.has("no-dashboard")
+        options.raceMoments = Int(try a.uint("race", default: 2, range: 0...16))
+        options.boundaries = Int(try a.uint("boundaries", default: 2, range: 0...16))
+        options.maxRuns = try a.uint("max-runs", default: options.maxRuns, range: 1...UInt64.max)
+        if let text = a.string("state-budget") { options.stateBudgetBytes = try RunCommand.parseBytes(text, option: "--state-budget") }
+        if let list = a.string("persons") {
+            var persons: [Scenarios.PersonAction] = []
+            for word in list.split(separator: ",", omittingEmptySubsequences: false) {
+                guard let p = Scenarios.PersonAction(rawValue: String(word)) else {
+                    let hint = nearest(String(word), in: Scenarios.PersonAction.allCases.map(\.rawValue)).map { "; did you mean '\($0)'?" } ?? ""
+                    throw UsageError("--persons: unknown action '\(word)'\(hint)")
+                }
+                if !persons.contains(p) { persons.append(p) }
+            }
+            options.persons = persons
+            options.boundaryPersons = options.boundaryPersons.filter { persons.contains($0) }
+        }
+        if let list = a.string("with") {
+            for word in list.split(separator: ",", omittingEmptySubsequences: false) {
+                guard let e = ExploreExtra(rawValue: String(word)) else {
+                    let hint = nearest(String(word), in: ExploreExtra.allCases.map(\.rawValue)).map { "; did you mean '\($0)'?" } ?? ""
+                    throw UsageError("--with: unknown part '\(word)'\(hint); known: \(ExploreExtra.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                if !options.extras.contains(e) { options.extras.append(e) }
+            }
+        }
+        if let shard = try FuzzCommand.parseShard(a.string("shard")) { options.shard = shard }
+        let timeLimit = try a.string("time-limit").map { text -> Double in
+            guard let v = Double(text), v > 0, v.isFinite else { throw UsageError("'--time-limit' expects seconds above 0, got '\(text)'") }
+            return v
+        }
+        if let out = a.string("out") { try checkWritableFile(out) }
+        if let json = a.string("json"), json != "-" { try checkWritableFile(json) }
+
+        var explorer: Explorer
+        do { explorer = try Explorer(options: options, cores: cores) } catch { throw UsageError(error.message) }
+        let started = monotonicSeconds()
+        explorer.shouldStop = {
+            if stopRequested.load(ordering: .relaxed) { return true }
+            if let timeLimit, monotonicSeconds() - started > timeLimit { return true }
+            return false
+        }
+        let quietProgress = a.string("json") == "-"
+        explorer.progressEvery = 20_000
+        explorer.progress = { r in
+            if !quietProgress {
+                printError("explore: \(r.runs) runs, \(r.distinctStates) distinct states, depth \(r.maxDepth), \(String(format: "%.1f", monotonicSeconds() - started)) s")
+            }
+        }
+        let result: ExploreResult
+        do { result = try explorer.run() } catch { throw UsageError(error.message) }
+        let seconds = monotonicSeconds() - started
+
+        let sdkName = sdkText(options.sdk)
+        var lines: [String] = []
+        lines.append("explore: \(options.devices) device\(options.devices == 1 ? "" : "s"), at most \(options.maxActions) action\(options.maxActions == 1 ? "" : "s"), sdk \(sdkName), \(options.breadthFirst ? "breadth" : "depth") first"
+                     + (options.shard.count > 1 ? ", shard \(options.shard.index)/\(options.shard.count)" : ""))
+        lines.append("runs \(result.runs), distinct states \(result.distinctStates), pruned \(result.pruned), max depth \(result.maxDepth), \(String(format: "%.2f", seconds)) s")
+        let status: Int32
+        if let c = result.counterexample {
+            lines.append("VIOLATION \(c.broken.map(\.rawValue).joined(separator: ", ")) in \(c.path.count) action\(c.path.count == 1 ? "" : "s"):")
+            for step in c.path { lines.append("  at \(DurationText.format(step.time)) \(ScenarioPrinter.action(step.action))") }
+            lines.append("  " + c.headline)
+            if let out = a.string("out") {
+                try writeAtomically(counterexampleText(c), to: out)
+                lines.append("written to \(out); replay: simkit run \(out)")
+            }
+            status = 1
+        } else if let why = result.incomplete {
+            lines.append("INCOMPLETE: \(why)")
+            status = 3
+        } else {
+            lines.append("EXHAUSTED: no path of at most \(options.maxActions) action\(options.maxActions == 1 ? "" : "s") breaks an invariant")
+            status = 0
+        }
+        if result.counterexample != nil, let why = result.incomplete { lines.append("(the search stopped early: \(why))") }
+        if !quietProgress { print(lines.joined(separator: "\n")) }
+        if let json = a.string("json") {
+            let text = jsonText(result, options: options, sdk: sdkName, seconds: seconds, status: status)
+            if json == "-" { print(text, terminator: "") } else { try writeAtomically(text, to: json) }
+        }
+        return status
+    }
+
+    static func sdkText(_ sdk: SDKChoice) -> String {
+        switch sdk {
+        case .reference: "reference"
+        case .mutant(let m): "mutant:\(m)"
+        case .custom(let c): "custom:\(c)"
+        }
+    }
+
+    /// The counterexample as a scenario file, with comments that say what it breaks.
+    static func counterexampleText(_ c: ExploreResult.Counterexample) -> String {
+        "# found by simkit explore: breaks \(c.broken.map(\.rawValue).joined(separator: ", "))\n# \(c.headline)\n"
+            + ScenarioPrinter.print(c.scenario)
+    }
+
+    struct JSONReport: Encodable {
+        var simkit: String
+        var sdk: String
+        var devices: Int
+        var maxActions: Int
+        var breadthFirst: Bool
+        var shard: String
+        var with: [String]
+        var runs: UInt64
+        var distinctStates: UInt64
+        var pruned: UInt64
+        var maxDepth: Int
+        var seconds: Double
+        var status: String
+        var incomplete: String?
+        var broken: [String]?
+        var headline: String?
+        var path: [String]?
+        var scenario: String?
+    }
+
+    static func jsonText(_ r: ExploreResult, options: ExploreOptions, sdk: String, seconds: Double, status: Int32) -> String {
+        let c = r.counterexample
+        let report = JSONReport(
+            simkit: SimKitVersion.number, sdk: sdk, devices: options.devices, maxActions: options.maxActions,
+            breadthFirst: options.breadthFirst, shard: "\(options.shard.index)/\(options.shard.count)",
+            with: options.extras.map(\.rawValue), runs: r.runs, distinctStates: r.distinctStates, pruned: r.pruned,
+            maxDepth: r.maxDepth, seconds: (seconds * 1000).rounded() / 1000,
+            status: status == 1 ? "violation" : status == 3 ? "incomplete" : "exhausted", incomplete: r.incomplete,
+            broken: c?.broken.map(\.rawValue), headline: c?.headline,
+            path: c?.path.map { "at \(DurationText.format($0.time)) \(ScenarioPrinter.action($0.action))" },
+            scenario: c.map(counterexampleText))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        return String(decoding: (try? encoder.encode(report)) ?? Data("{}".utf8), as: UTF8.self) + "\n"
+    }
+}

@@ -1,0 +1,189 @@
+import Foundation
+import Invariants
+import Scenarios
+import SimKit
+import Testing
+
+/// `Explorer` (`simkit explore`): exhaustive search over short scripts of a small world.
+@Suite struct ExploreTests {
+    static func options(devices: Int = 1, actions: Int = 2, sdk: SDKChoice = .reference, bfs: Bool = false) -> ExploreOptions {
+        var o = ExploreOptions()
+        o.devices = devices
+        o.maxActions = actions
+        o.sdk = sdk
+        o.breadthFirst = bfs
+        return o
+    }
+
+    @Test func referenceExhaustsOneDeviceWithoutViolation() throws {
+        for bfs in [false, true] {
+            let r = try Explorer(options: Self.options(bfs: bfs)).run()
+            #expect(r.counterexample == nil, "\(r.counterexample?.headline ?? "")")
+            #expect(r.incomplete == nil)
+            #expect(r.maxDepth == 2)
+            // Every action of the alphabet is tried at least once from the root.
+            #expect(r.runs > 49)
+            #expect(r.distinctStates > 1)
+            #expect(r.pruned > 0, "paths that reach a state already searched go no further")
+        }
+    }
+
+    @Test func referenceExhaustsTwoDevicesWithoutViolation() throws {
+        let r = try Explorer(options: Self.options(devices: 2, actions: 2)).run()
+        #expect(r.counterexample == nil, "\(r.counterexample?.headline ?? "")")
+        #expect(r.incomplete == nil)
+        #expect(r.maxDepth == 2)
+    }
+
+    /// The same options give the same search: same runs, states and counterexample.
+    @Test func searchIsDeterministic() throws {
+        let a = try Explorer(options: Self.options(sdk: .mutant("lock-on-timeout"))).run()
+        let b = try Explorer(options: Self.options(sdk: .mutant("lock-on-timeout"))).run()
+        #expect(a.runs == b.runs)
+        #expect(a.distinctStates == b.distinctStates)
+        #expect(a.pruned == b.pruned)
+        #expect(a.counterexample?.scenario == b.counterexample?.scenario)
+        #expect(a.counterexample != nil)
+    }
+
+    /// Mutants found within two actions on one device; each counterexample, printed and
+    /// parsed back as `simkit run` reads it, fails with the invariants the search saw.
+    @Test(arguments: ["lock-on-5xx", "lock-on-timeout", "lock-on-offline"])
+    func findsMutantWithReplayableCounterexample(_ name: String) throws {
+        let mutant = try #require(Mutants.named(name))
+        let r = try Explorer(options: Self.options(sdk: .mutant(name), bfs: true)).run()
+        let c = try #require(r.counterexample, "explore did not find \(name)")
+        #expect(c.broken.contains(mutant.expected))
+        #expect(c.path.count <= 2)
+        let text = ScenarioPrinter.print(c.scenario)
+        let outcome = ScenarioRunner().run(file: "\(name).scenario", source: text)
+        #expect(outcome.verdict == .failed)
+        #expect(outcome.unexpected == c.broken)
+        // The reference SDK runs the same script without a violation: the mutant's bug, not the script.
+        let reference = ScenarioRunner(sdk: .reference).run(scenario: c.scenario, file: "reference")
+        #expect(reference.broken.isEmpty, "\(reference.broken)")
+    }
+
+    /// Depth first keeps searching shorter paths after a violation, so it ends with a
+    /// counterexample as short as breadth first's.
+    @Test func depthFirstEndsWithTheShortest() throws {
+        let dfs = try Explorer(options: Self.options(actions: 3, sdk: .mutant("lock-on-5xx"))).run()
+        let bfs = try Explorer(options: Self.options(actions: 3, sdk: .mutant("lock-on-5xx"), bfs: true)).run()
+        let d = try #require(dfs.counterexample), b = try #require(bfs.counterexample)
+        #expect(d.path.count == b.path.count)
+        #expect(d.scenario.timeline.count == d.path.count + 1)   // the launch at 0 s, then the path
+        // None shorter exists: the search one action short is exhausted without a violation.
+        let shorter = try Explorer(options: Self.options(actions: b.path.count - 1, sdk: .mutant("lock-on-5xx"))).run()
+        #expect(shorter.counterexample == nil)
+        #expect(shorter.incomplete == nil)
+    }
+
+    @Test func budgetsStopTheSearchIncomplete() throws {
+        var o = Self.options(actions: 3)
+        o.maxRuns = 10
+        let r = try Explorer(options: o).run()
+        #expect(r.runs == 10)
+        #expect(r.incomplete?.contains("run budget") == true)
+        o = Self.options(actions: 3)
+        o.stateBudgetBytes = 5 * StateDigest.storedBytes
+        let s = try Explorer(options: o).run()
+        #expect(s.incomplete?.contains("state store is full") == true)
+        #expect(s.distinctStates <= 5)
+    }
+
+    /// Two shards search the whole space between them: each less than the whole, the two
+    /// at least as much (they share no state store), and the one that holds the mutant's
+    /// first action finds it.
+    @Test func shardsSplitTheSearch() throws {
+        let whole = try Explorer(options: Self.options()).run()
+        var runs: UInt64 = 0
+        var found = 0
+        for i in 1...2 {
+            var o = Self.options()
+            o.shard = (i, 2)
+            let r = try Explorer(options: o).run()
+            #expect(r.incomplete == nil)
+            #expect(r.runs < whole.runs)
+            runs += r.runs
+            var m = Self.options(actions: 1, sdk: .mutant("reset-keeps-credential"))
+            m.shard = (i, 2)
+            if try Explorer(options: m).run().counterexample != nil { found += 1 }
+        }
+        #expect(runs >= whole.runs)
+        #expect(found >= 1)
+    }
+
+    @Test func badOptionsAreRefused() {
+        var o = Self.options(devices: 4)
+        #expect(throws: CompileError.self) { try Explorer(options: o) }
+        o = Self.options(sdk: .mutant("no-such-mutant"))
+        #expect(throws: CompileError.self) { try Explorer(options: o) }
+        o = Self.options(sdk: .custom("nobody"))
+        #expect(throws: CompileError.self) { try Explorer(options: o) }
+        o = Self.options()
+        o.shard = (3, 2)
+        #expect(throws: CompileError.self) { try Explorer(options: o) }
+    }
+
+    /// The digest covers the world and the checkers by value: no reference is left
+    /// unfollowed, two runs of one scenario digest alike, and one more action differs.
+    @Test func stateDigestIsByValueAndSeesActions() throws {
+        let explorer = try Explorer(options: Self.options())
+        func digest(_ path: [ExploreStep]) throws -> StateDigest {
+            let compiled = try ScenarioCompiler.compile(explorer.scenario(path: path, duration: path.last?.time ?? 1))
+            var world = World<ReferenceSDK, InvariantChecker>(setup: compiled.setup, observer: InvariantChecker())
+            world.run()
+            var d = StateDigest()
+            d.add(parts: world.stateParts())
+            d.add(parts: world.observer.stateParts())
+            #expect(d.references == 0)
+            #expect(d.words > 100, "every part is read, not skipped")
+            return d
+        }
+        let open = ExploreStep(time: Ms.minute, action: .person(.open, .device(group: "photos", index: 1)))
+        let close = ExploreStep(time: Ms.minute, action: .person(.close, .device(group: "photos", index: 1)))
+        let reset = ExploreStep(time: Ms.minute, action: .person(.reset, .device(group: "photos", index: 1)))
+        #expect(try digest([open]) == digest([open]))
+        #expect(try digest([reset]) != digest([close]))
+    }
+
+    /// The pending events a world lists are the ones its run then handles, in order, and
+    /// listing them leaves the world as it was.
+    @Test func pendingEventsLeaveTheWorldUnchanged() throws {
+        let explorer = try Explorer(options: Self.options())
+        let path = [ExploreStep(time: Ms.minute, action: .person(.reset, .device(group: "photos", index: 1)))]
+        let compiled = try ScenarioCompiler.compile(explorer.scenario(path: path, duration: Ms.minute + 5))
+        var world = World<ReferenceSDK, NoObserver>(setup: compiled.setup, observer: NoObserver())
+        world.run()
+        let pending = world.pendingEvents()
+        #expect(!pending.isEmpty)
+        #expect(pending == world.pendingEvents())
+        #expect(zip(pending, pending.dropFirst()).allSatisfy { !Event.precedes($1, $0) })
+        #expect(world.queue.count == pending.count)
+        #expect(world.queue.nextTime == pending.first?.time)
+    }
+
+    @Test func commandExitCodes() throws {
+        let help = try SimkitProcess.run(["explore", "--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("usage: simkit explore"))
+        #expect(try SimkitProcess.run(["explore", "--devices", "4"]).status == 2)
+        #expect(try SimkitProcess.run(["explore", "--persons", "open,jump"]).status == 2)
+        #expect(try SimkitProcess.run(["explore", "--sdk", "mutant:nope"]).status == 2)
+        let exhausted = try SimkitProcess.run(["explore", "--devices", "1", "--actions", "1"])
+        #expect(exhausted.status == 0)
+        #expect(exhausted.stdout.contains("EXHAUSTED"))
+        let incomplete = try SimkitProcess.run(["explore", "--devices", "1", "--actions", "3", "--max-runs", "20"])
+        #expect(incomplete.status == 3)
+        #expect(incomplete.stdout.contains("INCOMPLETE"))
+        let out = try SimkitProcess.write("explore-cx.scenario", "")
+        let found = try SimkitProcess.run(["explore", "--devices", "1", "--actions", "2", "--bfs", "--sdk", "mutant:lock-on-offline",
+                                           "--out", out, "--json", "-"])
+        #expect(found.status == 1)
+        #expect(found.stdout.contains("\"status\" : \"violation\""))
+        #expect(found.stdout.contains("never-lock-on-transient"))
+        let replay = try SimkitProcess.run(["run", out])
+        #expect(replay.status == 1)
+        #expect(replay.stdout.contains("never-lock-on-transient"))
+    }
+}
