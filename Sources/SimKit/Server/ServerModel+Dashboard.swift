@@ -16,6 +16,8 @@ extension ServerModel {
         assert(keys[old] == .current(app), "app \(app): current key \(old) is \(keys[old])")
         switch policy {
         case .keep(let graceMs): keys[old] = .previous(app, deadline: Self.sum(now, graceMs))
+        case .stopNow where flaws.contains(.stopNowOneMsLate):
+            keys[old] = .previous(app, deadline: Self.sum(now, 1)); history.keyStoppedAt[old] = now
         case .stopNow: keys[old] = .stopped(app); history.keyStoppedAt[old] = now
         }
         keys[k] = .current(app)
@@ -97,6 +99,7 @@ extension ServerModel {
         default: return false
         }
         apps[a].review = to
+        if action == .restore, flaws.contains(.restoreLiftsDisable) { apps[a].disabledByDeveloper = false }
         noteAccess(now: now)
         return true
     }
@@ -122,6 +125,9 @@ extension ServerModel {
         default: return false
         }
         accounts[c] = to
+        if action == .restore, flaws.contains(.accountRestoreLiftsAppRevoke) {
+            for a in apps.indices where apps[a].account == account && apps[a].review == .revoked { apps[a].review = .approved }
+        }
         noteAccess(now: now)
         return true
     }
