@@ -43,6 +43,8 @@ public struct ScenarioGenerator {
     let options: GeneratorOptions
     var swarm: SimRandom
     var r: SimRandom
+    /// The stream of the aimed probes (`aim`), apart so that they add to a seed's script.
+    var aimStream: SimRandom
     var on: [Bool] = []
     var durationMs: SimTime = 0
     var s = ScenarioFile()
@@ -65,6 +67,7 @@ public struct ScenarioGenerator {
         let root = SimRandom(seed: seed)
         swarm = root.fork(1)
         r = root.fork(2)
+        aimStream = root.fork(3)
     }
 
     func has(_ f: Feature) -> Bool { on[f.rawValue] }
@@ -103,6 +106,7 @@ public struct ScenarioGenerator {
 
         people()
         for _ in 0..<(2 + r.below(7)) { event() }
+        aim()
         return s
     }
 

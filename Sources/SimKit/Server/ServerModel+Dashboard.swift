@@ -37,7 +37,9 @@ extension ServerModel {
         let k = checkedKey(key)
         guard case .previous(let owner, let deadline) = keys[k], owner == app else { return false }
         keys[k] = .stopped(app)
-        history.keyStoppedAt[k] = min(now, deadline)
+        // (Never earlier than a stop already noted: only the `stopNowOneMsLate` flaw notes
+        // one for a previous key.)
+        history.keyStoppedAt[k] = min(now, deadline, history.keyStoppedAt[k])
         return true
     }
 
