@@ -42,18 +42,26 @@ extension ScenarioGenerator {
     static let aimDeltas: [Int64] = [0, -1, 1, -Int64(Ms.second), Int64(Ms.second), -Int64(Ms.minute), Int64(Ms.minute),
                                      -Int64(Ms.hour), Int64(Ms.hour)]
 
-    /// Half the seeds get one to three probes; half of those pin the latency first.
+    /// The probes a draw picks from: each once, and twice those whose situation other
+    /// statements of the script most often spoil (a check in between, an enable).
+    static let probeDraw: [Probe] = Probe.allCases + [.activationEdge, .purgeEdge]
+
+    /// Probes that need the latency pinned to hit their boundary to the millisecond.
+    static let exactProbes: Set<Probe> = [.purgeEdge, .activationEdge, .graceEdge, .stopNowEdge, .stopDuringDownload]
+
+    /// Half the seeds get one to three probes. The latency is pinned first on most seeds
+    /// with a probe that needs exactness (to 1 ms for a stop-now probe: a request then
+    /// reaches the server in the millisecond it is sent), and on a quarter of the others.
     mutating func aim() {
         guard aimStream.chance(1, outOf: 2) else { return }
-        if aimStream.chance(1, outOf: 2), !has(.verdictRace) {
-            let pin = [1, 2, 20, 100][Int(aimStream.below(4))] as SimTime
+        let probes = (0..<(1 + aimStream.below(3))).map { _ in ScenarioGenerator.probeDraw[Int(aimStream.below(UInt64(ScenarioGenerator.probeDraw.count)))] }
+        let exact = probes.contains { ScenarioGenerator.exactProbes.contains($0) }
+        if !has(.verdictRace), exact ? aimStream.chance(9, outOf: 10) : aimStream.chance(1, outOf: 4) {
+            let pin = probes.contains(.stopNowEdge) ? 1 : [2, 20, 100][Int(aimStream.below(3))] as SimTime
             s.network.latencyMin = pin
             s.network.latencyMax = pin
         }
-        for _ in 0..<(1 + aimStream.below(3)) {
-            let probe = Probe.allCases[Int(aimStream.below(UInt64(Probe.allCases.count)))]
-            self.probe(probe)
-        }
+        for probe in probes { self.probe(probe) }
     }
 
     /// The shortest time from sending a request to its reaching the server.
@@ -84,12 +92,20 @@ extension ScenarioGenerator {
     mutating func probe(_ p: Probe) {
         switch p {
         case .purgeEdge:
-            guard let t = aimTime(room: 30 * Ms.day + 2 * Ms.hour) else { return }
-            at(t, .disable(app: "photos"))
-            at(t + Ms.minute, .person(.launch, .all))
-            for _ in 0..<(1 + aimStream.below(2)) {
-                at(sendTime(judgedAt: t + 30 * Ms.day, aimDelta()), .person(.launch, .all))
+            // The stop: a disable, or (half the time) a rotation that stops the old key
+            // now, which nothing but an update lifts. Then the boundary itself, and a delta.
+            let t: SimTime
+            if aimStream.chance(1, outOf: 2) {
+                guard let r = aimRotation(room: 30 * Ms.day + 2 * Ms.hour, .stopNow) else { return }
+                t = r
+            } else {
+                guard let d = aimTime(room: 30 * Ms.day + 2 * Ms.hour) else { return }
+                t = d
+                at(t, .disable(app: "photos"))
             }
+            at(t + Ms.minute, .person(.launch, .all))
+            at(sendTime(judgedAt: t + 30 * Ms.day, 0), .person(.launch, .all))
+            if aimStream.chance(1, outOf: 2) { at(sendTime(judgedAt: t + 30 * Ms.day, aimDelta()), .person(.launch, .all)) }
         case .activationEdge:
             // The launch's check is answered by t + answerMax; the activation comes 24 h
             // and a little after that (the age then exceeds 24 h by 0 to (max - min) ms
@@ -97,10 +113,18 @@ extension ScenarioGenerator {
             guard let t = aimTime(room: Ms.day + 2 * Ms.hour) else { return }
             at(t, .person(.launch, .all))
             at(t + Ms.hour, .person(.close, .all))
-            let delta: Int64 = [1, 2, 500, 998, 999, Int64(Ms.second), Int64(Ms.minute), -1, -Int64(Ms.second)][Int(aimStream.below(9))]
-            let open = shifted(t + answerMax + Ms.day, delta)
-            at(open, .person(.close, .all))
-            at(open, .person(.open, .all))
+            // First just past the boundary (an age of 24 h + 1 ms to 24 h + 999 ms when the
+            // latency is pinned), then, half the time, once more around it.
+            let first: Int64 = [1, 2, 500, 998][Int(aimStream.below(4))]
+            var deltas = [first]
+            if aimStream.chance(1, outOf: 2) {
+                deltas.append([999, Int64(Ms.second), Int64(Ms.minute), -1, -Int64(Ms.second)][Int(aimStream.below(5))])
+            }
+            for delta in deltas.sorted() {
+                let open = shifted(t + answerMax + Ms.day, delta)
+                at(open, .person(.close, .all))
+                at(open, .person(.open, .all))
+            }
         case .backgroundAfterLaunch:
             guard let t = aimTime(room: Ms.hour) else { return }
             at(t, .person(.launch, .all))
@@ -109,9 +133,8 @@ extension ScenarioGenerator {
         case .graceEdge:
             let grace = [Ms.hour, Ms.day, 7 * Ms.day][Int(aimStream.below(3))]
             guard let r = aimRotation(room: grace + Ms.hour, .keep(grace)) else { return }
-            for _ in 0..<(1 + aimStream.below(2)) {
-                at(max(r + 1, sendTime(judgedAt: r + grace, aimDelta())), .person(.launch, .all))
-            }
+            at(max(r + 1, sendTime(judgedAt: r + grace, 0)), .person(.launch, .all))
+            if aimStream.chance(1, outOf: 2) { at(max(r + 1, sendTime(judgedAt: r + grace, aimDelta())), .person(.launch, .all)) }
         case .stopNowEdge:
             // Same-time statements run in file order, and a request reaches the server in
             // the millisecond it is sent when the round trip is 1 ms: the launch after the
@@ -135,7 +158,7 @@ extension ScenarioGenerator {
             // comes back and a query is served 200; then a query fails offline; the late
             // lock error, older than that 200, arrives after (D4, D9: ignored).
             guard let t = aimTime(room: Ms.hour) else { return }
-            if s.network.timeout > 10 * Ms.second, aimStream.chance(1, outOf: 2) { s.network.timeout = 5 * Ms.second }
+            if s.network.timeout > 5 * Ms.second, aimStream.chance(3, outOf: 4) { s.network.timeout = 5 * Ms.second }
             let gap = max(Ms.second, answerMax)
             at(t, .disable(app: "photos"))
             at(t, .timeouts(Share(percent: 100), for: 1))
