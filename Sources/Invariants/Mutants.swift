@@ -62,6 +62,18 @@ public enum Mutants {
         server("reset-refused-keeps-record", .resetJudgesKey, .resetDeletesEverything, [.serverEnforcesAccess, .rotationGrace, .disableStopsEveryKey, .onlyRollupRestores, .lockOnRevocation], "judges the key before a reset, so a reset while access is stopped keeps the record"),
         server("clone-credential-accepted", .assertionOnlyAtRegistration, .clonesNeverServed, [.serverEnforcesAccess], "checks App Attest only at registration, so a clone with a copied credential is served"),
         server("stopped-since-from-first-stop", .stoppedSinceFromFirstStop, .serverEnforcesAccess, [.purgeOnlyAfter30ContinuousDays], "dates stoppedSince from the first stop ever, breaks or no breaks"),
+        // Deep mutants (issue 20): each needs a rare situation or an exact boundary.
+        sdk("purge-strictly-after-30-days", .purgesStrictlyAfter30Days, .purgeWhenDue, [], "purges only when the stop is more than 30 days old (> for >=): a lock error served at exactly 30 days keeps the data"),
+        sdk("purge-30-minutes-late", .purgesHalfHourLate, .purgeWhenDue, [], "purges only once the stop is 30 days and 30 minutes old"),
+        sdk("check-age-in-whole-seconds", .checksAgeInWholeSeconds, .keyCheckSchedule, [], "counts the age of the last answered check in whole seconds: no check on activation 24 h + 1..999 ms after it"),
+        sdk("skip-background-check-after-launch", .skipsBackgroundCheckAfterRecentCheck, .keyCheckSchedule, [], "a background run started within a minute of an answered check (as after a launch) skips its key check"),
+        sdk("no-lock-on-download-refusal", .ignoresLockOnDownload, .lockOnRevocation, [.lockedIsInert, .reportsNotLost, .neverLockOnTransient], "a lock error answering a model or place-data download ends the run without locking"),
+        sdk("stale-verdict-after-partition", .forgetsVerdictsWhenOffline, .newestVerdictWins, [.lockOnRevocation, .lockedIsInert, .reportsNotLost, .unlockResumesUnchanged, .lockedChecksOnActivation, .keyCheckSchedule], "forgets its newest verdict when a request fails offline, so a verdict served before the partition and delivered after it is acted on"),
+        server("grace-deadline-inclusive", .graceDeadlineInclusive, .rotationGrace, [], "a previous key still works at its grace deadline itself (> for >=)"),
+        server("stop-now-one-ms-late", .stopNowOneMsLate, .rotationGrace, [], "stop-old now stops the old key one millisecond after the rotation"),
+        server("restore-lifts-disable", .restoreLiftsDisable, .disableStopsEveryKey, [], "Rollup's restore of an app also lifts the developer's disable"),
+        server("account-restore-lifts-app-revoke", .accountRestoreLiftsAppRevoke, .onlyRollupRestores, [], "restoring an account also restores its apps that Rollup revoked"),
+        server("disable-spares-grace-keys", .disableSparesGraceKeys, .disableStopsEveryKey, [], "a previous key in its grace keeps working while the app is disabled"),
     ]
 
     /// The mutant called `name`, if any.

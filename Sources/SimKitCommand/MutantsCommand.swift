@@ -4,6 +4,20 @@ import SimKit
 import Invariants
 import Scenarios
 
+/// How the seeds of a hunt are made and run. `.plain` is `simkit fuzz`'s generator, seed by
+/// seed. This is the seam for another mode (the coverage-guided one of issue 20): add a
+/// case, say how it runs seed `i` of a hunt, and `simkit mutants` shows its column.
+enum FuzzMode: String, CaseIterable, Codable, Sendable {
+    case plain
+
+    /// Whether seed `seed` of a hunt with `options` breaks an invariant.
+    func fails(seed: UInt64, options: GeneratorOptions) -> Bool {
+        switch self {
+        case .plain: Fuzz.run(seed: seed, options: options).0.failed
+        }
+    }
+}
+
 /// `simkit mutants`: the mutation score — which mutants plain fuzzing catches, and how fast.
 enum MutantsCommand {
     static let help = """
@@ -11,14 +25,20 @@ enum MutantsCommand {
 
     For every mutant (a deliberately wrong variant of the reference SDK or server), runs
     plain 'simkit fuzz' seeds from 0 until one breaks an invariant, shrinks that failure,
-    and prints: seeds to the first catch ('seeds'), seeds until the mutant's own invariant
-    broke ('own@'), the time to the first catch, the invariant broken first, and the size
-    of the shrunk reproducer. Ends with the mutation score.
+    and prints: the time to bug of each fuzzing mode ('plain seeds': seeds up to and
+    including the first that fails; 'plain s': wall-clock seconds on this machine until
+    that seed is known to fail, with --jobs seeds run side by side as 'simkit fuzz' runs
+    them; shrinking is not counted), seeds until the mutant's own invariant broke
+    ('own@'), the invariant broken first, and the size of the shrunk reproducer. Ends with
+    the median seeds and seconds of each mode over the mutants caught, and the mutation
+    score. Mutants are timed one after another; the hunts for their own invariants and
+    the shrinking then run side by side.
 
     options:
       --list         print the mutants, one a line: name, side, invariant it should break, the bug
       --seeds N      give up on a mutant after N seeds (default 2000)
-      --jobs J       mutants run side by side (default: all cores)
+      --jobs J       seeds (when timing) and mutants (when shrinking) run side by side
+                     (default: all cores)
       --out DIR      where reproducers go (default simkit-out/mutants)
       --json FILE    write the table as JSON
       --no-shrink    do not shrink
@@ -47,6 +67,18 @@ enum MutantsCommand {
         var reproducerDevices: UInt64?
         /// True when a signal stopped the hunt before the mutant was caught or its seeds ran out.
         var interrupted: Bool?
+        /// Time to bug, one entry per fuzzing mode (`FuzzMode`); `seconds` above is plain's.
+        var timeToBug: [TimeToBug] = []
+    }
+
+    /// How long one fuzzing mode takes to catch a mutant.
+    struct TimeToBug: Codable, Sendable {
+        var mode: String
+        /// Seeds up to and including the first that fails; nil when none of the budget did.
+        var seeds: Int?
+        /// Wall-clock seconds until that seed was known to fail (or the budget ran out),
+        /// with `--jobs` seeds side by side.
+        var seconds: Double
     }
 
     static func run(_ argv: [String]) throws -> Int32 {
@@ -64,21 +96,49 @@ enum MutantsCommand {
         let shrink = !a.has("no-shrink")
         try checkWritableDirectory(out)
         if let path = a.string("json") { try checkWritableFile(path) }
-        let rows = Mutex<[Row?]>(Array(repeating: nil, count: Mutants.all.count))
         let t0 = monotonicSeconds()
-        parallelForEach(count: Mutants.all.count, jobs: jobs) { i in
-            let row = hunt(Mutants.all[i], seeds: seeds, out: out, shrink: shrink)
+        // Time to bug: one mutant at a time, its seeds side by side, as 'simkit fuzz' would run.
+        var timing: [[TimeToBug]] = []
+        for m in Mutants.all where !stopRequested.load(ordering: .relaxed) {
+            timing.append(FuzzMode.allCases.map { timeToBug(m, mode: $0, seeds: seeds, jobs: jobs) })
+        }
+        let rows = Mutex<[Row?]>(Array(repeating: nil, count: Mutants.all.count))
+        let timed = timing
+        parallelForEach(count: timed.count, jobs: jobs) { i in
+            // Plain seeds before the first catch are known to pass: the hunt starts there.
+            let plain = timed[i][0]
+            var row = hunt(Mutants.all[i], seeds: seeds, from: plain.seeds.map { $0 - 1 } ?? seeds, out: out, shrink: shrink)
+            row.timeToBug = timed[i]
+            row.seconds = plain.seconds
+            if plain.seeds == nil, stopRequested.load(ordering: .relaxed) { row.interrupted = true }
             rows.withLock { $0[i] = row }
         }
-        let table = rows.withLock { $0.compactMap { $0 } }
+        // A mutant that a stop left untimed or unhunted is listed as interrupted.
+        let table = rows.withLock { $0 }.enumerated().map { i, row in
+            row ?? Row(mutant: Mutants.all[i].name, side: Mutants.all[i].side.rawValue, expected: Mutants.all[i].expected.rawValue,
+                       caught: false, seedsToCatch: nil, seedsToExpected: nil, seconds: 0, broken: [], expectedBroken: false,
+                       interrupted: true)
+        }
         let interrupted = stopRequested.load(ordering: .relaxed)
-        print("mutant                         side    seeds  own@   time     invariant broken (first)              reproducer")
+        let modeHeader = FuzzMode.allCases.map { "\(($0.rawValue + " seeds").padding(toLength: 12, withPad: " ", startingAt: 0)) \(($0.rawValue + " s").padding(toLength: 8, withPad: " ", startingAt: 0))" }.joined(separator: " ")
+        print("mutant                         side    \(modeHeader) own@   invariant broken (first)              reproducer")
         for r in table {
-            let seedsText = r.seedsToCatch.map(String.init) ?? "-"
             let first = r.broken.first ?? (r.interrupted == true ? "INTERRUPTED" : "SURVIVED")
             let size = r.reproducerStatements.map { "\($0) stmts, \(r.reproducerDevices ?? 0) dev" } ?? "-"
             let own = r.seedsToExpected.map(String.init) ?? "-"
-            print("\(r.mutant.padding(toLength: 30, withPad: " ", startingAt: 0)) \(r.side.padding(toLength: 7, withPad: " ", startingAt: 0)) \(seedsText.padding(toLength: 6, withPad: " ", startingAt: 0)) \(own.padding(toLength: 6, withPad: " ", startingAt: 0))\(String(format: "%6.2fs", r.seconds))  \((first + (r.expectedBroken || r.interrupted == true ? "" : " (expected \(r.expected))")).padding(toLength: 38, withPad: " ", startingAt: 0)) \(size)")
+            let modes = FuzzMode.allCases.map { mode in
+                let t = r.timeToBug.first { $0.mode == mode.rawValue }
+                let seedsText = t?.seeds.map(String.init) ?? "-"
+                let secondsText = t.map { String(format: "%.2f", $0.seconds) } ?? "-"
+                return "\(seedsText.padding(toLength: 12, withPad: " ", startingAt: 0)) \(secondsText.padding(toLength: 8, withPad: " ", startingAt: 0))"
+            }.joined(separator: " ")
+            print("\(r.mutant.padding(toLength: 30, withPad: " ", startingAt: 0)) \(r.side.padding(toLength: 7, withPad: " ", startingAt: 0)) \(modes) \(own.padding(toLength: 6, withPad: " ", startingAt: 0)) \((first + (r.expectedBroken || r.interrupted == true ? "" : " (expected \(r.expected))")).padding(toLength: 38, withPad: " ", startingAt: 0)) \(size)")
+        }
+        for mode in FuzzMode.allCases {
+            let caughtBy = table.compactMap { r in r.timeToBug.first { $0.mode == mode.rawValue && $0.seeds != nil } }
+            guard !caughtBy.isEmpty else { print("median time to bug (\(mode.rawValue)): none caught"); continue }
+            let seedsMedian = median(caughtBy.map { Double($0.seeds!) }), secondsMedian = median(caughtBy.map(\.seconds))
+            print("median time to bug (\(mode.rawValue), \(caughtBy.count) mutants caught, --jobs \(jobs)): \(seedsMedian.formatted(.number.precision(.fractionLength(0...1)))) seeds, \(String(format: "%.3f", secondsMedian)) s; slowest \(caughtBy.map { $0.seeds! }.max()!) seeds, \(String(format: "%.2f", caughtBy.map(\.seconds).max()!)) s")
         }
         let caught = table.filter(\.caught).count
         let survived = table.filter { !$0.caught && $0.interrupted != true }.count
@@ -94,14 +154,46 @@ enum MutantsCommand {
         return survived > 0 ? 1 : interrupted ? exitIncomplete : 0
     }
 
-    /// Fuzzes one mutant from seed 0 until it is caught or `seeds` run out.
-    static func hunt(_ m: Mutant, seeds: Int, out: String, shrink: Bool) -> Row {
+    /// The median of `values` (not empty): the middle one, or the mean of the two middle ones.
+    static func median(_ values: [Double]) -> Double {
+        let v = values.sorted()
+        return v.count % 2 == 1 ? v[v.count / 2] : (v[v.count / 2 - 1] + v[v.count / 2]) / 2
+    }
+
+    /// Runs `mode`'s seeds 0, 1, … of mutant `m` on `jobs` threads, each taking the next
+    /// seed, until the first failing seed is known (every seed before it ran) or `seeds`
+    /// run out; the wall-clock time of that, as a user of 'simkit fuzz' would wait for it.
+    static func timeToBug(_ m: Mutant, mode: FuzzMode, seeds: Int, jobs: Int) -> TimeToBug {
+        let options = GeneratorOptions(sdk: .mutant(m.name))
+        let next = Atomic<Int>(0)
+        let first = Atomic<Int>(Int.max)
+        let t0 = monotonicSeconds()
+        DispatchQueue.concurrentPerform(iterations: max(1, min(jobs, seeds))) { _ in
+            while !stopRequested.load(ordering: .relaxed) {
+                let i = next.add(1, ordering: .relaxed).oldValue
+                if i >= seeds || i > first.load(ordering: .relaxed) { break }
+                guard mode.fails(seed: UInt64(i), options: options) else { continue }
+                var seen = first.load(ordering: .relaxed)
+                while i < seen {
+                    let (exchanged, now) = first.compareExchange(expected: seen, desired: i, ordering: .relaxed)
+                    if exchanged { break }
+                    seen = now
+                }
+            }
+        }
+        let found = first.load(ordering: .relaxed)
+        return TimeToBug(mode: mode.rawValue, seeds: found == Int.max ? nil : found + 1, seconds: monotonicSeconds() - t0)
+    }
+
+    /// Fuzzes one mutant from seed `from` (the seeds before it are known to pass) until it
+    /// is caught or `seeds` run out.
+    static func hunt(_ m: Mutant, seeds: Int, from: Int = 0, out: String, shrink: Bool) -> Row {
         let t0 = monotonicSeconds()
         let options = GeneratorOptions(sdk: .mutant(m.name))
         var row = Row(mutant: m.name, side: m.side.rawValue, expected: m.expected.rawValue, caught: false, seedsToCatch: nil,
                       seedsToExpected: nil, seconds: 0, broken: [], expectedBroken: false)
         var firstCatch: (seed: Int, scenario: ScenarioFile, broken: [String])?
-        for i in 0..<seeds where !stopRequested.load(ordering: .relaxed) {
+        for i in min(from, seeds)..<seeds where !stopRequested.load(ordering: .relaxed) {
             let (result, scenario, violations) = Fuzz.run(seed: UInt64(i), options: options)
             guard result.failed else { continue }
             let broken = violations.map(\.invariant.rawValue).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }

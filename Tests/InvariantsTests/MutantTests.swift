@@ -269,6 +269,109 @@ enum MutantWorlds {
         return s
     }
 
+    // MARK: Deep mutants (issue 20): exact boundaries and rare situations.
+
+    /// `setup` with every request's round trip pinned to `ms`: a request sent at t reaches
+    /// the server at t + ms/2 exactly, so a boundary can be hit to the millisecond.
+    static func pinned(_ ms: SimTime, _ setup: WorldSetup) -> WorldSetup {
+        var s = setup
+        s.network = NetworkSpec(latencyMinMs: ms, latencyMaxMs: ms)
+        return s
+    }
+
+    /// A disable; launches judged at exactly 30 days after it, and 10 minutes later (D5).
+    static var purgeEdge: WorldSetup {
+        pinned(20, base(32, [
+            person(0, .launch),
+            dash(1 * d, .disable(app: 0)),
+            person(1 * d + h, .launch),
+            person(31 * d - 10, .launch),
+            person(31 * d + 10 * m, .launch),
+        ]))
+    }
+
+    /// A launch and a background run 30 s after its check was answered; an activation
+    /// 24 h + 500 ms after the last answered check (D1).
+    static var activationEdges: WorldSetup {
+        pinned(20, base(2, [
+            person(0, .launch),
+            person(h, .close),
+            person(2 * h, .launch),
+            person(2 * h + 30_000, .background),
+            person(3 * h, .close),
+            person(d + 2 * h + 30_000 + 21 + 500, .open),
+        ]))
+    }
+
+    /// A disable while the first run's model download is in flight (D2).
+    static var stopDuringDownload: WorldSetup {
+        pinned(20, base(1, [
+            person(0, .launch),
+            dash(25, .disable(app: 0)),
+            dash(h, .enable(app: 0)),
+            person(h + m, .launch),
+        ]))
+    }
+
+    /// A lock error answered late (timeouts), a newer 200, then a request failing offline
+    /// before the late lock error arrives (D4, D9).
+    static var staleAfterPartition: WorldSetup {
+        var s = pinned(20, base(1, devices: 20, [
+            person(0, .launch),
+            dash(h, .disable(app: 0)),
+            .at(h, .timeouts(rateBp: 10_000, forMs: 1)),
+            person(h, .launch),
+            dash(h + 1_000, .enable(app: 0)),
+            person(h + 1_000, .query),
+            .at(h + 2_000, .offline(.all, forMs: m)),
+            person(h + 2_000, .query),
+        ]))
+        s.sdk.requestTimeoutMs = 5_000
+        return s
+    }
+
+    /// A request judged at exactly an old key's grace deadline (S3).
+    static var graceEdge: WorldSetup {
+        pinned(20, base(3, [
+            person(0, .launch),
+            dash(1 * d, .rotate(app: 0, newKey: 1, graceMs: 1 * d)),
+            person(2 * d - 10, .launch),
+        ]))
+    }
+
+    /// A request judged in the very millisecond of a `stop-old now` rotation (S3).
+    static var stopNowEdge: WorldSetup {
+        pinned(1, base(2, [
+            person(0, .launch),
+            dash(1 * d, .rotate(app: 0, newKey: 1, graceMs: nil)),
+            person(1 * d, .launch),
+        ]))
+    }
+
+    /// Rollup restores an app the developer disabled; Rollup restores an account whose app
+    /// it revoked too; a disable while an old key is in its grace (S4, S5).
+    static var rollupAndDisable: WorldSetup {
+        base(6, [
+            person(0, .launch),
+            dash(1 * d, .disable(app: 0)),
+            dash(1 * d + m, .rollupApp(.revoke, app: 0)),
+            dash(1 * d + h, .rollupApp(.restore, app: 0)),
+            person(1 * d + 2 * h, .launch),
+            dash(2 * d, .enable(app: 0)),
+            person(2 * d + h, .launch),
+            dash(3 * d, .rollupApp(.revoke, app: 0)),
+            dash(3 * d + m, .rollupAccount(.revoke, account: 0)),
+            dash(3 * d + h, .rollupAccount(.restore, account: 0)),
+            person(3 * d + 2 * h, .launch),
+            dash(4 * d, .rollupApp(.restore, app: 0)),
+            dash(4 * d + h, .rotate(app: 0, newKey: 1, graceMs: 7 * d)),
+            dash(4 * d + 2 * h, .disable(app: 0)),
+            person(4 * d + 3 * h, .launch),
+            dash(5 * d, .enable(app: 0)),
+            person(5 * d + h, .launch),
+        ])
+    }
+
     /// The world that exercises `name`'s bug.
     static func world(for name: String) -> WorldSetup {
         switch name {
@@ -293,6 +396,13 @@ enum MutantWorlds {
         case "no-resume-after-unlock": lockMidRun
         case "reset-refused-keeps-record": resetWhileDisabled
         case "clone-credential-accepted": copyingClones
+        case "purge-strictly-after-30-days", "purge-30-minutes-late": purgeEdge
+        case "check-age-in-whole-seconds", "skip-background-check-after-launch": activationEdges
+        case "no-lock-on-download-refusal": stopDuringDownload
+        case "stale-verdict-after-partition": staleAfterPartition
+        case "grace-deadline-inclusive": graceEdge
+        case "stop-now-one-ms-late": stopNowEdge
+        case "restore-lifts-disable", "account-restore-lifts-app-revoke", "disable-spares-grace-keys": rollupAndDisable
         default: fatalError("no world for mutant \(name)")
         }
     }
@@ -307,8 +417,8 @@ enum MutantWorlds {
 }
 
 @Suite struct MutantTests {
-    @Test("the catalogue names 35 distinct mutants") func catalogue() {
-        #expect(Mutants.all.count == 35)
+    @Test("the catalogue names 46 distinct mutants") func catalogue() {
+        #expect(Mutants.all.count == 46)
         #expect(Set(Mutants.names).count == Mutants.all.count)
         for m in Mutants.all { #expect(!m.alsoPlausible.contains(m.expected), "\(m.name) lists its expected invariant as plausible") }
     }

@@ -50,6 +50,8 @@ public struct ScenarioGenerator {
     let options: GeneratorOptions
     var swarm: SimRandom
     var r: SimRandom
+    /// The stream of the aimed probes (`aim`), apart so that they add to a seed's script.
+    var aimStream: SimRandom
     var on: [Bool] = []
     var durationMs: SimTime = 0
     var s = ScenarioFile()
@@ -72,11 +74,13 @@ public struct ScenarioGenerator {
         let root = SimRandom(seed: seed)
         swarm = root.fork(1)
         r = root.fork(2)
+        aimStream = root.fork(3)
     }
 
     func has(_ f: Feature) -> Bool { on[f.rawValue] }
 
-    mutating func make(seed: UInt64) -> ScenarioFile {
+    /// The script of `seed`; `aimed: false` leaves out the aimed probes (for tests).
+    mutating func make(seed: UInt64, aimed: Bool = true) -> ScenarioFile {
         // Swarm: about a third of the features on, each with its own coin.
         on = Feature.allCases.map { _ in swarm.chance(1, outOf: 3) }
         s.name = "fuzz seed \(seed)"
@@ -119,6 +123,7 @@ public struct ScenarioGenerator {
 
         people()
         for _ in 0..<(2 + r.below(7)) { event() }
+        if aimed { aim() }
         return s
     }
 

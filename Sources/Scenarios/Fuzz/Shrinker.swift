@@ -78,6 +78,7 @@ public struct Shrinker {
             progress = shorterDuration(&best) || progress
             progress = simplerStatements(&best) || progress
             progress = simplerNetwork(&best) || progress
+            progress = simplerDeclarations(&best) || progress
         }
     }
 
@@ -214,6 +215,23 @@ public struct Shrinker {
                 if accept(candidate, into: &best) { changed = true; break }
             }
             i += 1
+        }
+        return changed
+    }
+
+    /// An unapproved account approved, a pending app approved: the statements that only
+    /// approve them can then go too.
+    mutating func simplerDeclarations(_ best: inout ScenarioFile) -> Bool {
+        var changed = false
+        for i in best.accounts.indices where !best.accounts[i].approved {
+            var candidate = best
+            candidate.accounts[i].approved = true
+            changed = accept(candidate, into: &best) || changed
+        }
+        for i in best.apps.indices where best.apps[i].pending {
+            var candidate = best
+            candidate.apps[i].pending = false
+            changed = accept(candidate, into: &best) || changed
         }
         return changed
     }

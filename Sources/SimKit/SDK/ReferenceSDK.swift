@@ -166,6 +166,9 @@ public struct ReferenceSDK: SDKCore {
 
     func checkIsDue(_ s: Step) -> Bool {
         let interval = s.flaws.contains(.checksEvery48h) ? 2 * s.config.checkIntervalMs : s.config.checkIntervalMs
+        if s.flaws.contains(.checksAgeInWholeSeconds), s.disk.lastAnsweredCheck != LocalData.never {
+            return (s.now - s.disk.lastAnsweredCheck) / Ms.second > interval / Ms.second
+        }
         return s.disk.lastAnsweredCheck == LocalData.never || s.now - s.disk.lastAnsweredCheck > interval
     }
 
@@ -231,6 +234,9 @@ public struct ReferenceSDK: SDKCore {
         s.effects.append(.runStarted(background: background))
         report(.indexing, &s)
         if background, s.flaws.contains(.skipsBackgroundCheck) {
+            continueRun(&s)
+        } else if background, s.flaws.contains(.skipsBackgroundCheckAfterRecentCheck),
+                  s.disk.lastAnsweredCheck != LocalData.never, s.now - s.disk.lastAnsweredCheck < Ms.minute {
             continueRun(&s)
         } else {
             sendCheck(&s)
@@ -395,6 +401,7 @@ public struct ReferenceSDK: SDKCore {
         if isCheck { checkInFlight = 0 }
         if kind == .query || kind == .profile { apiCallsInFlight -= min(apiCallsInFlight, 1) }
         if isCheck, a.isVerdict { s.store(.setLastAnsweredCheck(s.now)) }
+        if a == .offline, s.flaws.contains(.forgetsVerdictsWhenOffline) { newestVerdictAt = 0 }
         // D4, D9: act only on a verdict at least as new as the newest acted on. A reset's
         // 200 says nothing of access (S8) and does not count; a lock error to it does (D2).
         if a.isVerdict, kind != .reset || a.isLockError {
@@ -416,6 +423,10 @@ public struct ReferenceSDK: SDKCore {
         }
         if kind == .reset { resetAnswered(a, &s) }
 
+        if a.isLockError, kind == .modelDownload || kind == .placeData, s.flaws.contains(.ignoresLockOnDownload) {
+            endRun(&s)
+            return
+        }
         if stopsAccess(a, s.flaws) {
             lockOrPurge(reply, byCheck: isCheck, &s)
             if s.flaws.contains(.keepsIndexingWhenLocked), isCheck { continueRun(&s) }
@@ -494,7 +505,11 @@ public struct ReferenceSDK: SDKCore {
         if s.flaws.contains(.purgesFromFirstLockSeen) {
             return byCheck && s.now >= s.disk.lockedSince &+ s.config.purgeAfterMs
         }
-        let after = s.flaws.contains(.purgesAt29Days) ? s.config.purgeAfterMs - Ms.day : s.config.purgeAfterMs
+        let after = s.flaws.contains(.purgesAt29Days) ? s.config.purgeAfterMs - Ms.day
+            : s.flaws.contains(.purgesHalfHourLate) ? s.config.purgeAfterMs + 30 * Ms.minute : s.config.purgeAfterMs
+        if s.flaws.contains(.purgesStrictlyAfter30Days) {
+            return reply.stoppedSince != ServerReply.none && reply.stoppedForMs > after
+        }
         return reply.stoppedSince != ServerReply.none && reply.stoppedForMs >= after
     }
 

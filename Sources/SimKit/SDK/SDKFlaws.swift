@@ -60,4 +60,23 @@ public struct SDKFlaws: OptionSet, Sendable, Hashable {
     public static let noResumeAfterUnlock = SDKFlaws(rawValue: 1 << 24)
     /// A purge drops the queued run reports too (breaks D5, D10).
     public static let dropsReportsOnPurge = SDKFlaws(rawValue: 1 << 25)
+    /// Deep flaws (issue 20): each shows only in a rare situation or at an exact boundary.
+    /// Purges only when the server's word says *more* than 30 days (`>` for `>=`): a lock
+    /// error served exactly 30 days after the stop began keeps the data (breaks D5 liveness).
+    public static let purgesStrictlyAfter30Days = SDKFlaws(rawValue: 1 << 26)
+    /// Purges only once the stop is 30 days and 30 minutes old (breaks D5 liveness).
+    public static let purgesHalfHourLate = SDKFlaws(rawValue: 1 << 27)
+    /// Measures the age of the last answered check in whole seconds, so an activation
+    /// 24 h + 1 ms to 24 h + 999 ms after it does not check (breaks D1).
+    public static let checksAgeInWholeSeconds = SDKFlaws(rawValue: 1 << 28)
+    /// A background run that starts less than a minute after a check was answered (as
+    /// right after a launch) trusts that answer and skips its own check (breaks D1).
+    public static let skipsBackgroundCheckAfterRecentCheck = SDKFlaws(rawValue: 1 << 29)
+    /// A lock error answering a model or place-data download ends the run like a failed
+    /// download, without locking: only a stop while a download is in flight shows it (breaks D2, D3).
+    public static let ignoresLockOnDownload = SDKFlaws(rawValue: 1 << 30)
+    /// Forgets the newest verdict it acted on when a request fails offline (a "reconnect"
+    /// that starts a fresh session), so a verdict served before the partition and delivered
+    /// after it is acted on although a newer one was (breaks D4, D9).
+    public static let forgetsVerdictsWhenOffline = SDKFlaws(rawValue: 1 << 31)
 }

@@ -28,6 +28,19 @@ public struct ServerFlaws: OptionSet, Sendable, Hashable {
     /// Breaks S2: `stoppedSince` counts from the first stop ever of the key or its app,
     /// not from the start of the unbroken stop (too early: unsound).
     public static let stoppedSinceFromFirstStop = ServerFlaws(rawValue: 1 << 8)
+    /// Breaks S3 at one millisecond: a previous key still works at its grace deadline
+    /// itself (`>` for `>=`: invalid only after it).
+    public static let graceDeadlineInclusive = ServerFlaws(rawValue: 1 << 9)
+    /// Breaks S3 at one millisecond: `stop-old now` gives the old key a grace of 1 ms, so a
+    /// request in the very millisecond of the rotation is still served with it.
+    public static let stopNowOneMsLate = ServerFlaws(rawValue: 1 << 10)
+    /// Breaks S4: Rollup's `restore` of an app also clears the developer's disable.
+    public static let restoreLiftsDisable = ServerFlaws(rawValue: 1 << 11)
+    /// Breaks S5: restoring an account also restores its apps that Rollup revoked.
+    public static let accountRestoreLiftsAppRevoke = ServerFlaws(rawValue: 1 << 12)
+    /// Breaks S4: a previous key in its grace is judged by its deadline alone, so it keeps
+    /// working while the app is disabled.
+    public static let disableSparesGraceKeys = ServerFlaws(rawValue: 1 << 13)
 
     /// Every flaw, with its stable kebab-case name (for scenario files and reports).
     public static let named: [(name: String, flaw: ServerFlaws)] = [
@@ -40,5 +53,10 @@ public struct ServerFlaws: OptionSet, Sendable, Hashable {
         ("reset-judges-key", .resetJudgesKey),
         ("assertion-only-at-registration", .assertionOnlyAtRegistration),
         ("stopped-since-from-first-stop", .stoppedSinceFromFirstStop),
+        ("grace-deadline-inclusive", .graceDeadlineInclusive),
+        ("stop-now-one-ms-late", .stopNowOneMsLate),
+        ("restore-lifts-disable", .restoreLiftsDisable),
+        ("account-restore-lifts-app-revoke", .accountRestoreLiftsAppRevoke),
+        ("disable-spares-grace-keys", .disableSparesGraceKeys),
     ]
 }

@@ -16,6 +16,8 @@ extension ServerModel {
         assert(keys[old] == .current(app), "app \(app): current key \(old) is \(keys[old])")
         switch policy {
         case .keep(let graceMs): keys[old] = .previous(app, deadline: Self.sum(now, graceMs))
+        case .stopNow where flaws.contains(.stopNowOneMsLate):
+            keys[old] = .previous(app, deadline: Self.sum(now, 1)); history.keyStoppedAt[old] = now
         case .stopNow: keys[old] = .stopped(app); history.keyStoppedAt[old] = now
         }
         keys[k] = .current(app)
@@ -35,7 +37,9 @@ extension ServerModel {
         let k = checkedKey(key)
         guard case .previous(let owner, let deadline) = keys[k], owner == app else { return false }
         keys[k] = .stopped(app)
-        history.keyStoppedAt[k] = min(now, deadline)
+        // (Never earlier than a stop already noted: only the `stopNowOneMsLate` flaw notes
+        // one for a previous key.)
+        history.keyStoppedAt[k] = min(now, deadline, history.keyStoppedAt[k])
         return true
     }
 
@@ -97,6 +101,7 @@ extension ServerModel {
         default: return false
         }
         apps[a].review = to
+        if action == .restore, flaws.contains(.restoreLiftsDisable) { apps[a].disabledByDeveloper = false }
         noteAccess(now: now)
         return true
     }
@@ -122,6 +127,9 @@ extension ServerModel {
         default: return false
         }
         accounts[c] = to
+        if action == .restore, flaws.contains(.accountRestoreLiftsAppRevoke) {
+            for a in apps.indices where apps[a].account == account && apps[a].review == .revoked { apps[a].review = .approved }
+        }
         noteAccess(now: now)
         return true
     }

@@ -221,9 +221,14 @@ public struct ServerModel: Sendable {
             app = a
         case .previous(let a, let deadline):
             // Works while now < deadline: at the deadline itself the key is invalid.
-            let end = flaws.contains(.graceOneDayLate) ? Self.sum(deadline, Ms.day) : deadline
+            let end = flaws.contains(.graceOneDayLate) ? Self.sum(deadline, Ms.day)
+                : flaws.contains(.graceDeadlineInclusive) ? Self.sum(deadline, 1) : deadline
             guard now < end else { return (.appKeyInvalid, 0) }
             app = a
+            if flaws.contains(.disableSparesGraceKeys) {
+                let record = apps[Int(a)]
+                return (record.review == .pending ? .appPending : .ok, a)
+            }
         }
         let answer = appAnswer(app)
         return (answer, app)

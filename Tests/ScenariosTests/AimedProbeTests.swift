@@ -1,0 +1,90 @@
+import Testing
+import SimKit
+import Invariants
+@testable import Scenarios
+@testable import SimKitCommand
+
+/// The generator's aimed probes (issue 20, item 1) and `simkit mutants`' time to bug
+/// (item 6): each probe builds the boundary or rare situation it names, so that the deep
+/// mutant living there is caught by it while the reference passes the same script.
+@Suite struct AimedProbeTests {
+    /// A script of one launch at 0s and one probe, on a pinned latency of `pinMs`.
+    static func probeScript(_ probe: ScenarioGenerator.Probe, seed: UInt64, pinMs: SimTime, sdk: SDKChoice) -> ScenarioFile {
+        var g = ScenarioGenerator(seed: seed, options: GeneratorOptions(sdk: sdk))
+        g.on = ScenarioGenerator.Feature.allCases.map { _ in false }
+        g.durationMs = 40 * Ms.day
+        g.s.name = "probe \(probe) seed \(seed)"
+        g.s.seed = seed
+        g.s.sdk = sdk
+        g.s.duration = g.durationMs
+        g.s.accounts = [AccountDecl(name: "acme")]
+        g.s.apps = [AppDecl(name: "photos", account: "acme", key: "rk_live_p0")]
+        g.s.groups = [DeviceGroupDecl(kind: .devices, count: 3, app: "photos")]
+        g.s.network = NetworkDecl(latencyMin: pinMs, latencyMax: pinMs, timeout: 30 * Ms.second)
+        g.at(0, .person(.launch, .all))
+        g.probe(probe)
+        return g.s
+    }
+
+    static let pairs: [(ScenarioGenerator.Probe, String)] = [
+        (.purgeEdge, "purge-strictly-after-30-days"),
+        (.purgeEdge, "purge-30-minutes-late"),
+        (.activationEdge, "check-age-in-whole-seconds"),
+        (.backgroundAfterLaunch, "skip-background-check-after-launch"),
+        (.graceEdge, "grace-deadline-inclusive"),
+        (.stopNowEdge, "stop-now-one-ms-late"),
+        (.stopDuringDownload, "no-lock-on-download-refusal"),
+        (.staleAfterPartition, "stale-verdict-after-partition"),
+        (.restoreWhileDisabled, "restore-lifts-disable"),
+        (.accountRestoreOverAppRevoke, "account-restore-lifts-app-revoke"),
+        (.disableDuringGrace, "disable-spares-grace-keys"),
+    ]
+
+    @Test("each probe catches the deep mutant of its boundary; the reference passes every probe script",
+          arguments: pairs.indices)
+    func probeCatchesItsMutant(_ index: Int) throws {
+        let (probe, name) = AimedProbeTests.pairs[index]
+        let mutant = try #require(Mutants.named(name))
+        let pin: SimTime = probe == .stopNowEdge ? 1 : 20
+        var caughtBy: [UInt64] = []
+        for seed: UInt64 in 0..<8 {
+            let reference = try Fuzz.check(AimedProbeTests.probeScript(probe, seed: seed, pinMs: pin, sdk: .reference),
+                                           cores: SDKCores()).checker
+            #expect(reference.broken.isEmpty, "\(probe) seed \(seed): the reference breaks \(reference.violations.map(\.headline))")
+            let run = try Fuzz.check(AimedProbeTests.probeScript(probe, seed: seed, pinMs: pin, sdk: .mutant(name)),
+                                     cores: SDKCores()).checker
+            if run.broken.contains(mutant.expected) { caughtBy.append(seed) }
+        }
+        // A probe draws its deltas; the exact boundary is drawn first, so most seeds catch it.
+        #expect(caughtBy.count >= 4, "\(probe) caught \(name) under probe seeds \(caughtBy) of 0..<8")
+    }
+
+    @Test("a probed seed pins its latency sometimes, and probes only add statements to the script")
+    func probesAreAdditive() {
+        var pinned = 0
+        for seed: UInt64 in 0..<200 {
+            let full = ScenarioGenerator.generate(seed: seed)
+            if full.network.latencyMin == full.network.latencyMax { pinned += 1 }
+            // The statements of the unaimed script come first, unchanged.
+            var plain = ScenarioGenerator(seed: seed, options: GeneratorOptions())
+            let unaimed = plain.make(seed: seed, aimed: false)
+            #expect(Array(full.timeline.prefix(unaimed.timeline.count)) == unaimed.timeline, "seed \(seed)")
+            #expect(full.accounts == unaimed.accounts && full.apps == unaimed.apps && full.groups == unaimed.groups)
+        }
+        #expect(pinned >= 20, "only \(pinned) of 200 seeds pinned their latency")
+    }
+
+    @Test("time to bug: the first failing seed, the same with one job or three, nil past the budget")
+    func timeToBugIsTheFirstFailingSeed() throws {
+        let mutant = try #require(Mutants.named("lock-on-offline"))
+        let options = GeneratorOptions(sdk: .mutant(mutant.name))
+        let first = try #require((0..<100).first { Fuzz.run(seed: UInt64($0), options: options).0.failed })
+        let one = MutantsCommand.timeToBug(mutant, mode: .plain, seeds: 100, jobs: 1)
+        let three = MutantsCommand.timeToBug(mutant, mode: .plain, seeds: 100, jobs: 3)
+        #expect(one.seeds == first + 1 && three.seeds == first + 1)
+        #expect(one.mode == "plain" && one.seconds >= 0)
+        let short = MutantsCommand.timeToBug(mutant, mode: .plain, seeds: first, jobs: 2)
+        #expect(short.seeds == nil)
+        #expect(MutantsCommand.median([3, 1, 2]) == 2 && MutantsCommand.median([4, 1, 3, 2]) == 2.5)
+    }
+}
