@@ -14,6 +14,9 @@ public struct Mutant: Sendable, Equatable {
     public var alsoPlausible: [InvariantID]
     /// The bug, in a line.
     public var summary: String
+    /// A deep mutant (issue 20): its bug shows only at an exact boundary or in a rare
+    /// situation, so it measures how well fuzzing aims, not how much it runs.
+    public var isDeep: Bool { Mutants.deepNames.contains(name) }
 }
 
 /// The catalogue of mutants.
@@ -24,6 +27,14 @@ public enum Mutants {
     static func server(_ name: String, _ flaws: ServerFlaws, _ expected: InvariantID, _ also: [InvariantID] = [], _ summary: String) -> Mutant {
         Mutant(name: name, side: .server, sdkFlaws: [], serverFlaws: flaws, expected: expected, alsoPlausible: also, summary: summary)
     }
+
+    /// The deep mutants, by name.
+    public static let deepNames: [String] = [
+        "purge-strictly-after-30-days", "purge-30-minutes-late", "check-age-in-whole-seconds",
+        "skip-background-check-after-launch", "no-lock-on-download-refusal", "stale-verdict-after-partition",
+        "grace-deadline-inclusive", "stop-now-one-ms-late", "restore-lifts-disable",
+        "account-restore-lifts-app-revoke", "disable-spares-grace-keys",
+    ]
 
     /// Every mutant, in a stable order.
     public static let all: [Mutant] = [

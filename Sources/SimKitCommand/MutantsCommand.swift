@@ -9,12 +9,13 @@ import Scenarios
 /// case, say how it runs seed `i` of a hunt, and `simkit mutants` shows its column.
 enum FuzzMode: String, CaseIterable, Codable, Sendable {
     case plain
+    /// `simkit fuzz --guided` from an empty corpus: seeds dealt to `GuidedFuzz.lanes` lanes,
+    /// each run in order (`GuidedFuzz.Lane`); its time to bug is the first failing seed.
+    case guided
 
-    /// Whether seed `seed` of a hunt with `options` breaks an invariant.
+    /// Whether seed `seed` of a plain hunt with `options` breaks an invariant.
     func fails(seed: UInt64, options: GeneratorOptions) -> Bool {
-        switch self {
-        case .plain: Fuzz.run(seed: seed, options: options).0.failed
-        }
+        Fuzz.run(seed: seed, options: options).0.failed
     }
 }
 
@@ -42,6 +43,9 @@ enum MutantsCommand {
       --out DIR      where reproducers go (default simkit-out/mutants)
       --json FILE    write the table as JSON
       --no-shrink    do not shrink
+      --modes M      fuzzing modes to time, comma-separated: plain, guided (default
+                     both; plain always runs, the hunt starts from its catch). Guided
+                     starts from an empty corpus with its 16 lanes side by side
 
     Ctrl-C (SIGINT) or SIGTERM stops the hunt: no new seed starts, and the table shows
     which mutants were not finished. A second signal exits at once.
@@ -82,7 +86,7 @@ enum MutantsCommand {
     }
 
     static func run(_ argv: [String]) throws -> Int32 {
-        let a = try Arguments(argv, switches: ["list", "no-shrink"], options: ["seeds", "jobs", "out", "json"])
+        let a = try Arguments(argv, switches: ["list", "no-shrink"], options: ["seeds", "jobs", "out", "json", "modes"])
         if a.has("help") { print(help, terminator: ""); return 0 }
         if a.has("list") {
             for m in Mutants.all {
@@ -94,13 +98,21 @@ enum MutantsCommand {
         let jobs = Int(try a.uint("jobs", default: UInt64(ProcessInfo.processInfo.activeProcessorCount), range: 1...256))
         let out = a.string("out") ?? "simkit-out/mutants"
         let shrink = !a.has("no-shrink")
+        var modes: [FuzzMode] = []
+        for name in (a.string("modes") ?? "plain,guided").split(separator: ",", omittingEmptySubsequences: false) {
+            guard let mode = FuzzMode(rawValue: String(name)) else {
+                throw UsageError("--modes takes plain and guided, separated by commas; not '\(name)'")
+            }
+            if !modes.contains(mode) { modes.append(mode) }
+        }
+        if modes.first != .plain { modes.removeAll { $0 == .plain }; modes.insert(.plain, at: 0) }   // the hunt starts from plain's catch
         try checkWritableDirectory(out)
         if let path = a.string("json") { try checkWritableFile(path) }
         let t0 = monotonicSeconds()
         // Time to bug: one mutant at a time, its seeds side by side, as 'simkit fuzz' would run.
         var timing: [[TimeToBug]] = []
         for m in Mutants.all where !stopRequested.load(ordering: .relaxed) {
-            timing.append(FuzzMode.allCases.map { timeToBug(m, mode: $0, seeds: seeds, jobs: jobs) })
+            timing.append(modes.map { timeToBug(m, mode: $0, seeds: seeds, jobs: jobs) })
         }
         let rows = Mutex<[Row?]>(Array(repeating: nil, count: Mutants.all.count))
         let timed = timing
@@ -120,25 +132,27 @@ enum MutantsCommand {
                        interrupted: true)
         }
         let interrupted = stopRequested.load(ordering: .relaxed)
-        let modeHeader = FuzzMode.allCases.map { "\(($0.rawValue + " seeds").padding(toLength: 12, withPad: " ", startingAt: 0)) \(($0.rawValue + " s").padding(toLength: 8, withPad: " ", startingAt: 0))" }.joined(separator: " ")
+        let modeHeader = modes.map { "\(($0.rawValue + " seeds").padding(toLength: 12, withPad: " ", startingAt: 0)) \(($0.rawValue + " s").padding(toLength: 8, withPad: " ", startingAt: 0))" }.joined(separator: " ")
         print("mutant                         side    \(modeHeader) own@   invariant broken (first)              reproducer")
         for r in table {
             let first = r.broken.first ?? (r.interrupted == true ? "INTERRUPTED" : "SURVIVED")
             let size = r.reproducerStatements.map { "\($0) stmts, \(r.reproducerDevices ?? 0) dev" } ?? "-"
             let own = r.seedsToExpected.map(String.init) ?? "-"
-            let modes = FuzzMode.allCases.map { mode in
+            let modeColumns = modes.map { mode in
                 let t = r.timeToBug.first { $0.mode == mode.rawValue }
                 let seedsText = t?.seeds.map(String.init) ?? "-"
                 let secondsText = t.map { String(format: "%.2f", $0.seconds) } ?? "-"
                 return "\(seedsText.padding(toLength: 12, withPad: " ", startingAt: 0)) \(secondsText.padding(toLength: 8, withPad: " ", startingAt: 0))"
             }.joined(separator: " ")
-            print("\(r.mutant.padding(toLength: 30, withPad: " ", startingAt: 0)) \(r.side.padding(toLength: 7, withPad: " ", startingAt: 0)) \(modes) \(own.padding(toLength: 6, withPad: " ", startingAt: 0)) \((first + (r.expectedBroken || r.interrupted == true ? "" : " (expected \(r.expected))")).padding(toLength: 38, withPad: " ", startingAt: 0)) \(size)")
+            print("\(r.mutant.padding(toLength: 30, withPad: " ", startingAt: 0)) \(r.side.padding(toLength: 7, withPad: " ", startingAt: 0)) \(modeColumns) \(own.padding(toLength: 6, withPad: " ", startingAt: 0)) \((first + (r.expectedBroken || r.interrupted == true ? "" : " (expected \(r.expected))")).padding(toLength: 38, withPad: " ", startingAt: 0)) \(size)")
         }
-        for mode in FuzzMode.allCases {
-            let caughtBy = table.compactMap { r in r.timeToBug.first { $0.mode == mode.rawValue && $0.seeds != nil } }
-            guard !caughtBy.isEmpty else { print("median time to bug (\(mode.rawValue)): none caught"); continue }
-            let seedsMedian = median(caughtBy.map { Double($0.seeds!) }), secondsMedian = median(caughtBy.map(\.seconds))
-            print("median time to bug (\(mode.rawValue), \(caughtBy.count) mutants caught, --jobs \(jobs)): \(seedsMedian.formatted(.number.precision(.fractionLength(0...1)))) seeds, \(String(format: "%.3f", secondsMedian)) s; slowest \(caughtBy.map { $0.seeds! }.max()!) seeds, \(String(format: "%.2f", caughtBy.map(\.seconds).max()!)) s")
+        for (label, subset) in [("", table), (" deep", table.filter { Mutants.deepNames.contains($0.mutant) })] {
+            for mode in modes {
+                let caughtBy = subset.compactMap { r in r.timeToBug.first { $0.mode == mode.rawValue && $0.seeds != nil } }
+                guard !caughtBy.isEmpty else { print("median time to bug (\(mode.rawValue)\(label)): none caught"); continue }
+                let seedsMedian = median(caughtBy.map { Double($0.seeds!) }), secondsMedian = median(caughtBy.map(\.seconds))
+                print("median time to bug (\(mode.rawValue)\(label), \(caughtBy.count) of \(subset.count) mutants caught, --jobs \(jobs)): \(seedsMedian.formatted(.number.precision(.fractionLength(0...1)))) seeds, \(String(format: "%.3f", secondsMedian)) s; slowest \(caughtBy.map { $0.seeds! }.max()!) seeds, \(String(format: "%.2f", caughtBy.map(\.seconds).max()!)) s")
+            }
         }
         let caught = table.filter(\.caught).count
         let survived = table.filter { !$0.caught && $0.interrupted != true }.count
@@ -165,6 +179,7 @@ enum MutantsCommand {
     /// run out; the wall-clock time of that, as a user of 'simkit fuzz' would wait for it.
     static func timeToBug(_ m: Mutant, mode: FuzzMode, seeds: Int, jobs: Int) -> TimeToBug {
         let options = GeneratorOptions(sdk: .mutant(m.name))
+        if mode == .guided { return guidedTimeToBug(options: options, seeds: seeds, jobs: jobs) }
         let next = Atomic<Int>(0)
         let first = Atomic<Int>(Int.max)
         let t0 = monotonicSeconds()
@@ -183,6 +198,33 @@ enum MutantsCommand {
         }
         let found = first.load(ordering: .relaxed)
         return TimeToBug(mode: mode.rawValue, seeds: found == Int.max ? nil : found + 1, seconds: monotonicSeconds() - t0)
+    }
+
+    /// `timeToBug` for guided fuzzing: the lanes run side by side on `jobs` threads, each
+    /// taking its seeds in order and stopping past the first failing seed found so far,
+    /// so the answer is the first failing seed of `simkit fuzz --guided` under any --jobs.
+    static func guidedTimeToBug(options: GeneratorOptions, seeds: Int, jobs: Int) -> TimeToBug {
+        let first = Atomic<Int>(Int.max)
+        let t0 = monotonicSeconds()
+        let lanes = Int(GuidedFuzz.lanes)
+        parallelForEach(count: lanes, jobs: jobs) { k in
+            var lane = GuidedFuzz.Lane(start: [], options: options)
+            var i = k
+            while i < seeds, i < first.load(ordering: .relaxed), !stopRequested.load(ordering: .relaxed) {
+                if lane.run(seed: UInt64(i)).result.failed {
+                    var seen = first.load(ordering: .relaxed)
+                    while i < seen {
+                        let (exchanged, now) = first.compareExchange(expected: seen, desired: i, ordering: .relaxed)
+                        if exchanged { break }
+                        seen = now
+                    }
+                    break
+                }
+                i += lanes
+            }
+        }
+        let found = first.load(ordering: .relaxed)
+        return TimeToBug(mode: FuzzMode.guided.rawValue, seeds: found == Int.max ? nil : found + 1, seconds: monotonicSeconds() - t0)
     }
 
     /// Fuzzes one mutant from seed `from` (the seeds before it are known to pass) until it
