@@ -235,6 +235,8 @@ enum MutantsCommand {
         var row = Row(mutant: m.name, side: m.side.rawValue, expected: m.expected.rawValue, caught: false, seedsToCatch: nil,
                       seedsToExpected: nil, seconds: 0, broken: [], expectedBroken: false)
         var firstCatch: (seed: Int, scenario: ScenarioFile, broken: [String])?
+        var smallest: (seed: Int, scenario: ScenarioFile, invariant: String)?
+        var tries = 0
         for i in min(from, seeds)..<seeds where !stopRequested.load(ordering: .relaxed) {
             let (result, scenario, violations) = Fuzz.run(seed: UInt64(i), options: options)
             guard result.failed else { continue }
@@ -249,17 +251,29 @@ enum MutantsCommand {
             // Keep hunting (within the budget) for a seed that breaks the mutant's own invariant.
             let ownInvariant = result.broken.contains(m.expected.rawValue)
             guard ownInvariant || i == seeds - 1 else { continue }
-            row.expectedBroken = ownInvariant
-            row.seedsToExpected = ownInvariant ? i + 1 : nil
-            let target = ownInvariant ? m.expected.rawValue : firstCatch!.broken[0]
-            let chosen = ownInvariant ? scenario : firstCatch!.scenario
-            let small = shrink ? Fuzz.shrink(chosen, invariant: target).0 : chosen
-            let path = (out as NSString).appendingPathComponent("\(m.name)-seed\(i).scenario")
-            if (try? writeAtomically(Fuzz.reproducerText(small, invariant: target, seed: UInt64(i), sdk: options.sdk, file: path), to: path)) != nil {
+            if row.seedsToExpected == nil {
+                row.expectedBroken = ownInvariant
+                row.seedsToExpected = ownInvariant ? i + 1 : nil
+            }
+            if ownInvariant || smallest == nil {
+                let target = ownInvariant ? m.expected.rawValue : firstCatch!.broken[0]
+                let chosen = ownInvariant ? scenario : firstCatch!.scenario
+                let small = shrink ? Fuzz.shrink(chosen, invariant: target).0 : chosen
+                if smallest == nil || Shrinker.smaller(small, than: smallest!.scenario) { smallest = (ownInvariant ? i : firstCatch!.seed, small, target) }
+                tries += 1
+            }
+            let small = smallest!.scenario
+            // A reproducer still larger than 12 statements or 3 devices: some failures need
+            // more of the script than others, so shrink up to three more seeds that break
+            // the same invariant and keep the smallest.
+            guard !shrink || Shrinker.isSmall(small) || tries >= 4 || i == seeds - 1 || !ownInvariant else { continue }
+            let (seed, best, invariant) = smallest!
+            let path = (out as NSString).appendingPathComponent("\(m.name)-seed\(seed).scenario")
+            if (try? writeAtomically(Fuzz.reproducerText(best, invariant: invariant, seed: UInt64(seed), sdk: options.sdk, file: path), to: path)) != nil {
                 row.reproducer = path
             }
-            row.reproducerStatements = small.statementCount
-            row.reproducerDevices = small.deviceCount
+            row.reproducerStatements = best.statementCount
+            row.reproducerDevices = best.deviceCount
             return row
         }
         if let first = firstCatch {   // caught, but never by its own invariant: shrink the first catch

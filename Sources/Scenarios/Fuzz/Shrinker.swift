@@ -58,12 +58,12 @@ public struct Shrinker {
     }
 
     /// At most 12 statements and 3 devices: small enough to read at a glance.
-    static func isSmall(_ s: ScenarioFile) -> Bool {
+    public static func isSmall(_ s: ScenarioFile) -> Bool {
         s.statementCount <= smallStatements && s.deviceCount <= smallDevices
     }
 
     /// Fewer devices first, then fewer statements.
-    static func smaller(_ a: ScenarioFile, than b: ScenarioFile) -> Bool {
+    public static func smaller(_ a: ScenarioFile, than b: ScenarioFile) -> Bool {
         (a.deviceCount, a.statementCount) < (b.deviceCount, b.statementCount)
     }
 
@@ -138,6 +138,18 @@ public struct Shrinker {
                 var candidate = best
                 candidate.groups[g].count = target
                 candidate.timeline = candidate.timeline.map { Shrinker.clampSelectors($0, group: candidate.groups[g]) }
+                if acceptReseeding(candidate, into: &best) { changed = true; break }
+                // A share of a group that shrank may pick none of its devices: try the
+                // fewer devices with that group's shares made the whole group.
+                let name = best.groups[g].name
+                let whole = candidate.timeline.map { st -> TimedStatement in
+                    guard case .action(let a) = st.body else { return st }
+                    var v = st
+                    v.body = .action(a.mapSelector { sel in if case .share(_, of: name) = sel { return .group(name) } else { return sel } })
+                    return v
+                }
+                guard whole != candidate.timeline else { continue }
+                candidate.timeline = whole
                 if acceptReseeding(candidate, into: &best) { changed = true; break }
             }
         }
@@ -231,6 +243,12 @@ public struct Shrinker {
         for i in best.apps.indices where best.apps[i].pending {
             var candidate = best
             candidate.apps[i].pending = false
+            changed = accept(candidate, into: &best) || changed
+        }
+        // A group's own link gone: the network's range for it too.
+        for g in best.groups.indices where best.groups[g].latency != nil {
+            var candidate = best
+            candidate.groups[g].latency = nil
             changed = accept(candidate, into: &best) || changed
         }
         return changed
