@@ -12,41 +12,42 @@
 /// `simkit fuzz --seeds 40000 --no-shrink --json F && scripts/measure-sometimes.py F`.
 public enum SometimesRequirements {
     /// Seeds from which each situation is required, in `Coverage` declaration order
-    /// (0: never required). Measured from 40,000 seeds of the default campaign.
+    /// (0: never required). Measured from 40,000 seeds of the default campaign, with the
+    /// generator's aimed probes, per-device links and the rest of the language's surface.
     public static let table: [(fromSeeds: Int, name: String)] = [
-        (   160, "lock-by-app_key_invalid"),        // 25.44% of seeds
-        (    50, "lock-by-app_disabled"),           // 75.47%
-        (   570, "lock-by-app_key_mismatch"),       // 7.14%
-        (    90, "lock-from-check"),                // 42.30%
-        (    60, "lock-from-register"),             // 58.50%
-        (   150, "lock-from-query"),                // 27.18%
-        (  3700, "lock-from-profile"),              // 1.12%
-        (  7900, "lock-from-place-data"),           // 0.53%
-        (  6500, "lock-from-model-download"),       // 0.64%
-        (  1100, "lock-from-run-report"),           // 3.75%
-        (    90, "unlock"),                         // 43.15%
-        (   380, "unlock-after-29-days"),           // 10.66%
-        (   110, "purge"),                          // 34.68%
-        (   580, "re-registration"),                // 7.08%
-        (   200, "old-key-refused-after-grace"),    // 19.93%
-        (   380, "old-key-served-in-grace"),        // 10.79%
-        (   260, "check-while-offline"),            // 15.83%
-        (   310, "check-answered-5xx"),             // 12.94%
-        (   230, "check-timed-out"),                // 17.90%
-        (   160, "app_pending-answered"),           // 25.39%
-        (    80, "stale-response-ignored"),         // 50.46%
-        (   130, "clone-refused"),                  // 30.33%
-        (   890, "reset-while-request-in-flight"),  // 4.62%
-        (  5700, "reset-retried"),                  // 0.73%
-        (   590, "photos-revoked-while-locked"),    // 7.00%
-        (   540, "photos-revoked-index-deleted"),   // 7.60%
-        (    50, "locked-threw-on-call"),           // 79.19%
-        (   110, "background-run"),                 // 35.22%
-        (   350, "report-uploaded-after-failure"),  // 11.68%
-        (   220, "response-lost"),                  // 18.29%
-        (    60, "dashboard-disable"),              // 63.61%
-        (   370, "rollup-revoke"),                  // 10.99%
-        (   390, "enable-while-rollup-revoked"),    // 10.54%
+        (   110, "lock-by-app_key_invalid"),        // 34.50%
+        (    50, "lock-by-app_disabled"),           // 78.76%
+        (   640, "lock-by-app_key_mismatch"),       // 6.38%
+        (    80, "lock-from-check"),                // 49.48%
+        (    60, "lock-from-register"),             // 61.16%
+        (   160, "lock-from-query"),                // 25.77%
+        (  3400, "lock-from-profile"),              // 1.24%
+        (  2800, "lock-from-place-data"),           // 1.52%
+        (  2300, "lock-from-model-download"),       // 1.80%
+        (   850, "lock-from-run-report"),           // 4.86%
+        (    90, "unlock"),                         // 45.43%
+        (   420, "unlock-after-29-days"),           // 9.77%
+        (   100, "purge"),                          // 41.03%
+        (   640, "re-registration"),                // 6.42%
+        (   150, "old-key-refused-after-grace"),    // 26.72%
+        (   280, "old-key-served-in-grace"),        // 14.34%
+        (   270, "check-while-offline"),            // 15.15%
+        (   330, "check-answered-5xx"),             // 12.47%
+        (   170, "check-timed-out"),                // 23.64%
+        (   160, "app_pending-answered"),           // 24.89%
+        (    80, "stale-response-ignored"),         // 47.49%
+        (   130, "clone-refused"),                  // 29.52%
+        (   940, "reset-while-request-in-flight"),  // 4.39%
+        (  7200, "reset-retried"),                  // 0.58%
+        (   580, "photos-revoked-while-locked"),    // 7.14%
+        (   560, "photos-revoked-index-deleted"),   // 7.29%
+        (    40, "locked-threw-on-call"),           // 81.80%
+        (   100, "background-run"),                 // 39.91%
+        (   320, "report-uploaded-after-failure"),  // 12.62%
+        (   180, "response-lost"),                  // 22.67%
+        (    50, "dashboard-disable"),              // 73.06%
+        (   170, "rollup-revoke"),                  // 23.95%
+        (   400, "enable-while-rollup-revoked"),    // 10.33%
     ]
 
     /// The number of seeds from which `situation` is required, or nil if it never is.
