@@ -141,20 +141,20 @@ public struct ServerCores: Sendable, ExpressibleByDictionaryLiteral {
 }
 
 /// The SDK and server core types one run uses, resolved from their names.
-struct ResolvedCores {
+public struct ResolvedCores: Sendable {
     /// The SDK core's type: `ReferenceSDK` for the reference and its mutants.
-    let sdk: any SDKCore.Type
+    public let sdk: any SDKCore.Type
     /// The server core's type: `ServerModel` for the reference.
-    let server: any ServerCore.Type
+    public let server: any ServerCore.Type
     /// Both are the reference: the caller runs its specialised path
     /// (`ReferenceSDK`, `ServerModel`), not the generic one through opened existentials.
-    let isReference: Bool
+    public let isReference: Bool
 }
 
 extension SDKCores {
     /// The cores `sdk` and `server` name; an unknown custom name of either is an error that
     /// lists the known ones.
-    func resolve(sdk: SDKChoice, server: ServerChoice) throws(CompileError) -> ResolvedCores {
+    public func resolve(sdk: SDKChoice, server: ServerChoice) throws(CompileError) -> ResolvedCores {
         let s = try core(for: sdk)
         let v = try servers.core(for: server)
         switch (s, v) {
