@@ -81,7 +81,7 @@ enum FuzzCommand {
         let checkAll = a.has("check-determinism")
         if a.has("processes"), !checkAll { throw UsageError("--processes needs --check-determinism") }
         if a.has("processes"), let refusal = customCoreRefusal(sdk: generator.sdk, server: generator.server,
-                                                              what: "--processes runs in the other process") {
+                                                              what: "--processes runs the seeds again in another process") {
             throw UsageError(refusal)
         }
         if checkAll, a.string("determinism-sample") != nil { throw UsageError("--determinism-sample and --check-determinism exclude each other: --check-determinism runs every seed twice") }

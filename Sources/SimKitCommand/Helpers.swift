@@ -73,10 +73,10 @@ func coreFlags(_ options: GeneratorOptions) -> String {
 /// reference (`--processes`, `run --trace`): nil when both cores are the reference's.
 func customCoreRefusal(sdk: SDKChoice, server: ServerChoice, what: String) -> String? {
     if case .custom(let name) = sdk {
-        return "\(what) the reference SDK and its mutants; '\(name)' is a custom core (check it with --check-determinism alone, in this process)"
+        return "\(what), which knows only the reference SDK and its mutants; '\(name)' is a custom core (check it with --check-determinism alone, in this process)"
     }
     if case .custom(let name) = server {
-        return "\(what) the reference server; '\(name)' is a custom server core (check it with --check-determinism alone, in this process)"
+        return "\(what), which knows only the reference server; '\(name)' is a custom server core (check it with --check-determinism alone, in this process)"
     }
     return nil
 }

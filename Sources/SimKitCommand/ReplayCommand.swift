@@ -43,7 +43,7 @@ enum ReplayCommand {
         }
         let options = try a.generatorOptions(cores: cores)
         if a.has("processes"), let refusal = customCoreRefusal(sdk: options.sdk, server: options.server,
-                                                              what: "--processes runs in the other process") {
+                                                              what: "--processes runs the seed again in another process") {
             throw UsageError(refusal.replacingOccurrences(of: "--check-determinism alone", with: "--twice alone"))
         }
         if a.has("print") {

@@ -84,7 +84,7 @@ enum RunCommand {
         if a.has("processes") || a.string("trace") != nil {
             for (file, scenario) in scenarios {
                 if let refusal = customCoreRefusal(sdk: runner.sdk ?? scenario.sdk, server: runner.server ?? scenario.server,
-                                                   what: "\(file): --trace and --processes run") {
+                                                   what: "\(file): --trace and --processes run it again on the built-in runner") {
                     throw UsageError(refusal)
                 }
             }
