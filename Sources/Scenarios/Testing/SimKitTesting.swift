@@ -70,6 +70,8 @@ public enum SimKitTest {
     /// → `my-server`), which the replay command and the reproducer name (`--server
     /// custom:my-server`, `server custom my-server`). The checkers judge the server from
     /// the trace alone, so a core that breaks an S rule fails here as a wrong SDK does.
+    /// `sdk` is the reference or a mutant (for your own SDK core too, register both:
+    /// `seed(_:sdk:server:cores:)` with `SDKCores(["mine": MySDK.self], servers: […])`).
     ///
     /// ```swift
     /// @Test(arguments: 0..<300 as Range<UInt64>)
