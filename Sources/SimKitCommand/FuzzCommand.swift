@@ -28,6 +28,10 @@ enum FuzzCommand {
       --junit FILE       write a JUnit XML report
       --json FILE        write all results as JSON (for 'simkit merge')
       --no-shrink        report failures without shrinking them
+      --guided           coverage-guided: mutate the scripts that reached something new
+                         (below)
+      --corpus DIR       with --guided: start from the scripts in DIR and add the new
+                         ones to it at the end (created if missing)
       --quiet            only the summary
       --check-determinism  run every seed twice in this process and compare the traces
                          record by record (below)
@@ -46,6 +50,18 @@ enum FuzzCommand {
     by a hash of the seed, the same in every shard) is run twice, so CI catches a leak
     without paying for every seed twice. 'simkit replay SEED --twice' checks one seed.
 
+    Guided fuzzing keeps a corpus of the scripts that reached something new: a new
+    (state, input, answer) transition of a device, a verdict or an activation in a new
+    distance bucket from a true boundary (30 days of stoppage, 24 h since the last
+    answered check, a grace deadline), a new set of rules in force at once, a new
+    "sometimes" situation. Three seeds in four run a mutation of a corpus script (moved
+    onto a boundary, a statement duplicated or dropped, a selector or a fault changed,
+    two scripts spliced); the fourth is generated as usual. Seeds are dealt to 16 lanes
+    (seed mod 16), each learning from its own earlier seeds, so results are the same for
+    any --jobs and --shard (at most 16 shards; a shard takes whole lanes). A failing
+    mutated seed is replayed from its reproducer file, not with 'simkit replay'. No
+    determinism sample runs in guided mode.
+
     Results do not depend on --jobs or sharding. Progress goes to standard error: a
     redrawn line on a terminal, a plain line every 5 s elsewhere (a CI log).
 
@@ -56,16 +72,24 @@ enum FuzzCommand {
     renamed). The --out directory and the --json and --junit files are checked writable
     before the first seed.
 
+    "Sometimes" situations are properties too: a campaign must reach each situation that
+    a campaign of its size reaches with a correct core (a lock from a place-data request,
+    a reset retried, …; the table is in SometimesRequirements.swift). One that is never
+    reached is a blind spot: the core may have lost a path (a retry that never happens),
+    or the scripts no longer build it. The requirements hold for the default --devices and
+    --duration only, under which they were measured.
+
     Exit: 0 every seed ran and none failed, 1 a seed failed: an invariant broken or
     NONDETERMINISTIC (even if the run stopped early), 2 bad input, 3 the run did not
-    finish (a signal or --time-limit) and none of the seeds that ran failed.
+    finish (a signal or --time-limit) and none of the seeds that ran failed, 4 every seed
+    passed but a required "sometimes" situation was never reached (BLIND SPOT).
 
     """
 
     static func run(_ argv: [String], _ cores: SDKCores = SDKCores()) throws -> Int32 {
-        let a = try Arguments(argv, switches: ["no-shrink", "quiet", "check-determinism", "processes"],
+        let a = try Arguments(argv, switches: ["no-shrink", "quiet", "check-determinism", "processes", "guided"],
                               options: ["seeds", "from", "jobs", "shard", "sdk", "server", "devices", "duration", "time-limit", "out", "junit", "json",
-                                        "determinism-sample"])
+                                        "determinism-sample", "corpus"])
         if a.has("help") { print(helpText(help, cores: cores), terminator: ""); return 0 }
         guard a.positionals.isEmpty else { throw UsageError("unexpected argument '\(a.positionals[0])'") }
         let count = try a.uint("seeds", default: 160_000, range: 1...10_000_000)
@@ -85,13 +109,22 @@ enum FuzzCommand {
             throw UsageError(refusal)
         }
         if checkAll, a.string("determinism-sample") != nil { throw UsageError("--determinism-sample and --check-determinism exclude each other: --check-determinism runs every seed twice") }
-        let sampleOneIn = checkAll ? 1 : try a.uint("determinism-sample", default: DeterminismCheck.defaultSampleOneIn, range: 0...1_000_000_000)
+        let guided = a.has("guided")
+        if a.string("corpus") != nil, !guided { throw UsageError("--corpus needs --guided") }
+        if guided, checkAll { throw UsageError("--guided and --check-determinism exclude each other: the guard reruns a seed from the seed alone") }
+        if guided, a.string("determinism-sample") != nil { throw UsageError("--guided runs no determinism sample (a guided seed's scenario depends on its lane)") }
+        if guided, shard.count > Int(GuidedFuzz.lanes) {
+            throw UsageError("--guided deals seeds to \(GuidedFuzz.lanes) lanes and a shard takes whole lanes: at most \(GuidedFuzz.lanes) shards")
+        }
+        let sampleOneIn = guided ? 0 : checkAll ? 1 : try a.uint("determinism-sample", default: DeterminismCheck.defaultSampleOneIn, range: 0...1_000_000_000)
         let plan = FuzzPlan(range: .init(from: from, count: count), shard: .init(index: shard.index, count: shard.count),
                             options: .init(sdk: Fuzz.sdkName(generator.sdk), devices: Int(generator.maxDevicesPerGroup),
-                                           durationDays: Int(generator.maxDurationDays), shrink: shrink))
+                                           durationDays: Int(generator.maxDurationDays), shrink: shrink,
+                                           guided: guided ? true : nil, corpus: a.string("corpus")))
         // Shard I of N takes every N-th seed of the range, starting with its (I-1)-th: a shard
         // past the end of a short range would run nothing and pass, which hides a wrong matrix.
         guard plan.planned > 0 else {
+            if guided { throw UsageError("--shard \(plan.shardText) gets no lane with a seed of --seeds \(count) (guided, shard I of N takes the lanes whose number mod N is I-1; lane = seed mod \(GuidedFuzz.lanes))") }
             throw UsageError("--shard \(plan.shardText) gets no seed of --seeds \(count): shard I of N runs every N-th seed "
                              + "from the I-th, so \(plural(Int(count), "seed")) fill at most \(plural(Int(count), "shard")); use --seeds \(shard.count) or more")
         }
@@ -99,9 +132,22 @@ enum FuzzCommand {
         try checkWritableDirectory(out)
         for flag in ["json", "junit"] { if let path = a.string(flag) { try checkWritableFile(path) } }
 
-        let campaign = Campaign(seeds: Array(plan.seeds), generator: generator, cores: cores, jobs: jobs, out: out, shrink: shrink,
+        let start = try a.string("corpus").map { try GuidedCorpus.load($0, cores: cores) } ?? []
+        let campaign = Campaign(seeds: plan.seeds, generator: generator, cores: cores, jobs: jobs, out: out, shrink: shrink,
                                 quiet: quiet, timeLimit: timeLimit, determinismOneIn: sampleOneIn)
-        var results = campaign.run()
+        var guidedLine: String?
+        var results: [SeedResult]
+        if guided {
+            let added = campaign.runGuided(start: start)
+            results = campaign.results
+            let mutated = results.filter { $0.guided == true }.count
+            var line = "guided: \(GuidedFuzz.lanes) lanes; \(grouped(mutated)) of \(plural(results.count, "seed")) mutated from the corpus; "
+                + "corpus of \(plural(start.count, "script")) at the start, \(grouped(added.count)) added"
+            if let dir = a.string("corpus") { line += " (\(grouped(try GuidedCorpus.save(added, to: dir))) new files in \(dir))" }
+            guidedLine = line
+        } else {
+            results = campaign.run()
+        }
         let stoppedBy: String? = results.count < plan.planned
             ? (stopSignal.load(ordering: .relaxed) != 0 ? signalName(stopSignal.load(ordering: .relaxed)) : "--time-limit")
             : nil
@@ -110,6 +156,7 @@ enum FuzzCommand {
         }
         var summary = FuzzSummary(results: results, plan: plan, planned: plan.planned, seconds: campaign.elapsed, stoppedBy: stoppedBy)
         summary.determinism = determinismLine(results, oneIn: sampleOneIn, processes: a.has("processes") && stoppedBy == nil)
+        summary.guidedLine = guidedLine
         print(summary.text(jobs: jobs), terminator: "")
         if let path = a.string("json") { try writeAtomically(summary.json(), to: path) }
         if let path = a.string("junit") { try writeAtomically(summary.junit(), to: path) }
@@ -266,12 +313,54 @@ final class Campaign: Sendable {
     }
 
     func runOne(_ i: Int) {
-        if let limit = timeLimit, monotonicSeconds() - started > limit { stopRequested.store(true, ordering: .relaxed); return }
+        if timeIsUp() { return }
         let seed = seeds[i]
         // The seeds the guard checks run in worlds of their own type; the others run as they always did.
-        var (result, scenario, violations) = DeterminismCheck.sampled(seed, oneIn: determinismOneIn)
+        let (result, scenario, violations) = DeterminismCheck.sampled(seed, oneIn: determinismOneIn)
             ? Fuzz.run(seed: seed, options: generator, cores: cores, checkDeterminism: true)
             : Fuzz.run(seed: seed, options: generator, cores: cores)
+        finish(i, result, scenario, violations)
+    }
+
+    /// True (and a stop requested) once the time limit has passed.
+    func timeIsUp() -> Bool {
+        guard let limit = timeLimit, monotonicSeconds() - started > limit else { return false }
+        stopRequested.store(true, ordering: .relaxed)
+        return true
+    }
+
+    /// Runs the seeds guided (`GuidedFuzz`): each job takes whole lanes and runs a lane's
+    /// seeds in order, so every seed's scenario is the same under any --jobs or --shard.
+    /// The scripts the lanes added to their corpora, lane by lane.
+    func runGuided(start: [ScenarioFile]) -> [ScenarioFile] {
+        var byLane: [UInt64: [Int]] = [:]
+        for (i, seed) in seeds.enumerated() { byLane[GuidedFuzz.lane(of: seed), default: []].append(i) }
+        let lanes = byLane.keys.sorted().map { byLane[$0]! }
+        let added = Mutex<[[ScenarioFile]]>(Array(repeating: [], count: lanes.count))
+        parallelForEach(count: lanes.count, jobs: jobs) { k in
+            var lane = GuidedFuzz.Lane(start: start, options: self.generator, cores: self.cores)
+            for i in lanes[k] {
+                if stopRequested.load(ordering: .relaxed) || self.timeIsUp() { break }
+                let outcome = lane.run(seed: self.seeds[i])
+                self.finish(i, outcome.result, outcome.scenario, outcome.violations)
+            }
+            let mine = lane.added
+            added.withLock { $0[k] = mine }
+        }
+        finished.withLock { $0 = monotonicSeconds() - started }
+        state.withLock { $0.progress.clear() }
+        return added.withLock { $0.flatMap { $0 } }
+    }
+
+    /// The results of the seeds that ran, in seed order (after `run` or `runGuided`).
+    var results: [SeedResult] { state.withLock { $0.results.compactMap { $0 } } }
+
+    /// Records seed `i`'s outcome: shrinks a failure and writes its reproducer, prints it,
+    /// and counts it in the progress line.
+    func finish(_ i: Int, _ seedResult: SeedResult, _ scenario: ScenarioFile, _ violations: [Violation]) {
+        let seed = seeds[i]
+        var result = seedResult
+        let guided = result.guided ?? false
         if let n = result.nondeterminism { reportNondeterminism(seed: seed, n) }
         if result.failed, let invariant = result.broken.first {
             // The reproducer is shrunk for, and named after, the first invariant broken in
@@ -298,8 +387,11 @@ final class Campaign: Sendable {
                 let written = result.reproducer != nil
                 let line = "FAIL seed \(seed): \(result.firstViolation ?? invariant)\n" + story
                     + (written ? "  reproducer: \(path) (\(plural(small.statementCount, "statement")), \(plural(Int(small.deviceCount), "device")))\n" : "")
-                    + "  replay:     " + (written ? "simkit run \(path)   or   " : "") + "simkit replay \(seed) \(coreFlags(generator))\(devicesFlag)\n"
-                    + "  picture:    simkit timeline --seed \(seed) \(coreFlags(generator))\(devicesFlag) -o seed\(seed).html\n"
+                    + (guided
+                        // A guided seed's scenario came from its lane's corpus: only the file rebuilds it.
+                        ? "  replay:     simkit run \(path)\n  picture:    simkit timeline \(path) -o seed\(seed).html\n"
+                        : "  replay:     " + (written ? "simkit run \(path)   or   " : "") + "simkit replay \(seed) \(coreFlags(generator))\(devicesFlag)\n"
+                          + "  picture:    simkit timeline --seed \(seed) \(coreFlags(generator))\(devicesFlag) -o seed\(seed).html\n")
                 state.withLock { s in
                     s.progress.clear()
                     FileHandle.standardOutput.write(Data(line.utf8))

@@ -18,16 +18,34 @@ struct FuzzPlan: Codable, Equatable {
         var devices: Int
         var durationDays: Int
         var shrink: Bool
+        /// `--guided` (nil in files from before it existed: plain fuzzing).
+        var guided: Bool?
+        /// The guided campaign's starting corpus, as `--corpus` named it.
+        var corpus: String?
+        var isGuided: Bool { guided ?? false }
     }
     var range: Range
     var shard: Shard
     var options: Options
 
     /// The seeds of this shard: every N-th seed of the range, starting with its (I-1)-th.
-    var seeds: StrideTo<UInt64> {
-        stride(from: range.from + UInt64(shard.index - 1), to: range.from + range.count, by: shard.count)
+    /// Guided, a shard takes whole lanes instead (`GuidedFuzz.lane(of:)` mod N is I-1), so
+    /// each lane's seeds run in order in one place and results do not depend on sharding.
+    var seeds: [UInt64] {
+        options.isGuided
+            ? (range.from..<range.from + range.count).filter(contains)
+            : Array(stride(from: range.from + UInt64(shard.index - 1), to: range.from + range.count, by: shard.count))
     }
-    var planned: Int { shard.index > range.count ? 0 : Int((range.count - UInt64(shard.index - 1) + UInt64(shard.count) - 1) / UInt64(shard.count)) }
+    /// Whether `seed` is one of this shard's seeds.
+    func contains(_ seed: UInt64) -> Bool {
+        guard seed >= range.from, seed - range.from < range.count else { return false }
+        let slot = options.isGuided ? GuidedFuzz.lane(of: seed) : seed - range.from
+        return slot % UInt64(shard.count) == UInt64(shard.index - 1)
+    }
+    var planned: Int {
+        if options.isGuided { return seeds.count }
+        return shard.index > range.count ? 0 : Int((range.count - UInt64(shard.index - 1) + UInt64(shard.count) - 1) / UInt64(shard.count))
+    }
     var shardText: String { "\(shard.index)/\(shard.count)" }
 }
 
@@ -54,6 +72,8 @@ struct FuzzSummary {
     /// A line on the determinism guard, printed after the first line when set (see
     /// `FuzzCommand.determinismLine`).
     var determinism: String?
+    /// A line on the guided campaign's corpus, printed after the first line when set.
+    var guidedLine: String?
 
     var sdk: String { plan.options.sdk }
 
@@ -74,8 +94,31 @@ struct FuzzSummary {
     }
 
     /// The exit status: 1 when a seed failed (a failure found is a verdict even if the run
-    /// stopped early), else 3 when the run did not finish, else 0.
-    var exitStatus: Int32 { !failures.isEmpty ? 1 : complete ? 0 : exitIncomplete }
+    /// stopped early), else 3 when the run did not finish, else 4 when a required
+    /// "sometimes" situation was never reached (a blind spot), else 0.
+    var exitStatus: Int32 { !failures.isEmpty ? 1 : !complete ? exitIncomplete : blindSpots.isEmpty ? 0 : exitBlindSpot }
+
+    /// Whether the "sometimes" requirements apply: they were measured with the default
+    /// generator options, and other options can make a situation impossible.
+    var sometimesRequired: Bool {
+        plan.options.devices == Int(GeneratorOptions().maxDevicesPerGroup)
+            && plan.options.durationDays == Int(GeneratorOptions().maxDurationDays)
+    }
+
+    /// Situations a campaign of this many seeds must reach (`SometimesRequirements`) that
+    /// no seed reached.
+    var blindSpots: [Coverage] {
+        sometimesRequired ? SometimesRequirements.unreached(coverage, seeds: results.count) : []
+    }
+
+    /// The line that explains exit 4, or nil.
+    var blindSpotLine: String? {
+        let missed = blindSpots
+        guard !missed.isEmpty else { return nil }
+        let list = missed.map { "\($0) (required from \(grouped(SometimesRequirements.requiredFrom($0) ?? 0)) seeds)" }
+        return "BLIND SPOT: \(plural(missed.count, "required situation")) never reached in \(plural(results.count, "seed")): "
+            + list.joined(separator: ", ") + "; the core may have lost a path, or the generator no longer reaches it"
+    }
 
     /// Seeds that broke each invariant, by invariant name.
     var byInvariant: [(String, [UInt64])] {
@@ -114,11 +157,12 @@ struct FuzzSummary {
         var s = ""
         let rate = Double(results.count) / max(seconds, 1e-6)
         let events = results.reduce(0) { $0 + $1.events }
-        let shardText = plan.shard.count > 1 && mergedShards.isEmpty ? " --shard \(plan.shardText)" : ""
+        let shardText = (plan.options.isGuided ? " --guided" : "") + (plan.shard.count > 1 && mergedShards.isEmpty ? " --shard \(plan.shardText)" : "")
         s += "\(command) --sdk \(sdk)\(shardText): \(grouped(results.count)) of \(plural(planned, "seed")) in \(String(format: "%.1f", seconds)) s (\(grouped(Int(rate.rounded()))) seeds/s, \(String(format: "%.2f", Double(events) / max(seconds, 1e-6) / 1e6)) M events/s, \(plural(jobs, command == "simkit merge" ? "file" : "job")))\n"
         if let line = incompleteLine { s += line }
         if let detail = missingSeedsDetail { s += detail + "\n" }
         if let determinism { s += determinism + "\n" }
+        if let guidedLine { s += guidedLine + "\n" }
         let nondeterministic = results.filter { $0.nondeterminism != nil }
         if failures.isEmpty {
             s += "no invariant broken\n"
@@ -141,6 +185,7 @@ struct FuzzSummary {
         let reached = Coverage.allCases.count - cov.missing.count
         s += "sometimes coverage: \(reached) of \(Coverage.allCases.count) situations reached"
         s += cov.missing.isEmpty ? "\n" : "; never reached: \(cov.missing.map(\.description).joined(separator: ", "))\n"
+        if let line = blindSpotLine { s += line + "\n" }
         return s
     }
 
@@ -164,6 +209,8 @@ struct FuzzSummary {
         var mergedShards: [Int]?
         var seconds: Double
         var coverageNames: [String]
+        /// Required "sometimes" situations never reached (exit 4); absent before this field existed.
+        var blindSpots: [String]?
         var results: [SeedResult]
 
         var plan: FuzzPlan { FuzzPlan(range: range, shard: shard, options: options) }
@@ -174,7 +221,8 @@ struct FuzzSummary {
         let report = JSONReport(simkit: SimKitVersion.number, sdk: sdk, range: plan.range, shard: plan.shard, options: plan.options,
                                 planned: planned, seedsRun: results.count, interrupted: stoppedBy != nil, stoppedBy: stoppedBy,
                                 complete: complete, missingShards: merged ? missingShards : nil, missingSeeds: merged ? missingSeeds : nil, mergedShards: merged ? mergedShards : nil,
-                                seconds: seconds, coverageNames: Coverage.allCases.map(\.description), results: results)
+                                seconds: seconds, coverageNames: Coverage.allCases.map(\.description),
+                                blindSpots: blindSpots.map(\.description), results: results)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
         return String(decoding: try encoder.encode(report), as: UTF8.self) + "\n"
@@ -186,8 +234,9 @@ struct FuzzSummary {
     func junit() -> String {
         let esc = XMLText.escape
         let incomplete = incompleteLine
-        let tests = results.count + (incomplete == nil ? 0 : 1)
-        let errors = incomplete == nil ? 0 : 1
+        let blind = blindSpotLine
+        let tests = results.count + (incomplete == nil ? 0 : 1) + (blind == nil ? 0 : 1)
+        let errors = (incomplete == nil ? 0 : 1) + (blind == nil ? 0 : 1)
         let time = String(format: "%.3f", seconds)
         var s = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         s += "<testsuites name=\"simkit fuzz\" tests=\"\(tests)\" failures=\"\(failures.count)\" errors=\"\(errors)\" time=\"\(time)\">\n"
@@ -205,6 +254,11 @@ struct FuzzSummary {
         if let incomplete {
             s += "    <testcase classname=\"simkit.fuzz.\(esc(sdk))\" name=\"campaign incomplete\">\n"
             s += "      <error message=\"\(esc(incomplete.trimmingCharacters(in: .newlines)))\" type=\"incomplete\"/>\n"
+            s += "    </testcase>\n"
+        }
+        if let blind {
+            s += "    <testcase classname=\"simkit.fuzz.\(esc(sdk))\" name=\"sometimes situations\">\n"
+            s += "      <error message=\"\(esc(blind))\" type=\"blind-spot\"/>\n"
             s += "    </testcase>\n"
         }
         for r in results {

@@ -13,6 +13,9 @@ let stopSignal = Atomic<Int32>(0)
 /// The exit status of a run that did not finish: interrupted, stopped by a time limit, or
 /// merged from shards with shards or seeds missing.
 let exitIncomplete: Int32 = 3
+/// Exit status of a fuzz campaign that broke nothing but never reached a "sometimes"
+/// situation a campaign of its size must reach (`SometimesRequirements`).
+let exitBlindSpot: Int32 = 4
 
 /// Installs the SIGINT (Ctrl-C) and SIGTERM (what Kubernetes and CI runners send) handler:
 /// the first signal asks for a clean stop; a second one exits at once with status 3.

@@ -27,6 +27,10 @@ public struct SeedResult: Sendable, Codable, Equatable {
     /// Set when the determinism guard ran the seed twice and the traces differed: the
     /// verdict NONDETERMINISTIC, a failure of its own (`DeterminismCheck`).
     public var nondeterminism: Nondeterminism?
+    /// Set for a seed of `simkit fuzz --guided`: its scenario came from the lane's corpus
+    /// and history, not from the seed alone, so `simkit replay SEED` does not rebuild it;
+    /// its reproducer file does (nil in results of plain fuzzing).
+    public var guided: Bool?
 
     /// An invariant broke, or the seed did not reproduce (NONDETERMINISTIC).
     public var failed: Bool { !broken.isEmpty || nondeterminism != nil }

@@ -40,6 +40,13 @@ public struct ScenarioGenerator {
         case oldKeys
         /// A partition that starts while requests are in flight, cutting their answers off.
         case cutInFlight
+        /// Per-device links (SPEC §1.4): the main group gets a link of its own, pinned or
+        /// narrow half the time (exact boundaries), and sometimes a second, named group of
+        /// the same app sits on a slow link, so answers to different devices reorder.
+        case links
+        /// The rest of the language's surface: `every … until`, `N of GROUP` selectors, and
+        /// stopping the second app's old key.
+        case surface
     }
 
     let options: GeneratorOptions
@@ -89,7 +96,16 @@ public struct ScenarioGenerator {
         let smallOrBig = r.chance(4, outOf: 5) ? min(5, options.maxDevicesPerGroup) : options.maxDevicesPerGroup
         let n = 1 + r.below(max(1, smallOrBig))
         s.groups = [DeviceGroupDecl(kind: .devices, count: n, app: "photos")]
-        if has(.secondApp) || has(.wrongKey) || has(.otherAppActions) {
+        if has(.links) {
+            let ranges: [ClosedRange<SimTime>] = [1...1, 20...20, 1...5, 200...3_000]
+            s.groups[0].latency = ranges[Int(r.below(UInt64(ranges.count)))]
+            if r.chance(1, outOf: 2) {
+                var far = DeviceGroupDecl(kind: .devices, count: 1 + r.below(3), app: "photos", name: "photos-far")
+                far.latency = r.chance(1, outOf: 2) ? 2 * Ms.second...2 * Ms.second : Ms.second...4 * Ms.second
+                s.groups.append(far)
+            }
+        }
+        if has(.secondApp) || has(.wrongKey) || has(.otherAppActions) || has(.surface) {
             s.accounts.append(AccountDecl(name: "globex"))
             s.apps.append(AppDecl(name: "notes", account: "globex", key: "rk_live_n0"))
             s.groups.append(DeviceGroupDecl(kind: .devices, count: 1 + r.below(3), app: "notes"))
@@ -277,6 +293,29 @@ public struct ScenarioGenerator {
             at(cut, .offline(r.chance(1, outOf: 2) ? .all : selector(), for: [Ms.second, Ms.minute, Ms.hour][Int(r.below(3))]))
             if r.chance(1, outOf: 2) { at(cut + 1, .disable(app: "photos")); at(cut + 2 * Ms.hour, .enable(app: "photos")) }
             poke(cut + 2 * Ms.hour + Ms.minute)
+        case .links:
+            // Everyone talks at once over links of different speeds.
+            poke(t)
+        case .surface:
+            let n = s.groups[0].count
+            switch r.below(3) {
+            case 0:
+                let period = [Ms.hour, 6 * Ms.hour][Int(r.below(2))]
+                s.timeline.append(TimedStatement(schedule: .every(Repeat(period: period, jitter: nil, from: t, until: min(durationMs, t + 2 * Ms.day))),
+                                                 body: .action(.person(.open, .count(1 + r.below(n), of: "photos")))))
+            case 1:
+                // The first key is a previous key once any rotation has happened, whatever
+                // other rotations of the second app this script places earlier or later.
+                guard s.apps.count > 1 else { return }
+                let key = "rk_live_n\(otherKeys.count)"
+                otherKeys.append(key)
+                at(t, .rotate(app: "notes", key: key, old: .keep(Ms.day)))
+                at(t + Ms.minute, .update(.share(share(), of: "notes"), key: nil))
+                at(t + Ms.hour, .stopOldKey(app: "notes", key: "rk_live_n0"))
+                poke(t + Ms.hour + Ms.minute)
+            default:
+                at(t, .person([.query, .profile, .search][Int(r.below(3))], .count(1 + r.below(n), of: "photos")))
+            }
         case .cacheProbe:
             at(t, .person(.query, .all))
             at(t + Ms.minute, .disable(app: "photos"))

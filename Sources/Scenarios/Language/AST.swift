@@ -103,6 +103,9 @@ public struct DeviceGroupDecl: Equatable, Sendable {
     /// Clones only: the group of genuine devices whose credentials and keys they copy at
     /// each launch (S6), or nil.
     public var copying: String?
+    /// The group's own link (SPEC §1.4: per-device links with latency ranges): the smallest
+    /// and largest round trip of its devices' requests, or nil for the `network` line's range.
+    public var latency: ClosedRange<SimTime>?
     /// Where it was declared.
     public var mark: SourceMark
     /// A group declaration; `name` nil takes the default for `kind`.

@@ -119,9 +119,29 @@ struct Parser {
             if c.isWord("as") { c.pos += 1; group = try c.name("group name") }
             var copying: String? = nil
             if first.text == "clones", c.isWord("copying") { c.pos += 1; copying = try c.name("group name") }
+            var latency: ClosedRange<SimTime>? = nil
+            if c.isWord("latency") {
+                c.pos += 1
+                let lowToken = c.peek()
+                let low = try c.duration("latency")
+                guard c.peek()?.kind == .dotDot else { throw c.expected("'..'") }
+                c.pos += 1
+                let highToken = c.peek()
+                let high = try c.duration("latency")
+                guard low <= high else {
+                    throw ParseError(offset: lowToken?.offset ?? 0, message: "latency range '\(lowToken?.text ?? "")..\(highToken?.text ?? "")' is empty")
+                }
+                guard high <= ScenarioLimits.maxLatencyMs else {
+                    throw ParseError(offset: highToken?.offset ?? 0,
+                                     message: "latency '\(highToken?.text ?? "")' is longer than the limit of \(DurationText.format(ScenarioLimits.maxLatencyMs))")
+                }
+                latency = low...high
+            }
             try c.end()
-            scenario.groups.append(DeviceGroupDecl(kind: first.text == "devices" ? .devices : .clones,
-                                                   count: count, app: app, name: group, copying: copying, mark: mark))
+            var decl = DeviceGroupDecl(kind: first.text == "devices" ? .devices : .clones,
+                                       count: count, app: app, name: group, copying: copying, mark: mark)
+            decl.latency = latency
+            scenario.groups.append(decl)
         case "network":
             try header(first)
             var net = NetworkDecl()

@@ -29,6 +29,7 @@ public enum ScenarioPrinter {
             var line = "\(g.kind == .devices ? "devices" : "clones") \(g.count) app \(g.app)"
             if g.name != DeviceGroupDecl.defaultName(kind: g.kind, app: g.app) { line += " as \(g.name)" }
             if let source = g.copying { line += " copying \(source)" }
+            if let l = g.latency { line += " latency \(dur(l.lowerBound))..\(dur(l.upperBound))" }
             out.append(line)
         }
         let n = scenario.network

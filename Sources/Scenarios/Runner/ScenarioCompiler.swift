@@ -81,6 +81,7 @@ public enum ScenarioCompiler {
             guard g.count <= UInt64(UInt32.max) else { throw CompileError("group '\(g.name)' has too many devices") }
             var spec = GroupSpec(name: g.name, app: try names.app(g.app), count: UInt32(g.count), clones: g.kind == .clones)
             spec.copiesCredentialsOf = g.copying.flatMap { source in scenario.groups.firstIndex { $0.name == source } }
+            spec.latencyMs = g.latency
             groups.append(spec)
         }
 

@@ -15,7 +15,7 @@ extension SimWorld {
             return
         }
         var r = draw(d)
-        let roundTrip = r.int(in: setup.network.latencyMinMs...max(setup.network.latencyMinMs, setup.network.latencyMaxMs))
+        let roundTrip = r.int(in: link(of: d))
         if now < faults.timeoutsUntil, r.chance(UInt64(faults.timeoutRateBp), outOf: 10_000) { slot.late = true }
         let s = requests.add(slot)
         schedule(Event(time: now.saturatingAdd(roundTrip / 2), target: d, kind: EventKind.requestArrives, arg: s))
@@ -43,8 +43,8 @@ extension SimWorld {
             requests.release(s)   // S9: the server acted, the answer never arrives
             return
         }
-        let roundTripMax = max(setup.network.latencyMinMs, setup.network.latencyMaxMs)
-        let back = r.int(in: setup.network.latencyMinMs / 2...roundTripMax / 2 + 1)
+        let range = link(of: d)
+        let back = r.int(in: range.lowerBound / 2...range.upperBound / 2 + 1)
         var at = now + back   // in range: latency is at most 1h (ScenarioLimits.maxLatencyMs)
         if slot.late {
             // Races the timeout: from just before it to one more timeout after it.
@@ -53,6 +53,17 @@ extension SimWorld {
             at = max(at, r.int(in: earliest...slot.sentAt.saturatingAdd(timeout).saturatingAdd(timeout)))
         }
         schedule(Event(time: at, target: d, kind: EventKind.responseArrives, arg: s))
+    }
+
+    /// The round-trip range of `d`'s link: its group's (SPEC §1.4, per-device links), or the
+    /// network's when no group has one of its own.
+    @inlinable func link(of d: DeviceIndex) -> ClosedRange<SimTime> {
+        guard let links = groupLinks else {
+            return setup.network.latencyMinMs...max(setup.network.latencyMinMs, setup.network.latencyMaxMs)
+        }
+        var g = 0
+        while g + 1 < links.count, UInt32(d) >= groupStart[g + 1] { g += 1 }   // bounded by the group count
+        return links[g]
     }
 
     /// The answer reaches the device; a dead process never hears it.

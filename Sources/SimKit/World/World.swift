@@ -79,6 +79,9 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
     /// The seed's key for per-device draws (see `draw`).
     @usableFromInline let drawKey: UInt64
     @usableFromInline var groupStart: [UInt32]
+    /// Each group's round-trip range, when some group has a link of its own (`GroupSpec.latencyMs`);
+    /// nil when every device uses the network's, the common case, which costs one test a request.
+    @usableFromInline let groupLinks: [ClosedRange<SimTime>]?
     /// The current key of each app, as the dashboard last set it (for `update`).
     @usableFromInline var currentKey: [KeyID]
     /// How many times each scheduled statement has fired.
@@ -124,6 +127,8 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
         for a in setup.apps { _ = serverSetup.addApp(account: a.account, key: a.initialKey, approved: !a.pending) }
         server = Server(setup: serverSetup, flaws: setup.serverFlaws)
         currentKey = setup.apps.map(\.initialKey)
+        let network = setup.network.latencyMinMs...max(setup.network.latencyMinMs, setup.network.latencyMaxMs)
+        groupLinks = setup.groups.contains { $0.latencyMs != nil } ? setup.groups.map { $0.latencyMs ?? network } : nil
         _rings = DeviceRings(devices: n, depth: setup.ringDepth)
         requests.reserve(n)
         _sdks = DeviceTable(repeating: SDK(), count: n)

@@ -78,6 +78,9 @@ public struct GroupSpec: Sendable, Equatable {
     /// Each device starts with a library of this many photos, drawn per device.
     public var photosMin: UInt32
     public var photosMax: UInt32
+    /// The group's own link (SPEC §1.4): its devices' round trips are drawn from this range
+    /// instead of the network's; nil for the network's.
+    public var latencyMs: ClosedRange<SimTime>? = nil
     public init(name: String, app: AppID, count: UInt32, clones: Bool = false, photosMin: UInt32 = 200, photosMax: UInt32 = 2_000) {
         self.name = name; self.app = app; self.count = count; self.clones = clones
         self.photosMin = photosMin; self.photosMax = photosMax

@@ -1,0 +1,147 @@
+import SimKit
+
+/// What one run reached, for coverage-guided fuzzing: a set of features, each a small tuple
+/// hashed into a 2¹⁶-bit map (as AFL's edge map): a device's (state, input), (state →
+/// state), (state, request kind, answer) transitions; the server's (request kind, answer)
+/// under each combination of rules in force at once (an app disabled, revoked by Rollup,
+/// an account revoked, an old key in its grace, a fault window); and how far from a true
+/// boundary a verdict or an activation fell (30 days of stoppage, 24 h since the last
+/// answered check, a grace deadline), in buckets that shrink toward the boundary.
+///
+/// It reads only the trace, so it works for any SDK or server core, and it never changes
+/// the run: the trace is the same with it or without it.
+public struct GuidanceObserver: TraceObserver {
+    /// The features reached, one bit each.
+    public private(set) var features = FeatureMap()
+    var state: [UInt8] = []
+    var lastCheckOkAt: [SimTime] = []
+    var appDisabled: [Bool] = []
+    var appRevoked: [Bool] = []
+    var accountRevoked = false
+    var graceUntil: SimTime = 0
+    var lastDeadline: SimTime?
+    var faultUntil: SimTime = 0
+
+    public init() {}
+
+    public mutating func begin(_ facts: WorldFacts) {
+        let n = facts.deviceApp.count
+        state = Array(repeating: SDKState.unconfigured.rawValue, count: n)
+        lastCheckOkAt = Array(repeating: .max, count: n)
+        appDisabled = Array(repeating: false, count: facts.setup.apps.count)
+        appRevoked = appDisabled
+    }
+
+    /// The rules in force now, as bits: which refusal reasons and faults overlap.
+    func rules(at now: SimTime) -> UInt32 {
+        var m: UInt32 = 0
+        if appDisabled.contains(true) { m |= 1 }
+        if appRevoked.contains(true) { m |= 2 }
+        if accountRevoked { m |= 4 }
+        if now < graceUntil { m |= 8 }
+        if now < faultUntil { m |= 16 }
+        return m
+    }
+
+    public mutating func observe(_ r: TraceRecord) {
+        let d = Int(r.device)
+        let inWorld = d < state.count
+        let s = inWorld ? UInt32(state[d]) : 7
+        switch r.event {
+        case .input(let input):
+            features.insert(1, s, UInt32(input.rawValue))
+            if inWorld, lastCheckOkAt[d] != .max, input == .launch || input == .becameActive || input == .backgroundRun {
+                features.insert(6, s, UInt32(input.rawValue), Self.bucket(Int64(r.time) - Int64(lastCheckOkAt[d]) - Int64(Ms.day)))
+            }
+        case .state(let new):
+            features.insert(2, s, UInt32(new.rawValue))
+            if inWorld { state[d] = new.rawValue }
+        case .delivered(_, let kind, let answer, let viaTimer, _, let servedAt, let stoppedSince):
+            features.insert(3, s, UInt32(kind.rawValue), UInt32(answer.rawValue) << 1 | (viaTimer ? 1 : 0))
+            if answer.isLockError, stoppedSince != ServerReply.none, servedAt != ServerReply.none, servedAt >= stoppedSince {
+                features.insert(5, UInt32(answer.rawValue), Self.bucket(Int64(servedAt - stoppedSince) - Int64(30 * Ms.day)))
+            }
+            if inWorld, answer == .ok, kind == .check || kind == .register { lastCheckOkAt[d] = servedAt == ServerReply.none ? r.time : servedAt }
+        case .served(_, let kind, _, _, let reply, _):
+            let m = rules(at: r.time)
+            features.insert(4, UInt32(kind.rawValue), UInt32(reply.answer.rawValue), m)
+            features.insert(8, m)
+            if let deadline = lastDeadline {
+                features.insert(7, UInt32(reply.answer.rawValue), Self.bucket(Int64(r.time) - Int64(deadline)))
+            }
+        case .dashboard(let action, let applied):
+            guard applied else { features.insert(9, 0); return }
+            switch action {
+            case .disable(let app): if Int(app) < appDisabled.count { appDisabled[Int(app)] = true }
+            case .enable(let app): if Int(app) < appDisabled.count { appDisabled[Int(app)] = false }
+            case .rollupApp(let a, let app):
+                if Int(app) < appRevoked.count { appRevoked[Int(app)] = a == .revoke || a == .reject }
+            case .rollupAccount(let a, _): accountRevoked = a == .revoke
+            case .rotate(_, _, let grace):
+                if let grace {
+                    graceUntil = r.time.saturatingAdd(grace)
+                    lastDeadline = graceUntil
+                }
+            case .stopOldKey: graceUntil = 0
+            }
+        case .fault(let f):
+            switch f {
+            case .offline(let until), .serverErrors(_, _, let until), .serverDown(let until),
+                 .timeouts(_, let until), .lostResponses(_, let until):
+                faultUntil = max(faultUntil, until)
+            case .offlineEnded, .serverFaultEnded: break
+            }
+        case .callResult(let call, let outcome):
+            features.insert(10, s, UInt32(call.rawValue), UInt32(outcome.rawValue))
+        default:
+            break
+        }
+    }
+
+    /// A signed distance in milliseconds as a bucket: 0 for exactly on the boundary, then
+    /// one bucket per power of two on each side (1 ms, 2–3 ms, …, about 35 days).
+    static func bucket(_ distanceMs: Int64) -> UInt32 {
+        if distanceMs == 0 { return 0 }
+        let magnitude = UInt64(distanceMs.magnitude)
+        let log = UInt32(64 - magnitude.leadingZeroBitCount)   // 1 for 1 ms, 2 for 2–3 ms, …
+        return (distanceMs < 0 ? 64 : 0) + min(log, 63)
+    }
+}
+
+/// A set of features as 2¹⁶ bits: what a run reached, or the union of a corpus's runs.
+public struct FeatureMap: Sendable, Equatable {
+    public static let bits = 1 << 16
+    var words = [UInt64](repeating: 0, count: FeatureMap.bits / 64)
+    public init() {}
+
+    /// Sets the bit of the tuple (tag, a, b, c).
+    mutating func insert(_ tag: UInt32, _ a: UInt32 = 0, _ b: UInt32 = 0, _ c: UInt32 = 0) {
+        let prime: UInt64 = 0x0000_0100_0000_01b3
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        h = (h ^ UInt64(tag)) &* prime
+        h = (h ^ UInt64(a)) &* prime
+        h = (h ^ UInt64(b)) &* prime
+        h = (h ^ UInt64(c)) &* prime
+        h ^= h >> 29
+        let bit = Int(h % UInt64(FeatureMap.bits))
+        words[bit >> 6] |= 1 << UInt64(bit & 63)
+    }
+
+    /// Sets the bit of a "sometimes" situation reached.
+    public mutating func insertSituation(_ index: Int) { insert(11, UInt32(index)) }
+
+    /// How many features are set.
+    public var count: Int { words.reduce(0) { $0 + $1.nonzeroBitCount } }
+
+    /// How many of `other`'s features are not in this map.
+    public func newFeatures(in other: FeatureMap) -> Int {
+        var n = 0
+        for i in words.indices { n += (other.words[i] & ~words[i]).nonzeroBitCount }
+        return n
+    }
+
+    /// Adds `other`'s features.
+    public mutating func formUnion(_ other: FeatureMap) {
+        for i in words.indices { words[i] |= other.words[i] }
+    }
+}

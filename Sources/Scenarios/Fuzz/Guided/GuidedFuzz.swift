@@ -1,0 +1,139 @@
+import SimKit
+import Invariants
+
+/// Coverage-guided fuzzing (`simkit fuzz --guided`): a seed's scenario is either generated
+/// fresh or made by mutating (`ScenarioMutator`) a script of the corpus, the scripts that
+/// reached something new (`GuidanceObserver`'s features: a transition of one device, a
+/// boundary bucket, a pair of rules in force at once, a "sometimes" situation).
+///
+/// Deterministic for a seed range and a starting corpus, whatever `--jobs` and `--shard`:
+/// seeds are dealt to `lanes` fixed lanes (seed mod lanes); a lane runs its seeds in order
+/// and learns only from its own earlier seeds, so a seed's scenario is a function of the
+/// starting corpus and the seeds before it in its lane. Jobs and shards take whole lanes.
+public enum GuidedFuzz {
+    /// The number of lanes: seeds `k`, `k + lanes`, `k + 2·lanes`, … share a corpus. Fixed,
+    /// so results do not depend on `--jobs` or `--shard` (at most this many shards).
+    public static let lanes: UInt64 = 16
+    /// One seed in this many is generated fresh even when the corpus has scripts.
+    public static let freshOneIn: UInt64 = 4
+    /// The most scripts a lane adds to its corpus (a bound on memory and on mutation's reach).
+    public static let laneCorpusLimit = 512
+
+    /// The lane of `seed`.
+    public static func lane(of seed: UInt64) -> UInt64 { seed % lanes }
+
+    /// One seed's outcome: its result, the scenario it ran, the violations, and whether the
+    /// scenario joined the corpus.
+    public struct Outcome {
+        public var result: SeedResult
+        public var scenario: ScenarioFile
+        public var violations: [Violation]
+        /// The scenario reached a feature its lane had not: it joined the lane's corpus.
+        public var novel: Bool
+        /// The scenario was made by mutating a corpus script (false: generated fresh).
+        public var mutated: Bool
+    }
+
+    /// One lane's walk through its seeds (in increasing order): the corpus it learns, and
+    /// the union of the features its runs reached.
+    public struct Lane {
+        public let options: GeneratorOptions
+        public let cores: SDKCores
+        public private(set) var corpus: [ScenarioFile]
+        /// Scripts this lane added (for `--corpus DIR`), in the order found.
+        public private(set) var added: [ScenarioFile] = []
+        public private(set) var seen = FeatureMap()
+
+        public init(start: [ScenarioFile], options: GeneratorOptions, cores: SDKCores = SDKCores()) {
+            self.options = options; self.cores = cores
+            corpus = start.map { var s = $0; s.sdk = options.sdk; s.server = options.server; return s }
+        }
+
+        /// The scenario seed `seed` runs, given the corpus so far.
+        public func scenario(for seed: UInt64) -> (ScenarioFile, mutated: Bool) {
+            var r = SimRandom(seed: seed).fork(0x6775_6964_6564)   // "guided"
+            let fresh = ScenarioGenerator.generate(seed: seed, options: options)
+            guard !corpus.isEmpty, !r.chance(1, outOf: GuidedFuzz.freshOneIn) else { return (fresh, false) }
+            let parent = corpus[Int(r.below(UInt64(corpus.count)))]
+            let donor = r.chance(1, outOf: 2) ? fresh : corpus[Int(r.below(UInt64(corpus.count)))]
+            var mutator = ScenarioMutator(random: r.fork(1))
+            var child = mutator.mutate(parent, donor: donor)
+            child.name = "fuzz seed \(seed) (guided)"
+            child.seed = seed
+            child.sdk = options.sdk
+            child.server = options.server
+            // A child that is not a valid scenario file (a splice naming a group its parent
+            // lacks, a rotation to a key already used) gives way to the fresh scenario: every
+            // script run must print as a file that `simkit run` accepts, for its reproducer.
+            guard GuidedFuzz.isValidFile(child, cores: cores) else { return (fresh, false) }
+            return (child, true)
+        }
+
+        /// Runs `seed` and learns from it.
+        public mutating func run(seed: UInt64) -> Outcome {
+            let (scenario, mutated) = scenario(for: seed)
+            var (result, violations, features) = GuidedFuzz.check(scenario, seed: seed, options: options, cores: cores)
+            let novel = seen.newFeatures(in: features) > 0 && result.passed
+            seen.formUnion(features)
+            if novel, added.count < GuidedFuzz.laneCorpusLimit {
+                var kept = scenario
+                kept.name = "corpus: fuzz seed \(seed)"
+                corpus.append(kept)
+                added.append(kept)
+            }
+            // A mutated script is not the seed's own: replay cannot rebuild it from the seed.
+            if mutated { result.guided = true }
+            return Outcome(result: result, scenario: scenario, violations: violations, novel: novel, mutated: mutated)
+        }
+    }
+
+    /// Whether `scenario` printed is a file the parser accepts with no error, and compiles.
+    public static func isValidFile(_ scenario: ScenarioFile, cores: SDKCores) -> Bool {
+        let parsed = ScenarioParser.parse(ScenarioPrinter.print(scenario), file: "guided.scenario",
+                                          context: ScenarioRunner.standardContext(cores: cores))
+        guard let back = parsed.scenario, !parsed.hasErrors else { return false }
+        return (try? ScenarioCompiler.compile(back)) != nil
+    }
+
+    /// Runs `scenario` with every invariant checked and the guidance observer beside the
+    /// checkers: its result, violations and features.
+    public static func check(_ scenario: ScenarioFile, seed: UInt64, options: GeneratorOptions,
+                             cores: SDKCores) -> (SeedResult, [Violation], FeatureMap) {
+        do {
+            let (checker, features, fingerprint, events, stop) = try run(scenario, cores: cores)
+            var map = features
+            for (i, c) in checker.coverage.counts.enumerated() where c > 0 { map.insertSituation(i) }
+            let result = SeedResult(seed: seed, sdk: Fuzz.sdkName(options.sdk), server: Fuzz.serverName(options.server), fingerprint: fingerprint.description,
+                                    events: events, broken: checker.broken.map(\.rawValue),
+                                    firstViolation: checker.violations.first?.headline, coverage: checker.coverage.counts,
+                                    stopReason: stop?.description)
+            return (result, checker.violations, map)
+        } catch {
+            let result = SeedResult(seed: seed, sdk: Fuzz.sdkName(options.sdk), server: Fuzz.serverName(options.server), fingerprint: "", events: 0,
+                                    broken: ["generator-error"], firstViolation: "\(error)", coverage: [])
+            return (result, [], FeatureMap())
+        }
+    }
+
+    static func run(_ scenario: ScenarioFile, cores: SDKCores) throws(CompileError)
+        -> (InvariantChecker, FeatureMap, Fingerprint, UInt64, StopReason?) {
+        let resolved = try cores.resolve(sdk: scenario.sdk, server: scenario.server)
+        if resolved.isReference { return try run(scenario, ReferenceSDK.self, ServerModel.self) }
+        return try open(scenario, resolved.sdk, resolved.server)
+    }
+
+    static func open<SDK: SDKCore, Server: ServerCore>(_ scenario: ScenarioFile, _ sdk: SDK.Type, _ server: Server.Type) throws(CompileError)
+        -> (InvariantChecker, FeatureMap, Fingerprint, UInt64, StopReason?) {
+        try run(scenario, sdk, server)
+    }
+
+    static func run<SDK: SDKCore, Server: ServerCore>(_ scenario: ScenarioFile, _ sdk: SDK.Type, _ server: Server.Type) throws(CompileError)
+        -> (InvariantChecker, FeatureMap, Fingerprint, UInt64, StopReason?) {
+        var compiled = try ScenarioCompiler.compile(scenario)
+        compiled.setup.ringDepth = 0
+        var world = SimWorld<SDK, Server, ObserverPair<InvariantChecker, GuidanceObserver>>(
+            setup: compiled.setup, observer: ObserverPair(InvariantChecker(ringDepth: 12), GuidanceObserver()))
+        world.run()
+        return (world.observer.first, world.observer.second.features, world.fingerprint, world.eventsHandled, world.stop)
+    }
+}

@@ -1,0 +1,116 @@
+import SimKit
+
+/// Changes a scenario a little, for coverage-guided fuzzing: moves a statement onto a
+/// boundary counted from another (24 h, 29 and 30 days, a key's grace deadline, ± 1 ms,
+/// 1 s, 1 min or 1 h), nudges a time, duplicates or drops a statement, changes a
+/// selector, a fault's length or share, an old key's grace, pins the network's latency,
+/// or splices in statements of a second scenario. One to three changes a call. The result
+/// may not compile (a splice that names a group the first does not declare): the caller
+/// checks and falls back to a fresh scenario.
+public struct ScenarioMutator {
+    var r: SimRandom
+
+    public init(random: SimRandom) { r = random }
+
+    static let deltas: [Int64] = [-Int64(Ms.hour), -Int64(Ms.minute), -Int64(Ms.second), -1, 0, 1,
+                                  Int64(Ms.second), Int64(Ms.minute), Int64(Ms.hour)]
+    static let nudges: [Int64] = [-Int64(Ms.day), -Int64(Ms.hour), -Int64(Ms.minute), -Int64(Ms.second), -1,
+                                  1, Int64(Ms.second), Int64(Ms.minute), Int64(Ms.hour), Int64(Ms.day)]
+    /// Boundaries counted from an anchor statement: at it, 24 h (D1), 29 and 30 days (D5).
+    static let spans: [SimTime] = [0, 0, Ms.day, 29 * Ms.day, 30 * Ms.day, 30 * Ms.day]
+
+    public mutating func mutate(_ input: ScenarioFile, donor: ScenarioFile?) -> ScenarioFile {
+        var s = input
+        for _ in 0..<(1 + r.below(3)) { step(&s, donor: donor) }
+        for i in s.timeline.indices {
+            if case .at(let t) = s.timeline[i].schedule, t > s.duration { s.timeline[i].schedule = .at(s.duration) }
+        }
+        return s
+    }
+
+    mutating func step(_ s: inout ScenarioFile, donor: ScenarioFile?) {
+        let ats = s.timeline.indices.filter { if case .at = s.timeline[$0].schedule { true } else { false } }
+        switch r.below(10) {
+        case 0, 1:
+            // Aim: onto a boundary counted from another statement (or a grace deadline).
+            guard let i = pick(ats), let j = pick(ats) else { return }
+            let anchor = time(of: s.timeline[j]) ?? 0
+            var base = anchor + Self.spans[Int(r.below(UInt64(Self.spans.count)))]
+            if case .action(.rotate(_, _, .keep(let grace))) = s.timeline[j].body, r.chance(1, outOf: 2) { base = anchor + grace }
+            s.timeline[i].schedule = .at(shifted(base, Self.deltas[Int(r.below(UInt64(Self.deltas.count)))]))
+        case 2:
+            guard let i = pick(ats), let t = time(of: s.timeline[i]) else { return }
+            s.timeline[i].schedule = .at(shifted(t, Self.nudges[Int(r.below(UInt64(Self.nudges.count)))]))
+        case 3:
+            guard let i = pick(Array(s.timeline.indices)) else { return }
+            var copy = s.timeline[i]
+            if let t = time(of: copy) { copy.schedule = .at(shifted(t, Self.deltas[Int(r.below(UInt64(Self.deltas.count)))])) }
+            s.timeline.insert(copy, at: i + 1)
+        case 4:
+            guard s.timeline.count > 1, let i = pick(Array(s.timeline.indices)) else { return }
+            s.timeline.remove(at: i)
+        case 5:
+            guard let i = pick(Array(s.timeline.indices)), case .action(let a) = s.timeline[i].body else { return }
+            s.timeline[i].body = .action(changed(a, in: s))
+        case 6:
+            if r.chance(1, outOf: 2) { s.network.latencyMax = s.network.latencyMin }
+            else { s.network.timeout = [Ms.second, 5 * Ms.second, 30 * Ms.second][Int(r.below(3))] }
+        case 7, 8:
+            // Splice: this scenario's statements before a moment, the donor's after it.
+            guard let donor, !donor.timeline.isEmpty else { return }
+            let cut = r.below(max(1, s.duration))
+            let mine = s.timeline.filter { (time(of: $0) ?? 0) < cut }
+            let theirs = donor.timeline.filter { (time(of: $0) ?? 0) >= cut && (time(of: $0) ?? 0) <= s.duration }
+            s.timeline = mine + theirs
+        default:
+            // Insert one of the donor's statements.
+            guard let donor, let j = pick(Array(donor.timeline.indices)) else { return }
+            s.timeline.insert(donor.timeline[j], at: Int(r.below(UInt64(s.timeline.count + 1))))
+        }
+    }
+
+    /// The action with one of its parameters changed: a selector, a fault's length or share,
+    /// a status code, an old key's grace.
+    mutating func changed(_ a: Action, in s: ScenarioFile) -> Action {
+        let lengths: [SimTime] = [Ms.second, Ms.minute, Ms.hour, Ms.day, 30 * Ms.day]
+        let length = lengths[Int(r.below(UInt64(lengths.count)))]
+        let share = Share(percent: [1, 10, 50, 100][Int(r.below(4))])
+        switch a {
+        case .person(let p, _): return .person(p, selector(s))
+        case .update(_, let key): return .update(selector(s), key: key)
+        case .addPhotos(let n, _): return .addPhotos(n, selector(s))
+        case .offline(let sel, _): return r.chance(1, outOf: 2) ? .offline(selector(s), for: length) : .offline(sel, for: length)
+        case .serverErrors(_, let status, _):
+            return .serverErrors(share, status: r.chance(1, outOf: 2) ? status : [500, 502, 503, 504][Int(r.below(4))], for: length)
+        case .serverDown: return .serverDown(for: length)
+        case .timeouts: return .timeouts(share, for: length)
+        case .lostResponses: return .lostResponses(share, for: length)
+        case .rotate(let app, let key, _):
+            let graces: [SimTime] = [Ms.second, Ms.hour, Ms.day, 30 * Ms.day]
+            return .rotate(app: app, key: key, old: r.chance(1, outOf: 4) ? .stopNow : .keep(graces[Int(r.below(UInt64(graces.count)))]))
+        case .forgetDevice: return .forgetDevice(selector(s))
+        default: return a
+        }
+    }
+
+    mutating func selector(_ s: ScenarioFile) -> DeviceSelector {
+        guard let group = s.groups.first(where: { $0.kind == .devices }) else { return .all }
+        switch r.below(4) {
+        case 0: return .all
+        case 1: return .group(group.name)
+        case 2: return .share(Share(percent: [10, 50, 90][Int(r.below(3))]), of: group.name)
+        default: return .device(group: group.name, index: 1 + r.below(max(1, group.count)))
+        }
+    }
+
+    mutating func pick(_ indices: [Int]) -> Int? {
+        indices.isEmpty ? nil : indices[Int(r.below(UInt64(indices.count)))]
+    }
+
+    func time(of statement: TimedStatement) -> SimTime? {
+        if case .at(let t) = statement.schedule { return t }
+        return nil
+    }
+
+    func shifted(_ t: SimTime, _ d: Int64) -> SimTime { d < 0 ? t - min(t, SimTime(-d)) : t.saturatingAdd(SimTime(d)) }
+}

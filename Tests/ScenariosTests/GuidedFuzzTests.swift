@@ -1,0 +1,140 @@
+import Foundation
+import Testing
+import SimKit
+import Invariants
+@testable import Scenarios
+
+/// The fingerprint of every seed in a `simkit fuzz --json` file, by seed.
+private func fingerprints(_ path: String) throws -> [UInt64: String] {
+    let data = try #require(FileManager.default.contents(atPath: path), "no JSON at \(path)")
+    let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    let rows = try #require(object["results"] as? [[String: Any]])
+    var out: [UInt64: String] = [:]
+    for row in rows { out[UInt64("\(row["seed"]!)")!] = "\(row["fingerprint"]!)" }
+    return out
+}
+
+@Suite("Coverage-guided fuzzing", .serialized)
+struct GuidedFuzzTests {
+    static let dir = FileManager.default.temporaryDirectory.appendingPathComponent("guided-\(ProcessInfo.processInfo.processIdentifier)").path
+
+    @Test("distance buckets: 0 on the boundary, one per power of two on each side")
+    func buckets() {
+        #expect(GuidanceObserver.bucket(0) == 0)
+        #expect(GuidanceObserver.bucket(1) == 1)
+        #expect(GuidanceObserver.bucket(-1) == 65)
+        #expect(GuidanceObserver.bucket(2) == 2 && GuidanceObserver.bucket(3) == 2 && GuidanceObserver.bucket(4) == 3)
+        #expect(GuidanceObserver.bucket(Int64(Ms.hour)) != GuidanceObserver.bucket(Int64(Ms.minute)))
+        #expect(GuidanceObserver.bucket(Int64.min + 1) == 64 + 63)
+    }
+
+    @Test("a lane is a function of its seeds and starting corpus: the same scenarios and features twice; mutated scripts compile and run clean on the reference")
+    func laneIsDeterministic() throws {
+        var a = GuidedFuzz.Lane(start: [], options: .init())
+        var b = GuidedFuzz.Lane(start: [], options: .init())
+        var mutated = 0
+        for k in 0..<40 as Range<UInt64> {
+            let seed = 3 + k * GuidedFuzz.lanes
+            let x = a.run(seed: seed), y = b.run(seed: seed)
+            #expect(x.scenario == y.scenario && x.result == y.result && x.novel == y.novel, "seed \(seed)")
+            #expect(GuidedFuzz.isValidFile(x.scenario, cores: SDKCores()), "seed \(seed) ran a script that does not print as a valid file")
+            #expect(!x.result.failed, "seed \(seed): \(x.result.firstViolation ?? "")\n\(ScenarioPrinter.print(x.scenario))")
+            if x.mutated { mutated += 1; #expect(x.result.guided == true) } else { #expect(x.result.guided == nil) }
+        }
+        #expect(a.seen == b.seen && a.corpus == b.corpus)
+        #expect(mutated >= 20, "only \(mutated) of 40 seeds mutated")
+        #expect(!a.added.isEmpty && a.added.count <= 40)
+    }
+
+    @Test("aiming moves a statement onto a boundary counted from another")
+    func aimsAtBoundaries() {
+        var s = ScenarioFile()
+        s.duration = 60 * Ms.day
+        s.accounts = [AccountDecl(name: "acme")]
+        s.apps = [AppDecl(name: "photos", account: "acme", key: "rk_live_a")]
+        s.groups = [DeviceGroupDecl(kind: .devices, count: 2, app: "photos")]
+        s.timeline = [TimedStatement(schedule: .at(Ms.day), body: .action(.disable(app: "photos"))),
+                      TimedStatement(schedule: .at(5 * Ms.day), body: .action(.person(.open, .all)))]
+        let boundaries: Set<SimTime> = [0, Ms.day, 29 * Ms.day, 30 * Ms.day]
+        var onBoundary = 0
+        for k in 0..<300 as Range<UInt64> {
+            var m = ScenarioMutator(random: SimRandom(seed: k))
+            var t = s
+            m.step(&t, donor: nil)
+            guard t.timeline.count == 2, case .at(let a) = t.timeline[0].schedule, case .at(let b) = t.timeline[1].schedule else { continue }
+            let gap = a > b ? a - b : b - a
+            for edge in boundaries {
+                let off = gap > edge ? gap - edge : edge - gap
+                if [0, 1, Ms.second, Ms.minute, Ms.hour].contains(off), gap != 4 * Ms.day { onBoundary += 1; break }
+            }
+        }
+        // Aiming is one step kind in five, and half of its draws anchor a statement on itself
+        // (both statements are picked at random): about 30 of 300 are expected, 15 is a margin.
+        #expect(onBoundary >= 15, "only \(onBoundary) of 300 mutations put the statements a boundary apart")
+    }
+
+    @Test("the same results under any --jobs and --shard; the corpus folder is written and read back; bad flags exit 2")
+    func commandLine() throws {
+        try? FileManager.default.removeItem(atPath: Self.dir)
+        try FileManager.default.createDirectory(atPath: Self.dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: Self.dir) }
+        let d = Self.dir
+        let one = try SimkitProcess.run(["fuzz", "--guided", "--seeds", "48", "--jobs", "1", "--no-shrink", "--quiet", "--json", d + "/one.json", "--out", d])
+        #expect(one.status == 0, "\(one.stdout)\(one.stderr)")
+        #expect(one.stdout.contains("simkit fuzz --sdk reference --guided: 48 of 48 seeds"), "\(one.stdout)")
+        #expect(one.stdout.contains("guided: 16 lanes; "), "\(one.stdout)")
+        let two = try SimkitProcess.run(["fuzz", "--guided", "--seeds", "48", "--jobs", "2", "--no-shrink", "--quiet", "--json", d + "/two.json", "--out", d])
+        #expect(two.status == 0)
+        var shards: [String] = []
+        for i in 1...3 {
+            let p = d + "/s\(i).json"
+            let r = try SimkitProcess.run(["fuzz", "--guided", "--seeds", "48", "--shard", "\(i)/3", "--no-shrink", "--quiet", "--json", p, "--out", d])
+            #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+            shards.append(p)
+        }
+        let whole = try fingerprints(d + "/one.json")
+        #expect(whole.count == 48)
+        #expect(try fingerprints(d + "/two.json") == whole)
+        var sharded: [UInt64: String] = [:]
+        for p in shards { sharded.merge(try fingerprints(p)) { a, _ in a } }
+        #expect(sharded == whole)
+        let merged = try SimkitProcess.run(["merge"] + shards)
+        #expect(merged.status == 0, "\(merged.stdout)\(merged.stderr)")
+
+        // The corpus on disk: written at the end, read at the start of the next run.
+        let corpus = d + "/corpus"
+        let first = try SimkitProcess.run(["fuzz", "--guided", "--seeds", "32", "--corpus", corpus, "--no-shrink", "--quiet", "--out", d])
+        #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: corpus).filter { $0.hasSuffix(".scenario") }
+        #expect(!files.isEmpty && first.stdout.contains("(\(files.count) new files in \(corpus))"), "\(first.stdout)")
+        let second = try SimkitProcess.run(["fuzz", "--guided", "--seeds", "32", "--corpus", corpus, "--no-shrink", "--quiet", "--out", d])
+        #expect(second.stdout.contains("corpus of \(files.count) scripts at the start"), "\(second.stdout)")
+        for f in files.prefix(3) {
+            let r = try SimkitProcess.run(["check", corpus + "/" + f])
+            #expect(r.status == 0, "\(f): \(r.stdout)\(r.stderr)")
+        }
+        try "scenario \"broken\"\nduration 2x\n".write(toFile: corpus + "/zz-bad.scenario", atomically: true, encoding: .utf8)
+        let bad = try SimkitProcess.run(["fuzz", "--guided", "--seeds", "8", "--corpus", corpus, "--quiet"])
+        #expect(bad.status == 2 && bad.stderr.contains("zz-bad.scenario:2:"), "\(bad.stderr)")
+
+        #expect(try SimkitProcess.run(["fuzz", "--corpus", corpus]).status == 2)
+        #expect(try SimkitProcess.run(["fuzz", "--guided", "--shard", "1/17"]).status == 2)
+        #expect(try SimkitProcess.run(["fuzz", "--guided", "--check-determinism"]).status == 2)
+    }
+
+    @Test("a guided campaign catches a mutant; a mutated seed's reproducer file fails the same way")
+    func catchesAMutant() throws {
+        try FileManager.default.createDirectory(atPath: Self.dir + "-m", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: Self.dir + "-m") }
+        let r = try SimkitProcess.run(["fuzz", "--guided", "--seeds", "200", "--sdk", "mutant:lock-on-5xx", "--jobs", "2", "--out", Self.dir + "-m"])
+        #expect(r.status == 1, "\(r.stdout)\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        let files = lines.compactMap { line -> String? in
+            guard let range = line.range(of: "  replay:     simkit run ") else { return nil }
+            return String(line[range.upperBound...]).components(separatedBy: "   ").first
+        }
+        let file = try #require(files.first, "\(r.stdout)")
+        let again = try SimkitProcess.run(["run", "--quiet", file])
+        #expect(again.status == 1, "\(again.stdout)\(again.stderr)")
+    }
+}
