@@ -20,6 +20,7 @@ enum FuzzCommand {
       --jobs J           parallel simulations (default: all cores)
       --shard I/N        run only shard I of N (1-based); shards 1..N together are the whole run
       --sdk S            reference (default) or mutant:NAME (see 'simkit mutants --list')
+      --server S         reference (default) or custom:NAME, a server core the tool registers
       --devices N        at most N devices per group in generated worlds (default 40)
       --duration D       at most this long a scenario (default 90d)
       --time-limit D     stop starting new seeds after this much wall time (e.g. 60s, 5m)
@@ -87,7 +88,7 @@ enum FuzzCommand {
 
     static func run(_ argv: [String], _ cores: SDKCores = SDKCores()) throws -> Int32 {
         let a = try Arguments(argv, switches: ["no-shrink", "quiet", "check-determinism", "processes", "guided"],
-                              options: ["seeds", "from", "jobs", "shard", "sdk", "devices", "duration", "time-limit", "out", "junit", "json",
+                              options: ["seeds", "from", "jobs", "shard", "sdk", "server", "devices", "duration", "time-limit", "out", "junit", "json",
                                         "determinism-sample", "corpus"])
         if a.has("help") { print(helpText(help, cores: cores), terminator: ""); return 0 }
         guard a.positionals.isEmpty else { throw UsageError("unexpected argument '\(a.positionals[0])'") }
@@ -103,8 +104,9 @@ enum FuzzCommand {
         let shrink = !a.has("no-shrink")
         let checkAll = a.has("check-determinism")
         if a.has("processes"), !checkAll { throw UsageError("--processes needs --check-determinism") }
-        if a.has("processes"), case .custom(let name) = generator.sdk {
-            throw UsageError("--processes runs the reference SDK and its mutants in the other process; '\(name)' is a custom core (use --check-determinism alone)")
+        if a.has("processes"), let refusal = customCoreRefusal(sdk: generator.sdk, server: generator.server,
+                                                              what: "--processes runs the seeds again in another process") {
+            throw UsageError(refusal)
         }
         if checkAll, a.string("determinism-sample") != nil { throw UsageError("--determinism-sample and --check-determinism exclude each other: --check-determinism runs every seed twice") }
         let guided = a.has("guided")
@@ -165,7 +167,7 @@ enum FuzzCommand {
     /// with the sampled default only when it found something (the usual summary stays as it was).
     static func determinismLine(_ results: [SeedResult], oneIn: UInt64, processes: Bool) -> String? {
         let found = results.filter { $0.nondeterminism != nil }
-        let verdict = found.first.map { "\(plural(found.count, "seed")) NONDETERMINISTIC (first: \($0.seed); simkit replay \($0.seed) --sdk \($0.sdk) --twice)" }
+        let verdict = found.first.map { "\(plural(found.count, "seed")) NONDETERMINISTIC (first: \($0.seed); simkit replay \($0.seed) \($0.coreFlags) --twice)" }
         if oneIn == 1 {
             return "determinism: every seed ran twice in this process" + (processes ? " and once in another" : "") + "; "
                 + (verdict ?? "every trace the same")
@@ -205,7 +207,8 @@ enum FuzzCommand {
 extension Campaign {
     /// `simkit replay SEED …` with this campaign's options, for commands it prints.
     func replayArguments(_ seed: UInt64) -> [String] {
-        ["replay", "\(seed)", "--sdk", Fuzz.sdkName(generator.sdk), "--devices", "\(generator.maxDevicesPerGroup)",
+        ["replay", "\(seed)", "--sdk", Fuzz.sdkName(generator.sdk)] + (ServerCores.flag(generator.server).isEmpty ? [] : ["--server", ServerCores.name(generator.server)])
+        + ["--devices", "\(generator.maxDevicesPerGroup)",
          "--duration", "\(generator.maxDurationDays)d"]
     }
 
@@ -213,7 +216,7 @@ extension Campaign {
     func reportNondeterminism(seed: UInt64, _ n: Nondeterminism) {
         guard !quiet else { return }
         let text = "NONDETERMINISTIC seed \(seed): " + n.text().dropFirst("NONDETERMINISTIC: ".count)
-            + "  replay:     simkit replay \(seed) --sdk \(Fuzz.sdkName(generator.sdk))\(devicesFlag) --twice\n"
+            + "  replay:     simkit replay \(seed) \(coreFlags(generator))\(devicesFlag) --twice\n"
         state.withLock { s in
             s.progress.clear()
             FileHandle.standardOutput.write(Data(text.utf8))
@@ -387,8 +390,8 @@ final class Campaign: Sendable {
                     + (guided
                         // A guided seed's scenario came from its lane's corpus: only the file rebuilds it.
                         ? "  replay:     simkit run \(path)\n  picture:    simkit timeline \(path) -o seed\(seed).html\n"
-                        : "  replay:     " + (written ? "simkit run \(path)   or   " : "") + "simkit replay \(seed) --sdk \(Fuzz.sdkName(generator.sdk))\(devicesFlag)\n"
-                          + "  picture:    simkit timeline --seed \(seed) --sdk \(Fuzz.sdkName(generator.sdk))\(devicesFlag) -o seed\(seed).html\n")
+                        : "  replay:     " + (written ? "simkit run \(path)   or   " : "") + "simkit replay \(seed) \(coreFlags(generator))\(devicesFlag)\n"
+                          + "  picture:    simkit timeline --seed \(seed) \(coreFlags(generator))\(devicesFlag) -o seed\(seed).html\n")
                 state.withLock { s in
                     s.progress.clear()
                     FileHandle.standardOutput.write(Data(line.utf8))

@@ -265,11 +265,11 @@ struct FuzzSummary {
             s += "    <testcase classname=\"simkit.fuzz.\(esc(sdk))\" name=\"seed \(r.seed)\""
             if let n = r.nondeterminism, r.broken.isEmpty {
                 s += ">\n      <failure message=\"\(esc(n.headline))\" type=\"nondeterministic\">"
-                s += esc(n.text() + "replay: simkit replay \(r.seed) --sdk \(r.sdk) --twice")
+                s += esc(n.text() + "replay: simkit replay \(r.seed) \(r.coreFlags) --twice")
                 s += "</failure>\n    </testcase>\n"
             } else if r.failed {
                 s += ">\n      <failure message=\"\(esc(r.broken.joined(separator: ", ")))\" type=\"invariant\">"
-                s += esc("\(r.firstViolation ?? "")\nreplay: simkit replay \(r.seed) --sdk \(r.sdk)" + (r.reproducer.map { "\nreproducer: simkit run \($0)" } ?? ""))
+                s += esc("\(r.firstViolation ?? "")\nreplay: simkit replay \(r.seed) \(r.coreFlags)" + (r.reproducer.map { "\nreproducer: simkit run \($0)" } ?? ""))
                 s += "</failure>\n    </testcase>\n"
             } else {
                 s += "/>\n"

@@ -17,6 +17,7 @@ extension Arguments {
     /// `--sdk custom:NAME` names a core of `cores`.
     func generatorOptions(cores: SDKCores = SDKCores()) throws -> GeneratorOptions {
         var options = GeneratorOptions(sdk: try FuzzCommand.sdkChoice(string("sdk"), cores: cores))
+        options.server = try serverChoice(string("server"), cores: cores) ?? .reference
         options.maxDevicesPerGroup = try uint("devices", default: 40, range: 1...100_000)
         options.maxDurationDays = try duration("duration", default: 90 * Ms.day) / Ms.day
         guard options.maxDurationDays >= 2 else { throw UsageError("--duration must be at least 2d") }
@@ -41,6 +42,41 @@ func loadScenario(_ file: String, cores: SDKCores = SDKCores()) throws -> Scenar
 /// A command's help, and when the tool registers custom cores, a line naming them (the
 /// reference `simkit` prints its help unchanged).
 func helpText(_ help: String, cores: SDKCores) -> String {
-    guard !cores.entries.isEmpty else { return help }
-    return help + "custom SDK cores of this tool (--sdk custom:NAME): " + cores.names.joined(separator: ", ") + "\n"
+    var text = help
+    if !cores.entries.isEmpty { text += "custom SDK cores of this tool (--sdk custom:NAME): " + cores.names.joined(separator: ", ") + "\n" }
+    if !cores.servers.entries.isEmpty {
+        text += "custom server cores of this tool (--server custom:NAME): " + cores.servers.names.joined(separator: ", ") + "\n"
+    }
+    return text
+}
+
+/// `--server`: `reference` or `custom:NAME` (a server core of `cores.servers`); nil when
+/// the flag is absent. A wrong value is bad input (exit 2) that lists the known names.
+func serverChoice(_ text: String?, cores: SDKCores) throws -> ServerChoice? {
+    guard let text else { return nil }
+    if let choice = cores.servers.parse(text) { return choice }
+    if text.hasPrefix("custom:") {
+        let name = String(text.dropFirst("custom:".count))
+        let hint = nearest(name, in: cores.servers.names).map { "; did you mean 'custom:\($0)'?" } ?? ""
+        throw UsageError(ServerCores.unknownMessage(name, known: cores.servers.names) + hint)
+    }
+    throw UsageError("--server expects reference or custom:NAME, got '\(text)'")
+}
+
+/// The flags that select `options`' cores, for printed commands: `--sdk X`, and
+/// `--server custom:NAME` when a custom server core runs.
+func coreFlags(_ options: GeneratorOptions) -> String {
+    "--sdk \(Fuzz.sdkName(options.sdk))" + ServerCores.flag(options.server)
+}
+
+/// The refusal of a custom core where the other process or a written trace runs the
+/// reference (`--processes`, `run --trace`): nil when both cores are the reference's.
+func customCoreRefusal(sdk: SDKChoice, server: ServerChoice, what: String) -> String? {
+    if case .custom(let name) = sdk {
+        return "\(what), which knows only the reference SDK and its mutants; '\(name)' is a custom core (check it with --check-determinism alone, in this process)"
+    }
+    if case .custom(let name) = server {
+        return "\(what), which knows only the reference server; '\(name)' is a custom server core (check it with --check-determinism alone, in this process)"
+    }
+    return nil
 }

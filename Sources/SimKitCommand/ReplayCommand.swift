@@ -6,15 +6,16 @@ import Scenarios
 /// `simkit replay SEED`: the same fuzz run again, byte for byte.
 enum ReplayCommand {
     static let help = """
-    usage: simkit replay SEED [--sdk reference|mutant:NAME] [--devices N] [--duration D] [--print] [--trace FILE]
+    usage: simkit replay SEED [--sdk reference|mutant:NAME] [--server S] [--devices N] [--duration D] [--print] [--trace FILE]
                               [--twice [--processes]]
 
     Generates the scenario of fuzz seed SEED exactly as 'simkit fuzz' did and runs it
     again with every invariant checked: the same trace, the same fingerprint. Pass the
-    same --sdk, --devices and --duration that the fuzz run used.
+    same --sdk, --server, --devices and --duration that the fuzz run used.
 
     options:
       --sdk S         reference (default) or mutant:NAME
+      --server S      reference (default) or custom:NAME, a server core the tool registers
       --devices N     the fuzz run's --devices (default 40)
       --duration D    the fuzz run's --duration (default 90d)
       --print         print the seed's script as a .scenario file and do not run it
@@ -33,7 +34,7 @@ enum ReplayCommand {
     """
 
     static func run(_ argv: [String], _ cores: SDKCores = SDKCores()) throws -> Int32 {
-        let a = try Arguments(argv, switches: ["print", "twice", "processes"], options: ["sdk", "devices", "duration", "trace"])
+        let a = try Arguments(argv, switches: ["print", "twice", "processes"], options: ["sdk", "server", "devices", "duration", "trace"])
         if a.has("help") { print(helpText(help, cores: cores), terminator: ""); return 0 }
         if a.has("processes"), !a.has("twice") { throw UsageError("--processes needs --twice") }
         guard a.positionals.count == 1 else { throw UsageError("expected one SEED, got \(a.positionals.count) arguments") }
@@ -41,8 +42,9 @@ enum ReplayCommand {
             throw UsageError("SEED must be a whole number from 0 to \(UInt64.max), got '\(a.positionals[0])'")
         }
         let options = try a.generatorOptions(cores: cores)
-        if a.has("processes"), case .custom(let name) = options.sdk {
-            throw UsageError("--processes runs the reference SDK and its mutants in the other process; '\(name)' is a custom core (use --twice alone)")
+        if a.has("processes"), let refusal = customCoreRefusal(sdk: options.sdk, server: options.server,
+                                                              what: "--processes runs the seed again in another process") {
+            throw UsageError(refusal.replacingOccurrences(of: "--check-determinism alone", with: "--twice alone"))
         }
         if a.has("print") {
             print(ScenarioPrinter.print(ScenarioGenerator.generate(seed: seed, options: options)), terminator: "")
@@ -53,7 +55,7 @@ enum ReplayCommand {
         var (result, _, violations) = twice
             ? Fuzz.run(seed: seed, options: options, cores: cores, checkDeterminism: true)
             : Fuzz.run(seed: seed, options: options, cores: cores)
-        print("seed \(seed) --sdk \(result.sdk): fingerprint \(result.fingerprint), \(plural(Int(result.events), "event"))")
+        print("seed \(seed) \(result.coreFlags): fingerprint \(result.fingerprint), \(plural(Int(result.events), "event"))")
         if twice {
             if a.has("processes"), result.nondeterminism == nil, !result.fingerprint.isEmpty {
                 let setup = try ScenarioCompiler.compile(ScenarioGenerator.generate(seed: seed, options: options)).setup
@@ -97,17 +99,17 @@ enum ReplayCommand {
         let writer = TraceWriter { handle.write(Data($0.utf8)) }
         let records: UInt64
         do {
-            switch try cores.core(for: options.sdk) {
-            case .reference: records = traced(ReferenceSDK.self, compiled.setup, writer)
-            case .custom(_, let type): records = traced(type, compiled.setup, writer)
-            }
+            let resolved = try cores.resolve(sdk: options.sdk, server: options.server)
+            records = resolved.isReference ? traced(ReferenceSDK.self, ServerModel.self, compiled.setup, writer)
+                                           : traced(resolved.sdk, resolved.server, compiled.setup, writer)
         } catch { throw UsageError("\(error)") }
         printError("simkit replay: \(records) trace records written to \(path)")
     }
 
-    /// Runs `setup` on the core `sdk` with `writer` watching; the records written.
-    static func traced<SDK: SDKCore>(_ sdk: SDK.Type, _ setup: WorldSetup, _ writer: TraceWriter) -> UInt64 {
-        var world = World<SDK, TraceWriter>(setup: setup, observer: writer)
+    /// Runs `setup` on the cores `sdk` and `server` with `writer` watching; the records written.
+    static func traced<SDK: SDKCore, Server: ServerCore>(_ sdk: SDK.Type, _ server: Server.Type, _ setup: WorldSetup,
+                                                         _ writer: TraceWriter) -> UInt64 {
+        var world = SimWorld<SDK, Server, TraceWriter>(setup: setup, observer: writer)
         world.run()
         return UInt64(world.observer.records)
     }
@@ -116,12 +118,13 @@ enum ReplayCommand {
 /// `simkit shrink`: minimise a failing scenario on demand.
 enum ShrinkCommand {
     static let help = """
-    usage: simkit shrink FILE [--invariant NAME] [-o OUT] [--max-attempts N]
-           simkit shrink --seed SEED [--sdk S] [--devices N] [--duration D] [--invariant NAME] [-o OUT]
+    usage: simkit shrink FILE [--sdk S] [--server S] [--invariant NAME] [-o OUT] [--max-attempts N]
+           simkit shrink --seed SEED [--sdk S] [--server S] [--devices N] [--duration D] [--invariant NAME] [-o OUT]
 
     Runs the scenario (a file, or fuzz seed SEED), picks the invariant it breaks (or
     --invariant), and removes statements, devices, time and detail while that invariant
-    still breaks. Prints the minimal scenario (or writes it to OUT).
+    still breaks. Prints the minimal scenario (or writes it to OUT). --sdk and --server
+    (reference or custom:NAME, a server core the tool registers) replace a FILE's own lines.
 
     Exit: 1 a failure was found and shrunk, 0 the scenario breaks nothing, 2 bad input,
     3 the scenario breaks nothing but its run stopped early (nothing to shrink, and
@@ -130,7 +133,7 @@ enum ShrinkCommand {
     """
 
     static func run(_ argv: [String], _ cores: SDKCores = SDKCores()) throws -> Int32 {
-        let a = try Arguments(argv, switches: [], options: ["seed", "sdk", "devices", "duration", "invariant", "o", "out", "max-attempts"])
+        let a = try Arguments(argv, switches: [], options: ["seed", "sdk", "server", "devices", "duration", "invariant", "o", "out", "max-attempts"])
         if a.has("help") { print(helpText(help, cores: cores), terminator: ""); return 0 }
         var scenario: ScenarioFile
         if a.string("seed") != nil {
@@ -141,6 +144,7 @@ enum ShrinkCommand {
             guard let s = try loadScenario(a.positionals[0], cores: cores) else { return 2 }
             scenario = s
             if let sdk = a.string("sdk") { scenario.sdk = try FuzzCommand.sdkChoice(sdk, cores: cores) }
+            if let server = try serverChoice(a.string("server"), cores: cores) { scenario.server = server }
         }
         let world: CheckedRun
         do { world = try Fuzz.check(scenario, cores: cores) } catch { throw UsageError("\(error)") }

@@ -6,7 +6,7 @@ import Invariants
 /// `simkit run FILE…`: runs scenario files and prints a PASS/FAIL report.
 enum RunCommand {
     static let help = """
-    usage: simkit run [--quiet] [--strict] [--sdk reference|mutant:NAME] [--seed N] [--max-memory BYTES]
+    usage: simkit run [--quiet] [--strict] [--sdk reference|mutant:NAME] [--server S] [--seed N] [--max-memory BYTES]
                       [--check-determinism [--processes]] [--trace OUT] FILE|DIR...
 
     Runs scenario files (SPEC §4). A directory stands for every *.scenario file inside
@@ -29,6 +29,8 @@ enum RunCommand {
       --quiet           print the summary line only (and no progress)
       --strict          warnings are errors (exit 2, nothing is run)
       --sdk CORE        run 'reference' or 'mutant:NAME' instead of the files' sdk line
+      --server S        run 'reference' or 'custom:NAME' (a server core the tool registers)
+                        instead of the files' server line
       --seed N          use seed N instead of the files' seed line
       --max-memory B    the memory a run may use, in bytes, or with a unit: 512M, 4G
                         (default 4G); a run that needs more stops, INCOMPLETE
@@ -49,10 +51,11 @@ enum RunCommand {
 
     static func run(_ argv: [String], _ cores: SDKCores = SDKCores()) throws -> Int32 {
         let a = try Arguments(argv, switches: ["quiet", "strict", "check-determinism", "processes"],
-                              options: ["sdk", "seed", "max-memory", "trace"])
+                              options: ["sdk", "server", "seed", "max-memory", "trace"])
         if a.has("help") { print(helpText(help, cores: cores), terminator: ""); return 0 }
         if a.has("processes"), !a.has("check-determinism") { throw UsageError("--processes needs --check-determinism") }
-        var runner = ScenarioRunner(sdk: try sdkChoice(a.string("sdk"), cores: cores), cores: cores)
+        var runner = ScenarioRunner(sdk: try sdkChoice(a.string("sdk"), cores: cores),
+                                    server: try serverChoice(a.string("server"), cores: cores), cores: cores)
         runner.checkDeterminism = a.has("check-determinism")
         if a.string("seed") != nil { runner.seed = try a.uint("seed", default: 0) }
         if let text = a.string("max-memory") { runner.memoryBudgetBytes = try parseBytes(text, option: "--max-memory") }
@@ -80,8 +83,9 @@ enum RunCommand {
         // The other process and the written trace run the reference: say so before anything runs.
         if a.has("processes") || a.string("trace") != nil {
             for (file, scenario) in scenarios {
-                if case .custom(let name) = runner.sdk ?? scenario.sdk {
-                    throw UsageError("--trace and --processes run the reference SDK and its mutants; \(file) runs the custom core '\(name)' (check it with --check-determinism alone, in this process)")
+                if let refusal = customCoreRefusal(sdk: runner.sdk ?? scenario.sdk, server: runner.server ?? scenario.server,
+                                                   what: "\(file): --trace and --processes run it again on the built-in runner") {
+                    throw UsageError(refusal)
                 }
             }
         }

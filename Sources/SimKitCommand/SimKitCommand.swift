@@ -18,15 +18,21 @@ import Scenarios
 public enum SimKitCommand {
     /// Runs the command `CommandLine.arguments` names and exits with its status. `sdks`
     /// are the custom SDK cores it knows, by name (`[a-z][a-z0-9_-]*`): `--sdk custom:NAME`
-    /// and `sdk custom NAME` in scenario files run them; a wrong name exits 2.
-    public static func main(sdks: [String: any SDKCore.Type] = [:]) -> Never {
-        for name in sdks.keys.sorted() {
-            if let problem = SDKCores.problem(withName: name) {
-                FileHandle.standardError.write(Data("simkit: error: \(problem)\n".utf8))
-                exit(2)
-            }
+    /// and `sdk custom NAME` in scenario files run them. `servers` are the custom server
+    /// cores: `--server custom:NAME` and `server custom NAME` run them. A wrong name exits 2.
+    ///
+    /// ```swift
+    /// SimKitCommand.main(sdks: ["mine": MySDK.self], servers: ["backend": MyServer.self])
+    /// ```
+    public static func main(sdks: [String: any SDKCore.Type] = [:], servers: [String: any ServerCore.Type] = [:]) -> Never {
+        let problems = sdks.keys.sorted().compactMap(SDKCores.problem(withName:))
+            + servers.keys.sorted().compactMap(ServerCores.problem(withName:))
+        if let problem = problems.first {
+            FileHandle.standardError.write(Data("simkit: error: \(problem)\n".utf8))
+            exit(2)
         }
-        exit(runMain(Array(CommandLine.arguments.dropFirst()), cores: SDKCores(sdks), handleSignals: true))
+        exit(runMain(Array(CommandLine.arguments.dropFirst()), cores: SDKCores(sdks, servers: ServerCores(servers)),
+                     handleSignals: true))
     }
 
     /// Runs one command line (`argv` without the program name) in this process and returns
@@ -77,6 +83,10 @@ func mainUsage(cores: SDKCores = SDKCores()) -> String {
         + "early at its event budget, queue or memory bound, interrupted, stopped by --time-limit,\nor merged shards missing: INCOMPLETE, not a pass).\n"
     if !cores.entries.isEmpty {
         s += "\nCustom SDK cores (--sdk custom:NAME, 'sdk custom NAME' in a scenario): " + cores.names.joined(separator: ", ") + "\n"
+    }
+    if !cores.servers.entries.isEmpty {
+        s += "\nCustom server cores (--server custom:NAME, 'server custom NAME' in a scenario): "
+            + cores.servers.names.joined(separator: ", ") + "\n"
     }
     return s
 }

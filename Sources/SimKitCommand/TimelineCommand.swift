@@ -6,8 +6,8 @@ import Scenarios
 /// `simkit timeline`: a self-contained HTML picture of one run.
 enum TimelineCommand {
     static let help = """
-    usage: simkit timeline FILE -o OUT.html [--sdk S] [--seed N] [--show SEL] [--lanes N]
-           simkit timeline --seed SEED -o OUT.html [--sdk S] [--devices N] [--duration D] [--show SEL] [--lanes N]
+    usage: simkit timeline FILE -o OUT.html [--sdk S] [--server S] [--seed N] [--show SEL] [--lanes N]
+           simkit timeline --seed SEED -o OUT.html [--sdk S] [--server S] [--devices N] [--duration D] [--show SEL] [--lanes N]
 
     Runs a scenario file, or fuzz seed SEED exactly as 'simkit fuzz' generates it, with
     every invariant checked, and writes one self-contained HTML file (inline SVG, CSS and
@@ -23,6 +23,8 @@ enum TimelineCommand {
       -o, --out FILE   where to write the page (required)
       --sdk S          reference or mutant:NAME (a FILE's own sdk line by default;
                        reference for --seed)
+      --server S       reference or custom:NAME, a server core the tool registers (a
+                       FILE's own server line by default; reference for --seed)
       --seed N         with FILE: use seed N instead of the file's seed line
       --devices N      with --seed: the fuzz run's --devices (default 40)
       --duration D     with --seed: the fuzz run's --duration (default 90d)
@@ -39,7 +41,7 @@ enum TimelineCommand {
     """
 
     static func run(_ argv: [String], _ cores: SDKCores = SDKCores()) throws -> Int32 {
-        let a = try Arguments(argv, switches: ["quiet"], options: ["o", "out", "sdk", "seed", "devices", "duration", "show", "lanes"])
+        let a = try Arguments(argv, switches: ["quiet"], options: ["o", "out", "sdk", "server", "seed", "devices", "duration", "show", "lanes"])
         if a.has("help") { print(helpText(help, cores: cores), terminator: ""); return 0 }
         guard let out = a.string("o") ?? a.string("out") else { throw UsageError("missing '-o OUT.html': where to write the page") }
         let lanesMax = Int(try a.uint("lanes", default: 200, range: 1...2_000))
@@ -51,7 +53,7 @@ enum TimelineCommand {
             let seed = try a.uint("seed", default: 0)
             let options = try a.generatorOptions(cores: cores)
             scenario = ScenarioGenerator.generate(seed: seed, options: options)
-            title = "fuzz seed \(seed) --sdk \(Fuzz.sdkName(options.sdk))"
+            title = "fuzz seed \(seed) \(coreFlags(options))"
         } else {
             guard a.positionals.count == 1 else { throw UsageError("expected one scenario FILE, got \(a.positionals.count)") }
             for flag in ["devices", "duration"] where a.string(flag) != nil {
@@ -62,6 +64,7 @@ enum TimelineCommand {
             scenario = s
             if a.string("seed") != nil { scenario.seed = try a.uint("seed", default: 0) }
             if let text = a.string("sdk") { sdk = try FuzzCommand.sdkChoice(text, cores: cores) }
+            if let server = try serverChoice(a.string("server"), cores: cores) { scenario.server = server }
             title = s.name.isEmpty ? file : "\(s.name) (\(file))"
         }
         let lanes = try a.string("show").map { try selectDevices($0, in: scenario) }

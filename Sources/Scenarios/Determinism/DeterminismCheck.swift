@@ -35,6 +35,14 @@ public enum DeterminismCheck {
         return name
     }
 
+    /// The cores' name in reports: the SDK core's (as above), and the server core's type
+    /// when it is not the reference `ServerModel` (`MySDK on server MyServer`).
+    public static func coreName<SDK: SDKCore, Server: ServerCore>(_ sdk: SDK.Type, server: Server.Type,
+                                                                  choice: SDKChoice? = nil) -> String {
+        let name = coreName(sdk, choice: choice)
+        return ObjectIdentifier(server) == ObjectIdentifier(ServerModel.self) ? name : "\(name) on server \(String(describing: server))"
+    }
+
     /// How many records before the difference are read to find its step and the records
     /// that agreed (a step's records are contiguous and few).
     static let window = 4_096
@@ -51,10 +59,19 @@ public enum DeterminismCheck {
     public static func compare<SDK: SDKCore>(_ setup: WorldSetup, sdk: SDK.Type, against tape: TraceTape,
                                              fingerprint: Fingerprint, events: UInt64, core: String? = nil,
                                              names: (String, String) = ("run 1", "run 2")) -> Nondeterminism? {
-        var second = World<SDK, TraceComparer>(setup: setup, observer: TraceComparer(tape))
+        compare(setup, sdk: sdk, server: ServerModel.self, against: tape, fingerprint: fingerprint, events: events,
+                core: core, names: names)
+    }
+
+    /// `compare(_:sdk:against:fingerprint:events:core:names:)` on the server core `server`.
+    public static func compare<SDK: SDKCore, Server: ServerCore>(_ setup: WorldSetup, sdk: SDK.Type, server: Server.Type,
+                                                                 against tape: TraceTape, fingerprint: Fingerprint,
+                                                                 events: UInt64, core: String? = nil,
+                                                                 names: (String, String) = ("run 1", "run 2")) -> Nondeterminism? {
+        var second = SimWorld<SDK, Server, TraceComparer>(setup: setup, observer: TraceComparer(tape))
         second.run()
         let sameTrace = second.fingerprint == fingerprint && second.observer.count == tape.count
-        let coreName = core ?? coreName(sdk)
+        let coreName = core ?? coreName(sdk, server: server)
         let detail = "fingerprints: \(names.0) \(fingerprint) (\(Nondeterminism.grouped(tape.count)) records, "
             + "\(Nondeterminism.grouped(events)) events), \(names.1) \(second.fingerprint) "
             + "(\(Nondeterminism.grouped(second.observer.count)) records, \(Nondeterminism.grouped(second.eventsHandled)) events)"
@@ -95,16 +112,23 @@ public enum DeterminismCheck {
     /// - Complexity: one simulation without checkers; three for a run that differs.
     public static func again<SDK: SDKCore>(_ setup: WorldSetup, sdk: SDK.Type, fingerprint: Fingerprint, events: UInt64,
                                            core: String? = nil) -> Nondeterminism? {
-        var second = World<SDK, NoObserver>(setup: setup, observer: NoObserver())
+        again(setup, sdk: sdk, server: ServerModel.self, fingerprint: fingerprint, events: events, core: core)
+    }
+
+    /// `again(_:sdk:fingerprint:events:core:)` on the server core `server`.
+    public static func again<SDK: SDKCore, Server: ServerCore>(_ setup: WorldSetup, sdk: SDK.Type, server: Server.Type,
+                                                               fingerprint: Fingerprint, events: UInt64,
+                                                               core: String? = nil) -> Nondeterminism? {
+        var second = SimWorld<SDK, Server, NoObserver>(setup: setup, observer: NoObserver())
         second.run()
         if second.fingerprint == fingerprint, second.eventsHandled == events { return nil }
         let differed = "runs 1 and 2 (the checked run and one more) differed: fingerprints \(fingerprint) "
             + "(\(Nondeterminism.grouped(fingerprint.records)) records, \(Nondeterminism.grouped(events)) events) and "
             + "\(second.fingerprint) (\(Nondeterminism.grouped(second.fingerprint.records)) records, "
             + "\(Nondeterminism.grouped(second.eventsHandled)) events)"
-        let coreName = core ?? coreName(sdk)
+        let coreName = core ?? coreName(sdk, server: server)
         return withExtendedLifetime(second) {
-            guard var located = twice(setup, sdk: sdk, core: coreName, names: ("run 3", "run 4")) else {
+            guard var located = twice(setup, sdk: sdk, server: server, core: coreName, names: ("run 3", "run 4")) else {
                 return .unlocated(.unlocated, explanation: "two runs differed, but two more, made to find where, were the "
                                   + "same: the leak did not repeat (core: \(coreName)).", names: ("run 1", "run 2"),
                                   core: coreName, detail: differed)
@@ -119,11 +143,18 @@ public enum DeterminismCheck {
     public static func twice<SDK: SDKCore>(_ setup: WorldSetup, sdk: SDK.Type, core: String? = nil,
                                            names: (String, String) = ("run 1", "run 2"),
                                            tapeLimit: Int = TraceTape.defaultLimit) -> Nondeterminism? {
-        var first = World<SDK, TraceTape>(setup: setup, observer: TraceTape(limit: tapeLimit))
+        twice(setup, sdk: sdk, server: ServerModel.self, core: core, names: names, tapeLimit: tapeLimit)
+    }
+
+    /// `twice(_:sdk:core:names:tapeLimit:)` on the server core `server`.
+    public static func twice<SDK: SDKCore, Server: ServerCore>(_ setup: WorldSetup, sdk: SDK.Type, server: Server.Type,
+                                                               core: String? = nil, names: (String, String) = ("run 1", "run 2"),
+                                                               tapeLimit: Int = TraceTape.defaultLimit) -> Nondeterminism? {
+        var first = SimWorld<SDK, Server, TraceTape>(setup: setup, observer: TraceTape(limit: tapeLimit))
         first.run()
         // Kept alive through the second run (see `compare`).
         return withExtendedLifetime(first) {
-            compare(setup, sdk: sdk, against: first.observer, fingerprint: first.fingerprint, events: first.eventsHandled,
+            compare(setup, sdk: sdk, server: server, against: first.observer, fingerprint: first.fingerprint, events: first.eventsHandled,
                     core: core, names: names)
         }
     }

@@ -16,26 +16,34 @@ extension Fuzz {
     ///   with them), and two more for a seed that differs.
     public static func run<SDK: SDKCore>(seed: UInt64, options: GeneratorOptions, sdk: SDK.Type,
                                          checkDeterminism: Bool) -> (SeedResult, ScenarioFile, [Violation]) {
+        run(seed: seed, options: options, sdk: sdk, server: ServerModel.self, checkDeterminism: checkDeterminism)
+    }
+
+    /// `run(seed:options:sdk:checkDeterminism:)` on the SDK core `sdk` and the server core
+    /// `server` (the repeat runs of the determinism guard use the same two).
+    public static func run<SDK: SDKCore, Server: ServerCore>(seed: UInt64, options: GeneratorOptions, sdk: SDK.Type,
+                                                             server: Server.Type,
+                                                             checkDeterminism: Bool) -> (SeedResult, ScenarioFile, [Violation]) {
         let scenario = ScenarioGenerator.generate(seed: seed, options: options)
         var setup: WorldSetup
         do {
             setup = try ScenarioCompiler.compile(scenario).setup
         } catch {
             // A generated scenario that does not compile is a generator bug: report it loudly.
-            let result = SeedResult(seed: seed, sdk: sdkName(options.sdk), fingerprint: "", events: 0,
+            let result = SeedResult(seed: seed, sdk: sdkName(options.sdk), server: serverName(options.server), fingerprint: "", events: 0,
                                     broken: ["generator-error"], firstViolation: "\(error)", coverage: [])
             return (result, scenario, [])
         }
         setup.ringDepth = 0   // the checker keeps its own rings
-        var world = World<SDK, InvariantChecker>(setup: setup, observer: InvariantChecker(ringDepth: 12))
+        var world = SimWorld<SDK, Server, InvariantChecker>(setup: setup, observer: InvariantChecker(ringDepth: 12))
         world.run()
         var result = seedResult(seed: seed, options: options, checker: world.observer, fingerprint: world.fingerprint,
                                 events: world.eventsHandled, stopReason: world.stopReason)
         if checkDeterminism {
             // The first world stays alive through the others (see `DeterminismCheck.compare`).
             result.nondeterminism = withExtendedLifetime(world) {
-                DeterminismCheck.again(setup, sdk: sdk, fingerprint: world.fingerprint, events: world.eventsHandled,
-                                       core: DeterminismCheck.coreName(sdk, choice: options.sdk))
+                DeterminismCheck.again(setup, sdk: sdk, server: server, fingerprint: world.fingerprint, events: world.eventsHandled,
+                                       core: DeterminismCheck.coreName(sdk, server: server, choice: options.sdk))
             }
         }
         return (result, scenario, world.observer.violations)
@@ -49,19 +57,18 @@ extension Fuzz {
         run(seed: seed, options: options, sdk: ReferenceSDK.self, checkDeterminism: checkDeterminism)
     }
 
-    /// `run(seed:options:sdk:checkDeterminism:)` on the core `options.sdk` names: the
-    /// reference (specialised, as above) or a custom one from `cores`.
+    /// `run(seed:options:sdk:server:checkDeterminism:)` on the cores `options.sdk` and
+    /// `options.server` name: the reference (specialised, as above) or custom ones from `cores`.
     public static func run(seed: UInt64, options: GeneratorOptions, cores: SDKCores,
                            checkDeterminism: Bool) -> (SeedResult, ScenarioFile, [Violation]) {
         do {
-            switch try cores.core(for: options.sdk) {
-            case .reference: return run(seed: seed, options: options, checkDeterminism: checkDeterminism)
-            case .custom(_, let type): return run(seed: seed, options: options, sdk: type, checkDeterminism: checkDeterminism)
-            }
+            let resolved = try cores.resolve(sdk: options.sdk, server: options.server)
+            if resolved.isReference { return run(seed: seed, options: options, checkDeterminism: checkDeterminism) }
+            return run(seed: seed, options: options, sdk: resolved.sdk, server: resolved.server, checkDeterminism: checkDeterminism)
         } catch {
             // An unknown core never runs as another: the seed fails loudly, as `run(seed:options:cores:)` does.
             let scenario = ScenarioGenerator.generate(seed: seed, options: options)
-            let result = SeedResult(seed: seed, sdk: sdkName(options.sdk), fingerprint: "", events: 0,
+            let result = SeedResult(seed: seed, sdk: sdkName(options.sdk), server: serverName(options.server), fingerprint: "", events: 0,
                                     broken: ["generator-error"], firstViolation: "\(error)", coverage: [])
             return (result, scenario, [])
         }
@@ -70,7 +77,7 @@ extension Fuzz {
     /// The verdict of a finished run, as `run(seed:options:)` records it.
     static func seedResult(seed: UInt64, options: GeneratorOptions, checker: InvariantChecker, fingerprint: Fingerprint,
                            events: UInt64, stopReason: String?) -> SeedResult {
-        SeedResult(seed: seed, sdk: sdkName(options.sdk), fingerprint: fingerprint.description, events: events,
+        SeedResult(seed: seed, sdk: sdkName(options.sdk), server: serverName(options.server), fingerprint: fingerprint.description, events: events,
                    broken: checker.broken.map(\.rawValue), firstViolation: checker.violations.first?.headline,
                    coverage: checker.coverage.counts, stopReason: stopReason)
     }

@@ -73,8 +73,13 @@ public enum TraceDiff {
     /// The whole trace of a run of `setup` on `SDK`, as a trace file's text.
     /// - Complexity: one simulation; the text in memory (about 60 bytes a record).
     public static func text<SDK: SDKCore>(of setup: WorldSetup, sdk: SDK.Type) -> String {
+        text(of: setup, sdk: sdk, server: ServerModel.self)
+    }
+
+    /// `text(of:sdk:)` on the server core `server`.
+    public static func text<SDK: SDKCore, Server: ServerCore>(of setup: WorldSetup, sdk: SDK.Type, server: Server.Type) -> String {
         let sink = TextSink()
-        var world = World<SDK, TraceWriter>(setup: setup, observer: TraceWriter { sink.text += $0 })
+        var world = SimWorld<SDK, Server, TraceWriter>(setup: setup, observer: TraceWriter { sink.text += $0 })
         world.run()
         return sink.text
     }

@@ -6,6 +6,9 @@ public struct SeedResult: Sendable, Codable, Equatable {
     public var seed: UInt64
     /// `reference`, `mutant:NAME` or `custom:NAME`.
     public var sdk: String
+    /// The server core, `custom:NAME`, when it is not the reference (nil: the reference;
+    /// absent from results written before server cores existed).
+    public var server: String?
     /// Sixteen hex digits over the whole trace.
     public var fingerprint: String
     public var events: UInt64
@@ -35,6 +38,9 @@ public struct SeedResult: Sendable, Codable, Equatable {
     public var incomplete: Bool { stopReason != nil }
     /// Nothing broke and the run reached its end.
     public var passed: Bool { !failed && !incomplete }
+    /// The flags that select this seed's cores: `--sdk X`, and `--server custom:NAME` when
+    /// a custom server core ran it (for replay commands).
+    public var coreFlags: String { "--sdk \(sdk)" + (server.map { " --server \($0)" } ?? "") }
 }
 
 /// Running scenarios for the fuzzer: one seed, or one scenario, with every invariant checked.
@@ -62,29 +68,44 @@ public enum Fuzz {
     }
 
     /// Runs `scenario` on the SDK core `sdk` (its mutant flaws, if the scenario names a
-    /// mutant, reach it through `SDKConfig`) with every invariant checked.
+    /// mutant, reach it through `SDKConfig`) and the reference server, with every
+    /// invariant checked.
     public static func check<SDK: SDKCore>(_ scenario: ScenarioFile, sdk: SDK.Type,
                                            ringDepth: Int = 12) throws(CompileError) -> World<SDK, InvariantChecker> {
+        try check(scenario, sdk: sdk, server: ServerModel.self, ringDepth: ringDepth)
+    }
+
+    /// Runs `scenario` on the SDK core `sdk` and the server core `server` (a mutant's
+    /// server flaws reach it through `init(setup:flaws:)`) with every invariant checked.
+    public static func check<SDK: SDKCore, Server: ServerCore>(
+        _ scenario: ScenarioFile, sdk: SDK.Type, server: Server.Type, ringDepth: Int = 12
+    ) throws(CompileError) -> SimWorld<SDK, Server, InvariantChecker> {
         var compiled = try ScenarioCompiler.compile(scenario)
         compiled.setup.ringDepth = 0   // the checker keeps its own rings
-        var world = World<SDK, InvariantChecker>(setup: compiled.setup, observer: InvariantChecker(ringDepth: ringDepth))
+        var world = SimWorld<SDK, Server, InvariantChecker>(setup: compiled.setup, observer: InvariantChecker(ringDepth: ringDepth))
         world.run()
         return world
     }
 
-    /// Runs `scenario` on the core its `sdk` line names (the reference, a mutant of it, or
-    /// a core of `cores`) with every invariant checked. An unknown custom name is a
-    /// `CompileError` that lists the known ones.
+    /// Runs `scenario` on the cores its `sdk` and `server` lines name (the reference, a
+    /// mutant of it, or cores of `cores`) with every invariant checked. An unknown custom
+    /// name is a `CompileError` that lists the known ones.
     public static func check(_ scenario: ScenarioFile, cores: SDKCores, ringDepth: Int = 12) throws(CompileError) -> CheckedRun {
-        switch try cores.core(for: scenario.sdk) {
-        case .reference: return CheckedRun(try check(scenario, sdk: ReferenceSDK.self, ringDepth: ringDepth))
-        case .custom(_, let type): return try checkedRun(scenario, type, ringDepth: ringDepth)
-        }
+        let resolved = try cores.resolve(sdk: scenario.sdk, server: scenario.server)
+        if resolved.isReference { return CheckedRun(try check(scenario, sdk: ReferenceSDK.self, ringDepth: ringDepth)) }
+        return try checkedRun(scenario, resolved.sdk, resolved.server, ringDepth: ringDepth)
     }
 
-    /// `check(_:sdk:ringDepth:)` for a core type known only at run time.
-    static func checkedRun<SDK: SDKCore>(_ scenario: ScenarioFile, _ sdk: SDK.Type, ringDepth: Int) throws(CompileError) -> CheckedRun {
-        CheckedRun(try check(scenario, sdk: sdk, ringDepth: ringDepth))
+    /// `check(_:sdk:server:ringDepth:)` for core types known only at run time.
+    static func checkedRun<SDK: SDKCore, Server: ServerCore>(_ scenario: ScenarioFile, _ sdk: SDK.Type, _ server: Server.Type,
+                                                            ringDepth: Int) throws(CompileError) -> CheckedRun {
+        CheckedRun(try check(scenario, sdk: sdk, server: server, ringDepth: ringDepth))
+    }
+
+    /// The server's name in results: nil for the reference, `custom:NAME` otherwise.
+    public static func serverName(_ server: ServerChoice) -> String? {
+        if case .reference = server { return nil }
+        return ServerCores.name(server)
     }
 
     /// Generates and runs one seed on the core `options.sdk` names (a custom one from `cores`).
@@ -97,14 +118,15 @@ public enum Fuzz {
             let world = try check(scenario, cores: cores)
             let checker = world.checker
             violations = checker.violations
-            result = SeedResult(seed: seed, sdk: sdkName(options.sdk), fingerprint: world.fingerprint.description,
+            result = SeedResult(seed: seed, sdk: sdkName(options.sdk), server: serverName(options.server),
+                                fingerprint: world.fingerprint.description,
                                 events: world.eventsHandled, broken: checker.broken.map(\.rawValue),
                                 firstViolation: checker.violations.first?.headline, coverage: checker.coverage.counts,
                                 stopReason: world.stopReason)
         } catch {
             // A generated scenario that does not compile is a generator bug: report it loudly.
             violations = []
-            result = SeedResult(seed: seed, sdk: sdkName(options.sdk), fingerprint: "", events: 0,
+            result = SeedResult(seed: seed, sdk: sdkName(options.sdk), server: serverName(options.server), fingerprint: "", events: 0,
                                 broken: ["generator-error"], firstViolation: "\(error)", coverage: [])
         }
         return (result, scenario, violations)
@@ -128,7 +150,7 @@ public enum Fuzz {
         var s = scenario
         s.name = "\(invariant) (fuzz seed \(seed), shrunk)"
         return """
-        # Found by `simkit fuzz` (seed \(seed), --sdk \(sdkName(sdk))) and shrunk.
+        # Found by `simkit fuzz` (seed \(seed), --sdk \(sdkName(sdk))\(ServerCores.flag(scenario.server))) and shrunk.
         # It breaks the invariant '\(invariant)'. Replay: simkit run \(file)
 
         """ + ScenarioPrinter.print(s)
@@ -149,7 +171,7 @@ public struct CheckedRun {
     public var stopReason: String? { stop?.description }
 
     /// What `world` found and reports.
-    public init<SDK: SDKCore>(_ world: World<SDK, InvariantChecker>) {
+    public init<SDK: SDKCore, Server: ServerCore>(_ world: SimWorld<SDK, Server, InvariantChecker>) {
         checker = world.observer
         fingerprint = world.fingerprint
         eventsHandled = world.eventsHandled

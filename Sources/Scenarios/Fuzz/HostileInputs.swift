@@ -69,6 +69,7 @@ public enum HostileInputs {
             ("at {}ms expect >={}% all idle", [Slot(field: .time, normal: Ms.day), Slot(field: .share, normal: 0)]),
             ("expect violation never-lock-on-transient", []),
             ("sdk reference", []),
+            ("server reference", []),
         ]
     }()
 

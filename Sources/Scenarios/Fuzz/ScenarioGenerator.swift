@@ -8,6 +8,8 @@ public struct GeneratorOptions: Sendable, Equatable {
     public var maxDurationDays: UInt64 = 90
     /// The SDK every generated scenario runs.
     public var sdk: SDKChoice = .reference
+    /// The server core every generated scenario runs (`--server`); the reference by default.
+    public var server: ServerChoice = .reference
     public init(maxDevicesPerGroup: UInt64 = 40, maxDurationDays: UInt64 = 90, sdk: SDKChoice = .reference) {
         self.maxDevicesPerGroup = maxDevicesPerGroup; self.maxDurationDays = maxDurationDays; self.sdk = sdk
     }
@@ -86,6 +88,7 @@ public struct ScenarioGenerator {
         s.name = "fuzz seed \(seed)"
         s.seed = seed
         s.sdk = options.sdk
+        s.server = options.server
         let maxDays = max(2, options.maxDurationDays)
         let wantsLong = has(.longLock) || has(.relock)
         let days: UInt64 = wantsLong ? min(maxDays, 31 + r.below(60)) : 2 + r.below(maxDays - 1)

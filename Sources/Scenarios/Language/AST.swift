@@ -13,6 +13,8 @@ public struct ScenarioFile: Equatable, Sendable {
     public var duration: SimTime = 30 * Ms.day
     /// The system under test (`sdk …`); the reference SDK when absent.
     public var sdk: SDKChoice = .reference
+    /// The server core (`server …`); the reference server, `ServerModel`, when absent.
+    public var server: ServerChoice = .reference
     /// Developer accounts, in file order.
     public var accounts: [AccountDecl] = []
     /// Apps, in file order.
@@ -37,6 +39,15 @@ public enum SDKChoice: Equatable, Sendable {
     /// A deliberately wrong variant of the reference SDK, by name.
     case mutant(String)
     /// A core the user plugged in, by the name it was registered under.
+    case custom(String)
+}
+
+/// Which server core judges the devices' requests.
+public enum ServerChoice: Equatable, Sendable {
+    /// The reference server, `ServerModel`, which implements every S rule (with a mutant's
+    /// server flaws when the `sdk` line names a mutant).
+    case reference
+    /// A server core the user plugged in (`ServerCores`), by the name it was registered under.
     case custom(String)
 }
 

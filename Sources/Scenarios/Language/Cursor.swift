@@ -15,7 +15,7 @@ struct ParseError: Error, Sendable {
 /// Keywords, for did-you-mean hints.
 enum Keywords {
     /// Words that can start a statement.
-    static let statements = ["scenario", "seed", "duration", "sdk", "account", "app", "devices", "clones",
+    static let statements = ["scenario", "seed", "duration", "sdk", "server", "account", "app", "devices", "clones",
                              "network", "at", "every", "expect"]
     /// Words that can start an action.
     static let actions = PersonAction.allCases.map(\.rawValue) + [

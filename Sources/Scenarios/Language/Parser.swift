@@ -84,6 +84,17 @@ struct Parser {
                                  hint: Suggest.hint(w.text, in: ["reference", "mutant", "custom"]),
                                  note: "use 'sdk reference', 'sdk mutant NAME' or 'sdk custom NAME'")
             }
+        case "server":
+            try header(first)
+            let w = try c.word("'reference' or 'custom NAME'")
+            switch w.text {
+            case "reference": scenario.server = .reference
+            case "custom": scenario.server = .custom(try c.name("server core name"))
+            default:
+                throw ParseError(offset: w.offset, message: "unknown server \(w.quoted)",
+                                 hint: Suggest.hint(w.text, in: ["reference", "custom"]),
+                                 note: "use 'server reference' or 'server custom NAME' (server faults go in the timeline: 'at 1d server down for 1h')")
+            }
         case "account":
             let name = try c.name("account name")
             var approved = true

@@ -19,6 +19,9 @@ public enum ScenarioPrinter {
         case let .mutant(m): out.append("sdk mutant \(m)")
         case let .custom(c): out.append("sdk custom \(c)")
         }
+        // The reference server is the default and is not printed, so files that never
+        // name a server print as they always did.
+        if case let .custom(c) = scenario.server { out.append("server custom \(c)") }
         out.append("")
         for a in scenario.accounts { out.append("account \(a.name)" + (a.approved ? "" : " unapproved")) }
         for a in scenario.apps { out.append("app \(a.name) account \(a.account) key \(a.key)" + (a.pending ? " pending" : "")) }

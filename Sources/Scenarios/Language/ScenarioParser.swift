@@ -9,11 +9,16 @@ public struct ValidationContext: Equatable, Sendable {
     /// Core names allowed in `sdk custom NAME` (`SDKCores.names`); nil means "do not
     /// check". Empty is a list: a tool that knows no custom core refuses every one.
     public var knownCores: [String]?
+    /// Server core names allowed in `server custom NAME` (`ServerCores.names`); nil means
+    /// "do not check", empty refuses every one.
+    public var knownServers: [String]?
     /// A context; the default checks none of the lists.
-    public init(knownInvariants: [String] = [], knownMutants: [String] = [], knownCores: [String]? = nil) {
+    public init(knownInvariants: [String] = [], knownMutants: [String] = [], knownCores: [String]? = nil,
+                knownServers: [String]? = nil) {
         self.knownInvariants = knownInvariants
         self.knownMutants = knownMutants
         self.knownCores = knownCores
+        self.knownServers = knownServers
     }
 }
 

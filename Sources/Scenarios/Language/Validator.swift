@@ -116,6 +116,11 @@ struct Validator {
                   note: cores.isEmpty ? "this tool knows no custom core; a package registers its own with SimKitCommand.main(sdks: [\"\(c)\": MySDK.self])"
                                       : "custom cores are: " + cores.joined(separator: ", "))
         }
+        if case let .custom(c) = s.server, let servers = context.knownServers, !servers.contains(c) {
+            error(headerMark("server"), c, "unknown server core '\(c)'", hint: Suggest.hint(c, in: servers),
+                  note: servers.isEmpty ? "this tool knows no custom server core; a package registers its own with SimKitCommand.main(servers: [\"\(c)\": MyServer.self])"
+                                        : "custom server cores are: " + servers.joined(separator: ", "))
+        }
         let net = s.network
         if net.latencyMin > net.latencyMax {
             error(net.mark, after: "latency", "latency range '\(d(net.latencyMin))..\(d(net.latencyMax))' is empty")

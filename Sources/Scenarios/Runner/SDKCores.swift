@@ -24,19 +24,25 @@ public struct SDKCores: Sendable, ExpressibleByDictionaryLiteral {
 
     /// Every registered core, sorted by name.
     public let entries: [Entry]
+    /// The custom server cores the tool knows (`server custom NAME`, `--server custom:NAME`);
+    /// none by default. They travel with the SDK cores so that everything that takes
+    /// `cores` knows both.
+    public var servers: ServerCores
 
-    /// No custom core: only the reference and its mutants.
-    public init() { entries = [] }
+    /// No custom core: only the reference and its mutants, on the reference server.
+    public init() { entries = []; servers = ServerCores() }
 
-    /// The cores of `cores`, sorted by name. Every name must be valid (`SDKCores.problem(withName:)`
-    /// is nil): a wrong name is a programming error in the caller's package, not bad input.
-    public init(_ cores: [String: any SDKCore.Type]) {
+    /// The cores of `cores`, sorted by name, and the server cores `servers`. Every name
+    /// must be valid (`SDKCores.problem(withName:)` is nil): a wrong name is a programming
+    /// error in the caller's package, not bad input.
+    public init(_ cores: [String: any SDKCore.Type], servers: ServerCores = ServerCores()) {
         var list: [Entry] = []
         for name in cores.keys.sorted() {
             if let problem = SDKCores.problem(withName: name) { preconditionFailure(problem) }
             list.append(Entry(name: name, type: cores[name]!))
         }
         entries = list
+        self.servers = servers
     }
 
     /// `["mine": MySDK.self, "other": OtherSDK.self]`; a name given twice keeps the last.

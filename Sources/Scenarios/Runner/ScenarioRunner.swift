@@ -10,6 +10,8 @@ import SimKit
 public struct ScenarioRunner: Sendable {
     /// Replaces the file's `sdk` line when set (`--sdk`).
     public var sdk: SDKChoice?
+    /// Replaces the file's `server` line when set (`--server`).
+    public var server: ServerChoice?
     /// Replaces the file's `seed` line when set (`--seed`).
     public var seed: UInt64?
     /// Names the validator accepts: every invariant, every mutant and every core of `cores`.
@@ -24,9 +26,11 @@ public struct ScenarioRunner: Sendable {
     /// difference fails it with `ScenarioOutcome.nondeterminism` (`--check-determinism`).
     public var checkDeterminism = false
 
-    /// A runner; `sdk` and `seed` override what files say; `cores` are the custom cores it knows.
-    public init(sdk: SDKChoice? = nil, seed: UInt64? = nil, cores: SDKCores = SDKCores()) {
+    /// A runner; `sdk`, `server` and `seed` override what files say; `cores` are the custom
+    /// cores it knows (SDK cores, and server cores in `cores.servers`).
+    public init(sdk: SDKChoice? = nil, server: ServerChoice? = nil, seed: UInt64? = nil, cores: SDKCores = SDKCores()) {
         self.sdk = sdk
+        self.server = server
         self.seed = seed
         self.cores = cores
         context = ScenarioRunner.standardContext(cores: cores)
@@ -37,7 +41,8 @@ public struct ScenarioRunner: Sendable {
 
     /// Every invariant and mutant name and the names of `cores`.
     public static func standardContext(cores: SDKCores) -> ValidationContext {
-        ValidationContext(knownInvariants: InvariantID.allCases.map(\.rawValue), knownMutants: Mutants.names, knownCores: cores.names)
+        ValidationContext(knownInvariants: InvariantID.allCases.map(\.rawValue), knownMutants: Mutants.names, knownCores: cores.names,
+                          knownServers: cores.servers.names)
     }
 
     /// Parses `source` (named `file` in diagnostics) and runs it; bad input is a `.badInput` outcome.
@@ -52,6 +57,8 @@ public struct ScenarioRunner: Sendable {
     /// Runs a parsed and validated scenario.
     /// - Complexity: one simulation: O(events × log queue) plus O(devices) per probe.
     public func run(scenario: ScenarioFile, file: String) -> ScenarioOutcome {
+        var scenario = scenario
+        if let server { scenario.server = server }
         let compiled: CompiledScenario
         do {
             compiled = try ScenarioCompiler.compile(scenario, sdk: sdk, seed: seed)
@@ -62,12 +69,13 @@ public struct ScenarioRunner: Sendable {
         if let eventBudget { setup.eventBudget = eventBudget }
         setup.memoryBudgetBytes = memoryBudgetBytes
         do {
-            switch try cores.core(for: sdk ?? scenario.sdk) {
-            case .reference:
-                return run(ReferenceSDK.self, setup: setup, compiled: compiled, name: scenario.name, file: file, choice: sdk ?? scenario.sdk)
-            case .custom(_, let type):
-                return run(type, setup: setup, compiled: compiled, name: scenario.name, file: file, choice: sdk ?? scenario.sdk)
+            let resolved = try cores.resolve(sdk: sdk ?? scenario.sdk, server: scenario.server)
+            if resolved.isReference {
+                return run(ReferenceSDK.self, ServerModel.self, setup: setup, compiled: compiled, name: scenario.name, file: file,
+                           choice: sdk ?? scenario.sdk)
             }
+            return run(resolved.sdk, resolved.server, setup: setup, compiled: compiled, name: scenario.name, file: file,
+                       choice: sdk ?? scenario.sdk)
         } catch {
             return ScenarioOutcome(name: scenario.name, file: file, verdict: .badInput, errors: "\(file): error: \(error.message)")
         }
@@ -76,14 +84,22 @@ public struct ScenarioRunner: Sendable {
     /// Runs `setup` on the SDK core `sdk` and judges it.
     func run<SDK: SDKCore>(_ sdk: SDK.Type, setup: WorldSetup, compiled: CompiledScenario, name: String,
                            file: String, choice: SDKChoice? = nil) -> ScenarioOutcome {
+        run(sdk, ServerModel.self, setup: setup, compiled: compiled, name: name, file: file, choice: choice)
+    }
+
+    /// Runs `setup` on the SDK core `sdk` and the server core `server` and judges it.
+    func run<SDK: SDKCore, Server: ServerCore>(_ sdk: SDK.Type, _ server: Server.Type, setup: WorldSetup,
+                                               compiled: CompiledScenario, name: String,
+                                               file: String, choice: SDKChoice? = nil) -> ScenarioOutcome {
         let observer = ObserverPair(InvariantChecker(), ExpectationJudge(expectations: compiled.expectations))
-        var world = World<SDK, ObserverPair<InvariantChecker, ExpectationJudge>>(setup: setup, observer: observer)
+        var world = SimWorld<SDK, Server, ObserverPair<InvariantChecker, ExpectationJudge>>(setup: setup, observer: observer)
         world.run()
         var outcome = judge(world: world, compiled: compiled, name: name, file: file)
         if checkDeterminism {
             // Kept alive through the check: the check's runs allocate elsewhere (see `DeterminismCheck.compare`).
             outcome.nondeterminism = withExtendedLifetime(world) {
-                DeterminismCheck.twice(setup, sdk: SDK.self, core: DeterminismCheck.coreName(SDK.self, choice: choice))
+                DeterminismCheck.twice(setup, sdk: SDK.self, server: Server.self,
+                                       core: DeterminismCheck.coreName(SDK.self, server: Server.self, choice: choice))
             }
             if outcome.nondeterminism != nil { outcome.verdict = .failed }
         }
@@ -91,7 +107,7 @@ public struct ScenarioRunner: Sendable {
     }
 
     /// The verdict on a finished run.
-    func judge<SDK: SDKCore>(world: World<SDK, ObserverPair<InvariantChecker, ExpectationJudge>>,
+    func judge<SDK: SDKCore, Server: ServerCore>(world: SimWorld<SDK, Server, ObserverPair<InvariantChecker, ExpectationJudge>>,
                              compiled: CompiledScenario, name: String, file: String) -> ScenarioOutcome {
         let checker = world.observer.first, judge = world.observer.second
         var outcome = ScenarioOutcome(name: name, file: file, verdict: .passed)

@@ -29,12 +29,16 @@ public enum SimKitTest {
     /// the verdict NONDETERMINISTIC (`SeedRun.nondeterminism` says where and why).
     /// - Complexity: one simulation of at most `devices` devices per group for at most
     ///   `duration`; two when `checkDeterminism`.
-    public static func seed(_ seed: UInt64, sdk: SDKChoice = .reference, devices: UInt64 = 40,
+    public static func seed(_ seed: UInt64, sdk: SDKChoice = .reference, server: ServerChoice = .reference, devices: UInt64 = 40,
                             duration: SimTime = 90 * Ms.day, cores: SDKCores = SDKCores(),
                             checkDeterminism: Bool = false) -> SeedRun {
         precondition(devices >= 1, "devices must be at least 1")
         if case .custom(let name) = sdk { precondition(cores.type(named: name) != nil, SDKCores.unknownMessage(name, known: cores.names)) }
-        let options = GeneratorOptions(maxDevicesPerGroup: devices, maxDurationDays: max(2, duration / Ms.day), sdk: sdk)
+        if case .custom(let name) = server {
+            precondition(cores.servers.type(named: name) != nil, ServerCores.unknownMessage(name, known: cores.servers.names))
+        }
+        var options = GeneratorOptions(maxDevicesPerGroup: devices, maxDurationDays: max(2, duration / Ms.day), sdk: sdk)
+        options.server = server
         let (result, scenario, violations) = checkDeterminism
             ? Fuzz.run(seed: seed, options: options, cores: cores, checkDeterminism: true)
             : Fuzz.run(seed: seed, options: options, cores: cores)
@@ -61,12 +65,35 @@ public enum SimKitTest {
                          checkDeterminism: checkDeterminism)
     }
 
+    /// Generates and runs fuzz seed `seed` on the reference SDK and your server core
+    /// `server`, registered as `name` (default: the type's name in kebab case, `MyServer`
+    /// → `my-server`), which the replay command and the reproducer name (`--server
+    /// custom:my-server`, `server custom my-server`). The checkers judge the server from
+    /// the trace alone, so a core that breaks an S rule fails here as a wrong SDK does.
+    /// `sdk` is the reference or a mutant (for your own SDK core too, register both:
+    /// `seed(_:sdk:server:cores:)` with `SDKCores(["mine": MySDK.self], servers: […])`).
+    ///
+    /// ```swift
+    /// @Test(arguments: 0..<300 as Range<UInt64>)
+    /// func myServerKeepsEveryRule(seed: UInt64) {
+    ///     let run = SimKitTest.seed(seed, server: MyServer.self)
+    ///     #expect(run.passed, "\(run)")
+    /// }
+    /// ```
+    public static func seed<Server: ServerCore>(_ seed: UInt64, server: Server.Type, name: String? = nil, sdk: SDKChoice = .reference,
+                                                devices: UInt64 = 40, duration: SimTime = 90 * Ms.day,
+                                                checkDeterminism: Bool = false) -> SeedRun {
+        let name = name ?? ServerCores.defaultName(for: server)
+        return Self.seed(seed, sdk: sdk, server: .custom(name), devices: devices, duration: duration,
+                         cores: SDKCores([:], servers: ServerCores([name: server])), checkDeterminism: checkDeterminism)
+    }
+
     /// Reads and runs the scenario file at `file` (relative paths from the current directory).
     /// Throws `ScenarioRunError` when it cannot be read (or is larger than
     /// `ScenarioLimits.maxFileBytes`, checked before reading), parsed or compiled.
     /// `cores` are the custom cores `sdk custom NAME` (or `sdk:`) may name; with
     /// `checkDeterminism` the scenario runs twice more and the traces are compared.
-    public static func scenario(file: String, sdk: SDKChoice? = nil, seed: UInt64? = nil,
+    public static func scenario(file: String, sdk: SDKChoice? = nil, server: ServerChoice? = nil, seed: UInt64? = nil,
                                 cores: SDKCores = SDKCores(), checkDeterminism: Bool = false) throws -> ScenarioRun {
         if let size = (try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? NSNumber,
            size.uint64Value > UInt64(ScenarioLimits.maxFileBytes) {
@@ -75,7 +102,7 @@ public enum SimKitTest {
         guard let data = FileManager.default.contents(atPath: file) else {
             throw ScenarioRunError(file: file, message: "cannot read '\(file)'")
         }
-        return try scenario(source: String(decoding: data, as: UTF8.self), file: file, sdk: sdk, seed: seed, cores: cores,
+        return try scenario(source: String(decoding: data, as: UTF8.self), file: file, sdk: sdk, server: server, seed: seed, cores: cores,
                             checkDeterminism: checkDeterminism)
     }
 
@@ -84,18 +111,21 @@ public enum SimKitTest {
     /// with `passed` false and `incomplete` true.
     /// With `checkDeterminism` the scenario runs twice more and the traces are compared, as
     /// `simkit run --check-determinism` does (`ScenarioRun.outcome.nondeterminism`).
-    public static func scenario(source: String, file: String = "inline.scenario", sdk: SDKChoice? = nil, seed: UInt64? = nil,
-                                cores: SDKCores = SDKCores(), checkDeterminism: Bool = false) throws -> ScenarioRun {
+    public static func scenario(source: String, file: String = "inline.scenario", sdk: SDKChoice? = nil, server: ServerChoice? = nil,
+                                seed: UInt64? = nil, cores: SDKCores = SDKCores(), checkDeterminism: Bool = false) throws -> ScenarioRun {
         if case .custom(let name)? = sdk, cores.type(named: name) == nil {
             throw ScenarioRunError(file: file, message: "\(file): error: \(SDKCores.unknownMessage(name, known: cores.names))")
         }
-        var runner = ScenarioRunner(sdk: sdk, seed: seed, cores: cores)
+        if case .custom(let name)? = server, cores.servers.type(named: name) == nil {
+            throw ScenarioRunError(file: file, message: "\(file): error: \(ServerCores.unknownMessage(name, known: cores.servers.names))")
+        }
+        var runner = ScenarioRunner(sdk: sdk, server: server, seed: seed, cores: cores)
         runner.checkDeterminism = checkDeterminism
         let parsed = ScenarioParser.parse(source, file: file, context: runner.context)
         guard let scenario = parsed.scenario, !parsed.hasErrors else { throw ScenarioRunError(file: file, message: parsed.rendered) }
         let outcome = runner.run(scenario: scenario, file: file)
         guard outcome.verdict != .badInput else { throw ScenarioRunError(file: file, message: outcome.errors) }
-        return ScenarioRun(outcome: outcome, scenario: scenario, sdk: sdk, cores: cores)
+        return ScenarioRun(outcome: outcome, scenario: scenario, sdk: sdk, server: server, cores: cores)
     }
 }
 
@@ -146,8 +176,8 @@ public struct SeedRun: Sendable, CustomStringConvertible {
     /// For a failed expectation: the headline, the story, and the command that replays it.
     /// The reproducer is not included (it shrinks); ask for it when you want the file.
     public var description: String {
-        let twice = "replay: simkit replay \(seed) --sdk \(Fuzz.sdkName(sdk)) --twice\n"
-        if let n = nondeterminism { return "seed \(seed) --sdk \(Fuzz.sdkName(sdk)): " + n.text() + twice + (violations.isEmpty ? "" : "and it broke \(result.broken.joined(separator: ", "))\n") }
+        let twice = "replay: simkit replay \(seed) \(result.coreFlags) --twice\n"
+        if let n = nondeterminism { return "seed \(seed) \(result.coreFlags): " + n.text() + twice + (violations.isEmpty ? "" : "and it broke \(result.broken.joined(separator: ", "))\n") }
         guard let v = violations.first else {
             if passed { return "seed \(seed) passed" }
             if result.broken.isEmpty, let reason = result.stopReason {
@@ -156,9 +186,9 @@ public struct SeedRun: Sendable, CustomStringConvertible {
             return "seed \(seed): \(result.firstViolation ?? result.broken.joined(separator: ", "))"
         }
         return """
-        seed \(seed) --sdk \(Fuzz.sdkName(sdk)) broke \(result.broken.joined(separator: ", "))
+        seed \(seed) \(result.coreFlags) broke \(result.broken.joined(separator: ", "))
         \(v.headline)
-        \(FailureStory(v).wrapped(indent: "  "))replay: simkit replay \(seed) --sdk \(Fuzz.sdkName(sdk))
+        \(FailureStory(v).wrapped(indent: "  "))replay: simkit replay \(seed) \(result.coreFlags)
         """
     }
 }
@@ -170,6 +200,7 @@ public struct ScenarioRun: Sendable, CustomStringConvertible {
     /// The parsed scenario.
     public let scenario: ScenarioFile
     let sdk: SDKChoice?
+    let server: ServerChoice?
     /// The custom cores the run knew (to shrink on the same core).
     let cores: SDKCores
 
@@ -196,6 +227,7 @@ public struct ScenarioRun: Sendable, CustomStringConvertible {
         guard let invariant = outcome.unexpected.first?.rawValue else { return ScenarioPrinter.print(scenario) }
         var s = scenario
         if let sdk { s.sdk = sdk }
+        if let server { s.server = server }
         s.seed = outcome.seed
         let small = Fuzz.shrink(s, invariant: invariant, cores: cores).0
         return Fuzz.reproducerText(small, invariant: invariant, seed: outcome.seed, sdk: small.sdk, file: outcome.file)

@@ -17,26 +17,29 @@ public enum Timeline {
         public var stop: StopReason?
     }
 
-    /// Runs `scenario` (its own `sdk` line, or `sdk` when given) and renders it.
+    /// Runs `scenario` (its own `sdk` and `server` lines, or `sdk` and `server` when given) and renders it.
     /// `title` defaults to the scenario's name; `lanes` chooses the drawn devices.
     /// - Complexity: one simulation, O(devices × bounds) memory besides the world.
     /// `progress`, if given, is told the virtual time reached at each hundredth of the run
     /// (for a progress line; the run is the same without it).
-    public static func run(_ scenario: ScenarioFile, sdk: SDKChoice? = nil, cores: SDKCores = SDKCores(), title: String? = nil,
+    public static func run(_ scenario: ScenarioFile, sdk: SDKChoice? = nil, server: ServerChoice? = nil,
+                           cores: SDKCores = SDKCores(), title: String? = nil,
                            lanesMax: Int = 200, lanes: [DeviceIndex]? = nil, columns: Int = 1_100,
                            progress: ((_ reachedMs: SimTime, _ durationMs: SimTime) -> Void)? = nil) throws(CompileError) -> Result {
-        switch try cores.core(for: sdk ?? scenario.sdk) {
-        case .reference:
-            return try run(ReferenceSDK.self, scenario, sdk: sdk, title: title, lanesMax: lanesMax, lanes: lanes, columns: columns,
-                           progress: progress)
-        case .custom(_, let type):
-            return try run(type, scenario, sdk: sdk, title: title, lanesMax: lanesMax, lanes: lanes, columns: columns,
-                           progress: progress)
+        var scenario = scenario
+        if let server { scenario.server = server }
+        let resolved = try cores.resolve(sdk: sdk ?? scenario.sdk, server: scenario.server)
+        if resolved.isReference {
+            return try run(ReferenceSDK.self, ServerModel.self, scenario, sdk: sdk, title: title, lanesMax: lanesMax, lanes: lanes,
+                           columns: columns, progress: progress)
         }
+        return try run(resolved.sdk, resolved.server, scenario, sdk: sdk, title: title, lanesMax: lanesMax, lanes: lanes,
+                       columns: columns, progress: progress)
     }
 
-    /// `run` on the core type `core`.
-    static func run<SDK: SDKCore>(_ core: SDK.Type, _ scenario: ScenarioFile, sdk: SDKChoice?, title: String?,
+    /// `run` on the core types `core` and `serverCore`.
+    static func run<SDK: SDKCore, Server: ServerCore>(_ core: SDK.Type, _ serverCore: Server.Type, _ scenario: ScenarioFile,
+                                  sdk: SDKChoice?, title: String?,
                                   lanesMax: Int, lanes: [DeviceIndex]?, columns: Int,
                                   progress: ((_ reachedMs: SimTime, _ durationMs: SimTime) -> Void)?) throws(CompileError) -> Result {
         var compiled = try ScenarioCompiler.compile(scenario, sdk: sdk)
@@ -48,12 +51,14 @@ public enum Timeline {
         // that can be drawn as violating is (the checker keeps the first ten by default).
         let pair = Pair(InvariantChecker(maxPerInvariant: lanesMax), TimelineObserver(columns: columns))
         let tell = progress ?? { _, _ in }
-        var world = World<SDK, Watched>(setup: compiled.setup, observer: Watched(pair, ProgressObserver(durationMs: durationMs) { tell($0, durationMs) }))
+        var world = SimWorld<SDK, Server, Watched>(setup: compiled.setup, observer: Watched(pair, ProgressObserver(durationMs: durationMs) { tell($0, durationMs) }))
         world.run()
         let checker = world.observer.first.first
         let sdkName = Fuzz.sdkName(sdk ?? scenario.sdk)
         let broken = checker.broken.map(\.rawValue)
-        var subtitle = "seed \(compiled.setup.seed) · sdk \(sdkName) · \(world.facts.deviceCount) devices · "
+        var subtitle = "seed \(compiled.setup.seed) · sdk \(sdkName) · "
+        if case .custom = scenario.server { subtitle += "server \(ServerCores.name(scenario.server)) · " }
+        subtitle += "\(world.facts.deviceCount) devices · "
         subtitle += "\(DurationText.format(compiled.setup.durationMs)) · \(world.eventsHandled) events · fingerprint \(world.fingerprint)"
         subtitle += broken.isEmpty ? " · no invariant broken" : " · broken: " + broken.joined(separator: ", ")
         if let stop = world.stop { subtitle += " · incomplete: stopped early (\(stop.name)) at \(DurationText.clock(stop.atMs))" }

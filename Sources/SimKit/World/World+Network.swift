@@ -1,6 +1,6 @@
 /// The network and the server side of a request: latency, partitions, and the injected
-/// server faults of SPEC §1.4, applied around `ServerModel.handle`.
-extension World {
+/// server faults of SPEC §1.4, applied around the server core's `handle`.
+extension SimWorld {
     /// D9, S9 and §1.4: puts a request on the wire from `device`.
     @inlinable mutating func sendRequest(device d: DeviceIndex, id: UInt32, kind: RequestKind, credential: Credential) {
         let dev = _devices[Int(d)]

@@ -1,5 +1,5 @@
 /// The person and the OS: launches, activations, API calls, updates, Photos access.
-extension World {
+extension SimWorld {
     /// Carries out `action` on one device, as SPEC §4 defines the person's actions.
     @inlinable mutating func personAct(_ action: PersonAction, device d: DeviceIndex, arg: UInt32) {
         let i = Int(d)

@@ -1,5 +1,5 @@
 /// Running the SDK on one input and applying what it returns.
-extension World {
+extension SimWorld {
     /// Hands `input` to the device's SDK and applies its effects in order; the step ends
     /// with a `stepEnd` record so checkers can judge a whole handling at once.
     @inlinable mutating func step(_ d: DeviceIndex, _ input: SDKInput) {
@@ -117,7 +117,7 @@ extension World {
         guard let kind = TimerKind(rawValue: e.sub), _devices[i].hasProcess else { return }
         let expected = kind == .requestTimeout
             ? _devices[i].processEpoch
-            : _devices[i].processEpoch &+ World.generation(kind, in: _devices[i].timerGeneration) &* 0x100
+            : _devices[i].processEpoch &+ Self.generation(kind, in: _devices[i].timerGeneration) &* 0x100
         guard e.aux == expected else { return }
         if _sdks[i].ignoresTimer(kind, arg: e.arg) {
             assert(handlesTimerWithoutEffects(d, kind, arg: e.arg), "the SDK said it ignores a \(kind) timer but handling it has effects")

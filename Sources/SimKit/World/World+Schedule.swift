@@ -1,8 +1,8 @@
 /// The scripted schedule: statements fire at their times, pick their devices and act.
-extension World {
+extension SimWorld {
     /// Fires every statement due now, in file order, then queues the next schedule time.
     @inlinable mutating func fireDueStatements() {
-        let bits = World.statementBits
+        let bits = Self.statementBits
         while let key = statementsDue.min, key >> bits == now {
             _ = statementsDue.pop()
             fireStatement(Int(key & (1 << bits - 1)))
@@ -20,7 +20,7 @@ extension World {
         if statement.periodMs > 0 {
             let next = now.saturatingAdd(statement.periodMs)
             if next <= statement.untilMs, next <= setup.durationMs {
-                statementsDue.push(next << World.statementBits | UInt64(index))
+                statementsDue.push(next << Self.statementBits | UInt64(index))
             }
         }
         switch statement.action {
@@ -131,7 +131,7 @@ extension World {
     /// by selection sampling (Knuth's algorithm S) from a stream of the seed, the statement
     /// and the firing: exact counts, O(n), no allocation.
     @inlinable mutating func forEachSelected(_ selection: DeviceSelection, statement: Int, firing: UInt32,
-                                  _ body: (inout World, DeviceIndex) -> Void) {
+                                  _ body: (inout SimWorld, DeviceIndex) -> Void) {
         let range = selection.group.map { devices(ofGroup: $0) } ?? 0..<_devices.count
         let n = range.count
         let wanted: Int

@@ -1,11 +1,17 @@
+/// The simulation on the reference server, `ServerModel`: what most code runs
+/// (`World<ReferenceSDK, InvariantChecker>`). A world on another server core is a
+/// `SimWorld<SDK, MyServer, Observer>`.
+public typealias World<SDK: SDKCore, Observer: TraceObserver> = SimWorld<SDK, ServerModel, Observer>
+
 /// The simulation: one virtual clock, one event queue, one seeded stream, one server,
-/// a network and N devices, run by a single loop (`run`). Generic over the SDK core and
-/// the trace observer, so both are called directly, never through an existential.
+/// a network and N devices, run by a single loop (`run`). Generic over the SDK core, the
+/// server core and the trace observer, so all three are called directly, never through
+/// an existential (each is specialised where the world is built).
 ///
 /// Each event is popped, the clock is set to its time, and it is handed to its target
 /// (a device's SDK, the network, the server, or the schedule); effects the SDK returns are
 /// applied in order and every observable change goes to the trace.
-public struct World<SDK: SDKCore, Observer: TraceObserver> {
+public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver> {
     public let setup: WorldSetup
     public let facts: WorldFacts
     /// The current virtual time; set before each event is handled.
@@ -16,7 +22,8 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
     }
     @usableFromInline var _now: SimTime = 0
     public var queue: EventQueue
-    public var server: ServerModel
+    /// The server core; built from the setup's accounts, apps and flaws.
+    public var server: Server
     /// Per-device state and SDK processes; written without per-write uniqueness checks
     /// (see `DeviceTable`), so only this module writes them.
     public internal(set) var devices: DeviceTable<DeviceState> {
@@ -106,19 +113,19 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
         random = SimRandom(seed: setup.seed)
         drawKey = random.fork(Stream.deviceDraws).seed
         let n = setup.deviceCount
-        prefetching = n >= World.prefetchFromDevices
-        prefetchingRuns = n >= World.runPrefetchFromDevices
+        prefetching = n >= Self.prefetchFromDevices
+        prefetchingRuns = n >= Self.runPrefetchFromDevices
         precondition(n < Int(Event.world), "too many devices")
         let countLimit = setup.queueLimit ?? max(1 << 20, n * 64)
-        let memoryLimit = World.queueLimit(memoryBudgetBytes: setup.memoryBudgetBytes, devices: n)
+        let memoryLimit = Self.queueLimit(memoryBudgetBytes: setup.memoryBudgetBytes, devices: n)
         queueBoundByMemory = memoryLimit < countLimit
         let limit = min(countLimit, memoryLimit)
         queue = EventQueue(capacityLimit: limit, reserving: min(n * 8, 1 << 25, limit))
-        queue.prefetches = n >= World.queueHintsFromDevices
+        queue.prefetches = n >= Self.queueHintsFromDevices
         var serverSetup = ServerSetup(keyCount: setup.keyNames.count, deviceCount: n)
         for a in setup.accounts { _ = serverSetup.addAccount(approved: a.approved) }
         for a in setup.apps { _ = serverSetup.addApp(account: a.account, key: a.initialKey, approved: !a.pending) }
-        server = ServerModel(setup: serverSetup, flaws: setup.serverFlaws)
+        server = Server(setup: serverSetup, flaws: setup.serverFlaws)
         currentKey = setup.apps.map(\.initialKey)
         let network = setup.network.latencyMinMs...max(setup.network.latencyMinMs, setup.network.latencyMaxMs)
         groupLinks = setup.groups.contains { $0.latencyMs != nil } ? setup.groups.map { $0.latencyMs ?? network } : nil
@@ -147,12 +154,12 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
         self.facts = facts
         _devices = DeviceTable(built)
         firings = Array(repeating: 0, count: setup.schedule.count)
-        precondition(setup.schedule.count < 1 << World.statementBits, "too many statements")
+        precondition(setup.schedule.count < 1 << Self.statementBits, "too many statements")
         for (i, s) in setup.schedule.enumerated() where s.firstAtMs <= min(s.untilMs, setup.durationMs) {
-            statementsDue.push(s.firstAtMs << World.statementBits | UInt64(i))
+            statementsDue.push(s.firstAtMs << Self.statementBits | UInt64(i))
         }
         if let first = statementsDue.min {
-            schedule(Event(time: first >> World.statementBits, target: Event.world, kind: EventKind.statement))
+            schedule(Event(time: first >> Self.statementBits, target: Event.world, kind: EventKind.statement))
         }
     }
 
@@ -175,9 +182,9 @@ public struct World<SDK: SDKCore, Observer: TraceObserver> {
             eventsHandled &+= 1
             if prefetching {
                 if let next = queue.open.first { prefetch(next) }
-                if let d = queue.runTarget(ahead: World.runPrefetchAhead) { prefetch(device: d) }
+                if let d = queue.runTarget(ahead: Self.runPrefetchAhead) { prefetch(device: d) }
                 queue.walkAhead()
-            } else if prefetchingRuns, let d = queue.runTarget(ahead: World.runPrefetchAhead) {
+            } else if prefetchingRuns, let d = queue.runTarget(ahead: Self.runPrefetchAhead) {
                 prefetch(device: d)
             }
             handle(event)

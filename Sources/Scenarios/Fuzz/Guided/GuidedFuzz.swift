@@ -46,7 +46,7 @@ public enum GuidedFuzz {
 
         public init(start: [ScenarioFile], options: GeneratorOptions, cores: SDKCores = SDKCores()) {
             self.options = options; self.cores = cores
-            corpus = start.map { var s = $0; s.sdk = options.sdk; return s }
+            corpus = start.map { var s = $0; s.sdk = options.sdk; s.server = options.server; return s }
         }
 
         /// The scenario seed `seed` runs, given the corpus so far.
@@ -61,6 +61,7 @@ public enum GuidedFuzz {
             child.name = "fuzz seed \(seed) (guided)"
             child.seed = seed
             child.sdk = options.sdk
+            child.server = options.server
             // A child that is not a valid scenario file (a splice naming a group its parent
             // lacks, a rotation to a key already used) gives way to the fresh scenario: every
             // script run must print as a file that `simkit run` accepts, for its reproducer.
@@ -102,13 +103,13 @@ public enum GuidedFuzz {
             let (checker, features, fingerprint, events, stop) = try run(scenario, cores: cores)
             var map = features
             for (i, c) in checker.coverage.counts.enumerated() where c > 0 { map.insertSituation(i) }
-            let result = SeedResult(seed: seed, sdk: Fuzz.sdkName(options.sdk), fingerprint: fingerprint.description,
+            let result = SeedResult(seed: seed, sdk: Fuzz.sdkName(options.sdk), server: Fuzz.serverName(options.server), fingerprint: fingerprint.description,
                                     events: events, broken: checker.broken.map(\.rawValue),
                                     firstViolation: checker.violations.first?.headline, coverage: checker.coverage.counts,
                                     stopReason: stop?.description)
             return (result, checker.violations, map)
         } catch {
-            let result = SeedResult(seed: seed, sdk: Fuzz.sdkName(options.sdk), fingerprint: "", events: 0,
+            let result = SeedResult(seed: seed, sdk: Fuzz.sdkName(options.sdk), server: Fuzz.serverName(options.server), fingerprint: "", events: 0,
                                     broken: ["generator-error"], firstViolation: "\(error)", coverage: [])
             return (result, [], FeatureMap())
         }
@@ -116,22 +117,21 @@ public enum GuidedFuzz {
 
     static func run(_ scenario: ScenarioFile, cores: SDKCores) throws(CompileError)
         -> (InvariantChecker, FeatureMap, Fingerprint, UInt64, StopReason?) {
-        switch try cores.core(for: scenario.sdk) {
-        case .reference: return try run(scenario, ReferenceSDK.self)
-        case .custom(_, let type): return try open(scenario, type)
-        }
+        let resolved = try cores.resolve(sdk: scenario.sdk, server: scenario.server)
+        if resolved.isReference { return try run(scenario, ReferenceSDK.self, ServerModel.self) }
+        return try open(scenario, resolved.sdk, resolved.server)
     }
 
-    static func open<SDK: SDKCore>(_ scenario: ScenarioFile, _ sdk: SDK.Type) throws(CompileError)
+    static func open<SDK: SDKCore, Server: ServerCore>(_ scenario: ScenarioFile, _ sdk: SDK.Type, _ server: Server.Type) throws(CompileError)
         -> (InvariantChecker, FeatureMap, Fingerprint, UInt64, StopReason?) {
-        try run(scenario, sdk)
+        try run(scenario, sdk, server)
     }
 
-    static func run<SDK: SDKCore>(_ scenario: ScenarioFile, _ sdk: SDK.Type) throws(CompileError)
+    static func run<SDK: SDKCore, Server: ServerCore>(_ scenario: ScenarioFile, _ sdk: SDK.Type, _ server: Server.Type) throws(CompileError)
         -> (InvariantChecker, FeatureMap, Fingerprint, UInt64, StopReason?) {
         var compiled = try ScenarioCompiler.compile(scenario)
         compiled.setup.ringDepth = 0
-        var world = World<SDK, ObserverPair<InvariantChecker, GuidanceObserver>>(
+        var world = SimWorld<SDK, Server, ObserverPair<InvariantChecker, GuidanceObserver>>(
             setup: compiled.setup, observer: ObserverPair(InvariantChecker(ringDepth: 12), GuidanceObserver()))
         world.run()
         return (world.observer.first, world.observer.second.features, world.fingerprint, world.eventsHandled, world.stop)
