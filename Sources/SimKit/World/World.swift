@@ -82,6 +82,8 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
     /// Each group's round-trip range, when some group has a link of its own (`GroupSpec.latencyMs`);
     /// nil when every device uses the network's, the common case, which costs one test a request.
     @usableFromInline let groupLinks: [ClosedRange<SimTime>]?
+    /// The network line's round-trip range, every device's when `groupLinks` is nil.
+    @usableFromInline let networkLink: ClosedRange<SimTime>
     /// The current key of each app, as the dashboard last set it (for `update`).
     @usableFromInline var currentKey: [KeyID]
     /// How many times each scheduled statement has fired.
@@ -128,6 +130,7 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
         server = Server(setup: serverSetup, flaws: setup.serverFlaws)
         currentKey = setup.apps.map(\.initialKey)
         let network = setup.network.latencyMinMs...max(setup.network.latencyMinMs, setup.network.latencyMaxMs)
+        networkLink = network
         groupLinks = setup.groups.contains { $0.latencyMs != nil } ? setup.groups.map { $0.latencyMs ?? network } : nil
         _rings = DeviceRings(devices: n, depth: setup.ringDepth)
         requests.reserve(n)
