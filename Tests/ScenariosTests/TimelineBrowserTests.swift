@@ -67,9 +67,9 @@ struct TimelineBrowserTests {
           .enabled(if: HeadlessBrowser.path != nil || HeadlessBrowser.inCI,
                    "skipped: no headless Chromium (apt-get install chromium-headless-shell, or set SIMKIT_BROWSER); under CI=true this test runs and fails instead"))
     func rendersInChromium() throws {
-        let page = try SimkitProcess.write("timeline-136.html", "")
-        let made = try SimkitProcess.run(["timeline", "--seed", "136", "--sdk", "mutant:lock-on-5xx", "-o", page])
-        #expect(made.status == 1, "seed 136 with lock-on-5xx breaks an invariant: \(made.stdout)\(made.stderr)")
+        let page = try SimkitProcess.write("timeline-115.html", "")
+        let made = try SimkitProcess.run(["timeline", "--seed", "115", "--sdk", "mutant:lock-on-5xx", "-o", page])
+        #expect(made.status == 1, "seed 115 with lock-on-5xx breaks an invariant: \(made.stdout)\(made.stderr)")
         let html = try String(contentsOfFile: page, encoding: .utf8)
         let devices = try #require(made.stdout.firstMatch(of: /: ([0-9]+) devices?,/).map { Int($0.1)! })
 
@@ -79,7 +79,7 @@ struct TimelineBrowserTests {
         var probed = html
         probed.replaceSubrange(bodyEnd, with: Self.probe + "</body>")
         probed.replaceSubrange(headEnd, with: "<head>" + Self.recorder)
-        let probedPath = try SimkitProcess.write("timeline-136-probed.html", probed)
+        let probedPath = try SimkitProcess.write("timeline-115-probed.html", probed)
 
         let dom = try HeadlessBrowser.run(["--window-size=1400,900", "--dump-dom", "file://" + probedPath])
         #expect(dom.status == 0, "\(dom.stderr.suffix(2000))")
@@ -99,7 +99,7 @@ struct TimelineBrowserTests {
         #expect(!dom.stderr.contains("Uncaught"), "\(dom.stderr.suffix(2000))")
 
         // The page itself (unprobed) draws: a screenshot of it is a real picture.
-        let png = try SimkitProcess.write("timeline-136.png", "")
+        let png = try SimkitProcess.write("timeline-115.png", "")
         try FileManager.default.removeItem(atPath: png)
         let shot = try HeadlessBrowser.run(["--window-size=1400,900", "--screenshot=" + png, "file://" + page])
         #expect(shot.status == 0, "\(shot.stderr.suffix(2000))")
