@@ -120,7 +120,8 @@ enum FuzzCommand {
         let plan = FuzzPlan(range: .init(from: from, count: count), shard: .init(index: shard.index, count: shard.count),
                             options: .init(sdk: Fuzz.sdkName(generator.sdk), devices: Int(generator.maxDevicesPerGroup),
                                            durationDays: Int(generator.maxDurationDays), shrink: shrink,
-                                           guided: guided ? true : nil, corpus: a.string("corpus")))
+                                           guided: guided ? true : nil, corpus: a.string("corpus"),
+                                           server: Fuzz.serverName(generator.server)))
         // Shard I of N takes every N-th seed of the range, starting with its (I-1)-th: a shard
         // past the end of a short range would run nothing and pass, which hides a wrong matrix.
         guard plan.planned > 0 else {

@@ -22,6 +22,8 @@ struct FuzzPlan: Codable, Equatable {
         var guided: Bool?
         /// The guided campaign's starting corpus, as `--corpus` named it.
         var corpus: String?
+        /// `--server custom:NAME`, or nil for the reference server.
+        var server: String?
         var isGuided: Bool { guided ?? false }
     }
     var range: Range
@@ -157,7 +159,7 @@ struct FuzzSummary {
         var s = ""
         let rate = Double(results.count) / max(seconds, 1e-6)
         let events = results.reduce(0) { $0 + $1.events }
-        let shardText = (plan.options.isGuided ? " --guided" : "") + (plan.shard.count > 1 && mergedShards.isEmpty ? " --shard \(plan.shardText)" : "")
+        let shardText = (plan.options.server.map { " --server \($0)" } ?? "") + (plan.options.isGuided ? " --guided" : "") + (plan.shard.count > 1 && mergedShards.isEmpty ? " --shard \(plan.shardText)" : "")
         s += "\(command) --sdk \(sdk)\(shardText): \(grouped(results.count)) of \(plural(planned, "seed")) in \(String(format: "%.1f", seconds)) s (\(grouped(Int(rate.rounded()))) seeds/s, \(String(format: "%.2f", Double(events) / max(seconds, 1e-6) / 1e6)) M events/s, \(plural(jobs, command == "simkit merge" ? "file" : "job")))\n"
         if let line = incompleteLine { s += line }
         if let detail = missingSeedsDetail { s += detail + "\n" }
@@ -243,7 +245,7 @@ struct FuzzSummary {
         s += "  <testsuite name=\"simkit.fuzz.\(esc(sdk))\" tests=\"\(tests)\" failures=\"\(failures.count)\" errors=\"\(errors)\" skipped=\"0\" time=\"\(time)\">\n"
         s += "    <properties>\n"
         let properties: [(String, String)] = [
-            ("simkit", SimKitVersion.number), ("sdk", sdk), ("shard", plan.shardText),
+            ("simkit", SimKitVersion.number), ("sdk", sdk), ("server", plan.options.server ?? "reference"), ("shard", plan.shardText),
             ("from", "\(plan.range.from)"), ("seeds", "\(plan.range.count)"),
             ("devices", "\(plan.options.devices)"), ("duration", "\(plan.options.durationDays)d"),
             ("planned", "\(planned)"), ("seeds-run", "\(results.count)"),

@@ -107,6 +107,9 @@ enum MergeCommand {
         if a.options.durationDays != b.options.durationDays {
             out.append("it ran --duration \(b.options.durationDays)d, not \(a.options.durationDays)d")
         }
+        if a.options.server != b.options.server {
+            out.append("it ran --server \(b.options.server ?? "reference"), not \(a.options.server ?? "reference")")
+        }
         if a.options.isGuided != b.options.isGuided { out.append(b.options.isGuided ? "it ran --guided, the other did not" : "the other ran --guided, it did not") }
         if a.options.corpus != b.options.corpus { out.append("it started from --corpus \(b.options.corpus ?? "(none)"), not \(a.options.corpus ?? "(none)")") }
         if a.options.shrink != b.options.shrink { out.append(b.options.shrink ? "it shrank failures, the other did not (--no-shrink)" : "it ran --no-shrink, the other shrank") }

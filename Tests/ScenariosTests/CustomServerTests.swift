@@ -198,4 +198,20 @@ struct IgnoresDisableServer: ServerCore {
         #expect(try String(contentsOfFile: out + "/again.scenario", encoding: .utf8).contains("server custom leaky"))
         #expect(SimKitCommand.run(["timeline", path, "-o", out + "/t.html", "--quiet"], cores: Self.cores) == 1)
     }
+
+    /// The campaign's JSON names the server core, so shards run on different servers are
+    /// not merged as one campaign.
+    @Test func mergeRefusesShardsOfAnotherServer() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("simkit-server-merge-\(ProcessInfo.processInfo.processIdentifier)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let a = dir + "/a.json", b = dir + "/b.json"
+        #expect(SimKitCommand.run(["fuzz", "--seeds", "4", "--shard", "1/2", "--server", "custom:backend", "--no-shrink", "--quiet",
+                                   "--json", a, "--out", dir], cores: Self.cores) == 0)
+        #expect(SimKitCommand.run(["fuzz", "--seeds", "4", "--shard", "2/2", "--no-shrink", "--quiet", "--json", b, "--out", dir],
+                                  cores: Self.cores) == 0)
+        let json = try String(contentsOfFile: a, encoding: .utf8)
+        #expect(json.contains("\"server\" : \"custom:backend\""), "\(json.prefix(600))")
+        #expect(SimKitCommand.run(["merge", a, b], cores: Self.cores) == 2)
+    }
 }
