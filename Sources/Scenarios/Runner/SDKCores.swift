@@ -55,6 +55,12 @@ public struct SDKCores: Sendable, ExpressibleByDictionaryLiteral {
     /// A name for `type` when none is given: its Swift name in kebab case (`MySDK` →
     /// `my-sdk`, `AppTeamCore` → `app-team-core`), letters and digits only.
     public static func defaultName<SDK: SDKCore>(for type: SDK.Type) -> String {
+        kebabName(of: type, prefix: "core-")
+    }
+
+    /// `type`'s Swift name in kebab case, letters and digits only, at most 64 characters;
+    /// `prefix` goes first when the name would not start with a letter.
+    static func kebabName(of type: Any.Type, prefix: String) -> String {
         var out = ""
         var previous: Character?
         for c in String(describing: type) where c.isASCII && (c.isLetter || c.isNumber) {
@@ -62,7 +68,7 @@ public struct SDKCores: Sendable, ExpressibleByDictionaryLiteral {
             out.append(Character(c.lowercased()))
             previous = c
         }
-        if out.isEmpty || !(out.first!.isLetter) { out = "core-" + out }
+        if out.isEmpty || !(out.first!.isLetter) { out = prefix + out }
         return String(out.prefix(64))
     }
 

@@ -52,15 +52,7 @@ public struct ServerCores: Sendable, ExpressibleByDictionaryLiteral {
     /// A name for `type` when none is given: its Swift name in kebab case (`MyServer` →
     /// `my-server`).
     public static func defaultName<Server: ServerCore>(for type: Server.Type) -> String {
-        var out = ""
-        var previous: Character?
-        for c in String(describing: type) where c.isASCII && (c.isLetter || c.isNumber) {
-            if c.isUppercase, let p = previous, p.isLowercase || p.isNumber { out.append("-") }
-            out.append(Character(c.lowercased()))
-            previous = c
-        }
-        if out.isEmpty || !(out.first!.isLetter) { out = "server-" + out }
-        return String(out.prefix(64))
+        SDKCores.kebabName(of: type, prefix: "server-")
     }
 
     /// The registered names, sorted.
