@@ -142,6 +142,7 @@ public struct ReferenceSDK: SDKCore {
     }
 
     /// D1, D4, D8: becoming active checks when locked or when the last answer is old.
+    @inline(__always)
     mutating func becameActive(_ s: inout Step) {
         guard configured else { return }
         foreground = true
@@ -228,6 +229,7 @@ public struct ReferenceSDK: SDKCore {
     // MARK: - Indexing runs
 
     /// D1: every run, foreground or background, starts with a key check.
+    @inline(__always)
     mutating func startRun(background: Bool, _ s: inout Step) {
         phase = .checking
         runInBackground = background
@@ -244,6 +246,7 @@ public struct ReferenceSDK: SDKCore {
     }
 
     /// Takes the run as far as it can go now: models, place data, then chunks of photos.
+    @inline(__always)
     mutating func continueRun(_ s: inout Step) {
         guard phase != .none else { return }
         guard s.context.photosAllowed else { endRun(&s); return }
@@ -265,6 +268,7 @@ public struct ReferenceSDK: SDKCore {
         }
     }
 
+    @inline(__always)
     mutating func indexChunk(_ s: inout Step) {
         guard phase == .indexing else { return }
         guard s.context.photosAllowed else { endRun(&s); return }
@@ -288,6 +292,7 @@ public struct ReferenceSDK: SDKCore {
         uploadReports(&s)
     }
 
+    @inline(__always)
     mutating func stopRun(queueReport: Bool, _ s: inout Step) {
         guard phase != .none else { return }
         if phase == .indexing { s.effects.append(.cancelTimer(.indexChunk)) }
@@ -296,6 +301,7 @@ public struct ReferenceSDK: SDKCore {
         if queueReport { s.store(.queueReport) }
     }
 
+    @inline(__always)
     mutating func uploadReports(_ s: inout Step) {
         guard !s.disk.isLocked, reportsUploading == 0, s.disk.reportsQueued > 0, !s.disk.credential.isNone else { return }
         reportsUploading = UInt16(min(s.disk.reportsQueued, UInt32(UInt16.max)))
@@ -311,12 +317,14 @@ public struct ReferenceSDK: SDKCore {
         checkInFlight = send(s.disk.credential.isNone ? .register : .check, credential: s.disk.credential.isNone ? .none : s.disk.credential, &s)
     }
 
+    @inline(__always)
     mutating func send(_ kind: RequestKind, _ s: inout Step) {
         _ = send(kind, credential: kind == .register ? .none : s.disk.credential, &s)
     }
 
     /// Sends a request and arms its timeout (D9).
     @discardableResult
+    @inline(__always)
     mutating func send(_ kind: RequestKind, credential: Credential, _ s: inout Step) -> UInt32 {
         let id = nextRequestID
         precondition(id < (1 << 28), "request ids exhausted in one process")
@@ -348,6 +356,7 @@ public struct ReferenceSDK: SDKCore {
 
     /// Whether request `id` is still awaited; it no longer is afterwards. So handling an
     /// awaited id always changes this value, which `ignoresTimer` relies on.
+    @inline(__always)
     mutating func take(_ id: UInt32) -> Bool {
         guard awaiting(id) else { return false }
         let age = nextRequestID - 1 - id
@@ -366,6 +375,7 @@ public struct ReferenceSDK: SDKCore {
         answer(kind, reply, &s)
     }
 
+    @inline(__always)
     mutating func timer(_ kind: TimerKind, arg: UInt32, _ s: inout Step) {
         switch kind {
         case .indexChunk: indexChunk(&s)
@@ -593,6 +603,7 @@ public struct ReferenceSDK: SDKCore {
         return min(config.retryFirstMs << (shift - 1), config.retryMaxMs)
     }
 
+    @inline(__always)
     mutating func report(_ new: SDKState, _ s: inout Step) {
         guard new != state else { return }
         state = new

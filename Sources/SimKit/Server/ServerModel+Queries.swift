@@ -31,12 +31,12 @@ extension ServerModel {
     /// - Complexity: O(1).
     public func keyAnswer(_ key: KeyID, now: SimTime) -> Answer { keyVerdict(checkedKey(key), now: now).answer }
 
-    /// The live record of `device`, or nil when the server has none.
-    /// - Complexity: O(1).
     /// A hint: a request of `device` is coming (see `Prefetch`).
     @inlinable
     public func prefetch(device: DeviceIndex) { Prefetch.element(of: devices, at: Int(device)) }
 
+    /// The live record of `device`, or nil when the server has none.
+    /// - Complexity: O(1).
     public func deviceRecord(_ device: DeviceIndex) -> DeviceRecord? {
         let slot = devices[checkedDevice(device)]
         return slot.isLive ? DeviceRecord(owner: slot.owner, generation: slot.generation) : nil

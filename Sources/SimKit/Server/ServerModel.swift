@@ -212,6 +212,7 @@ public struct ServerModel: Sendable {
     /// Rules S2.1–S2.3 for `key` at `now`, checked afresh: `.ok` with the key's app, or
     /// `app_key_invalid`, `app_disabled` or `app_pending`.
     @usableFromInline
+    @inline(__always)
     func keyVerdict(_ key: Int, now: SimTime) -> (answer: Answer, app: AppID) {
         let app: AppID
         switch keys[key] {
@@ -236,6 +237,7 @@ public struct ServerModel: Sendable {
 
     /// Rules S2.2–S2.3 for `app`: `.ok`, `app_disabled` or `app_pending`.
     @usableFromInline
+    @inline(__always)
     func appAnswer(_ app: AppID) -> Answer {
         let record = apps[Int(app)]
         if record.disabledByDeveloper || record.review == .rejected || record.review == .revoked
