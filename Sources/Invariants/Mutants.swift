@@ -87,7 +87,17 @@ public enum Mutants {
         server("disable-spares-grace-keys", .disableSparesGraceKeys, .disableStopsEveryKey, [], "a previous key in its grace keeps working while the app is disabled"),
     ]
 
-    /// The mutant called `name`, if any.
-    public static func named(_ name: String) -> Mutant? { all.first { $0.name == name } }
-    public static var names: [String] { all.map(\.name) }
+    /// Mutants whose bug needs one exact order of events that random fuzzing does not
+    /// build (issue 22): `simkit explore` finds them, `simkit fuzz` is not expected to.
+    /// Not in `all` (the mutation score of fuzzing, which `simkit mutants` measures);
+    /// `--sdk mutant:NAME` and `sdk mutant NAME` select them like any other.
+    public static let orderingOnly: [Mutant] = [
+        sdk("background-wake-drops-check", .restartsRunOnBackgroundWake, .lockOnRevocation, [.lockedIsInert, .reportsNotLost, .purgeWhenDue],
+            "a background wake after a close restarts a foreground run that waits for its key check, and forgets that check's answer"),
+    ]
+
+    /// The mutant called `name`, if any (of `all` or `orderingOnly`).
+    public static func named(_ name: String) -> Mutant? { all.first { $0.name == name } ?? orderingOnly.first { $0.name == name } }
+    /// Every mutant's name that `--sdk mutant:NAME` accepts (`all`, then `orderingOnly`).
+    public static var names: [String] { (all + orderingOnly).map(\.name) }
 }

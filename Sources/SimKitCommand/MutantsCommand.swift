@@ -36,7 +36,8 @@ enum MutantsCommand {
     the shrinking then run side by side.
 
     options:
-      --list         print the mutants, one a line: name, side, invariant it should break, the bug
+      --list         print the mutants, one a line: name, side, invariant it should break, the bug;
+                     then the ordering-only ones (for `simkit explore`, not timed here)
       --seeds N      give up on a mutant after N seeds (default 2000)
       --jobs J       seeds (when timing) and mutants (when shrinking) run side by side
                      (default: all cores)
@@ -89,9 +90,12 @@ enum MutantsCommand {
         let a = try Arguments(argv, switches: ["list", "no-shrink"], options: ["seeds", "jobs", "out", "json", "modes"])
         if a.has("help") { print(help, terminator: ""); return 0 }
         if a.has("list") {
-            for m in Mutants.all {
-                print("\(m.name.padding(toLength: 30, withPad: " ", startingAt: 0)) \(m.side.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)) \(m.expected.rawValue.padding(toLength: 36, withPad: " ", startingAt: 0)) \(m.summary)")
+            func line(_ m: Mutant) -> String {
+                "\(m.name.padding(toLength: 30, withPad: " ", startingAt: 0)) \(m.side.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)) \(m.expected.rawValue.padding(toLength: 36, withPad: " ", startingAt: 0)) \(m.summary)"
             }
+            for m in Mutants.all { print(line(m)) }
+            print("ordering-only (found by 'simkit explore'; fuzzing is not expected to catch them and they are not in the score):")
+            for m in Mutants.orderingOnly { print(line(m)) }
             return 0
         }
         let seeds = Int(try a.uint("seeds", default: 2_000, range: 1...1_000_000))

@@ -21,7 +21,7 @@ import Testing
 @Suite struct CopyAlignmentTests {
     @Test func stepCopiesAreWholeWords() {
         #expect(MemoryLayout<LocalData>.size == 48)
-        #expect(MemoryLayout<SDKConfig>.size == 56)
+        #expect(MemoryLayout<SDKConfig>.size == 64)
         #expect(MemoryLayout<SDKContext>.size <= 16)
     }
 }

@@ -88,6 +88,11 @@ public struct ReferenceSDK: SDKCore {
         case .wentToBackground: break   // handled before a step is built, above
         case .backgroundRun:
             if configured, !step.disk.isLocked, phase == .none { startRun(background: true, &step) }
+            else if phase == .checking, !runInBackground, !foreground, configured, !step.disk.isLocked,
+                    step.flaws.contains(.restartsRunOnBackgroundWake) {
+                _ = take(checkInFlight)   // the mutant forgets the foreground run's check in flight
+                startRun(background: true, &step)
+            }
         case .call(let call): apiCall(call, &step)
         case .reset: reset(&step)
         case .response(let id, let kind, let reply): response(id: id, kind: kind, reply: reply, &step)
@@ -102,7 +107,7 @@ public struct ReferenceSDK: SDKCore {
         // odd-sized field in the middle, building a step copied it in overlapping pieces.
         var disk: LocalData
         /// The caller's settings, valid for the one `handle` call that made this step: a
-        /// pointer, not a copy of its 56 bytes.
+        /// pointer, not a copy of its 64 bytes.
         let settings: UnsafePointer<SDKConfig>
         var config: SDKConfig { settings.pointee }
         let now: SimTime

@@ -109,7 +109,7 @@ public struct SDKContext: Sendable {
 
 /// Settings shared by every SDK in a world; times in milliseconds.
 ///
-/// Its size is a whole number of words (56 bytes; see `CopyAlignmentTests`): a struct
+/// Its size is a whole number of words (64 bytes; see `CopyAlignmentTests`): a struct
 /// with a ragged end is copied in overlapping 16-byte moves, which defeat store forwarding.
 public struct SDKConfig: Sendable, Equatable {
     /// D9: every request times out after this long.
@@ -131,8 +131,9 @@ public struct SDKConfig: Sendable, Equatable {
     /// once this many newer ones were sent (its answer is then stale). A choice of the
     /// SDK's, not a rule: the checkers know nothing of it.
     public var requestWindow: UInt8 = 32
-    /// Pads the size to a whole number of words (see above); always 0.
+    /// Pad the size to a whole number of words (see above), 64 bytes; always 0.
     var padding: UInt8 = 0
+    var padding4: UInt32 = 0
     public init() {}
 }
 

@@ -1,8 +1,8 @@
 /// Deliberate, realistic bugs that turn the reference SDK into a mutant. Each is one
 /// small wrong decision at one spot of `ReferenceSDK`; with none set it is the reference.
 public struct SDKFlaws: OptionSet, Sendable, Hashable {
-    public let rawValue: UInt32
-    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    public let rawValue: UInt64
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
 
     /// Treats a 5xx as a lock error (breaks D6).
     public static let locksOn5xx = SDKFlaws(rawValue: 1 << 0)
@@ -79,4 +79,10 @@ public struct SDKFlaws: OptionSet, Sendable, Hashable {
     /// that starts a fresh session), so a verdict served before the partition and delivered
     /// after it is acted on although a newer one was (breaks D4, D9).
     public static let forgetsVerdictsWhenOffline = SDKFlaws(rawValue: 1 << 31)
+    /// An ordering flaw (issue 22): a background wake that comes while a foreground run
+    /// waits for its key check (the app was closed meanwhile) starts the run again as a
+    /// background run and forgets the check in flight, so that check's answer, a lock
+    /// error among them, arrives unawaited and is ignored. Only the order "check sent,
+    /// app closed, background wake, answer delivered" shows it (breaks D2).
+    public static let restartsRunOnBackgroundWake = SDKFlaws(rawValue: 1 << 32)
 }
