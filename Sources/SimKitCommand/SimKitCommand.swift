@@ -58,7 +58,7 @@ enum Commands {
     ("mutants", "the mutation score: which mutants fuzzing catches, after how many seeds", { a, _ in try MutantsCommand.run(a) }),
     ("merge", "combine the JSON results of fuzz shards into one summary and JUnit file", { a, _ in try MergeCommand.run(a) }),
     ("bench", "throughput on this machine: events/s, device-days/s, bytes per device", { a, _ in try BenchCommand.run(a) }),
-    ("fingerprint", "run the standard workload and print its trace fingerprint", { a, _ in try FingerprintCommand.run(a) }),
+    ("fingerprint", "run the standard workload and print its trace fingerprint", FingerprintCommand.run),
     ("diff", "where two written traces first differ (the determinism guard's report)", { a, _ in try DiffCommand.run(a) }),
     ("version", "print the version (also 'simkit --version')", { _, _ in print(SimKitVersion.text); return 0 }),
     ]

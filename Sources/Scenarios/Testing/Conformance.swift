@@ -33,8 +33,61 @@ extension SimKitTest {
                                                  seeds: Range<UInt64> = 0..<200, devices: UInt64 = 40,
                                                  duration: SimTime = 90 * Ms.day) -> ConformanceReport {
         let name = name ?? SDKCores.defaultName(for: core)
-        let cores = SDKCores([name: core])
-        var report = ConformanceReport(core: "custom:\(name)")
+        return conformance(sdk: .custom(name), server: .reference, cores: SDKCores([name: core]), scenarios: scenarios,
+                           seeds: seeds, devices: devices, duration: duration)
+    }
+
+    /// The conformance kit for a server core: runs the reference SDK against your server
+    /// on every hand-written scenario under `scenarios` that states behaviour (every
+    /// `*.scenario` file but the `mutant-*` ones), each with its `server` line replaced by
+    /// your core, and on fuzz seeds `seeds` as `simkit fuzz --server custom:NAME` runs them;
+    /// then says which rules the server breaks, one line each (`report.lines`). The checkers
+    /// judge the server from the trace alone (what it answered, and its records after each
+    /// request), so a server that skips an S rule is named by that rule's invariant.
+    ///
+    /// ```swift
+    /// @Test func ourServerKeepsEveryRule() {
+    ///     let report = SimKitTest.conformance(server: MyServer.self)
+    ///     #expect(report.passed, "\(report)")   // e.g. BROKEN disable-stops-every-key (S4): seed 12, …
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - name: what reproducers and replay commands call it (default: the type's name in
+    ///     kebab case, `MyServer` → `my-server`); the report's `core` is `server custom:NAME`.
+    ///   - scenarios: a folder of `.scenario` files (default `bundledScenarios`, SimKit's own).
+    /// - Complexity: one simulation per file and per seed; no shrinking.
+    public static func conformance<Server: ServerCore>(server: Server.Type, name: String? = nil, scenarios: String = bundledScenarios,
+                                                       seeds: Range<UInt64> = 0..<200, devices: UInt64 = 40,
+                                                       duration: SimTime = 90 * Ms.day) -> ConformanceReport {
+        let name = name ?? ServerCores.defaultName(for: server)
+        return conformance(sdk: .reference, server: .custom(name), cores: SDKCores([:], servers: ServerCores([name: server])),
+                           scenarios: scenarios, seeds: seeds, devices: devices, duration: duration)
+    }
+
+    /// The conformance kit for any pair of cores: every scenario file under `scenarios` but
+    /// the `mutant-*` ones, with its `sdk` and `server` lines replaced by `sdk` and `server`,
+    /// and fuzz seeds `seeds` run as `simkit fuzz --sdk … --server …` runs them; one finding
+    /// per rule broken. Both kits above are this call; use it to check your SDK against
+    /// your server, registered in `cores`:
+    ///
+    /// ```swift
+    /// let cores = SDKCores(["mine": MySDK.self], servers: ["backend": MyServer.self])
+    /// let report = SimKitTest.conformance(sdk: .custom("mine"), server: .custom("backend"), cores: cores)
+    /// ```
+    ///
+    /// A custom name `cores` does not register is reported as not judged (`problems`),
+    /// never a trap. The report's `core` names what ran: `custom:NAME` for an SDK core,
+    /// `server custom:NAME` for a server core, both joined by `, ` when both are custom.
+    /// - Complexity: one simulation per file and per seed; no shrinking.
+    public static func conformance(sdk: SDKChoice, server: ServerChoice, cores: SDKCores, scenarios: String = bundledScenarios,
+                                   seeds: Range<UInt64> = 0..<200, devices: UInt64 = 40,
+                                   duration: SimTime = 90 * Ms.day) -> ConformanceReport {
+        var report = ConformanceReport(core: ConformanceReport.label(sdk: sdk, server: server))
+        do { _ = try cores.resolve(sdk: sdk, server: server) } catch {
+            report.problems.append("\(error)")
+            return report
+        }
         var broken: [String: ConformanceReport.Finding] = [:]   // looked up by key; listed sorted, never iterated
         func note(_ key: String, rules: String, place: String, detail: String) {
             if broken[key] == nil { broken[key] = .init(rule: key, rules: rules, places: [], first: detail) }
@@ -47,7 +100,7 @@ extension SimKitTest {
         for file in chosen {
             let path = (scenarios as NSString).appendingPathComponent(file)
             let run: ScenarioRun
-            do { run = try SimKitTest.scenario(file: path, sdk: .custom(name), cores: cores) } catch {
+            do { run = try SimKitTest.scenario(file: path, sdk: sdk, server: server, cores: cores) } catch {
                 report.problems.append("\(file): cannot be run: \("\(error)".split(separator: "\n").first ?? "")")
                 continue
             }
@@ -65,7 +118,7 @@ extension SimKitTest {
             if o.verdict == .incomplete { report.problems.append("\(file): INCOMPLETE: \(o.stopReason ?? "stopped early")") }
         }
         for seed in seeds {
-            let run = SimKitTest.seed(seed, sdk: .custom(name), devices: devices, duration: duration, cores: cores)
+            let run = SimKitTest.seed(seed, sdk: sdk, server: server, devices: devices, duration: duration, cores: cores)
             report.seeds += 1
             for b in run.broken {
                 let first = run.violations.first { $0.invariant == b }?.headline ?? b.rawValue
@@ -92,7 +145,8 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
         public var first: String
     }
 
-    /// `custom:NAME`.
+    /// What ran: `custom:NAME` (an SDK core), `server custom:NAME` (a server core), or
+    /// both joined by `, `; `reference` (or `mutant:NAME`) when neither is custom.
     public var core: String
     public var scenarioFiles = 0
     public var seeds = 0
@@ -102,6 +156,15 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
     public var problems: [String] = []
 
     init(core: String) { self.core = core }
+
+    /// The `core` of a report on `sdk` and `server`.
+    static func label(sdk: SDKChoice, server: ServerChoice) -> String {
+        switch (sdk, server) {
+        case (_, .reference): Fuzz.sdkName(sdk)
+        case (.reference, .custom): "server " + ServerCores.name(server)
+        default: Fuzz.sdkName(sdk) + ", server " + ServerCores.name(server)
+        }
+    }
 
     /// No rule broken and everything judged.
     public var passed: Bool { findings.isEmpty && problems.isEmpty }
