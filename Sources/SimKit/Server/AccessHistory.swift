@@ -65,6 +65,17 @@ public struct AccessHistory: Sendable {
         }
     }
 
+    /// Records that key `k` of app `a`, valid until now, stops now (S3). When the app's
+    /// refusal ended earlier in this very millisecond (an enable, then the stop), access
+    /// came back in between: as in `noteApp`, the closed refusal then ends a millisecond
+    /// early, so walking back from the key's stop does not join the two. (A stop before
+    /// the enable, in the same millisecond, leaves no break: the refusal is still open.)
+    mutating func noteKeyStopped(_ k: Int, app a: Int, now: SimTime) {
+        keyStoppedAt[k] = min(now, keyStoppedAt[k])
+        guard appRefusedSince[a] == Self.never, let last = appRefusals[a].last, last.to == now else { return }
+        if last.from < now - 1 { appRefusals[a][appRefusals[a].count - 1].to = now - 1 } else { appRefusals[a].removeLast() }
+    }
+
     /// The start of the refusal of app `a` that covers moment `x`, or nil.
     func appRefusal(_ a: Int, covering x: SimTime) -> SimTime? {
         if appRefusedSince[a] <= x { return appRefusedSince[a] }

@@ -18,7 +18,7 @@ extension ServerModel {
         case .keep(let graceMs): keys[old] = .previous(app, deadline: Self.sum(now, graceMs))
         case .stopNow where flaws.contains(.stopNowOneMsLate):
             keys[old] = .previous(app, deadline: Self.sum(now, 1)); history.keyStoppedAt[old] = now
-        case .stopNow: keys[old] = .stopped(app); history.keyStoppedAt[old] = now
+        case .stopNow: keys[old] = .stopped(app); history.noteKeyStopped(old, app: a, now: now)
         }
         keys[k] = .current(app)
         history.keyIssuedAt[k] = now
@@ -38,8 +38,9 @@ extension ServerModel {
         guard case .previous(let owner, let deadline) = keys[k], owner == app else { return false }
         keys[k] = .stopped(app)
         // (Never earlier than a stop already noted: only the `stopNowOneMsLate` flaw notes
-        // one for a previous key.)
-        history.keyStoppedAt[k] = min(now, deadline, history.keyStoppedAt[k])
+        // one for a previous key.) A key still in its grace was valid until now.
+        if deadline > now { history.noteKeyStopped(k, app: Int(app), now: now) }
+        else { history.keyStoppedAt[k] = min(deadline, history.keyStoppedAt[k]) }
         return true
     }
 
