@@ -54,13 +54,16 @@ enum FuzzCommand {
     (state, input, answer) transition of a device, a verdict or an activation in a new
     distance bucket from a true boundary (30 days of stoppage, 24 h since the last
     answered check, a grace deadline), a new set of rules in force at once, a new
-    "sometimes" situation. Three seeds in four run a mutation of a corpus script (moved
-    onto a boundary, a statement duplicated or dropped, a selector or a fault changed,
-    two scripts spliced); the fourth is generated as usual. Seeds are dealt to 16 lanes
-    (seed mod 16), each learning from its own earlier seeds, so results are the same for
-    any --jobs and --shard (at most 16 shards; a shard takes whole lanes). A failing
-    mutated seed is replayed from its reproducer file, not with 'simkit replay'. No
-    determinism sample runs in guided mode.
+    "sometimes" situation. The starting corpus (--corpus DIR, in file-name order) is
+    replayed first, as libFuzzer runs its seed corpus: the range's i-th seed runs the
+    i-th script as it is. After that, three seeds in four run a mutation of a corpus
+    script (moved onto a boundary, a statement duplicated or dropped, a selector or a
+    fault changed, two scripts spliced); the fourth is generated as usual. Seeds are
+    dealt to 16 lanes (seed mod 16), each learning from its own earlier seeds, so results
+    are the same for any --jobs and --shard (at most 16 shards; a shard takes whole
+    lanes). A failing mutated or replayed seed is replayed from its reproducer file, not
+    with 'simkit replay'. No determinism sample runs in guided mode. 'simkit corpus
+    distill' makes a large corpus folder small.
 
     Results do not depend on --jobs or sharding. Progress goes to standard error: a
     redrawn line on a terminal, a plain line every 5 s elsewhere (a CI log).
@@ -139,11 +142,13 @@ enum FuzzCommand {
         var guidedLine: String?
         var results: [SeedResult]
         if guided {
-            let added = campaign.runGuided(start: start)
+            let added = campaign.runGuided(start: start, firstSeed: from)
             results = campaign.results
-            let mutated = results.filter { $0.guided == true }.count
-            var line = "guided: \(GuidedFuzz.lanes) lanes; \(grouped(mutated)) of \(plural(results.count, "seed")) mutated from the corpus; "
-                + "corpus of \(plural(start.count, "script")) at the start, \(grouped(added.count)) added"
+            let replayed = results.filter { $0.seed - from < UInt64(start.count) }.count
+            let mutated = results.filter { $0.guided == true }.count - replayed
+            var line = "guided: \(GuidedFuzz.lanes) lanes; \(grouped(mutated)) of \(plural(results.count, "seed")) mutated from the corpus"
+                + (start.isEmpty ? "" : ", \(grouped(replayed)) replayed it")
+                + "; corpus of \(plural(start.count, "script")) at the start, \(grouped(added.count)) added"
             if let dir = a.string("corpus") { line += " (\(grouped(try GuidedCorpus.save(added, to: dir))) new files in \(dir))" }
             guidedLine = line
         } else {
@@ -333,13 +338,14 @@ final class Campaign: Sendable {
     /// Runs the seeds guided (`GuidedFuzz`): each job takes whole lanes and runs a lane's
     /// seeds in order, so every seed's scenario is the same under any --jobs or --shard.
     /// The scripts the lanes added to their corpora, lane by lane.
-    func runGuided(start: [ScenarioFile]) -> [ScenarioFile] {
+    /// `firstSeed` is the whole range's first seed: seed `firstSeed + i` replays `start[i]`.
+    func runGuided(start: [ScenarioFile], firstSeed: UInt64) -> [ScenarioFile] {
         var byLane: [UInt64: [Int]] = [:]
         for (i, seed) in seeds.enumerated() { byLane[GuidedFuzz.lane(of: seed), default: []].append(i) }
         let lanes = byLane.keys.sorted().map { byLane[$0]! }
         let added = Mutex<[[ScenarioFile]]>(Array(repeating: [], count: lanes.count))
         parallelForEach(count: lanes.count, jobs: jobs) { k in
-            var lane = GuidedFuzz.Lane(start: start, options: self.generator, cores: self.cores)
+            var lane = GuidedFuzz.Lane(start: start, options: self.generator, cores: self.cores, firstSeed: firstSeed)
             for i in lanes[k] {
                 if stopRequested.load(ordering: .relaxed) || self.timeIsUp() { break }
                 let outcome = lane.run(seed: self.seeds[i])

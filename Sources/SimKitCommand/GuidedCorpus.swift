@@ -11,8 +11,14 @@ enum GuidedCorpus {
     static let maxFiles = 4_096
 
     /// The folder's scripts, in file-name order; a missing folder is created and empty.
-    /// A file that does not parse is bad input (its diagnostics, then exit 2).
-    static func load(_ dir: String, cores: SDKCores) throws -> [ScenarioFile] {
+    /// A file that does not parse is bad input (its diagnostics, then exit 2). At most
+    /// `limit` files are read (more is bad input).
+    static func load(_ dir: String, cores: SDKCores, limit: Int = maxFiles) throws -> [ScenarioFile] {
+        try loadNamed(dir, cores: cores, limit: limit).map(\.scenario)
+    }
+
+    /// `load`, with each script's file name.
+    static func loadNamed(_ dir: String, cores: SDKCores, limit: Int = maxFiles) throws -> [(name: String, scenario: ScenarioFile)] {
         let fm = FileManager.default
         var isDir: ObjCBool = false
         if !fm.fileExists(atPath: dir, isDirectory: &isDir) {
@@ -22,10 +28,11 @@ enum GuidedCorpus {
         guard isDir.boolValue else { throw UsageError("--corpus \(dir) is not a folder") }
         try checkWritableDirectory(dir)
         let names = try fm.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".scenario") }.sorted()
-        guard names.count <= maxFiles else {
-            throw UsageError("--corpus \(dir) has \(grouped(names.count)) scenario files; at most \(grouped(maxFiles)) are read (remove some)")
+        guard names.count <= limit else {
+            throw UsageError("--corpus \(dir) has \(grouped(names.count)) scenario files; at most \(grouped(limit)) are read "
+                             + "(remove some, or make it small with 'simkit corpus distill \(dir)')")
         }
-        var scripts: [ScenarioFile] = []
+        var scripts: [(name: String, scenario: ScenarioFile)] = []
         for name in names {
             let path = (dir as NSString).appendingPathComponent(name)
             // Errors only: a corpus script expects nothing, and says so in a warning each.
@@ -40,7 +47,7 @@ enum GuidedCorpus {
                 FileHandle.standardError.write(Data(Diagnostic.render(errors).utf8))
                 throw UsageError("--corpus: \(path) is not a valid scenario (errors above)")
             }
-            scripts.append(scenario)
+            scripts.append((name, scenario))
         }
         return scripts
     }

@@ -9,8 +9,10 @@ import Scenarios
 /// case, say how it runs seed `i` of a hunt, and `simkit mutants` shows its column.
 enum FuzzMode: String, CaseIterable, Codable, Sendable {
     case plain
-    /// `simkit fuzz --guided` from an empty corpus: seeds dealt to `GuidedFuzz.lanes` lanes,
-    /// each run in order (`GuidedFuzz.Lane`); its time to bug is the first failing seed.
+    /// `simkit fuzz --guided` from a starting corpus (`simkit mutants --corpus`, by default
+    /// `fuzz-corpus/` if the current folder has one, else none): seeds dealt to
+    /// `GuidedFuzz.lanes` lanes, each run in order (`GuidedFuzz.Lane`), the corpus replayed
+    /// first; its time to bug is the first failing seed.
     case guided
 
     /// Whether seed `seed` of a plain hunt with `options` breaks an invariant.
@@ -23,6 +25,7 @@ enum FuzzMode: String, CaseIterable, Codable, Sendable {
 enum MutantsCommand {
     static let help = """
     usage: simkit mutants [--list] [--seeds N] [--jobs J] [--out DIR] [--json FILE] [--no-shrink]
+                          [--modes M] [--corpus DIR|none]
 
     For every mutant (a deliberately wrong variant of the reference SDK or server), runs
     plain 'simkit fuzz' seeds from 0 until one breaks an invariant, shrinks that failure,
@@ -46,7 +49,12 @@ enum MutantsCommand {
       --no-shrink    do not shrink
       --modes M      fuzzing modes to time, comma-separated: plain, guided (default
                      both; plain always runs, the hunt starts from its catch). Guided
-                     starts from an empty corpus with its 16 lanes side by side
+                     runs as 'simkit fuzz --guided --corpus DIR' would, its 16 lanes
+                     side by side: the starting corpus replayed first, then mutation
+      --corpus DIR   guided mode's starting corpus (default: fuzz-corpus if the current
+                     folder has one, the corpus committed with SimKit, built by guided
+                     fuzzing of the reference alone; else none). 'none': start empty.
+                     The output names the corpus guided started from
 
     Ctrl-C (SIGINT) or SIGTERM stops the hunt: no new seed starts, and the table shows
     which mutants were not finished. A second signal exits at once.
@@ -84,10 +92,43 @@ enum MutantsCommand {
         /// Wall-clock seconds until that seed was known to fail (or the budget ran out),
         /// with `--jobs` seeds side by side.
         var seconds: Double
+        /// Guided: the starting corpus folder, nil when it started empty.
+        var corpus: String?
+        /// Guided: the scripts in the starting corpus.
+        var corpusScripts: Int?
+    }
+
+    /// The starting corpus of the guided mode: `--corpus DIR`, `none`, or by default
+    /// `fuzz-corpus` when the current folder has it. A folder named but missing is bad input.
+    static func startCorpus(_ flag: String?) throws -> (dir: String?, scripts: [ScenarioFile]) {
+        let dir: String
+        if let flag {
+            if flag == "none" { return (nil, []) }
+            dir = flag
+        } else {
+            dir = defaultCorpus
+            var isDir: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue else { return (nil, []) }
+        }
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue else {
+            throw UsageError("--corpus \(dir) is not a folder (give a corpus folder, or none to start guided fuzzing empty)")
+        }
+        return (dir, try GuidedCorpus.load(dir, cores: SDKCores()))
+    }
+
+    /// The corpus folder guided mode starts from when `--corpus` is not given and the
+    /// current folder has it: the one committed at the repository's root.
+    static let defaultCorpus = "fuzz-corpus"
+
+    /// How the output names guided mode's start: "from fuzz-corpus/, 143 scripts" or "from an empty corpus".
+    static func corpusLabel(_ dir: String?, _ count: Int) -> String {
+        guard let dir else { return "from an empty corpus" }
+        return "from \(dir.hasSuffix("/") ? dir : dir + "/"), \(plural(count, "script"))"
     }
 
     static func run(_ argv: [String]) throws -> Int32 {
-        let a = try Arguments(argv, switches: ["list", "no-shrink"], options: ["seeds", "jobs", "out", "json", "modes"])
+        let a = try Arguments(argv, switches: ["list", "no-shrink"], options: ["seeds", "jobs", "out", "json", "modes", "corpus"])
         if a.has("help") { print(help, terminator: ""); return 0 }
         if a.has("list") {
             func line(_ m: Mutant) -> String {
@@ -110,13 +151,16 @@ enum MutantsCommand {
             if !modes.contains(mode) { modes.append(mode) }
         }
         if modes.first != .plain { modes.removeAll { $0 == .plain }; modes.insert(.plain, at: 0) }   // the hunt starts from plain's catch
+        if a.string("corpus") != nil, !modes.contains(.guided) { throw UsageError("--corpus is guided mode's: add guided to --modes") }
+        let start = modes.contains(.guided) ? try startCorpus(a.string("corpus")) : (dir: nil, scripts: [])
+        if modes.contains(.guided) { print("guided starts \(corpusLabel(start.dir, start.scripts.count))") }
         try checkWritableDirectory(out)
         if let path = a.string("json") { try checkWritableFile(path) }
         let t0 = monotonicSeconds()
         // Time to bug: one mutant at a time, its seeds side by side, as 'simkit fuzz' would run.
         var timing: [[TimeToBug]] = []
         for m in Mutants.all where !stopRequested.load(ordering: .relaxed) {
-            timing.append(modes.map { timeToBug(m, mode: $0, seeds: seeds, jobs: jobs) })
+            timing.append(modes.map { timeToBug(m, mode: $0, seeds: seeds, jobs: jobs, start: start) })
         }
         let rows = Mutex<[Row?]>(Array(repeating: nil, count: Mutants.all.count))
         let timed = timing
@@ -153,9 +197,10 @@ enum MutantsCommand {
         for (label, subset) in [("", table), (" deep", table.filter { Mutants.deepNames.contains($0.mutant) })] {
             for mode in modes {
                 let caughtBy = subset.compactMap { r in r.timeToBug.first { $0.mode == mode.rawValue && $0.seeds != nil } }
-                guard !caughtBy.isEmpty else { print("median time to bug (\(mode.rawValue)\(label)): none caught"); continue }
+                let name = mode.rawValue + label + (mode == .guided ? " " + corpusLabel(start.dir, start.scripts.count) : "")
+                guard !caughtBy.isEmpty else { print("median time to bug (\(name)): none caught"); continue }
                 let seedsMedian = median(caughtBy.map { Double($0.seeds!) }), secondsMedian = median(caughtBy.map(\.seconds))
-                print("median time to bug (\(mode.rawValue)\(label), \(caughtBy.count) of \(subset.count) mutants caught, --jobs \(jobs)): \(seedsMedian.formatted(.number.precision(.fractionLength(0...1)))) seeds, \(String(format: "%.3f", secondsMedian)) s; slowest \(caughtBy.map { $0.seeds! }.max()!) seeds, \(String(format: "%.2f", caughtBy.map(\.seconds).max()!)) s")
+                print("median time to bug (\(name), \(caughtBy.count) of \(subset.count) mutants caught, --jobs \(jobs)): \(seedsMedian.formatted(.number.precision(.fractionLength(0...1)))) seeds, \(String(format: "%.3f", secondsMedian)) s; slowest \(caughtBy.map { $0.seeds! }.max()!) seeds, \(String(format: "%.2f", caughtBy.map(\.seconds).max()!)) s")
             }
         }
         let caught = table.filter(\.caught).count
@@ -181,9 +226,15 @@ enum MutantsCommand {
     /// Runs `mode`'s seeds 0, 1, … of mutant `m` on `jobs` threads, each taking the next
     /// seed, until the first failing seed is known (every seed before it ran) or `seeds`
     /// run out; the wall-clock time of that, as a user of 'simkit fuzz' would wait for it.
-    static func timeToBug(_ m: Mutant, mode: FuzzMode, seeds: Int, jobs: Int) -> TimeToBug {
+    static func timeToBug(_ m: Mutant, mode: FuzzMode, seeds: Int, jobs: Int,
+                          start: (dir: String?, scripts: [ScenarioFile]) = (nil, [])) -> TimeToBug {
         let options = GeneratorOptions(sdk: .mutant(m.name))
-        if mode == .guided { return guidedTimeToBug(options: options, seeds: seeds, jobs: jobs) }
+        if mode == .guided {
+            var t = guidedTimeToBug(options: options, seeds: seeds, jobs: jobs, start: start.scripts)
+            t.corpus = start.dir
+            t.corpusScripts = start.scripts.count
+            return t
+        }
         let next = Atomic<Int>(0)
         let first = Atomic<Int>(Int.max)
         let t0 = monotonicSeconds()
@@ -206,13 +257,14 @@ enum MutantsCommand {
 
     /// `timeToBug` for guided fuzzing: the lanes run side by side on `jobs` threads, each
     /// taking its seeds in order and stopping past the first failing seed found so far,
-    /// so the answer is the first failing seed of `simkit fuzz --guided` under any --jobs.
-    static func guidedTimeToBug(options: GeneratorOptions, seeds: Int, jobs: Int) -> TimeToBug {
+    /// so the answer is the first failing seed of `simkit fuzz --guided --corpus` (from
+    /// `start`) under any --jobs.
+    static func guidedTimeToBug(options: GeneratorOptions, seeds: Int, jobs: Int, start: [ScenarioFile] = []) -> TimeToBug {
         let first = Atomic<Int>(Int.max)
         let t0 = monotonicSeconds()
         let lanes = Int(GuidedFuzz.lanes)
         parallelForEach(count: lanes, jobs: jobs) { k in
-            var lane = GuidedFuzz.Lane(start: [], options: options)
+            var lane = GuidedFuzz.Lane(start: start, options: options)
             var i = k
             while i < seeds, i < first.load(ordering: .relaxed), !stopRequested.load(ordering: .relaxed) {
                 if lane.run(seed: UInt64(i)).result.failed {

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import SimKit
 import Invariants
@@ -86,5 +87,46 @@ import Invariants
         let short = MutantsCommand.timeToBug(mutant, mode: .plain, seeds: first, jobs: 2)
         #expect(short.seeds == nil)
         #expect(MutantsCommand.median([3, 1, 2]) == 2 && MutantsCommand.median([4, 1, 3, 2]) == 2.5)
+    }
+}
+
+/// `simkit mutants --corpus`: guided mode replays its starting corpus first, as
+/// `simkit fuzz --guided --corpus` does, and says which corpus it started from.
+@Suite struct MutantsCorpusTests {
+    @Test("guided time to bug from a starting corpus: a script that catches the mutant, replayed at seed i, catches it at seed i + 1, under any --jobs")
+    func guidedReplaysStartFirst() throws {
+        let mutant = try #require(Mutants.named("lock-on-offline"))
+        let options = GeneratorOptions(sdk: .mutant(mutant.name))
+        let failing = try #require((0..<100 as Range<UInt64>).first { Fuzz.run(seed: $0, options: options).0.failed })
+        let catcher = Fuzz.run(seed: failing, options: options).1
+        let passer = try #require((0..<100 as Range<UInt64>).lazy.map { Fuzz.run(seed: $0, options: options) }.first { !$0.0.failed }).1
+        #expect(MutantsCommand.timeToBug(mutant, mode: .guided, seeds: 50, jobs: 1, start: (nil, [catcher])).seeds == 1)
+        for jobs in [1, 2] {
+            let t = MutantsCommand.timeToBug(mutant, mode: .guided, seeds: 50, jobs: jobs, start: ("here", [passer, passer, catcher]))
+            #expect(t.seeds == 3 && t.corpus == "here" && t.corpusScripts == 3, "--jobs \(jobs): \(t)")
+        }
+        #expect(MutantsCommand.corpusLabel("fuzz-corpus", 143) == "from fuzz-corpus/, 143 scripts")
+        #expect(MutantsCommand.corpusLabel(nil, 0) == "from an empty corpus")
+    }
+
+    @Test("simkit mutants names the corpus guided started from; a missing --corpus folder, or --corpus without guided, exits 2")
+    func commandLine() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mutants-corpus-\(ProcessInfo.processInfo.processIdentifier)").path
+        try? FileManager.default.removeItem(atPath: dir)
+        try FileManager.default.createDirectory(atPath: dir + "/c", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for k in 0..<2 as Range<UInt64> {
+            try ScenarioPrinter.print(ScenarioGenerator.generate(seed: 900 + k, options: .init()))
+                .write(toFile: "\(dir)/c/000\(k + 1).scenario", atomically: true, encoding: .utf8)
+        }
+        let r = try SimkitProcess.run(["mutants", "--seeds", "1", "--no-shrink", "--corpus", dir + "/c", "--out", dir + "/out"])
+        #expect(r.status == 0 || r.status == 1, "\(r.stdout)\(r.stderr)")
+        #expect(r.stdout.hasPrefix("guided starts from \(dir)/c/, 2 scripts\n"), "\(r.stdout)")
+        #expect(r.stdout.contains("median time to bug (guided deep from \(dir)/c/, 2 scripts") || r.stdout.contains("(guided deep from \(dir)/c/, 2 scripts): none caught"), "\(r.stdout)")
+        let none = try SimkitProcess.run(["mutants", "--seeds", "1", "--no-shrink", "--corpus", "none", "--out", dir + "/out"])
+        #expect(none.stdout.hasPrefix("guided starts from an empty corpus\n"), "\(none.stdout)")
+        let missing = try SimkitProcess.run(["mutants", "--corpus", dir + "/nowhere"])
+        #expect(missing.status == 2 && missing.stderr.contains("is not a folder"), "\(missing.stderr)")
+        #expect(try SimkitProcess.run(["mutants", "--modes", "plain", "--corpus", dir + "/c"]).status == 2)
     }
 }

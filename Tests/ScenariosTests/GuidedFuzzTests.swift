@@ -46,6 +46,87 @@ struct GuidedFuzzTests {
         #expect(!a.added.isEmpty && a.added.count <= 40)
     }
 
+    /// Twenty generator scripts of seeds far from the ones a lane runs, as a starting corpus.
+    static func startCorpus() -> [ScenarioFile] {
+        (0..<20 as Range<UInt64>).map { k in
+            var s = ScenarioGenerator.generate(seed: 7_000 + k, options: .init())
+            s.name = "start \(k)"
+            return s
+        }
+    }
+
+    @Test("a starting corpus is replayed first: the range's i-th seed runs script i unmutated, in lane i mod 16, then mutation")
+    func replaysStartFirst() throws {
+        let start = Self.startCorpus()
+        for firstSeed in [0, 100] as [UInt64] {
+            for offset in [3, 4] as [UInt64] {
+                // The lane of seeds firstSeed + offset, firstSeed + offset + 16, …
+                var lane = GuidedFuzz.Lane(start: start, options: .init(), firstSeed: firstSeed)
+                var replayed: [Int] = []
+                var mutated = 0
+                for k in 0..<8 as Range<UInt64> {
+                    let seed = firstSeed + offset + k * GuidedFuzz.lanes
+                    let outcome = lane.run(seed: seed)
+                    let i = Int(seed - firstSeed)
+                    if i < start.count {
+                        #expect(outcome.replayed && !outcome.mutated, "seed \(seed)")
+                        #expect(outcome.scenario == start[i], "seed \(seed) did not run start script \(i) as it is")
+                        // Its run is the script's own run: the same fingerprint as the file alone.
+                        let alone = GuidedFuzz.check(start[i], seed: seed, options: .init(), cores: SDKCores()).0
+                        #expect(outcome.result.fingerprint == alone.fingerprint, "seed \(seed)")
+                        #expect(outcome.result.guided == true, "a replayed seed is not rebuilt by 'simkit replay SEED'")
+                        replayed.append(i)
+                    } else {
+                        #expect(!outcome.replayed, "seed \(seed) is past the corpus")
+                        if outcome.mutated { mutated += 1 }
+                    }
+                }
+                // This lane replays the scripts i ≡ offset (mod 16): 3 and 19, or 4 alone (20 scripts).
+                #expect(replayed == (offset == 3 ? [3, 19] : [4]), "offset \(offset), --from \(firstSeed)")
+                #expect(mutated >= 2, "offset \(offset): only \(mutated) of the seeds after the replays mutated")
+                // Replayed scripts are in the corpus already: the lane does not add them again.
+                #expect(!lane.added.contains { a in start.contains { var b = $0; b.name = a.name; return b == a } })
+            }
+        }
+    }
+
+    @Test("with a starting corpus, the same results under any --jobs and --shard; the summary counts the replays")
+    func startCorpusCommandLine() throws {
+        let d = Self.dir + "-start"
+        try? FileManager.default.removeItem(atPath: d)
+        try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: d) }
+        // A corpus folder per run: --corpus adds the run's finds to its folder at the end.
+        let runs = ["one", "two", "s1", "s2", "s3"]
+        for r in runs {
+            try FileManager.default.createDirectory(atPath: "\(d)/\(r)", withIntermediateDirectories: true)
+            for (i, s) in Self.startCorpus().enumerated() {
+                try ScenarioPrinter.print(s).write(toFile: "\(d)/\(r)/\(String(format: "%04d", i + 1)).scenario", atomically: true, encoding: .utf8)
+            }
+        }
+        let common = ["fuzz", "--guided", "--seeds", "40", "--from", "5", "--no-shrink", "--quiet", "--out", d]
+        let one = try SimkitProcess.run(common + ["--jobs", "1", "--corpus", d + "/one", "--json", d + "/one.json"])
+        #expect(one.status == 0, "\(one.stdout)\(one.stderr)")
+        #expect(one.stdout.contains(", 20 replayed it; corpus of 20 scripts at the start"), "\(one.stdout)")
+        let two = try SimkitProcess.run(common + ["--jobs", "2", "--corpus", d + "/two", "--json", d + "/two.json"])
+        #expect(two.status == 0, "\(two.stdout)\(two.stderr)")
+        let whole = try fingerprints(d + "/one.json")
+        #expect(whole.count == 40)
+        #expect(try fingerprints(d + "/two.json") == whole)
+        var sharded: [UInt64: String] = [:]
+        for i in 1...3 {
+            let r = try SimkitProcess.run(common + ["--shard", "\(i)/3", "--corpus", d + "/s\(i)", "--json", d + "/s\(i).json"])
+            #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+            sharded.merge(try fingerprints(d + "/s\(i).json")) { a, _ in a }
+        }
+        #expect(sharded == whole)
+        // Seed 5 + i ran start script i (the file alone gives its fingerprint).
+        for (i, s) in Self.startCorpus().enumerated() where i % 7 == 0 {
+            let alone = GuidedFuzz.check(s, seed: 5 + UInt64(i), options: .init(), cores: SDKCores()).0
+            #expect(whole[5 + UInt64(i)] == alone.fingerprint, "seed \(5 + i)")
+        }
+    }
+
     @Test("aiming moves a statement onto a boundary counted from another")
     func aimsAtBoundaries() {
         var s = ScenarioFile()

@@ -6,6 +6,10 @@ import Invariants
 /// reached something new (`GuidanceObserver`'s features: a transition of one device, a
 /// boundary bucket, a pair of rules in force at once, a "sometimes" situation).
 ///
+/// A starting corpus is replayed first, as libFuzzer runs its seed corpus before it
+/// mutates: the range's `i`-th seed (`firstSeed + i`) runs corpus script `i` itself,
+/// unmutated, for `i` below the corpus size; mutation and fresh seeds follow.
+///
 /// Deterministic for a seed range and a starting corpus, whatever `--jobs` and `--shard`:
 /// seeds are dealt to `lanes` fixed lanes (seed mod lanes); a lane runs its seeds in order
 /// and learns only from its own earlier seeds, so a seed's scenario is a function of the
@@ -32,6 +36,18 @@ public enum GuidedFuzz {
         public var novel: Bool
         /// The scenario was made by mutating a corpus script (false: generated fresh).
         public var mutated: Bool
+        /// The scenario is a starting-corpus script replayed as it is (see `Lane.replays`).
+        public var replayed: Bool = false
+    }
+
+    /// Where a seed's scenario came from.
+    public enum Origin: Equatable, Sendable {
+        /// `ScenarioGenerator.generate(seed:)`: `simkit replay SEED` rebuilds it.
+        case fresh
+        /// A mutation of a corpus script.
+        case mutated
+        /// Starting-corpus script number `index`, unmutated.
+        case replayed(index: Int)
     }
 
     /// One lane's walk through its seeds (in increasing order): the corpus it learns, and
@@ -43,17 +59,37 @@ public enum GuidedFuzz {
         /// Scripts this lane added (for `--corpus DIR`), in the order found.
         public private(set) var added: [ScenarioFile] = []
         public private(set) var seen = FeatureMap()
+        /// The starting corpus, in order: seed `firstSeed + i` runs `replays[i]` unmutated
+        /// (if that seed is in this lane), before any mutation can have learned anything.
+        public let replays: [ScenarioFile]
+        /// The first seed of the campaign's whole range (`--from`), not of this lane or shard,
+        /// so that a script replays at the same seed under any `--jobs` and `--shard`.
+        public let firstSeed: UInt64
 
-        public init(start: [ScenarioFile], options: GeneratorOptions, cores: SDKCores = SDKCores()) {
-            self.options = options; self.cores = cores
+        public init(start: [ScenarioFile], options: GeneratorOptions, cores: SDKCores = SDKCores(), firstSeed: UInt64 = 0) {
+            self.options = options; self.cores = cores; self.firstSeed = firstSeed
             corpus = start.map { var s = $0; s.sdk = options.sdk; s.server = options.server; return s }
+            replays = corpus
+        }
+
+        /// The index of the starting-corpus script that `seed` replays, if any.
+        public func replayIndex(of seed: UInt64) -> Int? {
+            guard seed >= firstSeed, seed - firstSeed < UInt64(replays.count) else { return nil }
+            return Int(seed - firstSeed)
         }
 
         /// The scenario seed `seed` runs, given the corpus so far.
         public func scenario(for seed: UInt64) -> (ScenarioFile, mutated: Bool) {
+            let (scenario, origin) = scenarioAndOrigin(for: seed)
+            return (scenario, origin == .mutated)
+        }
+
+        /// The scenario seed `seed` runs, given the corpus so far, and where it came from.
+        public func scenarioAndOrigin(for seed: UInt64) -> (ScenarioFile, Origin) {
+            if let i = replayIndex(of: seed) { return (replays[i], .replayed(index: i)) }
             var r = SimRandom(seed: seed).fork(0x6775_6964_6564)   // "guided"
             let fresh = ScenarioGenerator.generate(seed: seed, options: options)
-            guard !corpus.isEmpty, !r.chance(1, outOf: GuidedFuzz.freshOneIn) else { return (fresh, false) }
+            guard !corpus.isEmpty, !r.chance(1, outOf: GuidedFuzz.freshOneIn) else { return (fresh, .fresh) }
             let parent = corpus[Int(r.below(UInt64(corpus.count)))]
             let donor = r.chance(1, outOf: 2) ? fresh : corpus[Int(r.below(UInt64(corpus.count)))]
             var mutator = ScenarioMutator(random: r.fork(1))
@@ -65,25 +101,29 @@ public enum GuidedFuzz {
             // A child that is not a valid scenario file (a splice naming a group its parent
             // lacks, a rotation to a key already used) gives way to the fresh scenario: every
             // script run must print as a file that `simkit run` accepts, for its reproducer.
-            guard GuidedFuzz.isValidFile(child, cores: cores) else { return (fresh, false) }
-            return (child, true)
+            guard GuidedFuzz.isValidFile(child, cores: cores) else { return (fresh, .fresh) }
+            return (child, .mutated)
         }
 
         /// Runs `seed` and learns from it.
         public mutating func run(seed: UInt64) -> Outcome {
-            let (scenario, mutated) = scenario(for: seed)
+            let (scenario, origin) = scenarioAndOrigin(for: seed)
+            let mutated = origin == .mutated, replayed = origin != .fresh && !mutated
             var (result, violations, features) = GuidedFuzz.check(scenario, seed: seed, options: options, cores: cores)
             let novel = seen.newFeatures(in: features) > 0 && result.passed
             seen.formUnion(features)
-            if novel, added.count < GuidedFuzz.laneCorpusLimit {
+            // A replayed script is in the corpus already: it teaches the lane its features only.
+            if novel, !replayed, added.count < GuidedFuzz.laneCorpusLimit {
                 var kept = scenario
                 kept.name = "corpus: fuzz seed \(seed)"
                 corpus.append(kept)
                 added.append(kept)
             }
-            // A mutated script is not the seed's own: replay cannot rebuild it from the seed.
-            if mutated { result.guided = true }
-            return Outcome(result: result, scenario: scenario, violations: violations, novel: novel, mutated: mutated)
+            // A mutated or replayed script is not the seed's own: `simkit replay` cannot
+            // rebuild it from the seed; its reproducer is the script.
+            if mutated || replayed { result.guided = true }
+            return Outcome(result: result, scenario: scenario, violations: violations, novel: novel, mutated: mutated,
+                           replayed: replayed)
         }
     }
 

@@ -1,0 +1,118 @@
+import Foundation
+import Synchronization
+import SimKit
+import Invariants
+import Scenarios
+
+/// `simkit corpus distill`: makes a guided corpus folder small and ordered (`CorpusDistiller`).
+enum CorpusCommand {
+    static let help = """
+    usage: simkit corpus distill DIR [--out DIR2] [--max N] [--jobs J] [--sdk S] [--server S]
+
+    Makes the corpus of 'simkit fuzz --guided --corpus DIR' small and ordered. Every
+    script in DIR is run with every invariant checked and the guidance observer beside
+    the checkers; then a greedy set cover over the features they reach (a device's
+    transitions, distances from true boundaries, rules in force at once, "sometimes"
+    situations): first the script that reaches the most, then each time the one that adds
+    the most not yet covered, until none adds anything or N are chosen. Ties go to the
+    script whose text has the smaller hash, so the result never depends on the order
+    files are read in. Scripts that break an invariant are left out (and named).
+
+    The chosen scripts are written as NNNN-HASH.scenario (NNNN their rank from 0001), so
+    file-name order, the order '--corpus' reads them in, is the cover's order: a guided
+    run replays them first, the richest first.
+
+    options:
+      --out DIR2     where the distilled corpus goes (default: DIR itself, whose
+                     .scenario files are then replaced by the distilled ones); DIR2 is
+                     created if missing and must hold no .scenario file
+      --max N        keep at most N scripts (default 256, at most 9999)
+      --jobs J       scripts run side by side (default: all cores)
+      --sdk S        reference (default) or mutant:NAME: the core the features are
+                     measured on
+      --server S     reference (default) or custom:NAME
+
+    Exit: 0 distilled, 2 bad input (DIR missing or not a folder, a file that does not
+    parse, no script that passes).
+
+    """
+
+    /// The most files `distill` reads: a guided run of 20,000 seeds adds a few thousand.
+    static let maxFiles = 65_536
+
+    static func run(_ argv: [String], _ cores: SDKCores = SDKCores()) throws -> Int32 {
+        guard let sub = argv.first, !sub.hasPrefix("-") else {
+            if argv.contains("--help") || argv.contains("-h") { print(helpText(help, cores: cores), terminator: ""); return 0 }
+            throw UsageError("expected a subcommand: distill (see 'simkit corpus --help')")
+        }
+        guard sub == "distill" else { throw UsageError("unknown subcommand '\(sub)'; the one there is: distill") }
+        let a = try Arguments(Array(argv.dropFirst()), switches: [], options: ["out", "max", "jobs", "sdk", "server"])
+        if a.has("help") { print(helpText(help, cores: cores), terminator: ""); return 0 }
+        guard a.positionals.count == 1 else {
+            throw UsageError(a.positionals.isEmpty ? "distill needs a corpus folder" : "distill takes one folder, not \(a.positionals.count)")
+        }
+        let dir = a.positionals[0]
+        let limit = Int(try a.uint("max", default: UInt64(CorpusDistiller.defaultLimit), range: 1...9_999))
+        let jobs = Int(try a.uint("jobs", default: UInt64(ProcessInfo.processInfo.activeProcessorCount), range: 1...256))
+        let options = try a.generatorOptions(cores: cores)
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue else {
+            throw UsageError("\(dir) is not a folder")
+        }
+        let out = a.string("out") ?? dir
+        let inPlace = (out as NSString).standardizingPath == (dir as NSString).standardizingPath
+        if !inPlace {
+            try checkWritableDirectory(out)
+            let there = ((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).filter { $0.hasSuffix(".scenario") }
+            guard there.isEmpty else {
+                throw UsageError("--out \(out) already holds \(plural(there.count, "scenario file")): give an empty or new folder, "
+                                 + "or leave --out off to distill \(dir) in place")
+            }
+        }
+        let scripts = try GuidedCorpus.loadNamed(dir, cores: cores, limit: maxFiles)
+        let texts = scripts.map { ScenarioPrinter.print($0.scenario) }
+
+        // Every script's features (and whether it passes), side by side, each in its own slot.
+        let measured = Mutex<[(FeatureMap, passed: Bool)?]>(Array(repeating: nil, count: scripts.count))
+        parallelForEach(count: scripts.count, jobs: jobs) { i in
+            var s = scripts[i].scenario
+            s.sdk = options.sdk; s.server = options.server
+            let (result, _, features) = GuidedFuzz.check(s, seed: s.seed, options: options, cores: cores)
+            measured.withLock { $0[i] = (features, result.passed) }
+        }
+        if stopRequested.load(ordering: .relaxed) { return exitIncomplete }
+        let runs = measured.withLock { $0 }.map { $0! }
+        let failing = scripts.indices.filter { !runs[$0].passed }
+        for i in failing { printError("simkit corpus distill: \(scripts[i].name) breaks an invariant on \(Fuzz.sdkName(options.sdk)): left out") }
+        let passing = scripts.indices.filter { runs[$0].passed }
+        guard !passing.isEmpty else { throw UsageError("\(dir) has no script that passes (\(plural(scripts.count, "scenario file")) read)") }
+        let candidates = passing.map { CorpusDistiller.Candidate(features: runs[$0].0, key: GuidedCorpus.hash(texts[$0])) }
+        let chosen = CorpusDistiller.cover(candidates, limit: limit)
+        var all = FeatureMap()
+        for c in candidates { all.formUnion(c.features) }
+
+        try makeDirectories(out)
+        var written: [String] = []
+        for (rank, pick) in chosen.enumerated() {
+            let i = passing[pick.index]
+            let name = String(format: "%04d-", rank + 1) + GuidedCorpus.hash(texts[i]) + ".scenario"
+            try writeAtomically(texts[i], to: (out as NSString).appendingPathComponent(name))
+            written.append(name)
+        }
+        var removed = 0
+        if inPlace {
+            // The folder holds the distilled corpus alone afterwards.
+            for name in scripts.map(\.name) where !written.contains(name) {
+                try FileManager.default.removeItem(atPath: (dir as NSString).appendingPathComponent(name))
+                removed += 1
+            }
+        }
+        let covered = chosen.reduce(0) { $0 + $1.added }
+        print("distilled \(plural(scripts.count, "script")) of \(dir) into \(written.count) in \(out)"
+              + (inPlace ? " (\(grouped(removed)) files removed)" : "")
+              + ": \(grouped(covered)) of \(grouped(all.count)) features covered"
+              + (failing.isEmpty ? "" : "; \(failing.count) left out for breaking an invariant")
+              + (chosen.count == limit ? "; stopped at --max \(limit)" : ""))
+        return 0
+    }
+}
