@@ -81,7 +81,7 @@ public protocol RandomStream {
 
 extension RandomStream {
     /// An unbiased integer in `0..<bound` (Lemire's multiply-and-reject); `bound` > 0.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func below(_ bound: UInt64) -> UInt64 {
         precondition(bound > 0, "below(0) has no value to return")
         var m = next().multipliedFullWidth(by: bound)
@@ -93,7 +93,7 @@ extension RandomStream {
     }
 
     /// An unbiased integer in the closed range `lo...hi`.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func int(in range: ClosedRange<UInt64>) -> UInt64 {
         let span = range.upperBound &- range.lowerBound
         if span == UInt64.max { return next() }

@@ -359,7 +359,7 @@ public struct ReferenceSDK: SDKCore {
 
     /// Whether request `id` is still awaited: the check, download or upload in flight
     /// (until answered or timed out), or a request among the `window` newest not answered.
-    @inlinable
+    @inlinable @inline(__always)
     func awaiting(_ id: UInt32) -> Bool {
         guard id < nextRequestID, id != 0 else { return false }
         if id == checkInFlight || id == downloadInFlight || id == uploadInFlight { return true }
