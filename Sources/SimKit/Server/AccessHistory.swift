@@ -52,9 +52,7 @@ public struct AccessHistory: Sendable {
     mutating func noteApp(_ a: Int, refused: Bool, now: SimTime) {
         let since = appRefusedSince[a]
         if refused, since == Self.never {
-            if let last = appRefusals[a].last, last.to == now {
-                if last.from < now - 1 { appRefusals[a][appRefusals[a].count - 1].to = now - 1 } else { appRefusals[a].removeLast() }
-            }
+            endRefusalBeforeNow(a, now: now)
             appRefusedSince[a] = now
         } else if !refused, since != Self.never {
             if since < now {
@@ -72,7 +70,14 @@ public struct AccessHistory: Sendable {
     /// the enable, in the same millisecond, leaves no break: the refusal is still open.)
     mutating func noteKeyStopped(_ k: Int, app a: Int, now: SimTime) {
         keyStoppedAt[k] = min(now, keyStoppedAt[k])
-        guard appRefusedSince[a] == Self.never, let last = appRefusals[a].last, last.to == now else { return }
+        if appRefusedSince[a] == Self.never { endRefusalBeforeNow(a, now: now) }
+    }
+
+    /// When app `a`'s last closed refusal ended at `now`, makes it end a millisecond early
+    /// (or drops it when it lasted no longer), so that a stop beginning `now` is not joined
+    /// to it: access came back in between (the break of `noteApp` and `noteKeyStopped`).
+    mutating func endRefusalBeforeNow(_ a: Int, now: SimTime) {
+        guard let last = appRefusals[a].last, last.to == now else { return }
         if last.from < now - 1 { appRefusals[a][appRefusals[a].count - 1].to = now - 1 } else { appRefusals[a].removeLast() }
     }
 
