@@ -177,6 +177,7 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
         queue.makeUnique()
         requests.makeUnique()
         effects.makeUnique()
+        _rings.makeUnique()
         let end = setup.durationMs
         let budget = setup.eventBudget
         while eventsHandled < budget, !queueFull, let event = queue.popUnique(notAfter: end) {
@@ -303,7 +304,7 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
     @inlinable mutating func trace(_ device: DeviceIndex, _ event: TraceEvent) {
         let r = TraceRecord(time: now, device: device, event: event)
         _fingerprint.add(r)
-        if _rings.depth > 0 { _rings.push(r) }
+        if _rings.depth > 0 { _rings.pushUnique(r) }
         observer.observe(r)
     }
 
