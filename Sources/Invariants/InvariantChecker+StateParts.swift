@@ -7,7 +7,8 @@ extension InvariantChecker {
     /// The checkers' state, labelled, in a fixed order; values with no references.
     /// - Complexity: O(devices).
     public func stateParts() -> [(label: String, value: Any)] {
-        var truths: [Any] = []
+        // Typed, not `[Any]`: the digest reads a typed element's members from its bytes.
+        var truths: [DeviceTruth] = []
         for i in 0..<devices.count { truths.append(devices[i]) }
         return [("truth", truths), ("server-truth", server), ("step", step), ("checker-now", now),
                 ("next-deadline", nextDeadline), ("counts", counts), ("timeout", timeoutMs)]

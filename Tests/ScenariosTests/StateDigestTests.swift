@@ -20,7 +20,13 @@ import Testing
         var nothing: UInt16? = nil
         var pair: (UInt8, Bool) = (200, false)
         var list: [Payload] = [.none, .one(-128), .two(65_535, "x")]
+        var inner = Inner()
+        var nothingAtAll = Empty()
+        /// Elements that open as `Any`, not as their own type (read by `Mirror`).
+        var boxed: [Any] = [Inner(), (UInt8(7), Int16(-2)), Empty()]
     }
+    struct Inner { var big: UInt64 = .max; var tiny: Int8 = .min; var on = false; var tag: Payload = .none }
+    struct Empty {}
 
     func bothWays(_ value: Any) -> (fast: StateDigest, plain: StateDigest) {
         var fast = StateDigest(), plain = StateDigest()
@@ -41,6 +47,11 @@ import Testing
         // An optional is marked, so nil is not the same as a value equal to nil's marker.
         #expect(bothWays(Mixed(maybe: nil)).fast != bothWays(Mixed(maybe: 0x0E)).fast)
         #expect(bothWays(Mixed(maybe: nil)).plain != bothWays(Mixed(maybe: 0x0E)).plain)
+        // Twice, so the second digest reads every type from the kinds the first one found.
+        #expect(bothWays(Mixed()).fast == bothWays(Mixed()).plain)
+        var inner = Inner()
+        inner.big = 3
+        #expect(bothWays(Mixed(boxed: [inner])).fast != bothWays(Mixed(boxed: [Inner()])).fast)
     }
 
     /// The world and checker states of an exploration's paths, both ways.

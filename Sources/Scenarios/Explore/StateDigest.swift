@@ -1,3 +1,4 @@
+@_spi(Reflection) import Swift
 import Synchronization
 
 /// A 128-bit digest of a value's contents, by reflection: what `Explorer` keeps of each
@@ -74,6 +75,22 @@ public struct StateDigest: Hashable, Sendable, CustomStringConvertible {
         case enumeration, optional, collection
         /// A struct or tuple: its members in order.
         case aggregate
+        /// A struct or tuple whose stored members the runtime lists (`_forEachField`): read
+        /// from the value's bytes at their offsets, in the order `Mirror` gives them, so
+        /// that an integer or Bool member costs a load, not a `Mirror` child (whose type
+        /// the runtime looks up by its mangled name each time).
+        /// `owner` is the type's identity: a value is read this way only when it is opened
+        /// as that type (an element of an `[Any]` opens as `Any`, an existential whose
+        /// bytes are not the value's; it is read by `Mirror` instead).
+        case fields(owner: ObjectIdentifier, [Field])
+    }
+
+    /// A stored member of a struct or tuple: where it is, its type, and how it is read.
+    struct Field: @unchecked Sendable {   // determinism: a metatype, read only
+        let offset: Int
+        let type: Any.Type
+        /// `.integer`, `.bool`, or nil: loaded as a value and digested by its own kind.
+        let leaf: Kind?
     }
 
     /// The kinds of the types met, by type identity (only looked up, never iterated, so
@@ -125,8 +142,40 @@ public struct StateDigest: Hashable, Sendable, CustomStringConvertible {
             }
             let typeName = String(describing: type(of: value))
             if typeName.hasPrefix("Unsafe") || typeName.hasPrefix("OpaquePointer") { return .reference }
-            return mirror.displayStyle == .collection ? .collection : .aggregate
+            if mirror.displayStyle == .collection { return .collection }
+            if mirror.displayStyle == .struct || mirror.displayStyle == .tuple, let fields = plan(type(of: value)) {
+                return .fields(owner: ObjectIdentifier(type(of: value)), fields)
+            }
+            return .aggregate
         }
+
+        /// The stored members of `type`, or nil when the runtime cannot list them.
+        static func plan(_ type: Any.Type) -> [Field]? {
+            var fields: [Field] = []
+            let listed = _forEachField(of: type, options: []) { _, offset, fieldType, _ in
+                fields.append(Field(offset: offset, type: fieldType, leaf: leaf(fieldType)))
+                return true
+            }
+            return listed ? fields : nil
+        }
+
+        /// How a member of type `type` is read straight from memory, if it can be.
+        static func leaf(_ type: Any.Type) -> Kind? {
+            if type == Bool.self { return .bool }
+            guard let t = type as? any BinaryInteger.Type else { return nil }
+            func size<T>(_: T.Type) -> Int { MemoryLayout<T>.size }
+            let bytes = _openExistential(t, do: size)
+            return bytes <= 8 ? .integer(signed: t.isSigned, bytes: bytes) : nil
+        }
+    }
+
+    /// The word of an integer of `bytes` bytes (little-endian) at `raw`, as
+    /// `UInt64(truncatingIfNeeded:)` makes it.
+    static func integerWord(_ raw: UnsafeRawPointer, bytes: Int, signed: Bool) -> UInt64 {
+        var w: UInt64 = 0
+        for i in 0..<bytes { w |= UInt64(raw.load(fromByteOffset: i, as: UInt8.self)) << (8 * UInt64(i)) }
+        if signed, bytes < 8, w >> (8 * UInt64(bytes) - 1) & 1 == 1 { w |= ~0 << (8 * UInt64(bytes)) }
+        return w
     }
 
     /// The first `bytes` bytes of `value`, little-endian, in a word.
@@ -173,6 +222,29 @@ public struct StateDigest: Hashable, Sendable, CustomStringConvertible {
             for child in mirror.children { add(any: child.value, &kinds) }
         case .aggregate:
             for child in Mirror(reflecting: value).children { add(any: child.value, &kinds) }
+        case .fields(let owner, let fields):
+            func walk<T>(_ v: T) {
+                guard ObjectIdentifier(T.self) == owner else {
+                    for child in Mirror(reflecting: v).children { add(any: child.value, &kinds) }
+                    return
+                }
+                withUnsafeBytes(of: v) { raw in
+                    guard let base = raw.baseAddress else {   // a value of no bytes
+                        for child in Mirror(reflecting: v).children { add(any: child.value, &kinds) }
+                        return
+                    }
+                    for f in fields {
+                        switch f.leaf {
+                        case .integer(let signed, let bytes)?: add(Self.integerWord(base + f.offset, bytes: bytes, signed: signed))
+                        case .bool?: add(base.load(fromByteOffset: f.offset, as: UInt8.self) & 1 == 1 ? 0xB1 : 0xB0)
+                        default:
+                            func load<M>(_: M.Type) -> Any { base.load(fromByteOffset: f.offset, as: M.self) }
+                            add(any: _openExistential(f.type, do: load), &kinds)
+                        }
+                    }
+                }
+            }
+            _openExistential(value, do: walk)
         }
     }
 
