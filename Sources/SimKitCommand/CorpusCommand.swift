@@ -7,7 +7,7 @@ import Scenarios
 /// `simkit corpus distill`: makes a guided corpus folder small and ordered (`CorpusDistiller`).
 enum CorpusCommand {
     static let help = """
-    usage: simkit corpus distill DIR [--out DIR2] [--max N] [--jobs J] [--sdk S] [--server S]
+    usage: simkit corpus distill DIR [--out DIR2] [--max N] [--compounds N] [--jobs J] [--sdk S] [--server S]
 
     Makes the corpus of 'simkit fuzz --guided --corpus DIR' small and ordered. Every
     script in DIR is run with every invariant checked and the guidance observer beside
@@ -18,15 +18,25 @@ enum CorpusCommand {
     script whose text has the smaller hash, so the result never depends on the order
     files are read in. Scripts that break an invariant are left out (and named).
 
+    First, though, come a few compound scripts: scripts put side by side in one scenario,
+    each renamed apart (its own account, app, devices and keys), as long as the merged
+    run still passes, keeps every "edge" it reached and reaches one more. Edges are the
+    rare places where rules meet: within a minute of a true boundary (30 days of
+    stoppage, 24 h since the last answered check, a grace deadline, a stop-old now), an
+    activation just after an answered check, rules in force together or one lifted under
+    another, a stale verdict, a lock error on a download. So the first seeds of a guided
+    run reach many boundaries each.
+
     The chosen scripts are written as NNNN-HASH.scenario (NNNN their rank from 0001), so
-    file-name order, the order '--corpus' reads them in, is the cover's order: a guided
-    run replays them first, the richest first.
+    file-name order, the order '--corpus' reads them in, is the compounds' and then the
+    cover's order: a guided run replays them first, the richest first.
 
     options:
       --out DIR2     where the distilled corpus goes (default: DIR itself, whose
                      .scenario files are then replaced by the distilled ones); DIR2 is
                      created if missing and must hold no .scenario file
-      --max N        keep at most N scripts (default 256, at most 9999)
+      --max N        keep at most N scripts (default 256, at most 9999), compounds included
+      --compounds N  how many compound scripts come first (default 4; 0: none)
       --jobs J       scripts run side by side (default: all cores)
       --sdk S        reference (default) or mutant:NAME: the core the features are
                      measured on
@@ -46,13 +56,14 @@ enum CorpusCommand {
             throw UsageError("expected a subcommand: distill (see 'simkit corpus --help')")
         }
         guard sub == "distill" else { throw UsageError("unknown subcommand '\(sub)'; the one there is: distill") }
-        let a = try Arguments(Array(argv.dropFirst()), switches: [], options: ["out", "max", "jobs", "sdk", "server"])
+        let a = try Arguments(Array(argv.dropFirst()), switches: [], options: ["out", "max", "compounds", "jobs", "sdk", "server"])
         if a.has("help") { print(helpText(help, cores: cores), terminator: ""); return 0 }
         guard a.positionals.count == 1 else {
             throw UsageError(a.positionals.isEmpty ? "distill needs a corpus folder" : "distill takes one folder, not \(a.positionals.count)")
         }
         let dir = a.positionals[0]
         let limit = Int(try a.uint("max", default: UInt64(CorpusDistiller.defaultLimit), range: 1...9_999))
+        let compoundCount = Int(try a.uint("compounds", default: UInt64(CorpusCompounder.defaultCount), range: 0...64))
         let jobs = Int(try a.uint("jobs", default: UInt64(ProcessInfo.processInfo.activeProcessorCount), range: 1...256))
         let options = try a.generatorOptions(cores: cores)
         var isDir: ObjCBool = false
@@ -73,12 +84,12 @@ enum CorpusCommand {
         let texts = scripts.map { ScenarioPrinter.print($0.scenario) }
 
         // Every script's features (and whether it passes), side by side, each in its own slot.
-        let measured = Mutex<[(FeatureMap, passed: Bool)?]>(Array(repeating: nil, count: scripts.count))
+        let measured = Mutex<[(FeatureMap, passed: Bool, edges: FeatureMap)?]>(Array(repeating: nil, count: scripts.count))
         parallelForEach(count: scripts.count, jobs: jobs) { i in
             var s = scripts[i].scenario
             s.sdk = options.sdk; s.server = options.server
-            let (result, _, features) = GuidedFuzz.check(s, seed: s.seed, options: options, cores: cores)
-            measured.withLock { $0[i] = (features, result.passed) }
+            let (result, _, features, edges) = GuidedFuzz.measure(s, seed: s.seed, options: options, cores: cores)
+            measured.withLock { $0[i] = (features, result.passed, edges) }
         }
         if stopRequested.load(ordering: .relaxed) { return exitIncomplete }
         let runs = measured.withLock { $0 }.map { $0! }
@@ -86,17 +97,51 @@ enum CorpusCommand {
         for i in failing { printError("simkit corpus distill: \(scripts[i].name) breaks an invariant on \(Fuzz.sdkName(options.sdk)): left out") }
         let passing = scripts.indices.filter { runs[$0].passed }
         guard !passing.isEmpty else { throw UsageError("\(dir) has no script that passes (\(plural(scripts.count, "scenario file")) read)") }
+        // The compounds: merged runs measured `jobs` at a time, on the core under study.
+        // Compounds already there (a distilled corpus distilled again) stay first, as they are.
+        let kept = passing.filter { CorpusCompounder.parts(ofTitle: scripts[$0].scenario.name) != nil }.prefix(min(compoundCount, limit))
+        var compounds = kept.map {
+            CorpusCompounder.Compound(scenario: scripts[$0].scenario, features: runs[$0].0, edges: runs[$0].edges,
+                                      parts: CorpusCompounder.parts(ofTitle: scripts[$0].scenario.name)!)
+        }
+        var keptEdges = FeatureMap()
+        for c in compounds { keptEdges.formUnion(c.edges) }
+        let parts = passing.filter { CorpusCompounder.parts(ofTitle: scripts[$0].scenario.name) == nil }.map {
+            CorpusCompounder.Part(scenario: scripts[$0].scenario, features: runs[$0].0, edges: runs[$0].edges, key: GuidedCorpus.hash(texts[$0]))
+        }
+        compounds += CorpusCompounder.build(parts, count: min(compoundCount, limit) - compounds.count, batch: jobs, reached: keptEdges) { merged in
+            let slots = Mutex<[(features: FeatureMap, edges: FeatureMap)?]>(Array(repeating: nil, count: merged.count))
+            parallelForEach(count: merged.count, jobs: jobs) { k in
+                var s = merged[k]
+                s.sdk = options.sdk; s.server = options.server
+                // What the written file will run: the merged script printed and parsed back.
+                guard let back = GuidedFuzz.printedAndParsed(s, cores: cores) else { return }
+                s = back
+                let (result, _, features, edges) = GuidedFuzz.measure(s, seed: s.seed, options: options, cores: cores)
+                if result.passed { slots.withLock { $0[k] = (features, edges) } }
+            }
+            return slots.withLock { $0 }
+        }
+        if stopRequested.load(ordering: .relaxed) { return exitIncomplete }
+        var start = FeatureMap()
+        for c in compounds { start.formUnion(c.features) }
         let candidates = passing.map { CorpusDistiller.Candidate(features: runs[$0].0, key: GuidedCorpus.hash(texts[$0])) }
-        let chosen = CorpusDistiller.cover(candidates, limit: limit)
+        let chosen = CorpusDistiller.cover(candidates, limit: limit - compounds.count, start: start)
         var all = FeatureMap()
         for c in candidates { all.formUnion(c.features) }
+        for c in compounds { all.formUnion(c.features) }
 
         try makeDirectories(out)
         var written: [String] = []
-        for (rank, pick) in chosen.enumerated() {
-            let i = passing[pick.index]
-            let name = String(format: "%04d-", rank + 1) + GuidedCorpus.hash(texts[i]) + ".scenario"
-            try writeAtomically(texts[i], to: (out as NSString).appendingPathComponent(name))
+        var outputs: [String] = compounds.enumerated().map { k, c in
+            var s = c.scenario
+            s.name = CorpusCompounder.title(k + 1, parts: c.parts)
+            return ScenarioPrinter.print(s)
+        }
+        outputs += chosen.map { texts[passing[$0.index]] }
+        for (rank, text) in outputs.enumerated() {
+            let name = String(format: "%04d-", rank + 1) + GuidedCorpus.hash(text) + ".scenario"
+            try writeAtomically(text, to: (out as NSString).appendingPathComponent(name))
             written.append(name)
         }
         var removed = 0
@@ -107,12 +152,18 @@ enum CorpusCommand {
                 removed += 1
             }
         }
-        let covered = chosen.reduce(0) { $0 + $1.added }
+        let covered = start.count + chosen.reduce(0) { $0 + $1.added }
+        var edges = keptEdges, compoundEdges = FeatureMap()
+        for p in parts { edges.formUnion(p.edges) }
+        for c in compounds { compoundEdges.formUnion(c.edges) }
+        if !compounds.isEmpty {
+            print("compounds: \(compounds.map { "\($0.parts)" }.joined(separator: " + ")) scripts (\(compounds.map { "\($0.edges.count)" }.joined(separator: ", ")) edges), reaching \(grouped(compoundEdges.count)) of the \(grouped(edges.count)) edges the scripts reach")
+        }
         print("distilled \(plural(scripts.count, "script")) of \(dir) into \(written.count) in \(out)"
               + (inPlace ? " (\(grouped(removed)) files removed)" : "")
               + ": \(grouped(covered)) of \(grouped(all.count)) features covered"
               + (failing.isEmpty ? "" : "; \(failing.count) left out for breaking an invariant")
-              + (chosen.count == limit ? "; stopped at --max \(limit)" : ""))
+              + (written.count == limit ? "; stopped at --max \(limit)" : ""))
         return 0
     }
 }

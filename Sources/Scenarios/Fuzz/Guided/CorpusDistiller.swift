@@ -26,11 +26,12 @@ public enum CorpusDistiller {
     /// gain is recomputed until it is still the best when fresh; the result is the same as
     /// recomputing every gain each round.
     /// - Complexity: O(limit · n) gain look-ups in the worst case, usually far fewer.
-    public static func cover(_ candidates: [Candidate], limit: Int = defaultLimit) -> [(index: Int, added: Int)] {
+    /// `start`: features already covered (by scripts placed before the cover's).
+    public static func cover(_ candidates: [Candidate], limit: Int = defaultLimit, start: FeatureMap = FeatureMap()) -> [(index: Int, added: Int)] {
         precondition(limit >= 0, "limit \(limit) is negative")
-        var gain = candidates.map(\.features.count)   // an upper bound on each script's gain
+        var gain = candidates.map { start.newFeatures(in: $0.features) }   // an upper bound on each script's gain
         var open = Array(repeating: true, count: candidates.count)
-        var covered = FeatureMap()
+        var covered = start
         var chosen: [(index: Int, added: Int)] = []
         // Each pass of the loop either picks a script or lowers a stale gain, a bounded number of times.
         var steps = 0

@@ -8,11 +8,23 @@ import SimKit
 /// boundary a verdict or an activation fell (30 days of stoppage, 24 h since the last
 /// answered check, a grace deadline), in buckets that shrink toward the boundary.
 ///
+/// Some features are also kept apart as *edges* (`edges`): the rare situations where rules
+/// meet, which one corpus script should reach many of (`CorpusCompounder`): a verdict, an
+/// activation or a request within a minute of a true boundary (30 days of stoppage, 24 h
+/// since the last answered check, a grace deadline or a `stop-old now` rotation); an
+/// activation within a minute after an answered check; a request served under two rules at
+/// once, or under one rule just after another was lifted; a lock error answering a
+/// download; a verdict delivered after a newer one (stale), and whether a request failed
+/// offline in between. They are defined by the rules (SPEC's D and S sections), not by any
+/// mutant.
+///
 /// It reads only the trace, so it works for any SDK or server core, and it never changes
 /// the run: the trace is the same with it or without it.
 public struct GuidanceObserver: TraceObserver {
     /// The features reached, one bit each.
     public private(set) var features = FeatureMap()
+    /// The edge features reached (each is in `features` too).
+    public private(set) var edges = FeatureMap()
     var state: [UInt8] = []
     var lastCheckOkAt: [SimTime] = []
     var appDisabled: [Bool] = []
@@ -21,6 +33,14 @@ public struct GuidanceObserver: TraceObserver {
     var graceUntil: SimTime = 0
     var lastDeadline: SimTime?
     var faultUntil: SimTime = 0
+    /// The rules in force before the last dashboard change that changed them.
+    var previousRules: UInt32 = 0
+    /// Per device: the newest `servedAt` of a verdict delivered to it, and whether a
+    /// request of it failed offline since.
+    var newestVerdict: [SimTime] = []
+    var offlineSinceVerdict: [Bool] = []
+    /// A boundary is an edge within this distance of it.
+    static let edgeReach = Int64(Ms.minute)
 
     public init() {}
 
@@ -30,6 +50,20 @@ public struct GuidanceObserver: TraceObserver {
         lastCheckOkAt = Array(repeating: .max, count: n)
         appDisabled = Array(repeating: false, count: facts.setup.apps.count)
         appRevoked = appDisabled
+        newestVerdict = Array(repeating: 0, count: n)
+        offlineSinceVerdict = Array(repeating: false, count: n)
+    }
+
+    /// Inserts a feature that is also an edge.
+    mutating func insertEdge(_ tag: UInt32, _ a: UInt32 = 0, _ b: UInt32 = 0, _ c: UInt32 = 0) {
+        features.insert(tag, a, b, c)
+        edges.insert(tag, a, b, c)
+    }
+
+    /// Inserts a boundary-distance feature, an edge when within `edgeReach` of the boundary.
+    mutating func insertDistance(_ tag: UInt32, _ a: UInt32, _ b: UInt32, _ distanceMs: Int64) {
+        if distanceMs.magnitude <= Self.edgeReach.magnitude { insertEdge(tag, a, b, Self.bucket(distanceMs)) }
+        else { features.insert(tag, a, b, Self.bucket(distanceMs)) }
     }
 
     /// The rules in force now, as bits: which refusal reasons and faults overlap.
@@ -51,7 +85,9 @@ public struct GuidanceObserver: TraceObserver {
         case .input(let input):
             features.insert(1, s, UInt32(input.rawValue))
             if inWorld, lastCheckOkAt[d] != .max, input == .launch || input == .becameActive || input == .backgroundRun {
-                features.insert(6, s, UInt32(input.rawValue), Self.bucket(Int64(r.time) - Int64(lastCheckOkAt[d]) - Int64(Ms.day)))
+                let age = Int64(r.time) - Int64(lastCheckOkAt[d])
+                insertDistance(6, s, UInt32(input.rawValue), age - Int64(Ms.day))
+                if age <= Self.edgeReach { insertEdge(12, s, UInt32(input.rawValue), Self.bucket(age)) }
             }
         case .state(let new):
             features.insert(2, s, UInt32(new.rawValue))
@@ -59,18 +95,37 @@ public struct GuidanceObserver: TraceObserver {
         case .delivered(_, let kind, let answer, let viaTimer, _, let servedAt, let stoppedSince):
             features.insert(3, s, UInt32(kind.rawValue), UInt32(answer.rawValue) << 1 | (viaTimer ? 1 : 0))
             if answer.isLockError, stoppedSince != ServerReply.none, servedAt != ServerReply.none, servedAt >= stoppedSince {
-                features.insert(5, UInt32(answer.rawValue), Self.bucket(Int64(servedAt - stoppedSince) - Int64(30 * Ms.day)))
+                insertDistance(5, UInt32(answer.rawValue), 0, Int64(servedAt - stoppedSince) - Int64(30 * Ms.day))
+            }
+            if answer.isLockError, kind == .modelDownload || kind == .placeData { insertEdge(13, s, UInt32(kind.rawValue), UInt32(answer.rawValue)) }
+            if inWorld {
+                if answer == .offline { offlineSinceVerdict[d] = true }
+                if servedAt != ServerReply.none, answer == .ok || answer.isLockError {
+                    if servedAt < newestVerdict[d] {
+                        // A stale verdict (D4, D9): served before one already delivered.
+                        insertEdge(14, UInt32(answer.rawValue), offlineSinceVerdict[d] ? 1 : 0, UInt32(kind.rawValue))
+                    } else {
+                        newestVerdict[d] = servedAt
+                        offlineSinceVerdict[d] = false
+                    }
+                }
             }
             if inWorld, answer == .ok, kind == .check || kind == .register { lastCheckOkAt[d] = servedAt == ServerReply.none ? r.time : servedAt }
         case .served(_, let kind, _, _, let reply, _):
             let m = rules(at: r.time)
-            features.insert(4, UInt32(kind.rawValue), UInt32(reply.answer.rawValue), m)
+            if (m & 15).nonzeroBitCount >= 2 { insertEdge(4, UInt32(kind.rawValue), UInt32(reply.answer.rawValue), m) }
+            else { features.insert(4, UInt32(kind.rawValue), UInt32(reply.answer.rawValue), m) }
             features.insert(8, m)
+            // A rule lifted while another stays in force (a restore over a disable, an
+            // account restored over an app's revocation).
+            if m != 0, previousRules & ~m & 7 != 0 { insertEdge(15, UInt32(kind.rawValue), UInt32(reply.answer.rawValue), m << 8 | previousRules) }
             if let deadline = lastDeadline {
-                features.insert(7, UInt32(reply.answer.rawValue), Self.bucket(Int64(r.time) - Int64(deadline)))
+                insertDistance(7, UInt32(reply.answer.rawValue), 0, Int64(r.time) - Int64(deadline))
             }
         case .dashboard(let action, let applied):
             guard applied else { features.insert(9, 0); return }
+            let before = rules(at: r.time)
+            defer { let after = rules(at: r.time); if after != before { previousRules = before } }
             switch action {
             case .disable(let app): if Int(app) < appDisabled.count { appDisabled[Int(app)] = true }
             case .enable(let app): if Int(app) < appDisabled.count { appDisabled[Int(app)] = false }
@@ -81,6 +136,9 @@ public struct GuidanceObserver: TraceObserver {
                 if let grace {
                     graceUntil = r.time.saturatingAdd(grace)
                     lastDeadline = graceUntil
+                } else {
+                    // `stop-old now`: the old key's deadline is the rotation itself.
+                    lastDeadline = r.time
                 }
             case .stopOldKey: graceUntil = 0
             }

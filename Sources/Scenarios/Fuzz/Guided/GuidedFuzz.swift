@@ -129,51 +129,64 @@ public enum GuidedFuzz {
 
     /// Whether `scenario` printed is a file the parser accepts with no error, and compiles.
     public static func isValidFile(_ scenario: ScenarioFile, cores: SDKCores) -> Bool {
+        printedAndParsed(scenario, cores: cores) != nil
+    }
+
+    /// `scenario` printed and parsed back, if that is a file the parser accepts with no
+    /// error and it compiles: what a corpus file written from it will run.
+    public static func printedAndParsed(_ scenario: ScenarioFile, cores: SDKCores) -> ScenarioFile? {
         let parsed = ScenarioParser.parse(ScenarioPrinter.print(scenario), file: "guided.scenario",
                                           context: ScenarioRunner.standardContext(cores: cores))
-        guard let back = parsed.scenario, !parsed.hasErrors else { return false }
-        return (try? ScenarioCompiler.compile(back)) != nil
+        guard let back = parsed.scenario, !parsed.hasErrors, (try? ScenarioCompiler.compile(back)) != nil else { return nil }
+        return back
     }
 
     /// Runs `scenario` with every invariant checked and the guidance observer beside the
     /// checkers: its result, violations and features.
     public static func check(_ scenario: ScenarioFile, seed: UInt64, options: GeneratorOptions,
                              cores: SDKCores) -> (SeedResult, [Violation], FeatureMap) {
+        let (result, violations, features, _) = measure(scenario, seed: seed, options: options, cores: cores)
+        return (result, violations, features)
+    }
+
+    /// `check`, and the edge features apart (`GuidanceObserver.edges`, for `CorpusCompounder`).
+    public static func measure(_ scenario: ScenarioFile, seed: UInt64, options: GeneratorOptions,
+                               cores: SDKCores) -> (SeedResult, [Violation], FeatureMap, edges: FeatureMap) {
         do {
-            let (checker, features, fingerprint, events, stop) = try run(scenario, cores: cores)
-            var map = features
+            let (checker, guidance, fingerprint, events, stop) = try run(scenario, cores: cores)
+            var map = guidance.features
             for (i, c) in checker.coverage.counts.enumerated() where c > 0 { map.insertSituation(i) }
             let result = SeedResult(seed: seed, sdk: Fuzz.sdkName(options.sdk), server: Fuzz.serverName(options.server), fingerprint: fingerprint.description,
                                     events: events, broken: checker.broken.map(\.rawValue),
                                     firstViolation: checker.violations.first?.headline, coverage: checker.coverage.counts,
                                     stopReason: stop?.description)
-            return (result, checker.violations, map)
+            return (result, checker.violations, map, guidance.edges)
         } catch {
             let result = SeedResult(seed: seed, sdk: Fuzz.sdkName(options.sdk), server: Fuzz.serverName(options.server), fingerprint: "", events: 0,
                                     broken: ["generator-error"], firstViolation: "\(error)", coverage: [])
-            return (result, [], FeatureMap())
+            return (result, [], FeatureMap(), FeatureMap())
         }
     }
 
     static func run(_ scenario: ScenarioFile, cores: SDKCores) throws(CompileError)
-        -> (InvariantChecker, FeatureMap, Fingerprint, UInt64, StopReason?) {
+        -> (InvariantChecker, GuidanceObserver, Fingerprint, UInt64, StopReason?) {
         let resolved = try cores.resolve(sdk: scenario.sdk, server: scenario.server)
         if resolved.isReference { return try run(scenario, ReferenceSDK.self, ServerModel.self) }
         return try open(scenario, resolved.sdk, resolved.server)
     }
 
     static func open<SDK: SDKCore, Server: ServerCore>(_ scenario: ScenarioFile, _ sdk: SDK.Type, _ server: Server.Type) throws(CompileError)
-        -> (InvariantChecker, FeatureMap, Fingerprint, UInt64, StopReason?) {
+        -> (InvariantChecker, GuidanceObserver, Fingerprint, UInt64, StopReason?) {
         try run(scenario, sdk, server)
     }
 
     static func run<SDK: SDKCore, Server: ServerCore>(_ scenario: ScenarioFile, _ sdk: SDK.Type, _ server: Server.Type) throws(CompileError)
-        -> (InvariantChecker, FeatureMap, Fingerprint, UInt64, StopReason?) {
+        -> (InvariantChecker, GuidanceObserver, Fingerprint, UInt64, StopReason?) {
         var compiled = try ScenarioCompiler.compile(scenario)
         compiled.setup.ringDepth = 0
         var world = SimWorld<SDK, Server, ObserverPair<InvariantChecker, GuidanceObserver>>(
             setup: compiled.setup, observer: ObserverPair(InvariantChecker(ringDepth: 12), GuidanceObserver()))
         world.run()
-        return (world.observer.first, world.observer.second.features, world.fingerprint, world.eventsHandled, world.stop)
+        return (world.observer.first, world.observer.second, world.fingerprint, world.eventsHandled, world.stop)
     }
 }
