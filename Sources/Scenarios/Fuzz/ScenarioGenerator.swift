@@ -127,6 +127,7 @@ public struct ScenarioGenerator {
         people()
         for _ in 0..<(2 + r.below(7)) { event() }
         if aimed { aim() }
+        slowRace(seed: seed)
         return s
     }
 
