@@ -8,7 +8,8 @@ import Invariants
 enum ExploreCommand {
     static let help = """
     usage: simkit explore [--devices 1..3] [--actions N] [--sdk reference|mutant:NAME|custom:NAME]
-                          [--bfs] [--no-faults] [--no-dashboard] [--persons LIST] [--with LIST]
+                          [--bfs] [--no-faults] [--faults LIST] [--no-dashboard] [--dashboard LIST]
+                          [--persons LIST] [--with LIST]
                           [--race N] [--boundaries N] [--state-budget BYTES] [--max-runs N]
                           [--time-limit SECONDS] [--shard I/N] [--out FILE] [--json FILE]
 
@@ -19,7 +20,9 @@ enum ExploreCommand {
     current key), the dashboard and Rollup (disable, enable, rotate with stop-old now
     or keep-old 30d, rollup revoke and restore), and
     fault windows of 2 minutes (one device offline, server errors 100% status 503,
-    timeouts 100%, lost responses 100%). Moments: 'soon' (1 minute after the last
+    timeouts 100%, lost responses 100%) and one device's slow responses (the answers
+    the server sends it within 1 s come back 10 s later, so a newer answer overtakes
+    them). Moments: 'soon' (1 minute after the last
     action), just before and just after the pending events before that (a request
     reaching the server, its answer arriving), and 1 s before and after the nearest
     boundaries (24 h after a device's last answered check, 30 days after its lock, a
@@ -42,7 +45,11 @@ enum ExploreCommand {
                         actions (depth first also ends with the shortest it found: after
                         each violation it searches only shorter paths)
       --no-faults       leave the fault windows out of the alphabet
+      --faults LIST     the fault windows, comma-separated (default
+                        offline,errors,timeouts,lost,slow)
       --no-dashboard    leave dashboard and Rollup actions out of the alphabet
+      --dashboard LIST  the dashboard and Rollup actions, comma-separated (default
+                        update,disable,enable,rotate-now,rotate-keep,revoke,restore)
       --persons LIST    the person actions, comma-separated (default
                         launch,open,close,background,query,reset)
       --with LIST       more of the world, comma-separated: 'pending' (the app waits for
@@ -72,7 +79,7 @@ enum ExploreCommand {
 
     static func run(_ argv: [String], _ cores: SDKCores = SDKCores()) throws -> Int32 {
         let a = try Arguments(argv, switches: ["bfs", "no-faults", "no-dashboard"],
-                              options: ["devices", "actions", "sdk", "persons", "with", "shard", "race", "boundaries", "state-budget",
+                              options: ["devices", "actions", "sdk", "persons", "faults", "dashboard", "with", "shard", "race", "boundaries", "state-budget",
                                         "max-runs", "time-limit", "out", "json"])
         if a.has("help") { print(helpText(help, cores: cores), terminator: ""); return 0 }
         if let p = a.positionals.first { throw UsageError("explore takes no files or arguments, got '\(p)'") }
@@ -98,6 +105,30 @@ enum ExploreCommand {
             }
             options.persons = persons
             options.boundaryPersons = options.boundaryPersons.filter { persons.contains($0) }
+        }
+        if let list = a.string("faults") {
+            if a.has("no-faults") { throw UsageError("give --faults LIST or --no-faults, not both") }
+            var kinds: [ExploreFault] = []
+            for word in list.split(separator: ",", omittingEmptySubsequences: false) {
+                guard let f = ExploreFault(rawValue: String(word)) else {
+                    let hint = nearest(String(word), in: ExploreFault.allCases.map(\.rawValue)).map { "; did you mean '\($0)'?" } ?? ""
+                    throw UsageError("--faults: unknown fault '\(word)'\(hint); known: \(ExploreFault.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                if !kinds.contains(f) { kinds.append(f) }
+            }
+            options.faultKinds = ExploreFault.allCases.filter { kinds.contains($0) }
+        }
+        if let list = a.string("dashboard") {
+            if a.has("no-dashboard") { throw UsageError("give --dashboard LIST or --no-dashboard, not both") }
+            var kinds: [ExploreDashboard] = []
+            for word in list.split(separator: ",", omittingEmptySubsequences: false) {
+                guard let k = ExploreDashboard(rawValue: String(word)) else {
+                    let hint = nearest(String(word), in: ExploreDashboard.allCases.map(\.rawValue)).map { "; did you mean '\($0)'?" } ?? ""
+                    throw UsageError("--dashboard: unknown action '\(word)'\(hint); known: \(ExploreDashboard.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                if !kinds.contains(k) { kinds.append(k) }
+            }
+            options.dashboardKinds = ExploreDashboard.allCases.filter { kinds.contains($0) }
         }
         if let list = a.string("with") {
             for word in list.split(separator: ",", omittingEmptySubsequences: false) {

@@ -61,6 +61,8 @@ struct BoundsTests {
             ("at 1h server down for Xms", maxD, "limit of 3650d"),
             ("at 1h timeouts 5% for Xms", maxD, "limit of 3650d"),
             ("at 1h lost-responses 5% for Xms", maxD, "limit of 3650d"),
+            ("at 1h slow-responses all by 10s for Xms", maxD, "limit of 3650d"),
+            ("at 1h slow-responses all by Xms for 1h", ScenarioLimits.maxLatencyMs, "limit of 1h"),
             ("every Xms from 0s open all", maxD, "limit of 3650d"),
             ("every 1h jitter Xms open all", maxD, "limit of 3650d"),
             ("at 1h rotate photos key rk_live_B keep-old Xms", maxD, "limit of 3650d"),

@@ -90,6 +90,44 @@ import Testing
         #expect(shorter.counterexample == nil && shorter.incomplete == nil)
     }
 
+    /// A verdict race (issue 22): a 200 served before the lock error that locked the SDK
+    /// arrives after it. Only a `slow-responses` window orders answers that way (latency is
+    /// pinned), so without it the search finds nothing; with it, breadth first finds
+    /// `unlock-on-stale-ok` in four actions of a small alphabet (a check sent, its answers
+    /// slowed, a disable, a query just after the window), and the counterexample fails
+    /// under `simkit run` the same way while the reference passes it.
+    @Test func findsTheVerdictRaceWithSlowResponses() throws {
+        let name = "unlock-on-stale-ok"
+        let mutant = try #require(Mutants.named(name))
+        var o = Self.options(actions: 4, sdk: .mutant(name), bfs: true)
+        o.persons = [.launch, .query]   // a small alphabet keeps the debug test quick
+        o.dashboardKinds = [.disable]
+        o.faultKinds = [.slow]
+        o.raceMoments = 1
+        o.boundaries = 0
+        let r = try Explorer(options: o).run()
+        let c = try #require(r.counterexample, "explore did not find \(name)")
+        #expect(c.broken.contains(mutant.expected))
+        #expect(c.path.count == 4, "\(c.path)")
+        #expect(c.path.contains { if case .slowResponses = $0.action { true } else { false } })
+        let text = ScenarioPrinter.print(c.scenario)
+        #expect(text.contains("slow-responses device photos#1 by 10s for 1s"))
+        let outcome = ScenarioRunner().run(file: "\(name).scenario", source: text)
+        #expect(outcome.verdict == .failed)
+        #expect(outcome.unexpected == c.broken)
+        let reference = ScenarioRunner(sdk: .reference).run(scenario: c.scenario, file: "reference")
+        #expect(reference.broken.isEmpty, "\(reference.broken)")
+        // Three actions are not enough; nor are four without the slow window.
+        var shorter = o
+        shorter.maxActions = 3
+        let three = try Explorer(options: shorter).run()
+        #expect(three.counterexample == nil && three.incomplete == nil)
+        var noSlow = o
+        noSlow.faults = false
+        let without = try Explorer(options: noSlow).run()
+        #expect(without.counterexample == nil && without.incomplete == nil)
+    }
+
     /// Depth first keeps searching shorter paths after a violation, so it ends with a
     /// counterexample as short as breadth first's.
     @Test func depthFirstEndsWithTheShortest() throws {

@@ -16,7 +16,7 @@ enum LanguageForms {
         "launch", "open", "close", "background", "search", "query", "profile", "reset",
         "revoke-photos", "grant-photos", "add-photos", "update", "update key",
         "offline", "server errors 500", "server errors 502", "server errors 503", "server errors 504",
-        "server down", "timeouts", "lost-responses",
+        "server down", "timeouts", "lost-responses", "slow-responses",
         "rotate stop-old now", "rotate keep-old", "stop-old-key", "disable", "enable",
         "rollup approve", "rollup reject", "rollup revoke", "rollup restore",
         "rollup approve-account", "rollup revoke-account", "rollup restore-account", "forget-device",
@@ -68,6 +68,7 @@ enum LanguageForms {
             case .serverDown: f.insert("server down")
             case .timeouts: f.insert("timeouts")
             case .lostResponses: f.insert("lost-responses")
+            case .slowResponses(let sel, _, _): f.insert("slow-responses"); selector(sel)
             case .rotate(let app, _, let old):
                 f.insert(old == .stopNow ? "rotate stop-old now" : "rotate keep-old")
                 if app != firstApp { f.insert("rotate second app") }

@@ -89,6 +89,29 @@ struct LanguageDiagnosticTests {
         """)
     }
 
+    /// `slow-responses SEL by D for W` (issue 22): a missing `by`, a zero delay and one
+    /// past the latency limit are located like the other faults' errors.
+    @Test func slowResponsesErrors() {
+        #expect(render("at 1d slow-responses photos for 1h\n") == """
+        t.scenario:7:29: error: expected 'by' after 'photos', found 'for'
+        at 1d slow-responses photos for 1h
+                                    ^
+
+        """)
+        #expect(render("at 1d slow-responses device photos#1 by 0s for 1h\n") == """
+        t.scenario:7:41: error: 'slow-responses' must delay by more than 0s
+        at 1d slow-responses device photos#1 by 0s for 1h
+                                                ^
+
+        """)
+        #expect(render("at 1d slow-responses photos by 2h for 1h\n") == """
+        t.scenario:7:32: error: 'slow-responses' by '2h' is longer than the limit of 1h
+        at 1d slow-responses photos by 2h for 1h
+                                       ^
+
+        """)
+    }
+
     @Test func countLargerThanGroup() {
         #expect(render("at 1d reset 11 of early\n") == """
         t.scenario:7:13: error: cannot select 11 of group 'early', which has 10 devices

@@ -124,7 +124,7 @@ struct LanguageASTGenerator {
 
     mutating func randomAction(_ s: ScenarioFile) -> Action {
         let app = pick(s.apps).name
-        switch int(0...14) {
+        switch int(0...15) {
         case 0, 1: return .person(pick(PersonAction.allCases), selector(s))
         case 2: return .update(selector(s), key: coin() ? nil : "rk_live_Wrong\(int(0...9))")
         case 3: return .addPhotos(int(0...100_000), selector(s))
@@ -137,6 +137,7 @@ struct LanguageASTGenerator {
         case 10: return .enable(app: app)
         case 11: return .rollupApp(pick(RollupAppVerb.allCases), app: app)
         case 12: return .rollupAccount(pick(RollupAccountVerb.allCases), account: pick(s.accounts).name)
+        case 14: return .slowResponses(selector(s), by: positive(Ms.hour), for: positive(Ms.day))
         default: return .forgetDevice(selector(s))
         }
     }

@@ -24,11 +24,23 @@ public struct ExploreOptions: Sendable {
     /// Dashboard and Rollup actions: disable, enable, rotate (stop-old now, keep-old 30d),
     /// Rollup revoke and restore; and each device's update to a build with the current key.
     public var dashboard = true
-    /// Fault windows of `faultWindowMs`: one device offline, server errors 100% (503),
-    /// timeouts 100%, lost responses 100%.
+    /// Which of those actions (all by default), in this order.
+    public var dashboardKinds: [ExploreDashboard] = ExploreDashboard.allCases
+    /// Fault windows: those of `faultKinds`; false leaves every fault out.
     public var faults = true
-    /// How long an injected fault lasts (longer than `soonMs`, so the next action meets it).
+    /// The kinds of fault windows in the alphabet (all by default), in this order.
+    public var faultKinds: [ExploreFault] = ExploreFault.allCases
+    /// How long an injected fault lasts (longer than `soonMs`, so the next action meets it),
+    /// but for slow responses (`slowWindowMs`).
     public var faultWindowMs: SimTime = 2 * Ms.minute
+    /// How much later the answers of a `slow-responses` window come back: longer than
+    /// `slowWindowMs` plus a round trip, so that a request judged just after the window
+    /// ends is answered first; shorter than the 30 s timeout, so the slowed answer still
+    /// counts (D9).
+    public var slowByMs: SimTime = 10 * Ms.second
+    /// How long a `slow-responses` window lasts: short, so that its end, a pending event,
+    /// gives a moment ("just after it") at which a newer request overtakes the slowed answers.
+    public var slowWindowMs: SimTime = Ms.second
     /// "Soon": the next action after everything the last one started has settled.
     public var soonMs: SimTime = Ms.minute
     /// The most moments tried between the pending events before "soon": just before the
@@ -64,9 +76,45 @@ public struct ExploreOptions: Sendable {
         if latencyMs == 0 || latencyMs > Ms.minute { return "latency must be 1ms to 1m" }
         if soonMs <= latencyMs { return "soon must be longer than the latency" }
         if faultWindowMs == 0 { return "the fault window must be longer than 0s" }
+        if slowWindowMs == 0 { return "the slow-responses window must be longer than 0s" }
+        if slowByMs == 0 || slowByMs > Ms.hour { return "the slow-responses delay must be 1ms to 1h" }
         if shard.count < 1 || shard.index < 1 || shard.index > shard.count { return "shard must be I/N with 1 <= I <= N" }
         return nil
     }
+}
+
+/// The dashboard and Rollup actions the alphabet may hold (`--dashboard`).
+public enum ExploreDashboard: String, Sendable, CaseIterable {
+    /// `update device photos#I`, one action a device: a build with the app's current key.
+    case update
+    /// `disable photos`.
+    case disable
+    /// `enable photos`.
+    case enable
+    /// `rotate photos key K stop-old now`.
+    case rotateNow = "rotate-now"
+    /// `rotate photos key K keep-old 30d`.
+    case rotateKeep = "rotate-keep"
+    /// `rollup revoke photos`.
+    case revoke
+    /// `rollup restore photos`.
+    case restore
+}
+
+/// The fault windows the alphabet may hold (`--faults`), each as one action or one a device.
+public enum ExploreFault: String, Sendable, CaseIterable {
+    /// `offline device photos#I for 2m`, one action a device.
+    case offline
+    /// `server errors 100% status 503 for 2m`.
+    case errors
+    /// `timeouts 100% for 2m`.
+    case timeouts
+    /// `lost-responses 100% for 2m`.
+    case lost
+    /// `slow-responses device photos#I by 10s for 1s`, one action a device: the answers the
+    /// server sends that device within the second come back 10 s later, so a newer answer
+    /// can overtake them (the verdict races of D4 and D9).
+    case slow
 }
 
 /// Parts of the world left out by default, each with the actions it brings.
@@ -246,7 +294,8 @@ public struct Explorer {
         var out: [Action] = []
         let devices = (1...options.devices).map { DeviceSelector.device(group: Explorer.app, index: UInt64($0)) }
         for d in devices { for p in options.persons { out.append(.person(p, d)) } }
-        if options.dashboard { for d in devices { out.append(.update(d, key: nil)) } }
+        let board = options.dashboard ? options.dashboardKinds : []
+        if board.contains(.update) { for d in devices { out.append(.update(d, key: nil)) } }
         if options.extras.contains(.otherApp) { for d in devices { out.append(.update(d, key: Explorer.otherKey)) } }
         if options.extras.contains(.clone) { for p in [PersonAction.launch, .open, .query] { out.append(.person(p, Explorer.clone)) } }
         if options.extras.contains(.pending) {
@@ -254,25 +303,28 @@ public struct Explorer {
             out.append(.rollupApp(.reject, app: Explorer.app))
         }
         if options.extras.contains(.forgetDevice) { for d in devices { out.append(.forgetDevice(d)) } }
-        if options.dashboard {
-            out.append(.disable(app: Explorer.app))
-            out.append(.enable(app: Explorer.app))
-            out.append(.rotate(app: Explorer.app, key: Explorer.key(rotations + 1), old: .stopNow))
-            out.append(.rotate(app: Explorer.app, key: Explorer.key(rotations + 1), old: .default))
-            out.append(.rollupApp(.revoke, app: Explorer.app))
-            out.append(.rollupApp(.restore, app: Explorer.app))
-        }
+        if board.contains(.disable) { out.append(.disable(app: Explorer.app)) }
+        if board.contains(.enable) { out.append(.enable(app: Explorer.app)) }
+        if board.contains(.rotateNow) { out.append(.rotate(app: Explorer.app, key: Explorer.key(rotations + 1), old: .stopNow)) }
+        if board.contains(.rotateKeep) { out.append(.rotate(app: Explorer.app, key: Explorer.key(rotations + 1), old: .default)) }
+        if board.contains(.revoke) { out.append(.rollupApp(.revoke, app: Explorer.app)) }
+        if board.contains(.restore) { out.append(.rollupApp(.restore, app: Explorer.app)) }
         if options.faults {
-            for d in devices { out.append(.offline(d, for: options.faultWindowMs)) }
-            out.append(.serverErrors(.all, status: 503, for: options.faultWindowMs))
-            out.append(.timeouts(.all, for: options.faultWindowMs))
-            out.append(.lostResponses(.all, for: options.faultWindowMs))
+            let kinds = options.faultKinds
+            if kinds.contains(.offline) { for d in devices { out.append(.offline(d, for: options.faultWindowMs)) } }
+            if kinds.contains(.errors) { out.append(.serverErrors(.all, status: 503, for: options.faultWindowMs)) }
+            if kinds.contains(.timeouts) { out.append(.timeouts(.all, for: options.faultWindowMs)) }
+            if kinds.contains(.lost) { out.append(.lostResponses(.all, for: options.faultWindowMs)) }
+            if kinds.contains(.slow) {
+                for d in devices { out.append(.slowResponses(d, by: options.slowByMs, for: options.slowWindowMs)) }
+            }
         }
         return out
     }
 
     /// The next steps after `path`, whose run is `node`, in a fixed order: the race
-    /// moments, "soon", then the boundaries.
+    /// moments and the moment just after each slow-responses window of the path ends
+    /// (in time order), "soon", then the boundaries.
     func children(of path: [ExploreStep], node: NodeRun) -> [ExploreStep] {
         let t = path.last?.time ?? 0
         let soon = t + options.soonMs
@@ -287,7 +339,16 @@ public struct Explorer {
             let after = e + 1
             if after < soon, i + 1 >= due.count || after < due[i + 1] { races.append(after) }
         }
-        for r in races.prefix(options.raceMoments) { for a in all { out.append(ExploreStep(time: r, action: a)) } }
+        var moments = Array(races.prefix(options.raceMoments))
+        // Just after a slow-responses window ends, whatever the race moments are: a request
+        // judged then comes back at the usual speed and overtakes the slowed answers.
+        for s in path {
+            guard case .slowResponses = s.action else { continue }
+            let after = s.time + options.slowWindowMs + 1
+            if after > t, after < soon, !moments.contains(after) { moments.append(after) }
+        }
+        moments.sort()
+        for m in moments { for a in all { out.append(ExploreStep(time: m, action: a)) } }
         for a in all { out.append(ExploreStep(time: soon, action: a)) }
         // Boundaries the rules make relevant.
         var marks: [SimTime] = []

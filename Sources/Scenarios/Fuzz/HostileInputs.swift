@@ -48,6 +48,8 @@ public enum HostileInputs {
             ("at {}ms server down for {}ms", [t, f]),
             ("at {}ms timeouts {}% for {}ms", [t, Slot(field: .share, normal: 30), f]),
             ("at {}ms lost-responses {}% for {}ms", [t, Slot(field: .share, normal: 30), f]),
+            ("at {}ms slow-responses device photos#{} by {}ms for {}ms",
+             [t, Slot(field: .index, normal: 2), Slot(field: .latency, normal: 10 * Ms.second), f]),
             ("at {}ms search device photos#{}", [t, Slot(field: .index, normal: 1)]),
             ("at {}ms query {} of all", [t, Slot(field: .count, normal: 1)]),
             ("at {}ms profile photos-clones", [t]),

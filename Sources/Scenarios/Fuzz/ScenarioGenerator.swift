@@ -81,7 +81,8 @@ public struct ScenarioGenerator {
 
     func has(_ f: Feature) -> Bool { on[f.rawValue] }
 
-    /// The script of `seed`; `aimed: false` leaves out the aimed probes (for tests).
+    /// The script of `seed`; `aimed: false` leaves out the aimed probes and the race of
+    /// slow answers (for tests).
     mutating func make(seed: UInt64, aimed: Bool = true) -> ScenarioFile {
         // Swarm: about a third of the features on, each with its own coin.
         on = Feature.allCases.map { _ in swarm.chance(1, outOf: 3) }
@@ -126,7 +127,10 @@ public struct ScenarioGenerator {
 
         people()
         for _ in 0..<(2 + r.below(7)) { event() }
-        if aimed { aim() }
+        if aimed {
+            aim()
+            slowRace(seed: seed)
+        }
         return s
     }
 

@@ -313,6 +313,11 @@ public enum Action: Equatable, Sendable {
     case timeouts(Share, for: SimTime)
     /// `lost-responses P% for D`: the server acts, then the response is lost (S9).
     case lostResponses(Share, for: SimTime)
+    /// `slow-responses SEL by D for W` (an extension): the answers the server sends the
+    /// selected devices during W take D longer to come back, so a newer answer sent after
+    /// the window can overtake them (D4, D9). An answer that comes back after its request's
+    /// timeout is late, as any late answer (D9).
+    case slowResponses(DeviceSelector, by: SimTime, for: SimTime)
     /// `rotate APP key K [stop-old now | keep-old D]`.
     case rotate(app: String, key: String, old: OldKeyPolicy)
     /// `stop-old-key APP K`: stop a previous key during its grace.

@@ -19,7 +19,7 @@ enum Keywords {
                              "network", "at", "every", "expect"]
     /// Words that can start an action.
     static let actions = PersonAction.allCases.map(\.rawValue) + [
-        "update", "add-photos", "offline", "server", "timeouts", "lost-responses", "rotate", "stop-old-key",
+        "update", "add-photos", "offline", "server", "timeouts", "lost-responses", "slow-responses", "rotate", "stop-old-key",
         "disable", "enable", "rollup", "forget-device",
     ]
     /// Group names that would make selectors ambiguous.

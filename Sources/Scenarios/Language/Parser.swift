@@ -278,6 +278,11 @@ struct Parser {
         case "lost-responses":
             let s = try c.share()
             return .lostResponses(s, for: try forDuration(&c))
+        case "slow-responses":
+            let sel = try selector(&c)
+            try c.keyword("by")
+            let delay = try c.duration("delay")
+            return .slowResponses(sel, by: delay, for: try forDuration(&c))
         case "rotate":
             let app = try c.name("app name")
             try c.keyword("key")

@@ -71,6 +71,7 @@ public enum ScenarioPrinter {
         case let .serverDown(d): return "server down for \(dur(d))"
         case let .timeouts(s, d): return "timeouts \(s.text)% for \(dur(d))"
         case let .lostResponses(s, d): return "lost-responses \(s.text)% for \(dur(d))"
+        case let .slowResponses(sel, by, d): return "slow-responses \(selector(sel)) by \(dur(by)) for \(dur(d))"
         case let .rotate(app, key, old):
             switch old {
             case .stopNow: return "rotate \(app) key \(key) stop-old now"

@@ -318,6 +318,13 @@ struct Validator {
             checkShare(sh, m); checkDuration(d, m, "'timeouts'")
         case let .lostResponses(sh, d):
             checkShare(sh, m); checkDuration(d, m, "'lost-responses'")
+        case let .slowResponses(sel, by, d):
+            checkSelector(sel, m, groups: groups, sizes: sizes)
+            if by == 0 { error(m, after: "by", "'slow-responses' must delay by more than 0s") }
+            if by > ScenarioLimits.maxLatencyMs {
+                error(m, after: "by", "'slow-responses' by '\(spelled(m, after: "by", by))' is longer than the limit of \(DurationText.format(ScenarioLimits.maxLatencyMs))")
+            }
+            checkDuration(d, m, "'slow-responses'")
         case let .rotate(name, key, old):
             app(name)
             if case let .keep(grace) = old, grace > ScenarioLimits.maxDuration {

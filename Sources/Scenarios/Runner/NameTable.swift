@@ -73,6 +73,8 @@ struct NameTable {
         case .serverDown(let d): return .serverDown(forMs: d)
         case .timeouts(let share, let d): return .timeouts(rateBp: Self.rate(share), forMs: d)
         case .lostResponses(let share, let d): return .lostResponses(rateBp: Self.rate(share), forMs: d)
+        case .slowResponses(let sel, let by, let d):
+            return .slowResponses(try selection(sel), byMs: UInt32(min(by, UInt64(UInt32.max))), forMs: d)
         case .rotate(let app, let k, let old):
             let grace: SimTime? = switch old { case .stopNow: nil; case .keep(let d): d }
             return .dashboard(.rotate(app: try self.app(app), newKey: key(k), graceMs: grace))

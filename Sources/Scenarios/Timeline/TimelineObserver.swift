@@ -209,7 +209,7 @@ public struct TimelineObserver: TraceObserver {
             case .serverDown(let u): label = "server down"; until = u
             case .timeouts(let bp, let u): label = "timeouts \(Self.percent(bp))"; until = u
             case .lostResponses(let bp, let u): label = "lost responses \(Self.percent(bp))"; until = u
-            case .offline, .offlineEnded, .serverFaultEnded: return
+            case .offline, .offlineEnded, .serverFaultEnded, .slowResponses, .slowResponsesEnded: return
             }
             guard serverWindows.count < worldMarksMax else { marksDropped += 1; return }
             serverWindows.append(FaultWindow(from: r.time, to: until, label: label))

@@ -122,6 +122,8 @@ public enum TraceEncoding {
         case .timeouts(let rate, let until): return (5 | UInt64(rate) << 8, until)
         case .lostResponses(let rate, let until): return (6 | UInt64(rate) << 8, until)
         case .serverFaultEnded: return (7, 0)
+        case .slowResponses(let by, let until): return (8 | by << 8, until)
+        case .slowResponsesEnded: return (9, 0)
         }
     }
 

@@ -88,6 +88,11 @@ public enum FaultEvent: Sendable, Equatable {
     case lostResponses(rateBp: UInt16, until: SimTime)
     /// A server-wide fault window closed.
     case serverFaultEnded
+    /// The answers the server sends this device until `until` take `byMs` longer to come
+    /// back (`slow-responses`), so an older answer can arrive after a newer one.
+    case slowResponses(byMs: SimTime, until: SimTime)
+    /// A device's window of slow answers closed.
+    case slowResponsesEnded
 }
 
 /// Everything observable that happens in a simulation. A record's `device` says whose

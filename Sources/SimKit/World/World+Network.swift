@@ -39,9 +39,12 @@ extension SimWorld {
         let recordAfter = server.deviceRecord(d)?.generation ?? 0
         trace(d, .served(id: slot.id, kind: slot.request.kind, key: slot.request.key,
                          credential: slot.request.credential, reply: reply, recordAfter: recordAfter))
-        if now < faults.lostUntil, r.chance(UInt64(faults.lostRateBp), outOf: 10_000) {
-            requests.release(s)   // S9: the server acted, the answer never arrives
-            return
+        if now < faults.answersFaultedUntil {   // a lost- or slow-responses window is open
+            if now < faults.lostUntil, r.chance(UInt64(faults.lostRateBp), outOf: 10_000) {
+                requests.release(s)   // S9: the server acted, the answer never arrives
+                return
+            }
+            if let delay = slowDelay(of: d) { return answerSlowed(slot: s, by: delay, r) }
         }
         let range = groupLinks == nil ? networkLink : link(of: d)
         let back = r.int(in: range.lowerBound / 2...range.upperBound / 2 + 1)
@@ -53,6 +56,34 @@ extension SimWorld {
             at = max(at, r.int(in: earliest...slot.sentAt.saturatingAdd(timeout).saturatingAdd(timeout)))
         }
         schedule(Event(time: at, target: d, kind: EventKind.responseArrives, arg: s))
+    }
+
+    /// When the answer to `slot`, judged now, reaches its device, as `requestArrives`
+    /// computes it (written out there too: a call from there cost an instruction a
+    /// request): half the link's range back, or, for a request the `timeouts` fault
+    /// picked, racing its timeout.
+    @inlinable mutating func answerTime(_ slot: RequestPool.Slot, _ r: inout KeyedRandom) -> SimTime {
+        let range = groupLinks == nil ? networkLink : link(of: slot.request.device)
+        let back = r.int(in: range.lowerBound / 2...range.upperBound / 2 + 1)
+        var at = now + back   // in range: latency is at most 1h (ScenarioLimits.maxLatencyMs)
+        if slot.late {
+            // Races the timeout: from just before it to one more timeout after it.
+            let timeout = setup.sdk.requestTimeoutMs
+            let earliest = slot.sentAt.saturatingAdd(timeout - min(timeout, 2 * Ms.second))
+            at = max(at, r.int(in: earliest...slot.sentAt.saturatingAdd(timeout).saturatingAdd(timeout)))
+        }
+        return at
+    }
+
+    /// The answer to `slot` comes back `delay` later than `answerTime` (`slow-responses`).
+    /// `r` is the request's stream, taken by value (its draws go on here; an `inout`
+    /// parameter made `requestArrives` keep it in memory, an instruction a request more).
+    @inlinable @inline(never)
+    mutating func answerSlowed(slot s: UInt32, by delay: SimTime, _ r: KeyedRandom) {
+        var r = r
+        let slot = requests[s]
+        schedule(Event(time: answerTime(slot, &r).saturatingAdd(delay), target: slot.request.device,
+                       kind: EventKind.responseArrives, arg: s))
     }
 
     /// The round-trip range of `d`'s link: its group's (SPEC §1.4, per-device links), or the
@@ -91,7 +122,8 @@ extension SimWorld {
         case 0: ended = faults.errorsUntil == now
         case 1: ended = faults.downUntil == now
         case 2: ended = faults.timeoutsUntil == now
-        default: ended = faults.lostUntil == now
+        case 3: ended = faults.lostUntil == now
+        default: return slowResponsesEnd(device: DeviceIndex(kind - EventKind.slowResponsesEnd))
         }
         if ended { trace(Event.world, .fault(.serverFaultEnded)) }
     }

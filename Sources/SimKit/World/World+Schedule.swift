@@ -88,7 +88,13 @@ extension SimWorld {
             faults.lostRateBp = rate
             faults.lostUntil = max(faults.lostUntil, now.saturatingAdd(forMs))
             trace(Event.world, .fault(.lostResponses(rateBp: rate, until: faults.lostUntil)))
+            faults.answersFaultedUntil = max(faults.answersFaultedUntil, faults.lostUntil)
             schedule(Event(time: faults.lostUntil, target: Event.world, kind: EventKind.serverFaultEnds, arg: 3))
+        case .slowResponses(let selection, let byMs, let forMs):
+            let until = now.saturatingAdd(forMs)
+            forEachSelected(selection, statement: index, firing: firing) { world, d in
+                world.slowResponsesStart(device: d, byMs: SimTime(byMs), until: until)
+            }
         case .dashboard(let action):
             let applied = applyDashboard(action)
             trace(Event.world, .dashboard(action, applied: applied))

@@ -1,11 +1,12 @@
 /// What `simkit explore` hashes to recognise a world state it has already searched from.
 ///
 /// Everything that decides how a world goes on, as values with no references: the clock,
-/// every device's state and SDK process, the server, the fault windows in force, each
-/// app's current key, and the pending events in the order they will run, each request
-/// event with the request it carries (its slot number, which depends on the pool's past,
-/// is left out, as is the queue's insertion counter). Left out on purpose: the trace
-/// fingerprint, the trace rings and the event count, which record the past, not the state.
+/// every device's state and SDK process, the server, the fault windows in force (the
+/// devices' slow-response windows among them), each app's current key, and the pending
+/// events in the order they will run, each request event with the request it carries
+/// (its slot number, which depends on the pool's past, is left out, as is the queue's
+/// insertion counter). Left out on purpose: the trace fingerprint, the trace rings and
+/// the event count, which record the past, not the state.
 /// The schedule is not listed: an explored prefix has fired all of its statements.
 extension World {
     /// The parts of this world's state, labelled, in a fixed order (see the type's note).
@@ -20,6 +21,7 @@ extension World {
             ("faults", [faults.errorRateBp, faults.errorStatus, faults.timeoutRateBp, faults.lostRateBp] as [UInt16]),
             ("fault-ends", [faults.errorsUntil, faults.downUntil, faults.timeoutsUntil, faults.lostUntil] as [SimTime]),
             ("current-keys", currentKey),
+            ("slow-responses", slowAnswers.until + slowAnswers.byMs),
         ]
         var pending: [Any] = []
         for e in pendingEvents() {

@@ -93,6 +93,8 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
     @usableFromInline var statementsDue = KeyHeap()
     @usableFromInline var requests = RequestPool()
     @usableFromInline var faults = ServerFaults()
+    /// The devices' windows of slow answers (`slow-responses`); empty until one opens.
+    @usableFromInline var slowAnswers = SlowAnswers()
     /// Whether `run` prefetches the next event's state: only for worlds too big for the
     /// cache, where it pays for its instructions.
     @usableFromInline let prefetching: Bool
@@ -336,6 +338,10 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
     @usableFromInline static let timer: UInt8 = 5
     @usableFromInline static let offlineEnds: UInt8 = 6
     @usableFromInline static let serverFaultEnds: UInt8 = 7
+    /// Not a kind of its own: a `serverFaultEnds` event whose `arg` is this plus a device
+    /// ends that device's window of slow answers (`handle`'s switch stays as it was; a
+    /// case more there cost instructions on every run's hot loop).
+    @usableFromInline static let slowResponsesEnd: UInt32 = 4
 }
 
 /// Fork keys of the world's random streams: one per component, never reused.
@@ -353,4 +359,8 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
     @usableFromInline var downUntil: SimTime = 0
     @usableFromInline var timeoutRateBp: UInt16 = 0, timeoutsUntil: SimTime = 0
     @usableFromInline var lostRateBp: UInt16 = 0, lostUntil: SimTime = 0
+    /// The latest end of the windows that act on answers after the server judged them:
+    /// lost responses, and any device's slow responses. Until then an answer takes the
+    /// rare path (`answerMeetsFault`); after it, one test a request, as before either existed.
+    @usableFromInline var answersFaultedUntil: SimTime = 0
 }

@@ -123,6 +123,10 @@ public enum WorldAction: Sendable, Equatable {
     case serverDown(forMs: SimTime)
     case timeouts(rateBp: UInt16, forMs: SimTime)
     case lostResponses(rateBp: UInt16, forMs: SimTime)
+    /// The answers the server sends the selected devices during `forMs` take `byMs`
+    /// longer to come back (see `SlowAnswers`). 32 bits (49 days at most) keep this enum,
+    /// and so each `ScheduledAction`, at 64 bytes: 72 cost an instruction a person action.
+    case slowResponses(DeviceSelection, byMs: UInt32, forMs: SimTime)
     case dashboard(DashboardAction)
     case forgetDevice(DeviceSelection)
     /// Marks a point in the trace where an expectation is judged.

@@ -145,9 +145,9 @@ public struct GuidanceObserver: TraceObserver {
         case .fault(let f):
             switch f {
             case .offline(let until), .serverErrors(_, _, let until), .serverDown(let until),
-                 .timeouts(_, let until), .lostResponses(_, let until):
+                 .timeouts(_, let until), .lostResponses(_, let until), .slowResponses(_, let until):
                 faultUntil = max(faultUntil, until)
-            case .offlineEnded, .serverFaultEnded: break
+            case .offlineEnded, .serverFaultEnded, .slowResponsesEnded: break
             }
         case .callResult(let call, let outcome):
             features.insert(10, s, UInt32(call.rawValue), UInt32(outcome.rawValue))

@@ -85,6 +85,8 @@ public struct ScenarioMutator {
         case .serverDown: return .serverDown(for: length)
         case .timeouts: return .timeouts(share, for: length)
         case .lostResponses: return .lostResponses(share, for: length)
+        case .slowResponses(let sel, let by, _):
+            return .slowResponses(r.chance(1, outOf: 2) ? selector(s) : sel, by: by, for: length)
         case .rotate(let app, let key, _):
             let graces: [SimTime] = [Ms.second, Ms.hour, Ms.day, 30 * Ms.day]
             return .rotate(app: app, key: key, old: r.chance(1, outOf: 4) ? .stopNow : .keep(graces[Int(r.below(UInt64(graces.count)))]))
