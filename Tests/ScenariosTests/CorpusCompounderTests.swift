@@ -20,6 +20,7 @@ private func parse(_ text: String) throws -> ScenarioFile {
 struct CorpusCompounderTests {
     @Test("a merge renames the second script apart: its own accounts, apps, groups and keys; 'all' becomes its groups; it prints as a valid file")
     func mergeRenamesApart() throws {
+        var slowSeen = 0
         for k in 0..<12 as Range<UInt64> {
             let a = ScenarioGenerator.generate(seed: 40 + k), b = ScenarioGenerator.generate(seed: 90 + k)
             let m = ScenarioMerger.merge(a, b, tag: 2)
@@ -31,14 +32,22 @@ struct CorpusCompounderTests {
             for st in m.timeline.dropFirst(a.timeline.count) {
                 guard case .action(let action) = st.body else { continue }
                 switch action {
-                case .person(_, let sel), .update(let sel, _), .offline(let sel, _), .forgetDevice(let sel), .addPhotos(_, let sel):
+                case .person(_, let sel), .update(let sel, _), .offline(let sel, _), .forgetDevice(let sel), .addPhotos(_, let sel),
+                     .slowResponses(let sel, _, _):
                     #expect(sel != .all, "'all' of the second script would reach the first's devices")
+                    switch sel {
+                    case .group(let g), .count(_, of: let g), .share(_, of: let g), .device(group: let g, _):
+                        #expect(g.hasSuffix("-m2"), "\(action) names a group of the first script")
+                    case .all: break
+                    }
                 case .disable(let app), .enable(let app), .rotate(let app, _, _), .stopOldKey(let app, _), .rollupApp(_, let app):
                     #expect(app.hasSuffix("-m2"))
                 default: break
                 }
+                if case .slowResponses = action { slowSeen += 1 }
             }
         }
+        #expect(slowSeen > 0, "a second script with a slow-responses window was merged (one seed in eight draws one)")
     }
 
     @Test("a request in the millisecond of a stop-old now rotation is an edge; one a minute later is not")

@@ -46,6 +46,7 @@ public enum ScenarioMerger {
             case .addPhotos(let n, let sel): selectors(sel).map { .addPhotos(n, $0) }
             case .offline(let sel, let d): selectors(sel).map { .offline($0, for: d) }
             case .forgetDevice(let sel): selectors(sel).map { .forgetDevice($0) }
+            case .slowResponses(let sel, let by, let window): selectors(sel).map { .slowResponses($0, by: by, for: window) }
             case .rotate(let app, let k, let old): [.rotate(app: name(app), key: key(k), old: old)]
             case .stopOldKey(let app, let k): [.stopOldKey(app: name(app), key: key(k))]
             case .disable(let app): [.disable(app: name(app))]
