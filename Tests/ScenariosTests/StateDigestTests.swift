@@ -27,6 +27,16 @@ import Testing
     }
     struct Inner { var big: UInt64 = .max; var tiny: Int8 = .min; var on = false; var tag: Payload = .none }
     struct Empty {}
+    final class Box { var n = 1 }
+    /// Members whose bytes are not a strong reference (`weak`, `unowned`): read by `Mirror`.
+    struct Holder {
+        var n: UInt8 = 1
+        weak var weakly: Box?
+        unowned var unownedly: Box
+        var strongly: Box?
+        var maybe: UInt32? = 5
+        init(_ b: Box) { weakly = b; unownedly = b; strongly = b }
+    }
 
     func bothWays(_ value: Any) -> (fast: StateDigest, plain: StateDigest) {
         var fast = StateDigest(), plain = StateDigest()
@@ -52,6 +62,16 @@ import Testing
         var inner = Inner()
         inner.big = 3
         #expect(bothWays(Mixed(boxed: [inner])).fast != bothWays(Mixed(boxed: [Inner()])).fast)
+    }
+
+    @Test func weakAndUnownedMembersAreReadSafely() {
+        let box = Box()
+        for _ in 0..<2 {   // the second time from the kinds the first found
+            let (fast, plain) = bothWays(Holder(box))
+            #expect(fast == plain && fast.words == plain.words)
+            #expect(fast.references == 3)
+        }
+        withExtendedLifetime(box) {}
     }
 
     /// The world and checker states of an exploration's paths, both ways.

@@ -85,6 +85,9 @@ public struct StateDigest: Hashable, Sendable, CustomStringConvertible {
         case fields(owner: ObjectIdentifier, [Field])
     }
 
+    /// An optional type's wrapped type, for `KindCache.plan`.
+    protocol OptionalType { static var wrappedType: Any.Type { get } }
+
     /// A stored member of a struct or tuple: where it is, its type, and how it is read.
     struct Field: @unchecked Sendable {   // determinism: a metatype, read only
         let offset: Int
@@ -150,13 +153,39 @@ public struct StateDigest: Hashable, Sendable, CustomStringConvertible {
         }
 
         /// The stored members of `type`, or nil when the runtime cannot list them.
+        ///
+        /// Only members that are values (structs, enums, tuples, optionals of values) are
+        /// read from bytes: a member of a class type, an optional of one, an existential or a
+        /// function may be stored `weak` or `unowned`, whose bytes are not a strong reference,
+        /// so a type with one is read by `Mirror`, which knows how it is stored.
         static func plan(_ type: Any.Type) -> [Field]? {
             var fields: [Field] = []
-            let listed = _forEachField(of: type, options: []) { _, offset, fieldType, _ in
+            var byValue = true
+            let listed = _forEachField(of: type, options: []) { _, offset, fieldType, kind in
+                switch kind {
+                case .struct, .enum, .tuple: break
+                case .optional where isValue(wrapped(fieldType)): break
+                default: byValue = false; return false
+                }
                 fields.append(Field(offset: offset, type: fieldType, leaf: leaf(fieldType)))
                 return true
             }
-            return listed ? fields : nil
+            return listed && byValue ? fields : nil
+        }
+
+        /// The type an optional type wraps (`type` itself if it is not one).
+        static func wrapped(_ type: Any.Type) -> Any.Type {
+            (type as? any OptionalType.Type)?.wrappedType ?? type
+        }
+
+        /// Whether `type` is surely a value type (not a class, existential or function),
+        /// judged without asking the runtime for its members, which crashes on an existential.
+        static func isValue(_ type: Any.Type) -> Bool {
+            if type is AnyObject.Type { return false }
+            if leaf(type) != nil || type == String.self || type == Double.self { return true }
+            let name = String(reflecting: type)
+            return !(name.hasPrefix("any ") || name.hasPrefix("Swift.Any") || name.hasPrefix("(") || name.contains("->")
+                     || name.hasPrefix("__C.") || name.contains(" & "))
         }
 
         /// How a member of type `type` is read straight from memory, if it can be.
@@ -308,4 +337,8 @@ public struct StateDigest: Hashable, Sendable, CustomStringConvertible {
     public static func == (a: StateDigest, b: StateDigest) -> Bool { a.high == b.high && a.low == b.low }
     /// Hashes both lanes.
     public func hash(into hasher: inout Hasher) { hasher.combine(high); hasher.combine(low) }
+}
+
+extension Optional: StateDigest.OptionalType {
+    static var wrappedType: Any.Type { Wrapped.self }
 }
