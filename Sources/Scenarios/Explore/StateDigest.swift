@@ -11,6 +11,9 @@ import Synchronization
 /// `references` and not followed (the parts `World.stateParts()` and
 /// `InvariantChecker.stateParts()` list hold none; a test keeps it so). Dictionaries and
 /// sets are not expected either (their order is not canonical) and are refused the same way.
+/// An optional is marked (0x0F and its value, 0x0E for nil). How each type is read is
+/// worked out once per type and process (`Kind`), and a struct's integer and Bool members
+/// are read from its bytes; the words are those of the plain walk (`addPlain`, tested).
 public struct StateDigest: Hashable, Sendable, CustomStringConvertible {
     public private(set) var high: UInt64 = 0x6A09_E667_F3BC_C908
     public private(set) var low: UInt64 = 0xBB67_AE85_84CA_A73B
