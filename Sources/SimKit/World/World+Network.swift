@@ -46,22 +46,13 @@ extension SimWorld {
             }
             if let delay = slowDelay(of: d) { return answerSlowed(slot: s, by: delay, r) }
         }
-        let range = groupLinks == nil ? networkLink : link(of: d)
-        let back = r.int(in: range.lowerBound / 2...range.upperBound / 2 + 1)
-        var at = now + back   // in range: latency is at most 1h (ScenarioLimits.maxLatencyMs)
-        if slot.late {
-            // Races the timeout: from just before it to one more timeout after it.
-            let timeout = setup.sdk.requestTimeoutMs
-            let earliest = slot.sentAt.saturatingAdd(timeout - min(timeout, 2 * Ms.second))
-            at = max(at, r.int(in: earliest...slot.sentAt.saturatingAdd(timeout).saturatingAdd(timeout)))
-        }
-        schedule(Event(time: at, target: d, kind: EventKind.responseArrives, arg: s))
+        schedule(Event(time: answerTime(slot, &r), target: d, kind: EventKind.responseArrives, arg: s))
     }
 
-    /// When the answer to `slot`, judged now, reaches its device, as `requestArrives`
-    /// computes it (written out there too: a call from there cost an instruction a
-    /// request): half the link's range back, or, for a request the `timeouts` fault
-    /// picked, racing its timeout.
+    /// When the answer to `slot`, judged now, reaches its device: half the link's range
+    /// back, or, for a request the `timeouts` fault picked, racing its timeout. Always
+    /// inlined: `requestArrives` runs it for every answer.
+    @inline(__always)
     @inlinable mutating func answerTime(_ slot: RequestPool.Slot, _ r: inout KeyedRandom) -> SimTime {
         let range = groupLinks == nil ? networkLink : link(of: slot.request.device)
         let back = r.int(in: range.lowerBound / 2...range.upperBound / 2 + 1)
