@@ -108,27 +108,11 @@ enum ExploreCommand {
         }
         if let list = a.string("faults") {
             if a.has("no-faults") { throw UsageError("give --faults LIST or --no-faults, not both") }
-            var kinds: [ExploreFault] = []
-            for word in list.split(separator: ",", omittingEmptySubsequences: false) {
-                guard let f = ExploreFault(rawValue: String(word)) else {
-                    let hint = nearest(String(word), in: ExploreFault.allCases.map(\.rawValue)).map { "; did you mean '\($0)'?" } ?? ""
-                    throw UsageError("--faults: unknown fault '\(word)'\(hint); known: \(ExploreFault.allCases.map(\.rawValue).joined(separator: ", "))")
-                }
-                if !kinds.contains(f) { kinds.append(f) }
-            }
-            options.faultKinds = ExploreFault.allCases.filter { kinds.contains($0) }
+            options.faultKinds = try kinds(ExploreFault.self, list, option: "faults", noun: "fault")
         }
         if let list = a.string("dashboard") {
             if a.has("no-dashboard") { throw UsageError("give --dashboard LIST or --no-dashboard, not both") }
-            var kinds: [ExploreDashboard] = []
-            for word in list.split(separator: ",", omittingEmptySubsequences: false) {
-                guard let k = ExploreDashboard(rawValue: String(word)) else {
-                    let hint = nearest(String(word), in: ExploreDashboard.allCases.map(\.rawValue)).map { "; did you mean '\($0)'?" } ?? ""
-                    throw UsageError("--dashboard: unknown action '\(word)'\(hint); known: \(ExploreDashboard.allCases.map(\.rawValue).joined(separator: ", "))")
-                }
-                if !kinds.contains(k) { kinds.append(k) }
-            }
-            options.dashboardKinds = ExploreDashboard.allCases.filter { kinds.contains($0) }
+            options.dashboardKinds = try kinds(ExploreDashboard.self, list, option: "dashboard", noun: "action")
         }
         if let list = a.string("with") {
             for word in list.split(separator: ",", omittingEmptySubsequences: false) {
@@ -195,6 +179,22 @@ enum ExploreCommand {
             if json == "-" { print(text, terminator: "") } else { try writeAtomically(text, to: json) }
         }
         return status
+    }
+
+    /// The kinds a comma-separated `--OPTION` list names, in the type's own order, once
+    /// each; an unknown word is a usage error with the nearest known one.
+    static func kinds<K: CaseIterable & RawRepresentable & Equatable>(_: K.Type, _ list: String, option: String, noun: String) throws -> [K]
+        where K.RawValue == String {
+        var named: [K] = []
+        let known = K.allCases.map(\.rawValue)
+        for word in list.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let k = K(rawValue: String(word)) else {
+                let hint = nearest(String(word), in: known).map { "; did you mean '\($0)'?" } ?? ""
+                throw UsageError("--\(option): unknown \(noun) '\(word)'\(hint); known: \(known.joined(separator: ", "))")
+            }
+            if !named.contains(k) { named.append(k) }
+        }
+        return K.allCases.filter { named.contains($0) }
     }
 
     static func sdkText(_ sdk: SDKChoice) -> String {
