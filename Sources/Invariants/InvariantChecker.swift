@@ -175,6 +175,16 @@ public struct InvariantChecker: TraceObserver {
         }
     }
 
+    /// A copy with truth tables and rings of its own: the tables are written in place, so a
+    /// plain copy would share them with this checker (`SimWorld.fork()`).
+    public func forked() -> InvariantChecker {
+        var copy = self
+        copy.devices = devices.copied()
+        copy.coverageHits = coverageHits.copied()
+        copy.rings.makeUnique()
+        return copy
+    }
+
     public mutating func finish(at time: SimTime) {
         now = time
         if now >= nextDeadline { passDeadlines() }

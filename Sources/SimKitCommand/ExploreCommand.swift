@@ -8,7 +8,7 @@ import Invariants
 enum ExploreCommand {
     static let help = """
     usage: simkit explore [--devices 1..3] [--actions N] [--sdk reference|mutant:NAME|custom:NAME]
-                          [--bfs] [--no-faults] [--faults LIST] [--no-dashboard] [--dashboard LIST]
+                          [--bfs] [--no-fork] [--no-faults] [--faults LIST] [--no-dashboard] [--dashboard LIST]
                           [--persons LIST] [--with LIST]
                           [--race N] [--boundaries N] [--state-budget BYTES] [--max-runs N]
                           [--time-limit SECONDS] [--shard I/N] [--out FILE] [--json FILE]
@@ -44,6 +44,8 @@ enum ExploreCommand {
       --bfs             breadth first: the first violation found has the fewest
                         actions (depth first also ends with the shortest it found: after
                         each violation it searches only shorter paths)
+      --no-fork         run every path from the start instead of forking its parent's
+                        world (slower; the same runs, states and counterexample)
       --no-faults       leave the fault windows out of the alphabet
       --faults LIST     the fault windows, comma-separated (default
                         offline,errors,timeouts,lost,slow)
@@ -78,7 +80,7 @@ enum ExploreCommand {
     """
 
     static func run(_ argv: [String], _ cores: SDKCores = SDKCores()) throws -> Int32 {
-        let a = try Arguments(argv, switches: ["bfs", "no-faults", "no-dashboard"],
+        let a = try Arguments(argv, switches: ["bfs", "no-faults", "no-dashboard", "no-fork"],
                               options: ["devices", "actions", "sdk", "persons", "faults", "dashboard", "with", "shard", "race", "boundaries", "state-budget",
                                         "max-runs", "time-limit", "out", "json"])
         if a.has("help") { print(helpText(help, cores: cores), terminator: ""); return 0 }
@@ -88,6 +90,7 @@ enum ExploreCommand {
         options.maxActions = Int(try a.uint("actions", default: 4, range: 0...20))
         options.sdk = try FuzzCommand.sdkChoice(a.string("sdk"), cores: cores)
         options.breadthFirst = a.has("bfs")
+        options.forking = !a.has("no-fork")
         options.faults = !a.has("no-faults")
         options.dashboard = !a.has("no-dashboard")
         options.raceMoments = Int(try a.uint("race", default: 2, range: 0...16))

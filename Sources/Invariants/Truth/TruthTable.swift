@@ -27,6 +27,17 @@ import SimKit
         self.count = count
     }
 
+    /// A table with the same values in storage of its own (for `InvariantChecker.forked()`).
+    func copied() -> TruthTable {
+        TruthTable(storage: TruthTableStorage(copying: base, count: count))
+    }
+
+    private init(storage: TruthTableStorage<Element>) {
+        self.storage = storage
+        base = storage.base
+        count = storage.count
+    }
+
     /// Device `i`'s value.
     subscript(i: Int) -> Element {
         @inline(__always) get {
@@ -59,6 +70,12 @@ final class TruthTableStorage<Element> {
         self.count = count
         base = .allocate(capacity: Swift.max(count, 1))
         base.initialize(repeating: value, count: count)
+    }
+
+    init(copying source: UnsafeMutablePointer<Element>, count: Int) {
+        self.count = count
+        base = .allocate(capacity: Swift.max(count, 1))
+        base.initialize(from: source, count: count)
     }
 
     deinit {

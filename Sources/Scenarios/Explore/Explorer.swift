@@ -12,6 +12,9 @@ public struct ExploreOptions: Sendable {
     public var sdk: SDKChoice = .reference
     /// Breadth first: the first violation found is one of fewest actions.
     public var breadthFirst = false
+    /// Runs each path from its parent's world, forked (`SimWorld.fork()`), instead of from
+    /// the start; the runs, states and counterexamples are the same either way (tested).
+    public var forking = true
     /// The state store's budget, in bytes (`StateDigest.storedBytes` a state, and the
     /// breadth-first frontier's paths): when full, the search stops, incomplete.
     public var stateBudgetBytes: UInt64 = 512 << 20
@@ -263,15 +266,45 @@ public struct Explorer {
 
     func openAndSearch<SDK: SDKCore>(_ type: SDK.Type) -> ExploreResult { search(type) }
 
-    /// Runs `path` to `duration` on `SDK` and digests the state it reached.
-    func runNode<SDK: SDKCore>(_: SDK.Type, path: [ExploreStep], duration: SimTime, digest: Bool) -> NodeRun {
-        var out = NodeRun()
-        let compiled: CompiledScenario
-        do { compiled = try ScenarioCompiler.compile(scenario(path: path, duration: duration)) } catch {
+    /// Compiles the scenario of `path`, ending at `duration`.
+    func setup(path: [ExploreStep], duration: SimTime) -> WorldSetup {
+        do { return try ScenarioCompiler.compile(scenario(path: path, duration: duration)).setup } catch {
             preconditionFailure("an explored scenario does not compile: \(error)")
         }
-        var world = World<SDK, InvariantChecker>(setup: compiled.setup, observer: InvariantChecker(maxPerInvariant: 1))
-        world.run()
+    }
+
+    /// The world of `path` at its fork point (just after its last step fired): forked from
+    /// `parent`, the world of the path without its last step, when it can be, else built
+    /// and run from the start.
+    func forkPoint<SDK: SDKCore>(_: SDK.Type, path: [ExploreStep], parent: World<SDK, InvariantChecker>?) -> World<SDK, InvariantChecker> {
+        let built = setup(path: path, duration: path.last?.time ?? 0)
+        if let parent {
+            var world = parent.fork()
+            if world.extend(as: built) {
+                world.runToForkPoint()
+                return world
+            }
+        }
+        var world = World<SDK, InvariantChecker>(setup: built, observer: InvariantChecker(maxPerInvariant: 1))
+        world.runToForkPoint()
+        return world
+    }
+
+    /// Runs `path` to `duration` on `SDK` and digests the state it reached: from `start`
+    /// (the path's world at its fork point) when forking, else from the start.
+    func runNode<SDK: SDKCore>(_: SDK.Type, path: [ExploreStep], duration: SimTime, digest: Bool,
+                               from start: World<SDK, InvariantChecker>?) -> NodeRun {
+        if let start { return finishNode(start.fork(), duration: duration, digest: digest) }
+        return finishNode(World<SDK, InvariantChecker>(setup: setup(path: path, duration: duration), observer: InvariantChecker(maxPerInvariant: 1)),
+                          duration: duration, digest: digest)
+    }
+
+    /// Runs `world` (a new world, or one at a fork point, which it takes) on to `duration`
+    /// and digests the state it reached.
+    func finishNode<SDK: SDKCore>(_ world: consuming World<SDK, InvariantChecker>, duration: SimTime, digest: Bool) -> NodeRun {
+        var world = world
+        world.resume(to: duration)
+        var out = NodeRun()
         out.stop = world.stop
         out.now = world.now
         out.broken = world.observer.broken
@@ -382,12 +415,19 @@ public struct Explorer {
         var seen: [StateDigest: Int] = [:]   // determinism: looked up, never iterated
         var frontierBytes: UInt64 = 0
 
-        // Runs one path; returns the node to expand, or nil (leaf, violation, pruned, stop).
-        func visit(_ path: [ExploreStep]) -> NodeRun? {
+        // Runs one path (forked from `parent`, its parent's world at its fork point, when
+        // forking); returns the node to expand and its world, or nil (leaf, violation,
+        // pruned, stop).
+        func visit(_ path: [ExploreStep], parent: World<SDK, InvariantChecker>?) -> (NodeRun, World<SDK, InvariantChecker>?)? {
             let depth = path.count
             let leaf = depth >= bound
             let t = path.last?.time ?? 0
-            var node = runNode(sdk, path: path, duration: leaf ? t + options.settleMs : t, digest: !leaf)
+            // A leaf's world is needed only once: extended from its parent and run on in place.
+            var leafWorld = leaf && options.forking ? parent?.fork() : nil
+            let extended = leafWorld?.extend(as: setup(path: path, duration: t)) ?? false
+            let start = options.forking && !extended ? forkPoint(sdk, path: path, parent: parent) : nil
+            var node = extended ? finishNode(leafWorld.take()!, duration: t + options.settleMs, digest: false)
+                : runNode(sdk, path: path, duration: leaf ? t + options.settleMs : t, digest: !leaf, from: start)
             result.runs += 1
             result.maxDepth = max(result.maxDepth, depth)
             if result.runs % progressEvery == 0 { progress(result) }
@@ -395,7 +435,7 @@ public struct Explorer {
             // a path breaks a rule at the same length whatever the bound: breadth first
             // then finds one of fewest actions. A state searched already needs no second look.
             if !leaf, node.broken.isEmpty, node.stop == nil, (seen[node.digest].map { $0 > depth } ?? true) {
-                let settled = runNode(sdk, path: path, duration: t + options.settleMs, digest: false)
+                let settled = runNode(sdk, path: path, duration: t + options.settleMs, digest: false, from: start)
                 result.runs += 1
                 if !settled.broken.isEmpty || settled.stop != nil {
                     node.broken = settled.broken; node.headline = settled.headline; node.stop = settled.stop; node.now = settled.now
@@ -424,7 +464,7 @@ public struct Explorer {
             }
             seen[node.digest] = depth
             result.distinctStates = UInt64(seen.count)
-            return node
+            return (node, start)
         }
 
         func stopping() -> Bool {
@@ -436,9 +476,10 @@ public struct Explorer {
 
         // The root: the world before any explored action, at 0 s.
         var rootNode = NodeRun()
+        let rootWorld = options.forking ? forkPoint(sdk, path: [], parent: nil) : nil
         if bound > 0 {
-            rootNode = runNode(sdk, path: [], duration: 0, digest: true)
-            let settled = runNode(sdk, path: [], duration: options.settleMs, digest: false)
+            rootNode = runNode(sdk, path: [], duration: 0, digest: true, from: rootWorld)
+            let settled = runNode(sdk, path: [], duration: options.settleMs, digest: false, from: rootWorld)
             result.runs += 2
             if rootNode.broken.isEmpty { rootNode.broken = settled.broken; rootNode.headline = settled.headline; rootNode.now = settled.now }
             if !rootNode.broken.isEmpty {
@@ -449,7 +490,7 @@ public struct Explorer {
             seen[rootNode.digest] = 0
             result.distinctStates = 1
         } else {
-            _ = visit([])
+            _ = visit([], parent: nil)
             return result
         }
 
@@ -472,10 +513,14 @@ public struct Explorer {
                 var next: [Int] = []
                 for p in parents {
                     let base = path(of: p)
+                    // The frontier keeps no worlds (they would not fit): a parent's world is
+                    // built again, once for all its children.
+                    let parentWorld = !options.forking ? nil : p == 0 ? rootWorld
+                        : forkPoint(sdk, path: base, parent: nil)
                     for c in p == 0 ? rootChildren : children(of: base, node: tree[p].run) {
                         if stopping() { return result }
                         let path = base + [c]
-                        guard let node = visit(path) else {
+                        guard let (node, _) = visit(path, parent: parentWorld) else {
                             if result.counterexample != nil { break levels }
                             continue
                         }
@@ -494,7 +539,8 @@ public struct Explorer {
         }
 
         // Depth first: a stack of children lists, each with the index of the next to try.
-        var stack: [(path: [ExploreStep], children: [ExploreStep], next: Int)] = [([], rootChildren, 0)]
+        // Each frame keeps its path's world at its fork point, for its children to fork.
+        var stack: [(path: [ExploreStep], children: [ExploreStep], next: Int, world: World<SDK, InvariantChecker>?)] = [([], rootChildren, 0, rootWorld)]
         while !stack.isEmpty {
             if stopping() { return result }
             let top = stack.count - 1
@@ -502,8 +548,8 @@ public struct Explorer {
             let step = stack[top].children[stack[top].next]
             stack[top].next += 1
             let path = stack[top].path + [step]
-            if let node = visit(path), path.count < bound {
-                stack.append((path, children(of: path, node: node), 0))
+            if let (node, world) = visit(path, parent: stack[top].world), path.count < bound {
+                stack.append((path, children(of: path, node: node), 0, world))
             }
         }
         return result

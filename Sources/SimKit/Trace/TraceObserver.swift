@@ -11,12 +11,17 @@ public protocol TraceObserver {
     /// A hint: records of `device` are coming soon, start loading its state into cache
     /// (see `Prefetch`). Must not change anything observable.
     func prefetch(device: DeviceIndex)
+    /// A copy of this observer that may go on observing by itself, for `SimWorld.fork()`.
+    /// The default is a plain copy: right for a value whose storage is copied on write. An
+    /// observer that writes shared storage in place must copy it here.
+    func forked() -> Self
 }
 
 extension TraceObserver {
     public mutating func begin(_ facts: WorldFacts) {}
     public mutating func finish(at time: SimTime) {}
     @inlinable public func prefetch(device: DeviceIndex) {}
+    public func forked() -> Self { self }
 }
 
 /// An observer that does nothing, for runs that need only the fingerprint.
@@ -31,6 +36,7 @@ public struct ObserverPair<A: TraceObserver, B: TraceObserver>: TraceObserver {
     public var second: B
     public init(_ first: A, _ second: B) { self.first = first; self.second = second }
     public mutating func begin(_ facts: WorldFacts) { first.begin(facts); second.begin(facts) }
+    public func forked() -> Self { ObserverPair(first.forked(), second.forked()) }
     @inlinable public mutating func observe(_ record: TraceRecord) { first.observe(record); second.observe(record) }
     public mutating func finish(at time: SimTime) { first.finish(at: time); second.finish(at: time) }
     @inlinable public func prefetch(device: DeviceIndex) { first.prefetch(device: device); second.prefetch(device: device) }

@@ -12,8 +12,19 @@ public typealias World<SDK: SDKCore, Observer: TraceObserver> = SimWorld<SDK, Se
 /// (a device's SDK, the network, the server, or the schedule); effects the SDK returns are
 /// applied in order and every observable change goes to the trace.
 public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver> {
-    public let setup: WorldSetup
-    public let facts: WorldFacts
+    /// What the world was built from; `extend(as:)` may add statements and move the end.
+    public internal(set) var setup: WorldSetup {
+        @inlinable get { _setup }
+        @inlinable set { _setup = newValue }
+        @inlinable _modify { yield &_setup }
+    }
+    @usableFromInline var _setup: WorldSetup
+    public internal(set) var facts: WorldFacts {
+        @inlinable get { _facts }
+        @inlinable set { _facts = newValue }
+        @inlinable _modify { yield &_facts }
+    }
+    @usableFromInline var _facts: WorldFacts
     /// The current virtual time; set before each event is handled.
     public internal(set) var now: SimTime {
         @inlinable get { _now }
@@ -74,6 +85,17 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
     @usableFromInline let queueBoundByMemory: Bool
     /// An event was refused because the queue was full: the run stops at once.
     @usableFromInline var queueFull = false
+    /// The event loop stops before its next event: the queue is full, or (for a fork point,
+    /// `runToForkPoint`) the last scheduled statement has fired.
+    @usableFromInline var haltLoop = false
+    /// Set by `runToForkPoint`: the loop halts right after the event that fires the last
+    /// pending statement.
+    @usableFromInline var haltAfterLastStatement = false
+    /// The observer's run has begun (`run` or `runToForkPoint`); a fork goes on with it.
+    @usableFromInline var observerBegun = false
+    /// The world is new, or `runToForkPoint` stopped it right after its last statement
+    /// fired: statements may be added (`extend(as:)`).
+    @usableFromInline var atForkPoint = true
 
     @usableFromInline let random: SimRandom
     /// The seed's key for per-device draws (see `draw`).
@@ -111,7 +133,7 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
 
     /// A world ready to run: devices built, the schedule's first firings queued.
     @inlinable public init(setup: WorldSetup, observer: Observer) {
-        self.setup = setup
+        _setup = setup
         var facts = WorldFacts(setup: setup)
         self.observer = observer
         random = SimRandom(seed: setup.seed)
@@ -156,7 +178,7 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
         }
         groupStart.append(start)
         facts.devicePhotos = built.map(\.photoCount)
-        self.facts = facts
+        _facts = facts
         _devices = DeviceTable(built)
         firings = Array(repeating: 0, count: setup.schedule.count)
         precondition(setup.schedule.count < 1 << Self.statementBits, "too many statements")
@@ -172,17 +194,27 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
     /// first, then tells the observer the run is over.
     @inlinable public mutating func run() {
         observer.begin(facts)
+        observerBegun = true
+        runEvents(to: setup.durationMs)
+        finishRun(at: setup.durationMs)
+    }
+
+    /// Handles the events due at or before `end`, in order, until the budget, the queue's
+    /// bound or a fork point (`haltAfterLastStatement`) stops it. The loop of every run.
+    @inline(__always)
+    @inlinable mutating func runEvents(to end: SimTime) {
         // The loop below writes the tables and the queue without uniqueness checks: make
-        // them this world's alone.
+        // them this world's alone (a copy of the world shares them until then).
         _devices.makeUnique()
         _sdks.makeUnique()
         queue.makeUnique()
         requests.makeUnique()
         effects.makeUnique()
         _rings.makeUnique()
-        let end = setup.durationMs
+        haltLoop = queueFull
+        atForkPoint = false
         let budget = setup.eventBudget
-        while eventsHandled < budget, !queueFull, let event = queue.popUnique(notAfter: end) {
+        while eventsHandled < budget, !haltLoop, let event = queue.popUnique(notAfter: end) {
             assert(event.time >= now, "time went backwards: \(event.time) < \(now)")
             now = event.time
             eventsHandled &+= 1
@@ -203,6 +235,11 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
                 ? .memoryBound(events: queue.capacityLimit, budgetBytes: setup.memoryBudgetBytes, atMs: now)
                 : .queueBound(events: queue.capacityLimit, atMs: now)
         }
+    }
+
+    /// Ends a run at `end`: the clock moves there (unless a bound stopped the run) and the
+    /// observer is told the run is over.
+    @inlinable mutating func finishRun(at end: SimTime) {
         if !stoppedByBudget { now = max(now, end) }
         observer.finish(at: now)
     }
@@ -211,14 +248,16 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
     /// reported, never silently thinned).
     @inline(__always)
     @inlinable mutating func schedule(_ e: Event) {
-        if !queue.pushUnique(e) { queueFull = true }
+        if !queue.pushUnique(e) { queueFull = true; haltLoop = true }
     }
 
     /// Hands one event to its target.
     @inline(__always)
     @inlinable mutating func handle(_ e: Event) {
         switch e.kind {
-        case EventKind.statement: fireDueStatements()
+        case EventKind.statement:
+            fireDueStatements()
+            if haltAfterLastStatement, statementsDue.isEmpty { haltLoop = true }
         case EventKind.personAction: personActionFromStatement(device: e.target, statement: Int(e.arg))
         case EventKind.requestArrives: requestArrives(slot: e.arg)
         case EventKind.responseArrives: responseArrives(slot: e.arg)
