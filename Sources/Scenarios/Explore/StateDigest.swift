@@ -249,6 +249,12 @@ public struct StateDigest: Hashable, Sendable, CustomStringConvertible {
         case .optional:
             if let wrapped = Mirror(reflecting: value).children.first { add(0x0F); add(any: wrapped.value, &kinds) } else { add(0x0E) }
         case .collection:
+            // An array's elements are read at their own type, not each opened as `Any`
+            // (a box and a `Mirror` an element): the same words, as `addPlain` checks.
+            if let array = value as? any DigestedArray {
+                array.digestElements(into: &self, &kinds)
+                return
+            }
             let mirror = Mirror(reflecting: value)
             add(UInt64(mirror.children.count) | 0xC000_0000_0000_0000)
             for child in mirror.children { add(any: child.value, &kinds) }
@@ -260,23 +266,47 @@ public struct StateDigest: Hashable, Sendable, CustomStringConvertible {
                     for child in Mirror(reflecting: v).children { add(any: child.value, &kinds) }
                     return
                 }
-                withUnsafeBytes(of: v) { raw in
-                    guard let base = raw.baseAddress else {   // a value of no bytes
-                        for child in Mirror(reflecting: v).children { add(any: child.value, &kinds) }
-                        return
-                    }
-                    for f in fields {
-                        switch f.leaf {
-                        case .integer(let signed, let bytes)?: add(Self.integerWord(base + f.offset, bytes: bytes, signed: signed))
-                        case .bool?: add(base.load(fromByteOffset: f.offset, as: UInt8.self) & 1 == 1 ? 0xB1 : 0xB0)
-                        default:
-                            func load<M>(_: M.Type) -> Any { base.load(fromByteOffset: f.offset, as: M.self) }
-                            add(any: _openExistential(f.type, do: load), &kinds)
-                        }
-                    }
-                }
+                add(fieldsOf: v, fields, &kinds)
             }
             _openExistential(value, do: walk)
+        }
+    }
+
+    /// `v`'s members, read from its bytes at the offsets of `fields` (its type's plan).
+    mutating func add<T>(fieldsOf v: T, _ fields: [Field], _ kinds: inout KindCache) {
+        withUnsafeBytes(of: v) { raw in
+            guard let base = raw.baseAddress else {   // a value of no bytes
+                for child in Mirror(reflecting: v).children { add(any: child.value, &kinds) }
+                return
+            }
+            for f in fields {
+                switch f.leaf {
+                case .integer(let signed, let bytes)?: add(Self.integerWord(base + f.offset, bytes: bytes, signed: signed))
+                case .bool?: add(base.load(fromByteOffset: f.offset, as: UInt8.self) & 1 == 1 ? 0xB1 : 0xB0)
+                default:
+                    func load<M>(_: M.Type) { add(typed: base.load(fromByteOffset: f.offset, as: M.self), &kinds) }
+                    _openExistential(f.type, do: load)
+                }
+            }
+        }
+    }
+
+    /// `add(any: v)`, without opening `v` as `Any` when its type's kind is known and it is
+    /// read from its bytes: a struct or tuple with a plan, an integer, a Bool. (The kinds
+    /// are keyed by a value's dynamic type, so a static type found there is that type.)
+    mutating func add<T>(typed v: T, _ kinds: inout KindCache) {
+        let id = ObjectIdentifier(T.self)
+        switch kinds.kinds[id] {
+        case .fields(let owner, let fields)? where owner == id:
+            add(fieldsOf: v, fields, &kinds)
+        case .integer(let signed, let bytes)?:
+            withUnsafeBytes(of: v) { raw in
+                if let base = raw.baseAddress, raw.count >= bytes { add(Self.integerWord(base, bytes: bytes, signed: signed)) } else { add(any: v, &kinds) }
+            }
+        case .bool?:
+            withUnsafeBytes(of: v) { raw in add(raw.first.map { $0 & 1 == 1 } == true ? 0xB1 : 0xB0) }
+        default:
+            add(any: v, &kinds)
         }
     }
 
@@ -340,6 +370,18 @@ public struct StateDigest: Hashable, Sendable, CustomStringConvertible {
     public static func == (a: StateDigest, b: StateDigest) -> Bool { a.high == b.high && a.low == b.low }
     /// Hashes both lanes.
     public func hash(into hasher: inout Hasher) { hasher.combine(high); hasher.combine(low) }
+}
+
+/// An array whose elements `StateDigest` reads at their own type (`add(typed:)`).
+protocol DigestedArray {
+    func digestElements(into digest: inout StateDigest, _ kinds: inout StateDigest.KindCache)
+}
+
+extension Array: DigestedArray {
+    func digestElements(into digest: inout StateDigest, _ kinds: inout StateDigest.KindCache) {
+        digest.add(UInt64(count) | 0xC000_0000_0000_0000)
+        for e in self { digest.add(typed: e, &kinds) }
+    }
 }
 
 extension Optional: StateDigest.OptionalType {
