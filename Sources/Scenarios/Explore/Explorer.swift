@@ -346,7 +346,7 @@ public struct Explorer {
     /// `InvariantChecker.stateParts()` (its `truth` part, one `DeviceTruth` a device, whose
     /// fields are internal to Invariants) by `Mirror`: a read-only look that needs no new
     /// API there. Empty arrays when the part or the fields are not found.
-    static func truthTimes(_ parts: [(label: String, value: Any)]) -> (lastAnswered: [SimTime], stopStart: [SimTime]) {
+    public static func truthTimes(_ parts: [(label: String, value: Any)]) -> (lastAnswered: [SimTime], stopStart: [SimTime]) {
         var answered: [SimTime] = [], stops: [SimTime] = []
         guard let truths = parts.first(where: { $0.label == "truth" })?.value else { return ([], []) }
         for device in Mirror(reflecting: truths).children {
@@ -454,7 +454,7 @@ public struct Explorer {
 
     /// What `eachOnce` counts an action as: nil for a person's action (never bounded),
     /// otherwise its statement (a rotation by its policy alone: each names a new key).
-    static func onceKind(_ a: Action) -> String? {
+    public static func onceKind(_ a: Action) -> String? {
         switch a {
         case .person: return nil
         case .rotate(_, _, .stopNow): return "rotate stop-old now"
