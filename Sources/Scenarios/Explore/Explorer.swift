@@ -54,7 +54,8 @@ public struct ExploreOptions: Sendable {
     public var boundaries = 2
     /// The moments tried at each boundary B (`before` and `after`, B ∓ 1 s, by default;
     /// the exact ones, `judged-at` and `after-1ms`, on demand: they find the mutants that
-    /// put a `>` for a `>=`, at a quarter more runs an action, see docs/explore.md).
+    /// put a `>` for a `>=`, at a fifth more runs at 3 actions on 2 devices, see
+    /// docs/explore.md).
     public var boundaryMoments: [ExploreBoundaryMoment] = [.before, .after]
     /// Each dashboard, Rollup and fault action (all but the person's) at most once on a
     /// path (`--each-once`): a bound like `maxActions`, which cuts the paths that repeat a
