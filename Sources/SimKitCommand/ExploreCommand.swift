@@ -8,9 +8,10 @@ import Invariants
 enum ExploreCommand {
     static let help = """
     usage: simkit explore [--devices 1..3] [--actions N] [--sdk reference|mutant:NAME|custom:NAME]
-                          [--bfs] [--no-fork] [--no-faults] [--faults LIST] [--no-dashboard] [--dashboard LIST]
+                          [--bfs] [--no-fork] [--each-once] [--no-faults] [--faults LIST] [--no-dashboard] [--dashboard LIST]
                           [--persons LIST] [--with LIST]
-                          [--race N] [--boundaries N] [--state-budget BYTES] [--max-runs N]
+                          [--race N] [--boundaries N] [--boundary-moments LIST]
+                          [--state-budget BYTES] [--max-runs N]
                           [--time-limit SECONDS] [--shard I/N] [--out FILE] [--json FILE]
 
     Searches every sequence of at most N actions on one app with 1 to 3 devices (all
@@ -25,9 +26,11 @@ enum ExploreCommand {
     them). Moments: 'soon' (1 minute after the last
     action), just before and just after the pending events before that (a request
     reaching the server, its answer arriving), and 1 s before and after the nearest
-    boundaries (24 h after a device's last answered check, 30 days after its lock, a
-    rotated key's grace deadline, 30 days after a disable or revocation; there only
-    launch, open and background). Latency is pinned at 20ms..20ms.
+    boundaries (24 h after a device's last answered check, 30 days after its lock or
+    the start of its stop in the checkers' truth, a rotated key's grace deadline, 30
+    days after a disable or revocation; there only launch, open and background), or at
+    the exact moments --boundary-moments names. Latency is pinned at 20ms..20ms: a
+    request reaches the server 10 ms after it is sent.
 
     Each path is run from the start as a scenario; a path that reaches a world state
     already searched (devices, SDKs, server, requests in flight, timers, the checkers'
@@ -46,12 +49,17 @@ enum ExploreCommand {
                         each violation it searches only shorter paths)
       --no-fork         run every path from the start instead of forking its parent's
                         world (slower; the same runs, states and counterexample)
+      --each-once       each dashboard, Rollup and fault action at most once on a path
+                        (person actions are not bounded): fewer paths, so a small
+                        alphabet reaches more actions
       --no-faults       leave the fault windows out of the alphabet
       --faults LIST     the fault windows, comma-separated (default
                         offline,errors,timeouts,lost,slow)
       --no-dashboard    leave dashboard and Rollup actions out of the alphabet
       --dashboard LIST  the dashboard and Rollup actions, comma-separated (default
-                        update,disable,enable,rotate-now,rotate-keep,revoke,restore)
+                        update,disable,enable,rotate-now,rotate-keep,revoke,restore;
+                        also revoke-account, restore-account: Rollup revokes or
+                        restores the app's account)
       --persons LIST    the person actions, comma-separated (default
                         launch,open,close,background,query,reset)
       --with LIST       more of the world, comma-separated: 'pending' (the app waits for
@@ -61,6 +69,12 @@ enum ExploreCommand {
                         'forget-device' (the server may lose a device's record)
       --race N          the most moments tried between pending events (default 2)
       --boundaries N    the most boundaries tried after 'soon' (default 2)
+      --boundary-moments LIST
+                        the moments tried at each boundary B, comma-separated, among
+                        before (B - 1 s), judged-at (B - 10 ms: a request sent then is
+                        judged by the server exactly at B), after-1ms (B + 1 ms: an
+                        activation just past B on the device) and after (B + 1 s)
+                        (default before,after; the exact two find '>' written for '>=')
       --state-budget B  bytes for the state store (32 a state) and the breadth-first
                         frontier, or with a unit: 512M, 2G (default 512M); when full the
                         search stops, INCOMPLETE
@@ -80,8 +94,8 @@ enum ExploreCommand {
     """
 
     static func run(_ argv: [String], _ cores: SDKCores = SDKCores()) throws -> Int32 {
-        let a = try Arguments(argv, switches: ["bfs", "no-faults", "no-dashboard", "no-fork"],
-                              options: ["devices", "actions", "sdk", "persons", "faults", "dashboard", "with", "shard", "race", "boundaries", "state-budget",
+        let a = try Arguments(argv, switches: ["bfs", "each-once", "no-faults", "no-dashboard", "no-fork"],
+                              options: ["devices", "actions", "sdk", "persons", "faults", "dashboard", "with", "shard", "race", "boundaries", "boundary-moments", "state-budget",
                                         "max-runs", "time-limit", "out", "json"])
         if a.has("help") { print(helpText(help, cores: cores), terminator: ""); return 0 }
         if let p = a.positionals.first { throw UsageError("explore takes no files or arguments, got '\(p)'") }
@@ -91,6 +105,7 @@ enum ExploreCommand {
         options.sdk = try FuzzCommand.sdkChoice(a.string("sdk"), cores: cores)
         options.breadthFirst = a.has("bfs")
         options.forking = !a.has("no-fork")
+        options.eachOnce = a.has("each-once")
         options.faults = !a.has("no-faults")
         options.dashboard = !a.has("no-dashboard")
         options.raceMoments = Int(try a.uint("race", default: 2, range: 0...16))
@@ -116,6 +131,9 @@ enum ExploreCommand {
         if let list = a.string("dashboard") {
             if a.has("no-dashboard") { throw UsageError("give --dashboard LIST or --no-dashboard, not both") }
             options.dashboardKinds = try kinds(ExploreDashboard.self, list, option: "dashboard", noun: "action")
+        }
+        if let list = a.string("boundary-moments") {
+            options.boundaryMoments = try kinds(ExploreBoundaryMoment.self, list, option: "boundary-moments", noun: "moment")
         }
         if let list = a.string("with") {
             for word in list.split(separator: ",", omittingEmptySubsequences: false) {

@@ -128,6 +128,119 @@ import Testing
         #expect(without.counterexample == nil && without.incomplete == nil)
     }
 
+    /// The exact boundary moments (issue 22: "time that matters"). Each of these mutants
+    /// puts a `>` for a `>=` (or counts in whole seconds), so it differs from the reference
+    /// only exactly at a boundary: a request judged by the server at a grace deadline or
+    /// at 30 days of stoppage (`judged-at`, half the pinned round trip before it), or an
+    /// activation 24 h and 1 ms after the last answered check (`after-1ms`). With the
+    /// boundaries tried 1 s before and after only, the search at 2 actions is exhausted
+    /// without a violation; with the exact moments it finds each in 2 actions, and the
+    /// counterexample fails under `simkit run` the same way while the reference passes it.
+    @Test(arguments: ["purge-strictly-after-30-days", "grace-deadline-inclusive", "check-age-in-whole-seconds"])
+    func findsTheExactBoundaryMutants(_ name: String) throws {
+        let mutant = try #require(Mutants.named(name))
+        var o = Self.options(actions: 2, sdk: .mutant(name), bfs: true)
+        o.persons = [.launch, .open]   // a small alphabet keeps the debug test quick
+        o.dashboardKinds = [.disable, .rotateKeep]
+        o.faults = false
+        o.raceMoments = 1
+        o.boundaryMoments = [.before, .after]
+        let coarse = try Explorer(options: o).run()
+        #expect(coarse.counterexample == nil && coarse.incomplete == nil, "\(coarse.counterexample?.path ?? [])")
+        o.boundaryMoments = ExploreBoundaryMoment.allCases
+        let r = try Explorer(options: o).run()
+        let c = try #require(r.counterexample, "explore did not find \(name)")
+        #expect(c.broken.contains(mutant.expected))
+        #expect(c.path.count == 2, "\(c.path)")
+        // The last step is at an exact moment: judged 30 days after the disable or the
+        // rotation (keep-old 30d) itself, or 1 ms past 24 h after the register's answer.
+        let first = c.path[0].time, last = c.path[1].time
+        if name == "check-age-in-whole-seconds" {
+            #expect((20...21).contains(last - 24 * Ms.hour - 1), "\(DurationText.format(last))")
+        } else {
+            #expect(last == first + 30 * Ms.day - o.latencyMs / 2, "\(DurationText.format(last))")
+        }
+        let outcome = ScenarioRunner().run(file: "\(name).scenario", source: ScenarioPrinter.print(c.scenario))
+        #expect(outcome.verdict == .failed)
+        #expect(outcome.unexpected == c.broken)
+        let reference = ScenarioRunner(sdk: .reference).run(scenario: c.scenario, file: "reference")
+        #expect(reference.broken.isEmpty, "\(reference.broken)")
+    }
+
+    /// Rollup's account actions (`--dashboard …,revoke-account,restore-account`, not in the
+    /// default alphabet): restoring the account must not lift the app's own revocation (S5).
+    /// The mutant that lets it is found in 3 actions, and replays.
+    @Test func findsTheAccountRestoreMutant() throws {
+        let name = "account-restore-lifts-app-revoke"
+        let mutant = try #require(Mutants.named(name))
+        #expect(!ExploreOptions().dashboardKinds.contains(.revokeAccount))
+        var o = Self.options(actions: 3, sdk: .mutant(name), bfs: true)
+        o.persons = [.launch]
+        o.dashboardKinds = [.revoke, .revokeAccount, .restoreAccount]
+        o.faults = false
+        o.boundaries = 0
+        let r = try Explorer(options: o).run()
+        let c = try #require(r.counterexample, "explore did not find \(name)")
+        #expect(c.broken.contains(mutant.expected))
+        #expect(c.path.count == 3, "\(c.path)")
+        #expect(c.path.contains { if case .rollupAccount(.restore, _) = $0.action { true } else { false } })
+        let outcome = ScenarioRunner().run(file: "\(name).scenario", source: ScenarioPrinter.print(c.scenario))
+        #expect(outcome.verdict == .failed)
+        #expect(outcome.unexpected == c.broken)
+        // Without the account's actions nothing breaks in 3 actions.
+        o.dashboardKinds = [.revoke]
+        let without = try Explorer(options: o).run()
+        #expect(without.counterexample == nil && without.incomplete == nil)
+    }
+
+    /// `eachOnce` bounds every dashboard, Rollup and fault action to once a path: fewer
+    /// runs, the same shortest counterexample when it needs no repeat, and no path found
+    /// repeats one.
+    @Test func eachOnceBoundsRepeats() throws {
+        var o = Self.options(actions: 3, sdk: .mutant("account-restore-lifts-app-revoke"), bfs: true)
+        o.persons = [.launch]
+        o.dashboardKinds = [.revoke, .revokeAccount, .restoreAccount]
+        o.faults = false
+        o.boundaries = 0
+        let all = try Explorer(options: o).run()
+        o.eachOnce = true
+        let once = try Explorer(options: o).run()
+        #expect(once.runs < all.runs)
+        let a = try #require(all.counterexample), b = try #require(once.counterexample)
+        #expect(a.path.count == b.path.count)
+        let kinds = b.path.compactMap { Explorer.onceKind($0.action) }
+        #expect(Set(kinds).count == kinds.count, "\(kinds)")
+        #expect(Explorer.onceKind(.person(.query, .device(group: "photos", index: 1))) == nil)
+        // The reference, 2 actions, with and without the bound: both exhausted, fewer runs bounded.
+        var r = Self.options(actions: 2)
+        let free = try Explorer(options: r).run()
+        r.eachOnce = true
+        let bounded = try Explorer(options: r).run()
+        #expect(free.incomplete == nil && bounded.incomplete == nil && bounded.counterexample == nil)
+        #expect(bounded.runs < free.runs)
+    }
+
+    /// Boundaries come from the checkers' truth too (what the server decided and when),
+    /// read from `InvariantChecker.stateParts()`: the last answered check (the launch's
+    /// register, answered 20 or 21 ms after 0 s) and the start of the stop (the disable).
+    /// If the truth's fields are renamed this fails instead of silently losing them.
+    @Test func boundariesFromTheCheckersTruth() throws {
+        let explorer = try Explorer(options: Self.options(devices: 2))
+        let path = [ExploreStep(time: Ms.minute, action: .disable(app: "photos"))]
+        let compiled = try ScenarioCompiler.compile(explorer.scenario(path: path, duration: Ms.minute + 1))
+        var world = World<ReferenceSDK, InvariantChecker>(setup: compiled.setup, observer: InvariantChecker())
+        world.run()
+        let truth = Explorer.truthTimes(world.observer.stateParts())
+        #expect(truth.lastAnswered.count == 2 && truth.stopStart.count == 2)
+        #expect(truth.lastAnswered.allSatisfy { (20...21).contains($0) }, "\(truth.lastAnswered)")
+        #expect(truth.stopStart == [Ms.minute, Ms.minute])
+        // And before the disable, no stop.
+        let before = try ScenarioCompiler.compile(explorer.scenario(path: [], duration: Ms.minute))
+        var w2 = World<ReferenceSDK, InvariantChecker>(setup: before.setup, observer: InvariantChecker())
+        w2.run()
+        #expect(Explorer.truthTimes(w2.observer.stateParts()).stopStart == [LocalData.never, LocalData.never])
+    }
+
     /// Depth first keeps searching shorter paths after a violation, so it ends with a
     /// counterexample as short as breadth first's.
     @Test func depthFirstEndsWithTheShortest() throws {
@@ -234,6 +347,8 @@ import Testing
         #expect(try SimkitProcess.run(["explore", "--devices", "4"]).status == 2)
         #expect(try SimkitProcess.run(["explore", "--persons", "open,jump"]).status == 2)
         #expect(try SimkitProcess.run(["explore", "--sdk", "mutant:nope"]).status == 2)
+        #expect(try SimkitProcess.run(["explore", "--boundary-moments", "before,exactly"]).status == 2)
+        #expect(try SimkitProcess.run(["explore", "--dashboard", "revoke-acount"]).status == 2)
         let exhausted = try SimkitProcess.run(["explore", "--devices", "1", "--actions", "1"])
         #expect(exhausted.status == 0)
         #expect(exhausted.stdout.contains("EXHAUSTED"))

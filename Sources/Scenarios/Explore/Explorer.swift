@@ -27,8 +27,9 @@ public struct ExploreOptions: Sendable {
     /// Dashboard and Rollup actions: disable, enable, rotate (stop-old now, keep-old 30d),
     /// Rollup revoke and restore; and each device's update to a build with the current key.
     public var dashboard = true
-    /// Which of those actions (all by default), in this order.
-    public var dashboardKinds: [ExploreDashboard] = ExploreDashboard.allCases
+    /// Which of those actions (`ExploreDashboard.defaults` by default: all but the
+    /// account's), in this order.
+    public var dashboardKinds: [ExploreDashboard] = ExploreDashboard.defaults
     /// Fault windows: those of `faultKinds`; false leaves every fault out.
     public var faults = true
     /// The kinds of fault windows in the alphabet (all by default), in this order.
@@ -50,9 +51,20 @@ public struct ExploreOptions: Sendable {
     /// first, just after each (a request reaching the server, its answer arriving).
     public var raceMoments = 2
     /// The most boundaries tried (the nearest ones after "soon"): 24 h after a device's
-    /// last answered check, 30 days after its lock, a rotated key's grace deadline, 30 days
-    /// after a disable or revocation. Each is tried 1 s before and 1 s after.
+    /// last answered check, 30 days after its lock or after the stop the checkers' truth
+    /// dates, a rotated key's grace deadline, 30 days after a disable or revocation. Each
+    /// is tried at the `boundaryMoments`.
     public var boundaries = 2
+    /// The moments tried at each boundary B (`before` and `after`, B ∓ 1 s, by default;
+    /// the exact ones, `judged-at` and `after-1ms`, on demand: they find the mutants that
+    /// put a `>` for a `>=`, at a fifth more runs at 3 actions on 2 devices, see
+    /// docs/explore.md).
+    public var boundaryMoments: [ExploreBoundaryMoment] = [.before, .after]
+    /// Each dashboard, Rollup and fault action (all but the person's) at most once on a
+    /// path (`--each-once`): a bound like `maxActions`, which cuts the paths that repeat a
+    /// disable, a rotation or a fault window (mostly changing nothing but the time) and so
+    /// lets a small alphabet reach a few more actions. False by default.
+    public var eachOnce = false
     /// The fixed round trip of every request (latency A..A).
     public var latencyMs: SimTime = 20
     /// How long a path's last run goes on after its last action (answers, retries, liveness).
@@ -102,6 +114,41 @@ public enum ExploreDashboard: String, Sendable, CaseIterable {
     case revoke
     /// `rollup restore photos`.
     case restore
+    /// `rollup revoke-account acme`: Rollup revokes the app's account (not by default).
+    case revokeAccount = "revoke-account"
+    /// `rollup restore-account acme`: Rollup lifts the account's revocation (not by default).
+    case restoreAccount = "restore-account"
+
+    /// The default dashboard alphabet: all but the account actions, which only matter to
+    /// the rules on how Rollup's app and account actions combine (S5) and would add two
+    /// actions at every moment of every search.
+    public static let defaults: [ExploreDashboard] = [.update, .disable, .enable, .rotateNow, .rotateKeep, .revoke, .restore]
+}
+
+/// The moments tried at a boundary B (`--boundary-moments`), in this order. Latency is
+/// pinned (`ExploreOptions.latencyMs`, A..A), so a request sent at T reaches the server,
+/// and is judged, at T + A/2: the server's boundaries (a grace deadline, 30 days of
+/// stoppage) and the device's (24 h since its last answered check) are met exactly.
+public enum ExploreBoundaryMoment: String, Sendable, CaseIterable {
+    /// B - 1 s: an activation, and the server's judgement of its request, before B.
+    case before
+    /// B - A/2: a request sent then is judged by the server exactly at B (a grace
+    /// deadline itself, a stop exactly 30 days old).
+    case judgedAt = "judged-at"
+    /// B + 1 ms: an activation 1 ms after B (24 h and 1 ms after the last answered check).
+    case after1ms = "after-1ms"
+    /// B + 1 s.
+    case after
+
+    /// The moment of `self` at the boundary `b`, with the round trip `latencyMs`.
+    public func moment(at b: SimTime, latencyMs: SimTime) -> SimTime {
+        switch self {
+        case .before: b - Ms.second
+        case .judgedAt: b - latencyMs / 2
+        case .after1ms: b + 1
+        case .after: b + Ms.second
+        }
+    }
 }
 
 /// The fault windows the alphabet may hold (`--faults`), each as one action or one a device.
@@ -248,9 +295,15 @@ public struct Explorer {
         var now: SimTime = 0
         /// Distinct times of the pending events, ascending.
         var pendingTimes: [SimTime] = []
-        /// Per device, the last answered check and the lock's start (`LocalData.never` if none).
+        /// Per device, the last answered check and the lock's start (`LocalData.never` if
+        /// none), as the SDK wrote them on its disk.
         var lastChecks: [SimTime] = []
         var lockedSince: [SimTime] = []
+        /// Per device, the checkers' truth (what the server decided and when, from the
+        /// trace): the last fresh verdict on a key check, and since when access is stopped
+        /// (`LocalData.never` if none). A mutant SDK's own flags may be wrong; these are not.
+        var truthLastAnswered: [SimTime] = []
+        var truthStopStart: [SimTime] = []
     }
 
     /// A node of the breadth-first tree: its parent's index, its last step, what its run left.
@@ -312,14 +365,35 @@ public struct Explorer {
         guard digest else { return out }
         var d = StateDigest()
         d.add(parts: world.stateParts())
-        d.add(parts: world.observer.stateParts())
+        let truth = world.observer.stateParts()
+        d.add(parts: truth)
         out.digest = d
         var times: [SimTime] = []
         for e in world.pendingEvents() where times.last != e.time { times.append(e.time) }
         out.pendingTimes = times
         out.lastChecks = world.devices.map(\.disk.lastAnsweredCheck)
         out.lockedSince = world.devices.map(\.disk.lockedSince)
+        (out.truthLastAnswered, out.truthStopStart) = Explorer.truthTimes(truth)
         return out
+    }
+
+    /// The checkers' truth of each device's last answered check and stop start, read from
+    /// `InvariantChecker.stateParts()` (its `truth` part, one `DeviceTruth` a device, whose
+    /// fields are internal to Invariants) by `Mirror`: a read-only look that needs no new
+    /// API there. Empty arrays when the part or the fields are not found.
+    public static func truthTimes(_ parts: [(label: String, value: Any)]) -> (lastAnswered: [SimTime], stopStart: [SimTime]) {
+        var answered: [SimTime] = [], stops: [SimTime] = []
+        guard let truths = parts.first(where: { $0.label == "truth" })?.value else { return ([], []) }
+        for device in Mirror(reflecting: truths).children {
+            for field in Mirror(reflecting: device.value).children {
+                switch field.label {
+                case "lastAnswered": if let t = field.value as? SimTime { answered.append(t) }
+                case "stopStart": if let t = field.value as? SimTime { stops.append(t) }
+                default: break
+                }
+            }
+        }
+        return (answered, stops)
     }
 
     /// The actions tried at an ordinary moment, in a fixed order; `rotations` names the next key.
@@ -342,6 +416,8 @@ public struct Explorer {
         if board.contains(.rotateKeep) { out.append(.rotate(app: Explorer.app, key: Explorer.key(rotations + 1), old: .default)) }
         if board.contains(.revoke) { out.append(.rollupApp(.revoke, app: Explorer.app)) }
         if board.contains(.restore) { out.append(.rollupApp(.restore, app: Explorer.app)) }
+        if board.contains(.revokeAccount) { out.append(.rollupAccount(.revoke, account: Explorer.account)) }
+        if board.contains(.restoreAccount) { out.append(.rollupAccount(.restore, account: Explorer.account)) }
         if options.faults {
             let kinds = options.faultKinds
             if kinds.contains(.offline) { for d in devices { out.append(.offline(d, for: options.faultWindowMs)) } }
@@ -362,7 +438,11 @@ public struct Explorer {
         let t = path.last?.time ?? 0
         let soon = t + options.soonMs
         let rotations = path.filter { if case .rotate = $0.action { return true } else { return false } }.count
-        let all = actions(rotations: rotations)
+        var all = actions(rotations: rotations)
+        if options.eachOnce {
+            let used = path.compactMap { Explorer.onceKind($0.action) }
+            all = all.filter { a in Explorer.onceKind(a).map { !used.contains($0) } ?? true }
+        }
         var out: [ExploreStep] = []
         // Between the pending events due before "soon": just before the first, just after each.
         var races: [SimTime] = []
@@ -383,14 +463,15 @@ public struct Explorer {
         moments.sort()
         for m in moments { for a in all { out.append(ExploreStep(time: m, action: a)) } }
         for a in all { out.append(ExploreStep(time: soon, action: a)) }
-        // Boundaries the rules make relevant.
+        // Boundaries the rules make relevant: from the SDK's disk, from the checkers' truth
+        // (what the server decided and when), and from the path's own actions.
         var marks: [SimTime] = []
-        for c in node.lastChecks where c != LocalData.never { marks.append(c + 24 * Ms.hour) }
-        for l in node.lockedSince where l != LocalData.never { marks.append(l + 30 * Ms.day) }
+        for c in node.lastChecks + node.truthLastAnswered where c != LocalData.never { marks.append(c + 24 * Ms.hour) }
+        for l in node.lockedSince + node.truthStopStart where l != LocalData.never { marks.append(l + 30 * Ms.day) }
         for s in path {
             switch s.action {
             case .rotate(_, _, .keep(let grace)): marks.append(s.time + grace)
-            case .disable, .rollupApp(.revoke, _): marks.append(s.time + 30 * Ms.day)
+            case .disable, .rollupApp(.revoke, _), .rollupAccount(.revoke, _): marks.append(s.time + 30 * Ms.day)
             default: break
             }
         }
@@ -399,11 +480,22 @@ public struct Explorer {
         for m in marks where unique.last != m { unique.append(m) }
         let devices = (1...options.devices).map { DeviceSelector.device(group: Explorer.app, index: UInt64($0)) }
         for b in unique.prefix(options.boundaries) {
-            for moment in [b - Ms.second, b + Ms.second] {
+            for moment in options.boundaryMoments.map({ $0.moment(at: b, latencyMs: options.latencyMs) }) where moment > t {
                 for d in devices { for p in options.boundaryPersons { out.append(ExploreStep(time: moment, action: .person(p, d))) } }
             }
         }
         return out
+    }
+
+    /// What `eachOnce` counts an action as: nil for a person's action (never bounded),
+    /// otherwise its statement (a rotation by its policy alone: each names a new key).
+    public static func onceKind(_ a: Action) -> String? {
+        switch a {
+        case .person: return nil
+        case .rotate(_, _, .stopNow): return "rotate stop-old now"
+        case .rotate: return "rotate keep-old"
+        default: return ScenarioPrinter.action(a)
+        }
     }
 
     /// The search, on the SDK core `SDK`.
