@@ -144,7 +144,9 @@ public struct SDKConfig: Sendable, Equatable {
 /// `init()`; what must survive lives in `LocalData`, which the SDK reads through `disk`
 /// and changes only through `.store` effects (the engine applies them after the call). Plug in your own core by
 /// conforming to this protocol; the engine is generic over it, so it costs no
-/// existential call per event.
+/// existential call per event. A core must behave as a value: `simkit explore` copies
+/// whole worlds mid-run (`SimWorld.fork()`) and runs the copies on, so a core that keeps
+/// its state in a class must copy it on write (as `Examples/AppTeamSDK`'s core does).
 public protocol SDKCore: Sendable {
     /// A fresh app process, before `configure`.
     init()

@@ -20,6 +20,8 @@
 /// names and devices are dense, `0..<count`. The world never passes an id out of range but
 /// for the device of a credential, which is what the request claims (S2.4: a credential
 /// naming a device outside the table is unknown).
+///
+/// A core must behave as a value, as an `SDKCore` must: `SimWorld.fork()` copies it.
 public protocol ServerCore: Sendable {
     /// The server `setup` declares at time 0: its accounts and apps as declared (approved
     /// or not), each app's first key issued and current, no device registered.

@@ -15,7 +15,7 @@
 /// on when it was queued. `runToForkPoint` stops a run at exactly that point, right after
 /// the event that fired the last pending statement; `extend(as:)` then queues the new
 /// statements' event there, as the fresh world would have. `ForkTests` holds a forked
-/// world's trace equal to a fresh world's, record for record.
+/// world equal to a fresh one: trace fingerprint, events, violations and state digest.
 extension SimWorld {
     /// A copy of this world that runs on by itself: its tables and queue are copied when
     /// it (or this world) next runs, and its observer is `observer.forked()`.
