@@ -1,7 +1,10 @@
 /// The network and the server side of a request: latency, partitions, and the injected
 /// server faults of SPEC §1.4, applied around the server core's `handle`.
 extension SimWorld {
-    /// D9, S9 and §1.4: puts a request on the wire from `device`.
+    /// D9, S9 and §1.4: puts a request on the wire from `device`. Always inlined (its one
+    /// caller is `apply`): callgrind, `simkit bench --child checked --devices 10000 --days
+    /// 10`, 1,501.2 M -> 1,498.1 M instructions.
+    @inline(__always)
     @inlinable mutating func sendRequest(device d: DeviceIndex, id: UInt32, kind: RequestKind, credential: Credential) {
         let dev = _devices[Int(d)]
         let request = Request(kind: kind, key: dev.key, credential: credential, device: d,
