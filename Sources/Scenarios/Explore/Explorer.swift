@@ -329,8 +329,10 @@ public struct Explorer {
     /// The world of `path` at its fork point (just after its last step fired): forked from
     /// `parent`, the world of the path without its last step, when it can be, else built
     /// and run from the start.
-    func forkPoint<SDK: SDKCore>(_: SDK.Type, path: [ExploreStep], parent: World<SDK, InvariantChecker>?) -> World<SDK, InvariantChecker> {
-        let built = setup(path: path, duration: path.last?.time ?? 0)
+    /// `built` is the path's compiled setup when the caller has it already.
+    func forkPoint<SDK: SDKCore>(_: SDK.Type, path: [ExploreStep], parent: World<SDK, InvariantChecker>?,
+                                 built: WorldSetup? = nil) -> World<SDK, InvariantChecker> {
+        let built = built ?? setup(path: path, duration: path.last?.time ?? 0)
         if let parent {
             var world = parent.fork()
             if world.extend(as: built) {
@@ -515,10 +517,17 @@ public struct Explorer {
             let leaf = depth >= bound
             let t = path.last?.time ?? 0
             // A leaf's world is needed only once: extended from its parent and run on in place.
-            var leafWorld = leaf && options.forking ? parent?.fork() : nil
-            let extended = leafWorld?.extend(as: setup(path: path, duration: t)) ?? false
-            let start = options.forking && !extended ? forkPoint(sdk, path: path, parent: parent) : nil
-            var node = extended ? finishNode(leafWorld.take()!, duration: t + options.settleMs, digest: false)
+            // When the parent cannot take the step, the path is built from the start, once.
+            var leafWorld: World<SDK, InvariantChecker>?
+            var refused: WorldSetup?
+            if leaf, options.forking, let parent {
+                let built = setup(path: path, duration: t)
+                var world = parent.fork()
+                if world.extend(as: built) { leafWorld = world } else { refused = built }
+            }
+            let start = options.forking && leafWorld == nil
+                ? forkPoint(sdk, path: path, parent: refused == nil ? parent : nil, built: refused) : nil
+            var node = leafWorld != nil ? finishNode(leafWorld.take()!, duration: t + options.settleMs, digest: false)
                 : runNode(sdk, path: path, duration: leaf ? t + options.settleMs : t, digest: !leaf, from: start)
             result.runs += 1
             result.maxDepth = max(result.maxDepth, depth)
