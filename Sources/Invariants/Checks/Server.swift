@@ -102,6 +102,8 @@ extension InvariantChecker {
     /// S2: every verdict is dated now, and a lock error's `stoppedSince` is sound (never
     /// before the true start of the install's unbroken stop) and, for an install that was
     /// never updated, tight (exactly that start). The truth is the checkers' own (`stopStart`).
+    /// Inlined into `served`, its one caller; a lock error's dating is judged apart.
+    @inline(__always)
     mutating func judgeDating(_ d: DeviceIndex, _ r: TraceRecord, key: KeyID, reply: ServerReply, expected: Answer) {
         let answer = reply.answer
         guard answer.isVerdict else { return }
@@ -115,6 +117,13 @@ extension InvariantChecker {
             }
             return
         }
+        judgeStoppedSince(d, key: key, reply: reply, expected: expected)
+    }
+
+    /// S2's `stoppedSince` of a lock error, against the checkers' own start of the stop.
+    @inline(never)
+    mutating func judgeStoppedSince(_ d: DeviceIndex, key: KeyID, reply: ServerReply, expected: Answer) {
+        let answer = reply.answer
         // Judged only where the truth is this request's: the install still carries the key
         // it sent, and the checkers expected a lock error too (else the answer was wrong,
         // reported above).

@@ -101,7 +101,7 @@ extension RandomStream {
     }
 
     /// True with probability `numerator / denominator`, an exact integer ratio.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func chance(_ numerator: UInt64, outOf denominator: UInt64) -> Bool {
         precondition(denominator > 0 && numerator <= denominator, "chance \(numerator)/\(denominator) is not a ratio")
         if numerator == 0 { return false }

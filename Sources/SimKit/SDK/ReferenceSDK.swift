@@ -440,7 +440,7 @@ public struct ReferenceSDK: SDKCore {
                 if reportsUploading > 0 { s.store(.reportsUploaded(UInt32(reportsUploading))) }
                 reportsUploading = 0; uploadInFlight = 0
                 reportAttempts = 0
-            } else {
+            } else if reportsUploading > 0 {
                 uploadFailed(&s)
             }
         }
@@ -500,7 +500,7 @@ public struct ReferenceSDK: SDKCore {
         case .query, .profile:
             s.effects.append(.callResult(kind.apiCall!, s.disk.isLocked ? .threwAccessRevoked : .failed))
         case .runReport:
-            uploadFailed(&s)
+            if reportsUploading > 0 { uploadFailed(&s) }
         case .check, .register, .modelDownload, .placeData:
             if !s.disk.isLocked { continueRun(&s) }
         case .reset:

@@ -69,7 +69,7 @@ public struct DeviceRecord: Sendable, Equatable {
     public var generation: UInt32
 
     /// A record with the given fields.
-    public init(owner: AppID, generation: UInt32) { self.owner = owner; self.generation = generation }
+    @inlinable public init(owner: AppID, generation: UInt32) { self.owner = owner; self.generation = generation }
 }
 
 /// How a dashboard rotation ended.

@@ -37,7 +37,7 @@ extension ServerModel {
 
     /// The live record of `device`, or nil when the server has none.
     /// - Complexity: O(1).
-    public func deviceRecord(_ device: DeviceIndex) -> DeviceRecord? {
+    @inlinable public func deviceRecord(_ device: DeviceIndex) -> DeviceRecord? {
         let slot = devices[checkedDevice(device)]
         return slot.isLive ? DeviceRecord(owner: slot.owner, generation: slot.generation) : nil
     }
@@ -62,7 +62,7 @@ extension ServerModel {
         precondition(Int(key) < keys.count, "key \(key) out of range (keyCount \(keys.count))")
         return Int(key)
     }
-    @usableFromInline func checkedDevice(_ device: DeviceIndex) -> Int {
+    @inlinable func checkedDevice(_ device: DeviceIndex) -> Int {
         precondition(Int(device) < devices.count, "device \(device) out of range (deviceCount \(devices.count))")
         return Int(device)
     }
