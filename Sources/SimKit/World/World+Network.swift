@@ -102,7 +102,7 @@ extension SimWorld {
             return
         }
         traceDelivered(slot)
-        step(d, .response(id: slot.id, kind: slot.request.kind, reply: slot.reply))
+        stepInline(d, .response(id: slot.id, kind: slot.request.kind, reply: slot.reply))
     }
 
     /// A device's partition ends (unless a later one extended it).

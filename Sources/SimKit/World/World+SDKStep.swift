@@ -2,7 +2,13 @@
 extension SimWorld {
     /// Hands `input` to the device's SDK and applies its effects in order; the step ends
     /// with a `stepEnd` record so checkers can judge a whole handling at once.
-    @inlinable mutating func step(_ d: DeviceIndex, _ input: SDKInput) {
+    /// A call of its own, for the person's actions and launches.
+    @inlinable mutating func step(_ d: DeviceIndex, _ input: SDKInput) { stepInline(d, input) }
+
+    /// `step`, inlined into its two busiest callers, an answer's arrival and a timer's
+    /// firing (most steps), where the input's case is known.
+    @inline(__always)
+    @inlinable mutating func stepInline(_ d: DeviceIndex, _ input: SDKInput) {
         let i = Int(d)
         // One `trace` call, not one a case: each inlined copy of it (with the observer's
         // checks) counts against the optimiser's budget for this function.
@@ -130,7 +136,7 @@ extension SimWorld {
         } else {
             trace(d, .timerFired(kind, arg: e.arg))
         }
-        step(d, .timer(kind, arg: e.arg))
+        stepInline(d, .timer(kind, arg: e.arg))
     }
 
     // The busiest `trace` sites, each a function of its own. `trace` is inlined where the
