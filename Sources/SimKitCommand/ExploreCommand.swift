@@ -10,7 +10,7 @@ enum ExploreCommand {
     usage: simkit explore [--devices 1..3] [--actions N] [--sdk reference|mutant:NAME|custom:NAME]
                           [--bfs] [--no-fork] [--each-once] [--no-faults] [--faults LIST] [--no-dashboard] [--dashboard LIST]
                           [--persons LIST] [--with LIST]
-                          [--race N] [--boundaries N] [--boundary-moments LIST]
+                          [--race N] [--boundaries N] [--boundary-moments LIST] [--fates N [--fate-kinds LIST]]
                           [--state-budget BYTES] [--max-runs N]
                           [--time-limit SECONDS] [--shard I/N] [--out FILE] [--json FILE]
 
@@ -31,6 +31,12 @@ enum ExploreCommand {
     days after a disable or revocation; there only launch, open and background), or at
     the exact moments --boundary-moments names. Latency is pinned at 20ms..20ms: a
     request reaches the server 10 ms after it is sent.
+
+    With --fates N the network's choices are searched too: for every path, each request
+    a device sent meets each fate in turn (late: its answer comes 1 ms before its
+    timeout, after every other; after-timeout: 1 ms after it; error: 503 unjudged;
+    lost: judged, the answer never comes; offline: it fails at once), and up to N
+    requests of a run that way. A counterexample pins them with 'pin' lines.
 
     Each path is run from the start as a scenario; a path that reaches a world state
     already searched (devices, SDKs, server, requests in flight, timers, the checkers'
@@ -75,6 +81,12 @@ enum ExploreCommand {
                         judged by the server exactly at B), after-1ms (B + 1 ms: an
                         activation just past B on the device) and after (B + 1 s)
                         (default before,after; the exact two find '>' written for '>=')
+      --fates N         the most requests on a path whose fate is chosen, 0 to 3 (default
+                        0: the network's choices are the seed's); each pin is a run from
+                        the start, about (requests x fates) more runs a path, so take a
+                        small alphabet
+      --fate-kinds LIST the fates tried, comma-separated (default
+                        late,after-timeout,error,lost,offline)
       --state-budget B  bytes for the state store (32 a state) and the breadth-first
                         frontier, or with a unit: 512M, 2G (default 512M); when full the
                         search stops, INCOMPLETE
@@ -95,7 +107,7 @@ enum ExploreCommand {
 
     static func run(_ argv: [String], _ cores: SDKCores = SDKCores()) throws -> Int32 {
         let a = try Arguments(argv, switches: ["bfs", "each-once", "no-faults", "no-dashboard", "no-fork"],
-                              options: ["devices", "actions", "sdk", "persons", "faults", "dashboard", "with", "shard", "race", "boundaries", "boundary-moments", "state-budget",
+                              options: ["devices", "actions", "sdk", "persons", "faults", "dashboard", "with", "shard", "race", "boundaries", "boundary-moments", "state-budget", "fates", "fate-kinds",
                                         "max-runs", "time-limit", "out", "json"])
         if a.has("help") { print(helpText(help, cores: cores), terminator: ""); return 0 }
         if let p = a.positionals.first { throw UsageError("explore takes no files or arguments, got '\(p)'") }
@@ -144,6 +156,20 @@ enum ExploreCommand {
                 if !options.extras.contains(e) { options.extras.append(e) }
             }
         }
+        options.maxFates = Int(try a.uint("fates", default: 0, range: 0...3))
+        if let list = a.string("fate-kinds") {
+            if options.maxFates == 0 { throw UsageError("--fate-kinds needs --fates N (N at least 1)") }
+            var named: [RequestFate] = []
+            let known = RequestFate.allCases.map(\.description)
+            for word in list.split(separator: ",", omittingEmptySubsequences: false) {
+                guard let f = RequestFate(name: String(word)) else {
+                    let hint = nearest(String(word), in: known).map { "; did you mean '\($0)'?" } ?? ""
+                    throw UsageError("--fate-kinds: unknown fate '\(word)'\(hint); known: \(known.joined(separator: ", "))")
+                }
+                if !named.contains(f) { named.append(f) }
+            }
+            options.fateKinds = RequestFate.allCases.filter { named.contains($0) }
+        }
         if let shard = try FuzzCommand.parseShard(a.string("shard")) { options.shard = shard }
         let timeLimit = try a.string("time-limit").map { text -> Double in
             guard let v = Double(text), v > 0, v.isFinite else { throw UsageError("'--time-limit' expects seconds above 0, got '\(text)'") }
@@ -175,11 +201,13 @@ enum ExploreCommand {
         var lines: [String] = []
         lines.append("explore: \(options.devices) device\(options.devices == 1 ? "" : "s"), at most \(options.maxActions) action\(options.maxActions == 1 ? "" : "s"), sdk \(sdkName), \(options.breadthFirst ? "breadth" : "depth") first"
                      + (options.shard.count > 1 ? ", shard \(options.shard.index)/\(options.shard.count)" : ""))
-        lines.append("runs \(result.runs), distinct states \(result.distinctStates), pruned \(result.pruned), max depth \(result.maxDepth), \(String(format: "%.2f", seconds)) s")
+        lines.append("runs \(result.runs), distinct states \(result.distinctStates), pruned \(result.pruned), max depth \(result.maxDepth), \(String(format: "%.2f", seconds)) s"
+                     + (options.maxFates > 0 ? ", of the runs \(result.pinnedRuns) with pinned fates" : ""))
         let status: Int32
         if let c = result.counterexample {
             lines.append("VIOLATION \(c.broken.map(\.rawValue).joined(separator: ", ")) in \(c.path.count) action\(c.path.count == 1 ? "" : "s"):")
             for step in c.path { lines.append("  at \(DurationText.format(step.time)) \(ScenarioPrinter.action(step.action))") }
+            for p in c.pins { lines.append("  pin device \(p.group)#\(p.index) request \(p.request) \(p.fate)") }
             lines.append("  " + c.headline)
             if let out = a.string("out") {
                 try writeAtomically(counterexampleText(c), to: out)
@@ -243,6 +271,7 @@ enum ExploreCommand {
         var runs: UInt64
         var distinctStates: UInt64
         var pruned: UInt64
+        var pinnedRuns: UInt64
         var maxDepth: Int
         var seconds: Double
         var status: String
@@ -250,6 +279,7 @@ enum ExploreCommand {
         var broken: [String]?
         var headline: String?
         var path: [String]?
+        var pins: [String]?
         var scenario: String?
     }
 
@@ -258,11 +288,12 @@ enum ExploreCommand {
         let report = JSONReport(
             simkit: SimKitVersion.number, sdk: sdk, devices: options.devices, maxActions: options.maxActions,
             breadthFirst: options.breadthFirst, shard: "\(options.shard.index)/\(options.shard.count)",
-            with: options.extras.map(\.rawValue), runs: r.runs, distinctStates: r.distinctStates, pruned: r.pruned,
+            with: options.extras.map(\.rawValue), runs: r.runs, distinctStates: r.distinctStates, pruned: r.pruned, pinnedRuns: r.pinnedRuns,
             maxDepth: r.maxDepth, seconds: (seconds * 1000).rounded() / 1000,
             status: status == 1 ? "violation" : status == 3 ? "incomplete" : "exhausted", incomplete: r.incomplete,
             broken: c?.broken.map(\.rawValue), headline: c?.headline,
             path: c?.path.map { "at \(DurationText.format($0.time)) \(ScenarioPrinter.action($0.action))" },
+            pins: c?.pins.map { "pin device \($0.group)#\($0.index) request \($0.request) \($0.fate)" },
             scenario: c.map(counterexampleText))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]

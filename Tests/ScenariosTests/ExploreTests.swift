@@ -128,6 +128,61 @@ import Testing
         #expect(without.counterexample == nil && without.incomplete == nil)
     }
 
+    /// The network's choices, enumerated (`maxFates`, issue 22's chooser): with no fault
+    /// windows in the alphabet, a pinned `late` answer (a 200 served before the disable,
+    /// delivered just before its timeout, after the lock) is what the verdict race needs.
+    /// Explore finds it in 3 actions and 1 pin (4 actions with a slow-responses window,
+    /// above); without fates the same alphabet finds nothing; forking or not, the same
+    /// search; the counterexample's `pin` line makes `simkit run` fail it the same way.
+    @Test func findsTheVerdictRaceWithAPinnedFate() throws {
+        let name = "unlock-on-stale-ok"
+        let mutant = try #require(Mutants.named(name))
+        var o = Self.options(actions: 4, sdk: .mutant(name), bfs: true)
+        o.persons = [.launch, .query]
+        o.dashboardKinds = [.disable]
+        o.faults = false
+        o.raceMoments = 1
+        o.boundaries = 0
+        o.maxFates = 1
+        o.fateKinds = [.late]
+        let r = try Explorer(options: o).run()
+        let c = try #require(r.counterexample, "explore did not find \(name)")
+        #expect(c.broken.contains(mutant.expected))
+        #expect(c.path.count == 3, "\(c.path)")
+        #expect(c.pins.count == 1 && c.pins.first?.fate == .late)
+        #expect(r.pinnedRuns > 0 && r.pinnedRuns < r.runs)
+        let text = ScenarioPrinter.print(c.scenario)
+        #expect(text.contains("\npin device photos#1 request "))
+        let outcome = ScenarioRunner().run(file: "\(name).scenario", source: text)
+        #expect(outcome.verdict == .failed)
+        #expect(outcome.unexpected == c.broken)
+        #expect(ScenarioRunner(sdk: .reference).run(scenario: c.scenario, file: "reference").broken.isEmpty)
+        var noFork = o
+        noFork.forking = false
+        let same = try Explorer(options: noFork).run()
+        #expect(same.runs == r.runs && same.pinnedRuns == r.pinnedRuns)
+        #expect(same.counterexample.map { ScenarioPrinter.print($0.scenario) } == text)
+        var noFates = o
+        noFates.maxFates = 0
+        let without = try Explorer(options: noFates).run()
+        #expect(without.counterexample == nil && without.incomplete == nil)
+    }
+
+    /// The reference SDK and server keep every rule whatever the fates of up to two
+    /// requests of every path of a small search.
+    @Test func referenceKeepsTheRulesUnderPinnedFates() throws {
+        var o = Self.options(actions: 1)
+        o.persons = [.open, .query, .reset]
+        o.dashboardKinds = [.disable, .rotateNow]
+        o.faults = false
+        o.boundaries = 1
+        o.maxFates = 2
+        let r = try Explorer(options: o).run()
+        #expect(r.counterexample == nil, "\(r.counterexample.map { ScenarioPrinter.print($0.scenario) } ?? "")")
+        #expect(r.incomplete == nil)
+        #expect(r.pinnedRuns > 1_000, "\(r.pinnedRuns)")
+    }
+
     /// The exact boundary moments (issue 22: "time that matters"). Each of these mutants
     /// puts a `>` for a `>=` (or counts in whole seconds), so it differs from the reference
     /// only exactly at a boundary: a request judged by the server at a grace deadline or

@@ -239,3 +239,44 @@ struct LanguageValidationTests {
         #expect(d.first?.rendered == "<generated>:0:0: error: time '31d' is past the scenario's duration '30d'\n")
     }
 }
+
+/// `pin device GROUP#I request N FATE` (issue 22's chooser): its errors are located like
+/// the others', and a pin compiles to the device's index and the request's number.
+@Suite("Language: pins")
+struct LanguagePinTests {
+    func render(_ body: String) -> String {
+        Diagnostic.render(ScenarioParser.parse(LanguageFixtures.header + body, file: "t.scenario")
+            .diagnostics.filter { $0.severity == .error })
+    }
+
+    @Test func unknownFateSuggestsOne() {
+        #expect(render("pin device photos#1 request 3 los\n") == """
+        t.scenario:7:31: error: unknown fate 'los'
+        pin device photos#1 request 3 los
+                                      ^
+        hint: did you mean 'lost'?
+        note: fates are: late, after-timeout, error, lost, offline
+
+        """)
+    }
+
+    @Test func aPinNamesOneDeviceAndARequestFromOne() {
+        #expect(render("pin photos request 3 lost\n").contains("error: expected 'device'"))
+        #expect(render("pin device photos#0 request 3 lost\n").contains("device 'photos#0' is out of range"))
+        #expect(render("pin device nobody#1 request 3 lost\n").contains("unknown group 'nobody'"))
+        #expect(render("pin device photos#1 request 0 lost\n").contains("request number 0 is out of range"))
+        #expect(render("pin device photos#1 request 2 lost\npin device photos#1 request 2 late\n").contains("is pinned twice"))
+        #expect(render("pin device photos#1 request 2 lost\npin device photos#2 request 2 late\n") == "")
+    }
+
+    @Test func pinsCompileToDeviceAndRequest() throws {
+        let text = LanguageFixtures.header + "pin device early#2 request 5 after-timeout\nat 0s launch all\n"
+        let parsed = try #require(ScenarioParser.parse(text, file: "t.scenario").scenario)
+        #expect(parsed.pins.map(\.fate) == [.afterTimeout])
+        #expect(ScenarioPrinter.print(parsed).contains("pin device early#2 request 5 after-timeout\n"))
+        let setup = try ScenarioCompiler.compile(parsed).setup
+        let early = try #require(setup.groups.firstIndex { $0.name == "early" })
+        let start = setup.groups[..<early].reduce(0) { $0 + Int($1.count) }
+        #expect(setup.pinnedFates == [PinnedFate(device: DeviceIndex(start + 1), request: 5, fate: .afterTimeout)])
+    }
+}

@@ -94,6 +94,14 @@ struct LanguageASTGenerator {
             s.timeline.append(TimedStatement(schedule: schedule, body: .action(action)))
         }
         for i in 0..<int(0...2) { s.expectedViolations.append(ExpectedViolation(invariant: "inv-\(i)" + pick(["a", "b"]))) }
+        // Pins (issue 22): each a distinct request of one device.
+        if coin(1, of: 4) {
+            for i in 0..<int(1...3) {
+                let g = pick(s.groups)
+                s.pins.append(PinDecl(group: g.name, index: int(1...g.count), request: (i + 1) * 7,
+                                      fate: pick(RequestFate.allCases)))
+            }
+        }
         return s
     }
 

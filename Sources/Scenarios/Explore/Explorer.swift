@@ -69,6 +69,15 @@ public struct ExploreOptions: Sendable {
     public var latencyMs: SimTime = 20
     /// How long a path's last run goes on after its last action (answers, retries, liveness).
     public var settleMs: SimTime = 10 * Ms.minute
+    /// The most requests on a path whose network fate is chosen (`--fates N`, 0 by
+    /// default): for every path searched, each of its runs' requests in turn (and, up to
+    /// this many, later ones of the runs that follows) meets each of `fateKinds` instead of
+    /// what the seed draws (`RequestFate`, written as the scenario's `pin` lines). Pinned
+    /// runs are run from the start and leave no state to search on; they multiply the runs
+    /// by about the requests of a path times the fates, so take a small alphabet.
+    public var maxFates = 0
+    /// The fates tried for a pinned request, in this order (all by default).
+    public var fateKinds: [RequestFate] = RequestFate.allCases
     /// The scenarios' seed (it still draws which of two milliseconds an answer takes).
     public var seed: UInt64 = 1
     /// Every device launches at 0 s, before the first explored action.
@@ -94,6 +103,8 @@ public struct ExploreOptions: Sendable {
         if slowWindowMs == 0 { return "the slow-responses window must be longer than 0s" }
         if slowByMs == 0 || slowByMs > Ms.hour { return "the slow-responses delay must be 1ms to 1h" }
         if shard.count < 1 || shard.index < 1 || shard.index > shard.count { return "shard must be I/N with 1 <= I <= N" }
+        if !(0...3).contains(maxFates) { return "fates must be 0 to 3, not \(maxFates)" }
+        if maxFates > 0, fateKinds.isEmpty { return "fates need at least one fate kind" }
         return nil
     }
 }
@@ -199,6 +210,8 @@ public struct ExploreResult: Sendable {
     public var distinctStates: UInt64 = 0
     /// Paths not searched on because their state was searched already.
     public var pruned: UInt64 = 0
+    /// Of `runs`, those with a request's fate pinned (`maxFates`).
+    public var pinnedRuns: UInt64 = 0
     /// The most actions on a path tried.
     public var maxDepth = 0
     /// The shortest violating path found, or nil.
@@ -213,6 +226,8 @@ public struct ExploreResult: Sendable {
         public var scenario: ScenarioFile
         /// The actions, in order.
         public var path: [ExploreStep]
+        /// The requests whose fate it pins (`maxFates`), as the scenario's `pin` lines.
+        public var pins: [PinDecl] = []
         /// The invariants it breaks, sorted.
         public var broken: [InvariantID]
         /// The first violation's headline.
@@ -253,6 +268,13 @@ public struct Explorer {
 
     static let app = "photos", account = "acme", otherApp = "other", otherKey = "rk_live_z"
     static let clone = DeviceSelector.device(group: DeviceGroupDecl.defaultName(kind: .clones, app: app), index: 1)
+
+    /// The scenario of `path`, running to `duration`, with the requests of `pins` pinned.
+    public func scenario(path: [ExploreStep], duration: SimTime, pins: [PinnedFate]) -> ScenarioFile {
+        var s = scenario(path: path, duration: duration)
+        s.pins = pins.map { PinDecl(group: Explorer.app, index: UInt64($0.device) + 1, request: UInt64($0.request), fate: $0.fate) }
+        return s
+    }
 
     /// The scenario of `path`, running to `duration`.
     public func scenario(path: [ExploreStep], duration: SimTime) -> ScenarioFile {
@@ -304,6 +326,8 @@ public struct Explorer {
         /// (`LocalData.never` if none). A mutant SDK's own flags may be wrong; these are not.
         var truthLastAnswered: [SimTime] = []
         var truthStopStart: [SimTime] = []
+        /// Per genuine device, the requests it sent (when `maxFates` > 0; else empty).
+        var requestsSent: [UInt32] = []
     }
 
     /// A node of the breadth-first tree: its parent's index, its last step, what its run left.
@@ -319,9 +343,14 @@ public struct Explorer {
 
     func openAndSearch<SDK: SDKCore>(_ type: SDK.Type) -> ExploreResult { search(type) }
 
-    /// Compiles the scenario of `path`, ending at `duration`.
-    func setup(path: [ExploreStep], duration: SimTime) -> WorldSetup {
-        do { return try ScenarioCompiler.compile(scenario(path: path, duration: duration)).setup } catch {
+    /// Compiles the scenario of `path`, ending at `duration`, with the requests of `pins` pinned.
+    func setup(path: [ExploreStep], duration: SimTime, pins: [PinnedFate] = []) -> WorldSetup {
+        do {
+            var setup = try ScenarioCompiler.compile(scenario(path: path, duration: duration)).setup
+            setup.countsRequests = options.maxFates > 0
+            setup.pinnedFates = pins
+            return setup
+        } catch {
             preconditionFailure("an explored scenario does not compile: \(error)")
         }
     }
@@ -364,6 +393,7 @@ public struct Explorer {
         out.now = world.now
         out.broken = world.observer.broken
         out.headline = world.observer.violations.first?.headline ?? ""
+        if options.maxFates > 0 { out.requestsSent = (0..<options.devices).map { world.requestsSent(device: DeviceIndex($0)) } }
         guard digest else { return out }
         var d = StateDigest()
         d.add(parts: world.stateParts())
@@ -500,6 +530,43 @@ public struct Explorer {
         }
     }
 
+    /// What a pinned run of a path broke.
+    struct PinnedViolation { var pins: [PinnedFate]; var broken: [InvariantID]; var headline: String; var now: SimTime }
+
+    /// Runs `path` (to `duration`) with each further pin after those of `pins`: each request
+    /// of a genuine device that the run with `pins` sent (`sent`, per device), after the
+    /// last pinned one in (device, request) order, meeting each of `fateKinds`; up to
+    /// `maxFates` pins, depth first. Each run is from the start (a pin changes the run from
+    /// its request on). Returns the first violation, or nil.
+    func tryFates<SDK: SDKCore>(_: SDK.Type, path: [ExploreStep], duration: SimTime, sent: [UInt32],
+                                pins: [PinnedFate], result: inout ExploreResult) -> PinnedViolation? {
+        guard pins.count < options.maxFates else { return nil }
+        for d in 0..<min(sent.count, options.devices) {
+            let first: UInt32 = pins.last.map { DeviceIndex(d) == $0.device ? $0.request + 1 : (DeviceIndex(d) > $0.device ? 1 : UInt32.max) } ?? 1
+            guard first <= sent[d] else { continue }
+            for n in first...sent[d] {
+                for fate in options.fateKinds {
+                    if shouldStop() || result.runs >= options.maxRuns { return nil }
+                    let tried = pins + [PinnedFate(device: DeviceIndex(d), request: n, fate: fate)]
+                    var world = World<SDK, InvariantChecker>(setup: setup(path: path, duration: duration, pins: tried),
+                                                             observer: InvariantChecker(maxPerInvariant: 1))
+                    world.run()
+                    result.runs += 1
+                    result.pinnedRuns += 1
+                    if result.runs % progressEvery == 0 { progress(result) }
+                    if !world.observer.broken.isEmpty {
+                        return PinnedViolation(pins: tried, broken: world.observer.broken,
+                                               headline: world.observer.violations.first?.headline ?? "", now: world.now)
+                    }
+                    if world.stop != nil { continue }
+                    let later = (0..<options.devices).map { world.requestsSent(device: DeviceIndex($0)) }
+                    if let found = tryFates(SDK.self, path: path, duration: duration, sent: later, pins: tried, result: &result) { return found }
+                }
+            }
+        }
+        return nil
+    }
+
     /// The search, on the SDK core `SDK`.
     func search<SDK: SDKCore>(_ sdk: SDK.Type) -> ExploreResult {
         var result = ExploreResult()
@@ -519,6 +586,7 @@ public struct Explorer {
             // A leaf's world is needed only once: extended from its parent and run on in place.
             // When the parent cannot take the step, the path is built from the start, once.
             var leafWorld: World<SDK, InvariantChecker>?
+            var pinnedFound: [PinnedFate] = []
             var refused: WorldSetup?
             if leaf, options.forking, let parent {
                 let built = setup(path: path, duration: t)
@@ -535,18 +603,28 @@ public struct Explorer {
             // A path searched on is also run on past its last action, as a leaf is, so that
             // a path breaks a rule at the same length whatever the bound: breadth first
             // then finds one of fewest actions. A state searched already needs no second look.
+            var sentBySettled = node.requestsSent   // a leaf's run is its settled run
             if !leaf, node.broken.isEmpty, node.stop == nil, (seen[node.digest].map { $0 > depth } ?? true) {
                 let settled = runNode(sdk, path: path, duration: t + options.settleMs, digest: false, from: start)
                 result.runs += 1
+                sentBySettled = settled.requestsSent
                 if !settled.broken.isEmpty || settled.stop != nil {
                     node.broken = settled.broken; node.headline = settled.headline; node.stop = settled.stop; node.now = settled.now
                 }
             }
+            // The same path with requests' fates pinned, when asked and the path itself is sound.
+            if options.maxFates > 0, node.broken.isEmpty, node.stop == nil, !leaf ? (seen[node.digest].map { $0 > depth } ?? true) : true,
+               let pinned = tryFates(sdk, path: path, duration: t + options.settleMs, sent: sentBySettled, pins: [], result: &result) {
+                node.broken = pinned.broken; node.headline = pinned.headline; node.now = pinned.now
+                pinnedFound = pinned.pins
+            }
             if !node.broken.isEmpty {
-                if result.counterexample == nil || depth < result.counterexample!.path.count {
-                    var s = scenario(path: path, duration: node.now)
+                if result.counterexample == nil || depth < result.counterexample!.path.count
+                    || (depth == result.counterexample!.path.count && pinnedFound.count < result.counterexample!.pins.count) {
+                    var s = scenario(path: path, duration: node.now, pins: pinnedFound)
                     s.name = "explore: \(node.broken.map(\.rawValue).joined(separator: ", ")) in \(depth) action\(depth == 1 ? "" : "s")"
-                    result.counterexample = .init(scenario: s, path: path, broken: node.broken, headline: node.headline)
+                        + (pinnedFound.isEmpty ? "" : " and \(pinnedFound.count) pinned request\(pinnedFound.count == 1 ? "" : "s")")
+                    result.counterexample = .init(scenario: s, path: path, pins: s.pins, broken: node.broken, headline: node.headline)
                 }
                 bound = min(bound, max(depth - 1, 0))   // only shorter ones are worth finding now
                 return nil
@@ -583,9 +661,15 @@ public struct Explorer {
             let settled = runNode(sdk, path: [], duration: options.settleMs, digest: false, from: rootWorld)
             result.runs += 2
             if rootNode.broken.isEmpty { rootNode.broken = settled.broken; rootNode.headline = settled.headline; rootNode.now = settled.now }
+            var rootPins: [PinnedFate] = []
+            if rootNode.broken.isEmpty, options.maxFates > 0,
+               let pinned = tryFates(sdk, path: [], duration: options.settleMs, sent: settled.requestsSent, pins: [], result: &result) {
+                rootNode.broken = pinned.broken; rootNode.headline = pinned.headline; rootNode.now = pinned.now
+                rootPins = pinned.pins
+            }
             if !rootNode.broken.isEmpty {
-                result.counterexample = .init(scenario: scenario(path: [], duration: rootNode.now), path: [],
-                                              broken: rootNode.broken, headline: rootNode.headline)
+                let s = scenario(path: [], duration: rootNode.now, pins: rootPins)
+                result.counterexample = .init(scenario: s, path: [], pins: s.pins, broken: rootNode.broken, headline: rootNode.headline)
                 return result
             }
             seen[rootNode.digest] = 0

@@ -27,6 +27,8 @@ public struct ScenarioFile: Equatable, Sendable {
     public var timeline: [TimedStatement] = []
     /// The `expect violation NAME` lines, in file order.
     public var expectedViolations: [ExpectedViolation] = []
+    /// The `pin` lines (requests whose network fate is chosen, not drawn), in file order.
+    public var pins: [PinDecl] = []
 
     /// An empty scenario with every default.
     public init() {}
@@ -146,6 +148,25 @@ public struct ExpectedViolation: Equatable, Sendable {
     public var mark: SourceMark
     /// An expected violation.
     public init(invariant: String, mark: SourceMark = .synthetic) { self.invariant = invariant; self.mark = mark }
+}
+
+/// `pin device GROUP#I request N FATE` (an extension, issue 22): the device's N-th request
+/// (from 1, over all its processes) meets `fate` instead of what the seed would draw for
+/// it (`RequestFate`: `late`, `after-timeout`, `error`, `lost`, `offline`). `simkit explore`
+/// writes these to pin the network's choices of a counterexample.
+public struct PinDecl: Equatable, Sendable {
+    /// The device's group and its number in the group (from 1).
+    public var group: String
+    public var index: UInt64
+    /// The device's N-th request, from 1.
+    public var request: UInt64
+    public var fate: RequestFate
+    /// Where it was written.
+    public var mark: SourceMark
+    /// A pin.
+    public init(group: String, index: UInt64, request: UInt64, fate: RequestFate, mark: SourceMark = .synthetic) {
+        self.group = group; self.index = index; self.request = request; self.fate = fate; self.mark = mark
+    }
 }
 
 /// One timed line: when it fires and what it does.

@@ -16,7 +16,7 @@ struct ParseError: Error, Sendable {
 enum Keywords {
     /// Words that can start a statement.
     static let statements = ["scenario", "seed", "duration", "sdk", "server", "account", "app", "devices", "clones",
-                             "network", "at", "every", "expect"]
+                             "network", "at", "every", "expect", "pin"]
     /// Words that can start an action.
     static let actions = PersonAction.allCases.map(\.rawValue) + [
         "update", "add-photos", "offline", "server", "timeouts", "lost-responses", "slow-responses", "rotate", "stop-old-key",

@@ -187,6 +187,21 @@ struct Parser {
             }
             let a = try action(&c)
             scenario.timeline.append(TimedStatement(schedule: .every(r), body: .action(a), mark: mark))
+        case "pin":
+            try c.keyword("device")
+            let group = try c.name("group name")
+            guard c.peek()?.kind == .hash else { throw c.expected("'#'", hint: "a pin names one device: 'pin device GROUP#I request N FATE'") }
+            c.pos += 1
+            let index = try c.number("device number")
+            try c.keyword("request")
+            let request = try c.number("request number")
+            let w = try c.word("a fate: " + RequestFate.allCases.map(\.description).joined(separator: ", "))
+            guard let fate = RequestFate(name: w.text) else {
+                throw ParseError(offset: w.offset, message: "unknown fate \(w.quoted)",
+                                 hint: Suggest.hint(w.text, in: RequestFate.allCases.map(\.description)),
+                                 note: "fates are: " + RequestFate.allCases.map(\.description).joined(separator: ", "))
+            }
+            scenario.pins.append(PinDecl(group: group, index: index, request: request, fate: fate, mark: mark))
         case "expect":
             guard c.isWord("violation") else {
                 throw c.expected("'violation'", hint: "a timed expectation starts with a time: 'at 11d expect all photos locked'")

@@ -34,6 +34,7 @@ public enum ScenarioPrinter {
         }
         let n = scenario.network
         out.append("network latency \(dur(n.latencyMin))..\(dur(n.latencyMax)) timeout \(dur(n.timeout))")
+        for p in scenario.pins { out.append("pin device \(p.group)#\(p.index) request \(p.request) \(p.fate)") }
         out.append("")
         for st in scenario.timeline { out.append(statement(st)) }
         if !scenario.expectedViolations.isEmpty {

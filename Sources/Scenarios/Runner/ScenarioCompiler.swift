@@ -106,11 +106,21 @@ public enum ScenarioCompiler {
         var expected: [String] = []
         for v in scenario.expectedViolations where !expected.contains(v.invariant) { expected.append(v.invariant) }
 
-        let setup = WorldSetup(
+        var pinned: [PinnedFate] = []
+        for p in scenario.pins {
+            let g = try names.group(p.group)
+            guard p.index >= 1, p.index <= UInt64(groups[g].count) else { throw CompileError("pin: device \(p.group)#\(p.index) is out of range") }
+            guard p.request >= 1, p.request <= UInt64(UInt32.max) else { throw CompileError("pin: request \(p.request) is out of range") }
+            let start = groups[..<g].reduce(0) { $0 + Int($1.count) }
+            pinned.append(PinnedFate(device: DeviceIndex(start + Int(p.index) - 1), request: UInt32(p.request), fate: p.fate))
+        }
+
+        var setup = WorldSetup(
             seed: seed ?? scenario.seed, durationMs: scenario.duration, keyNames: names.keys,
             accounts: accounts, apps: apps, groups: groups,
             network: NetworkSpec(latencyMinMs: scenario.network.latencyMin, latencyMaxMs: scenario.network.latencyMax),
             sdk: config, serverFlaws: serverFlaws, schedule: schedule)
+        setup.pinnedFates = pinned
         return CompiledScenario(setup: setup, expectations: expectations, expectedViolations: expected)
     }
 

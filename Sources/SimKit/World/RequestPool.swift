@@ -17,6 +17,8 @@
         @usableFromInline var epoch: UInt16
         /// The timeout fault picked this request: its response comes only after the timeout.
         @usableFromInline var late = false
+        /// Its pinned `RequestFate`'s raw value, or 0 (drawn as usual).
+        @usableFromInline var fate: UInt8 = 0
 
         @inlinable init(request: Request, reply: ServerReply = ServerReply(.ok), sentAt: SimTime, id: UInt32, epoch: UInt16, late: Bool = false) {
             self.request = request; self.reply = reply; self.sentAt = sentAt; self.id = id; self.epoch = epoch; self.late = late

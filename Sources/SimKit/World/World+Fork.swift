@@ -71,6 +71,7 @@ extension SimWorld {
             && newSetup.sdk == old.sdk && newSetup.serverFlaws == old.serverFlaws && newSetup.eventBudget == old.eventBudget
             && newSetup.ringDepth == old.ringDepth && newSetup.queueLimit == old.queueLimit
             && newSetup.memoryBudgetBytes == old.memoryBudgetBytes
+            && newSetup.pinnedFates == old.pinnedFates && newSetup.countsRequests == old.countsRequests
     }
 
     /// Takes this world, at a fork point, on as a world built from `newSetup` (see

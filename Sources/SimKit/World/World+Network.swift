@@ -11,7 +11,9 @@ extension SimWorld {
                               attestedApp: dev.genuine ? dev.app : nil, build: dev.build)
         trace(d, .requestSent(id: id, kind: kind, key: dev.key, credential: credential))
         var slot = RequestPool.Slot(request: request, sentAt: now, id: id, epoch: dev.processEpoch)
-        if now < dev.offlineUntil {
+        if fates.active { slot.fate = fates.next(device: d) }
+        if now < dev.offlineUntil || slot.fate == RequestFate.offline.rawValue {
+            if slot.fate != 0 { _ = draw(d) }   // a pinned request draws as an unpinned one would
             slot.reply = ServerReply(.offline)
             let s = requests.add(slot)
             schedule(Event(time: now, target: d, kind: EventKind.responseArrives, arg: s))
@@ -28,6 +30,7 @@ extension SimWorld {
     /// touching server state (S9); otherwise the server judges it (S1, S2).
     @inlinable mutating func requestArrives(slot s: UInt32) {
         let slot = requests[s]
+        if slot.fate != 0 { return pinnedArrives(slot: s) }
         let d = slot.request.device
         var r = draw(d)
         let reply: ServerReply
@@ -50,6 +53,30 @@ extension SimWorld {
             if let delay = slowDelay(of: d) { return answerSlowed(slot: s, by: delay, r) }
         }
         schedule(Event(time: answerTime(slot, &r), target: d, kind: EventKind.responseArrives, arg: s))
+    }
+
+    /// `requestArrives` for a request with a pinned fate (`RequestFate`): the same draws,
+    /// the fate instead of the fault windows' and the link's decisions.
+    @inlinable @inline(never)
+    mutating func pinnedArrives(slot s: UInt32) {
+        let slot = requests[s]
+        let d = slot.request.device
+        var r = draw(d)
+        let fate = RequestFate(rawValue: slot.fate)
+        let reply = fate == .serverError ? ServerReply(.serverError) : server.handle(slot.request, now: now)
+        requests.setReply(reply, of: s)
+        let recordAfter = server.deviceRecord(d)?.generation ?? 0
+        trace(d, .served(id: slot.id, kind: slot.request.kind, key: slot.request.key,
+                         credential: slot.request.credential, reply: reply, recordAfter: recordAfter))
+        let timeout = setup.sdk.requestTimeoutMs
+        var at = answerTime(slot, &r)
+        switch fate {
+        case .lost?: requests.release(s); return
+        case .late?: at = max(now, slot.sentAt.saturatingAdd(timeout) - min(timeout, 1))
+        case .afterTimeout?: at = max(now, slot.sentAt.saturatingAdd(timeout).saturatingAdd(1))
+        default: break
+        }
+        schedule(Event(time: at, target: d, kind: EventKind.responseArrives, arg: s))
     }
 
     /// When the answer to `slot`, judged now, reaches its device: half the link's range

@@ -22,6 +22,7 @@ extension World {
             ("fault-ends", [faults.errorsUntil, faults.downUntil, faults.timeoutsUntil, faults.lostUntil] as [SimTime]),
             ("current-keys", currentKey),
             ("slow-responses", slowAnswers.until + slowAnswers.byMs),
+            ("requests-sent", fates.sent),
         ]
         var pending: [Any] = []
         for e in pendingEvents() {

@@ -117,6 +117,8 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
     @usableFromInline var faults = ServerFaults()
     /// The devices' windows of slow answers (`slow-responses`); empty until one opens.
     @usableFromInline var slowAnswers = SlowAnswers()
+    /// Pinned request fates and the request counts they need; inactive by default.
+    @usableFromInline var fates = FateTable()
     /// Whether `run` prefetches the next event's state: only for worlds too big for the
     /// cache, where it pays for its instructions.
     @usableFromInline let prefetching: Bool
@@ -178,6 +180,7 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
         }
         groupStart.append(start)
         facts.devicePhotos = built.map(\.photoCount)
+        if setup.countsRequests || !setup.pinnedFates.isEmpty { fates = FateTable(setup: setup, devices: n) }
         _facts = facts
         _devices = DeviceTable(built)
         firings = Array(repeating: 0, count: setup.schedule.count)
@@ -354,6 +357,12 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
 
     /// Devices `lower..<upper` of group `g`.
     @inlinable public func devices(ofGroup g: Int) -> Range<Int> { Int(groupStart[g])..<Int(groupStart[g + 1]) }
+
+    /// How many requests device `d` has sent, when the setup pins fates or counts requests
+    /// (`WorldSetup.countsRequests`); else 0.
+    public func requestsSent(device d: DeviceIndex) -> UInt32 {
+        Int(d) < fates.sent.count ? fates.sent[Int(d)] : 0
+    }
 
     /// A fresh random stream for one decision about `device`: counter-based, so each
     /// device's draws depend only on the seed, the device and how many it has made. The

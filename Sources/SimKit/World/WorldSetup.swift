@@ -29,6 +29,11 @@ public struct WorldSetup: Sendable {
     public var memoryBudgetBytes: UInt64 = WorldSetup.defaultMemoryBudgetBytes
     /// 4 GiB.
     public static let defaultMemoryBudgetBytes: UInt64 = 4 << 30
+    /// Requests whose network fate is chosen instead of drawn (`RequestFate`); none by default.
+    public var pinnedFates: [PinnedFate] = []
+    /// Count each device's requests (`World.requestsSent`) even with no fate pinned:
+    /// `simkit explore` reads the counts to choose which requests to pin.
+    public var countsRequests = false
 
     public init(seed: UInt64, durationMs: SimTime, keyNames: [String] = [], accounts: [AccountSpec] = [],
                 apps: [AppSpec] = [], groups: [GroupSpec] = [], network: NetworkSpec = .init(),

@@ -1,0 +1,110 @@
+import Foundation
+import Invariants
+import Scenarios
+import SimKit
+import Testing
+
+/// Pinned request fates (`RequestFate`, the language's `pin` lines): the chooser that
+/// `simkit explore --fates` enumerates instead of the seed's draws. Each fate does to its
+/// one request what it says, and nothing to the others.
+@Suite struct RequestFateTests {
+    /// One device launched at 0 s and opened at 1 h, latency pinned at 20 ms, with `pins`.
+    static func setup(_ pins: [String]) throws -> WorldSetup {
+        var text = """
+        scenario "fates"
+        seed 3
+        duration 2h
+        account acme
+        app photos account acme key rk_live_a
+        devices 1 app photos
+        network latency 20ms..20ms timeout 30s
+        at 0s launch all
+        at 1h open all
+
+        """
+        for p in pins { text += p + "\n" }
+        let parsed = ScenarioParser.parse(text, file: "fates.scenario")
+        let scenario = try #require(parsed.scenario, "\(parsed.diagnostics)")
+        return try ScenarioCompiler.compile(scenario).setup
+    }
+
+    /// The trace of a run with `pins`, and what its checkers found.
+    static func run(_ pins: [String]) throws -> (records: [TraceRecord], broken: [InvariantID]) {
+        var w = World<ReferenceSDK, ObserverPair<TraceTape, InvariantChecker>>(
+            setup: try setup(pins), observer: ObserverPair(TraceTape(), InvariantChecker(maxPerInvariant: 1)))
+        w.run()
+        return (w.observer.first.records, w.observer.second.broken)
+    }
+
+    /// The first request's server answer and delivery: (served at, its answer; delivered at, what).
+    static func first(_ records: [TraceRecord]) -> (served: (SimTime, Answer)?, delivered: [(SimTime, Answer, Bool)]) {
+        var served: (SimTime, Answer)?
+        var delivered: [(SimTime, Answer, Bool)] = []
+        for r in records {
+            switch r.event {
+            case .served(let id, _, _, _, let reply, _) where id == 1 && served == nil: served = (r.time, reply.answer)
+            case .delivered(let id, _, let answer, let viaTimer, _, _, _) where id == 1 && r.time < Ms.hour:
+                delivered.append((r.time, answer, viaTimer))
+            default: break
+            }
+        }
+        return (served, delivered)
+    }
+
+    @Test func eachFateDoesWhatItSays() throws {
+        let plain = Self.first(try Self.run([]).records)
+        #expect(plain.served?.0 == 10 && plain.served?.1 == .ok)
+        #expect(plain.delivered.map(\.0) == [20] || plain.delivered.map(\.0) == [21])
+
+        let error = Self.first(try Self.run(["pin device photos#1 request 1 error"]).records)
+        #expect(error.served?.1 == .serverError)
+        #expect(error.delivered.map(\.1) == [.serverError])
+
+        let late = Self.first(try Self.run(["pin device photos#1 request 1 late"]).records)
+        #expect(late.served?.1 == .ok)
+        #expect(late.delivered.map(\.0) == [30 * Ms.second - 1] && late.delivered.map(\.1) == [.ok])
+
+        let after = Self.first(try Self.run(["pin device photos#1 request 1 after-timeout"]).records)
+        #expect(after.served?.1 == .ok)
+        #expect(after.delivered.map(\.1) == [.timedOut, .ok], "the timeout first, then the stale 200")
+        #expect(after.delivered.map(\.0) == [30 * Ms.second, 30 * Ms.second + 1])
+
+        let lost = Self.first(try Self.run(["pin device photos#1 request 1 lost"]).records)
+        #expect(lost.served?.1 == .ok, "the server acted")
+        #expect(lost.delivered.map(\.1) == [.timedOut])
+
+        let offline = Self.first(try Self.run(["pin device photos#1 request 1 offline"]).records)
+        #expect(offline.served == nil, "the server never saw it")
+        #expect(offline.delivered.map(\.0) == [0] && offline.delivered.map(\.1) == [.offline])
+    }
+
+    /// A pin changes its request and what follows from it, nothing before it; an unpinned
+    /// run is the run of a setup that only counts requests (the same fingerprint).
+    @Test func aPinLeavesTheRequestsBeforeItAlone() throws {
+        let plain = try Self.run([]).records
+        let pinned = try Self.run(["pin device photos#1 request 3 error"]).records
+        let sent = plain.enumerated().filter { if case .requestSent = $0.element.event { true } else { false } }
+        #expect(sent.count >= 3, "the run sends at least three requests")
+        let third = sent[2].offset
+        #expect(Array(plain.prefix(third + 1)) == Array(pinned.prefix(third + 1)))
+        #expect(plain != pinned)
+
+        var counting = try Self.setup([])
+        counting.countsRequests = true
+        var a = World<ReferenceSDK, InvariantChecker>(setup: try Self.setup([]), observer: InvariantChecker())
+        var b = World<ReferenceSDK, InvariantChecker>(setup: counting, observer: InvariantChecker())
+        a.run(); b.run()
+        #expect(a.fingerprint == b.fingerprint)
+        #expect(a.requestsSent(device: 0) == 0)
+        #expect(b.requestsSent(device: 0) == UInt32(sent.count))
+    }
+
+    /// The reference SDK keeps every promise whatever the fate of its first requests.
+    @Test(arguments: RequestFate.allCases)
+    func theReferenceKeepsItsPromisesUnderEachFate(_ fate: RequestFate) throws {
+        for n in 1...4 {
+            let r = try Self.run(["pin device photos#1 request \(n) \(fate)"])
+            #expect(r.broken.isEmpty, "request \(n) \(fate): \(r.broken)")
+        }
+    }
+}
