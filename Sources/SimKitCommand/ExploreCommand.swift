@@ -34,7 +34,7 @@ enum ExploreCommand {
 
     With --fates N the network's choices are searched too: for every path, each request
     a device sent meets each fate in turn (late: its answer comes 1 ms before its
-    timeout, after every other; after-timeout: 1 ms after it; error: 503 unjudged;
+    timeout, so newer answers overtake it; after-timeout: 1 ms after it; error: 503 unjudged;
     lost: judged, the answer never comes; offline: it fails at once), and up to N
     requests of a run that way. A counterexample pins them with 'pin' lines.
 

@@ -265,7 +265,12 @@ struct LanguagePinTests {
         #expect(render("pin device photos#0 request 3 lost\n").contains("device 'photos#0' is out of range"))
         #expect(render("pin device nobody#1 request 3 lost\n").contains("unknown group 'nobody'"))
         #expect(render("pin device photos#1 request 0 lost\n").contains("request number 0 is out of range"))
-        #expect(render("pin device photos#1 request 2 lost\npin device photos#1 request 2 late\n").contains("is pinned twice"))
+        #expect(render("pin device photos#2 request 2 lost\npin device photos#2 request 2 late\n") == """
+        t.scenario:8:29: error: request 2 of device 'photos#2' is pinned twice
+        pin device photos#2 request 2 late
+                                    ^
+
+        """)
         #expect(render("pin device photos#1 request 2 lost\npin device photos#2 request 2 late\n") == "")
     }
 

@@ -99,6 +99,28 @@ import Testing
         #expect(b.requestsSent(device: 0) == UInt32(sent.count))
     }
 
+    /// A pinned request makes the draws an unpinned one would: two a request on a device
+    /// that is online (sent, judged), whatever the fate; none on one that is offline, where
+    /// a pin changes nothing at all.
+    @Test func aPinnedRequestDrawsAsAnUnpinnedOne() throws {
+        for pins in [[]] + RequestFate.allCases.map({ ["pin device photos#1 request 2 \($0)"] }) {
+            var setup = try Self.setup(pins)
+            setup.countsRequests = true
+            var w = World<ReferenceSDK, InvariantChecker>(setup: setup, observer: InvariantChecker())
+            w.run()
+            #expect(w.requestsSent(device: 0) >= 3)
+            #expect(w.devices[0].draws == 2 * w.requestsSent(device: 0), "\(pins)")
+        }
+        func offline(_ pins: [String]) throws -> String {
+            var w = World<ReferenceSDK, InvariantChecker>(setup: try Self.setup(["at 0s offline all for 10m"] + pins), observer: InvariantChecker())
+            w.run()
+            return "\(w.fingerprint)"
+        }
+        let plain = try offline([])
+        // Request 1 (the register at launch) goes before the partition, in file order; request 2 is sent offline.
+        for fate in RequestFate.allCases { #expect(try offline(["pin device photos#1 request 2 \(fate)"]) == plain, "\(fate)") }
+    }
+
     /// The reference SDK keeps every promise whatever the fate of its first requests.
     @Test(arguments: RequestFate.allCases)
     func theReferenceKeepsItsPromisesUnderEachFate(_ fate: RequestFate) throws {

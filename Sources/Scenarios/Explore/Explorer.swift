@@ -326,8 +326,8 @@ public struct Explorer {
         /// (`LocalData.never` if none). A mutant SDK's own flags may be wrong; these are not.
         var truthLastAnswered: [SimTime] = []
         var truthStopStart: [SimTime] = []
-        /// Per genuine device, the requests it sent (when `maxFates` > 0; else empty).
-        var requestsSent: [UInt32] = []
+        /// The requests sent, in order (when `maxFates` > 0; else empty).
+        var sent: [(device: DeviceIndex, request: UInt32)] = []
     }
 
     /// A node of the breadth-first tree: its parent's index, its last step, what its run left.
@@ -393,7 +393,7 @@ public struct Explorer {
         out.now = world.now
         out.broken = world.observer.broken
         out.headline = world.observer.violations.first?.headline ?? ""
-        if options.maxFates > 0 { out.requestsSent = (0..<options.devices).map { world.requestsSent(device: DeviceIndex($0)) } }
+        if options.maxFates > 0 { out.sent = world.sentRequests() }
         guard digest else { return out }
         var d = StateDigest()
         d.add(parts: world.stateParts())
@@ -533,36 +533,47 @@ public struct Explorer {
     /// What a pinned run of a path broke.
     struct PinnedViolation { var pins: [PinnedFate]; var broken: [InvariantID]; var headline: String; var now: SimTime }
 
-    /// Runs `path` (to `duration`) with each further pin after those of `pins`: each request
-    /// of a genuine device that the run with `pins` sent (`sent`, per device), after the
-    /// last pinned one in (device, request) order, meeting each of `fateKinds`; up to
-    /// `maxFates` pins, depth first. Each run is from the start (a pin changes the run from
-    /// its request on). Returns the first violation, or nil.
-    func tryFates<SDK: SDKCore>(_: SDK.Type, path: [ExploreStep], duration: SimTime, sent: [UInt32],
-                                pins: [PinnedFate], result: inout ExploreResult) -> PinnedViolation? {
-        guard pins.count < options.maxFates else { return nil }
-        for d in 0..<min(sent.count, options.devices) {
-            let first: UInt32 = pins.last.map { DeviceIndex(d) == $0.device ? $0.request + 1 : (DeviceIndex(d) > $0.device ? 1 : UInt32.max) } ?? 1
-            guard first <= sent[d] else { continue }
-            for n in first...sent[d] {
-                for fate in options.fateKinds {
-                    if shouldStop() || result.runs >= options.maxRuns { return nil }
-                    let tried = pins + [PinnedFate(device: DeviceIndex(d), request: n, fate: fate)]
-                    var world = World<SDK, InvariantChecker>(setup: setup(path: path, duration: duration, pins: tried),
-                                                             observer: InvariantChecker(maxPerInvariant: 1))
-                    world.run()
-                    result.runs += 1
-                    result.pinnedRuns += 1
-                    if result.runs % progressEvery == 0 { progress(result) }
-                    if !world.observer.broken.isEmpty {
-                        return PinnedViolation(pins: tried, broken: world.observer.broken,
-                                               headline: world.observer.violations.first?.headline ?? "", now: world.now)
+    /// Runs `path` (to `duration`) with pinned requests: first every set of one pin, then
+    /// of two, up to `maxFates`, so the first violation found has the fewest pins. A set is
+    /// a list of requests in the order they were sent, each pinned to one of `fateKinds`:
+    /// the first is any request of a genuine device in `sent` (the unpinned run's, in send
+    /// order); each next one any request sent after the last, in the run with the pins
+    /// before it (a pin leaves what was sent before it alone, so each set is tried once,
+    /// and every set of requests of a run is reached). Each run is from the start.
+    /// Returns the first violation, or nil; a budget, a stop or a run that stopped early
+    /// sets `result.incomplete`.
+    func tryFates<SDK: SDKCore>(_: SDK.Type, path: [ExploreStep], duration: SimTime,
+                                sent: [(device: DeviceIndex, request: UInt32)], result: inout ExploreResult) -> PinnedViolation? {
+        // The sets of the current size that broke nothing: their pins, the position in the
+        // send order of their last pin, and what their run sent.
+        var level: [(pins: [PinnedFate], last: Int, sent: [(device: DeviceIndex, request: UInt32)])] = [([], -1, sent)]
+        for size in 1...options.maxFates {
+            var next: [(pins: [PinnedFate], last: Int, sent: [(device: DeviceIndex, request: UInt32)])] = []
+            for base in level {
+                for position in (base.last + 1)..<max(base.last + 1, base.sent.count) {
+                    let request = base.sent[position]
+                    guard Int(request.device) < options.devices else { continue }   // genuine devices only
+                    for fate in options.fateKinds {
+                        if result.incomplete != nil { return nil }
+                        if result.runs >= options.maxRuns { result.incomplete = "the run budget is spent (\(options.maxRuns) runs)"; return nil }
+                        if shouldStop() { result.incomplete = "stopped before the search was exhausted"; return nil }
+                        let tried = base.pins + [PinnedFate(device: request.device, request: request.request, fate: fate)]
+                        var world = World<SDK, InvariantChecker>(setup: setup(path: path, duration: duration, pins: tried),
+                                                                 observer: InvariantChecker(maxPerInvariant: 1))
+                        world.run()
+                        result.runs += 1
+                        result.pinnedRuns += 1
+                        if result.runs % progressEvery == 0 { progress(result) }
+                        if !world.observer.broken.isEmpty {
+                            return PinnedViolation(pins: tried, broken: world.observer.broken,
+                                                   headline: world.observer.violations.first?.headline ?? "", now: world.now)
+                        }
+                        if let stop = world.stop { result.incomplete = "a run stopped early: \(stop.description)"; return nil }
+                        if size < options.maxFates { next.append((tried, position, world.sentRequests())) }
                     }
-                    if world.stop != nil { continue }
-                    let later = (0..<options.devices).map { world.requestsSent(device: DeviceIndex($0)) }
-                    if let found = tryFates(SDK.self, path: path, duration: duration, sent: later, pins: tried, result: &result) { return found }
                 }
             }
+            level = next
         }
         return nil
     }
@@ -603,18 +614,18 @@ public struct Explorer {
             // A path searched on is also run on past its last action, as a leaf is, so that
             // a path breaks a rule at the same length whatever the bound: breadth first
             // then finds one of fewest actions. A state searched already needs no second look.
-            var sentBySettled = node.requestsSent   // a leaf's run is its settled run
+            var sentBySettled = node.sent   // a leaf's run is its settled run
             if !leaf, node.broken.isEmpty, node.stop == nil, (seen[node.digest].map { $0 > depth } ?? true) {
                 let settled = runNode(sdk, path: path, duration: t + options.settleMs, digest: false, from: start)
                 result.runs += 1
-                sentBySettled = settled.requestsSent
+                sentBySettled = settled.sent
                 if !settled.broken.isEmpty || settled.stop != nil {
                     node.broken = settled.broken; node.headline = settled.headline; node.stop = settled.stop; node.now = settled.now
                 }
             }
             // The same path with requests' fates pinned, when asked and the path itself is sound.
             if options.maxFates > 0, node.broken.isEmpty, node.stop == nil, !leaf ? (seen[node.digest].map { $0 > depth } ?? true) : true,
-               let pinned = tryFates(sdk, path: path, duration: t + options.settleMs, sent: sentBySettled, pins: [], result: &result) {
+               let pinned = tryFates(sdk, path: path, duration: t + options.settleMs, sent: sentBySettled, result: &result) {
                 node.broken = pinned.broken; node.headline = pinned.headline; node.now = pinned.now
                 pinnedFound = pinned.pins
             }
@@ -663,7 +674,7 @@ public struct Explorer {
             if rootNode.broken.isEmpty { rootNode.broken = settled.broken; rootNode.headline = settled.headline; rootNode.now = settled.now }
             var rootPins: [PinnedFate] = []
             if rootNode.broken.isEmpty, options.maxFates > 0,
-               let pinned = tryFates(sdk, path: [], duration: options.settleMs, sent: settled.requestsSent, pins: [], result: &result) {
+               let pinned = tryFates(sdk, path: [], duration: options.settleMs, sent: settled.sent, result: &result) {
                 rootNode.broken = pinned.broken; rootNode.headline = pinned.headline; rootNode.now = pinned.now
                 rootPins = pinned.pins
             }

@@ -138,6 +138,8 @@ public struct Shrinker {
                 var candidate = best
                 candidate.groups[g].count = target
                 candidate.timeline = candidate.timeline.map { Shrinker.clampSelectors($0, group: candidate.groups[g]) }
+                let shrunk = candidate.groups[g]
+                candidate.pins.removeAll { $0.group == shrunk.name && $0.index > shrunk.count }   // their devices are gone
                 if acceptReseeding(candidate, into: &best) { changed = true; break }
                 // A share of a group that shrank may pick none of its devices: try the
                 // fewer devices with that group's shares made the whole group.
@@ -170,12 +172,21 @@ public struct Shrinker {
         return s
     }
 
-    /// Drops groups, then apps, then accounts, last first, keeping at least one of each.
+    /// Drops pins (all may go), then groups, apps and accounts, last first, keeping at
+    /// least one of each of those.
     mutating func dropDeclarations(_ best: inout ScenarioFile) -> Bool {
+        var pins = false
+        var i = best.pins.count - 1
+        while i >= 0, attempts < maxAttempts {
+            var candidate = best
+            candidate.pins.remove(at: i)
+            if accept(candidate, into: &best) { pins = true }
+            i -= 1
+        }
         let groups = dropEach(\.groups, &best)
         let apps = dropEach(\.apps, &best)
         let accounts = dropEach(\.accounts, &best)
-        return groups || apps || accounts
+        return pins || groups || apps || accounts
     }
 
     /// Tries removing each element of one declaration list, last first.
@@ -266,7 +277,8 @@ public struct Shrinker {
 extension ScenarioFile {
     /// Declarations and timed statements (header lines not counted).
     public var statementCount: Int {
-        accounts.count + apps.count + groups.count + timeline.count + expectedViolations.count + (network == NetworkDecl() ? 0 : 1)
+        accounts.count + apps.count + groups.count + timeline.count + expectedViolations.count + pins.count
+            + (network == NetworkDecl() ? 0 : 1)
     }
     /// Devices in all groups, clones included.
     public var deviceCount: UInt64 { groups.reduce(0) { $0 + $1.count } }

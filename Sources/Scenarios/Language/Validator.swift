@@ -187,16 +187,15 @@ struct Validator {
         }
 
         // Pins: one device each, a request number from 1, at most one pin a request.
-        var pinned: [(String, UInt64, UInt64)] = []
+        var pinned: Set<String> = []   // determinism: a membership test, never iterated
         for p in s.pins {
             checkSelector(.device(group: p.group, index: p.index), p.mark, groups: groups, sizes: sizes)
             if p.request < 1 || p.request > UInt64(UInt32.max) {
-                error(p.mark, "\(p.request)", "request number \(p.request) is out of range; requests count from 1 to \(UInt32.max)")
+                error(p.mark, "\(p.request)", after: "request", "request number \(p.request) is out of range; requests count from 1 to \(UInt32.max)")
             }
-            if pinned.contains(where: { $0 == (p.group, p.index, p.request) }) {
-                error(p.mark, "\(p.request)", "request \(p.request) of device '\(p.group)#\(p.index)' is pinned twice")
+            if !pinned.insert("\(p.group)#\(p.index) \(p.request)").inserted {
+                error(p.mark, "\(p.request)", after: "request", "request \(p.request) of device '\(p.group)#\(p.index)' is pinned twice")
             }
-            pinned.append((p.group, p.index, p.request))
         }
 
         // The timeline, statement by statement.

@@ -10,8 +10,9 @@
 /// is the same request in every run of the same scenario up to that request. The pinned
 /// request makes the same draws as an unpinned one (the draws that follow do not move).
 public enum RequestFate: UInt8, Sendable, CaseIterable, CustomStringConvertible {
-    /// The server judges it; the answer comes back 1 ms before the request's timeout,
-    /// after every other answer of its time (a verdict overtaken by a newer one, D4).
+    /// The server judges it; the answer comes back 1 ms before the request's timeout, so
+    /// answers to requests sent after it can arrive first (a verdict overtaken by a newer
+    /// one, D4).
     case late = 1
     /// The server judges it; the answer comes back 1 ms after the request's timeout (D9:
     /// the SDK has been told of the timeout, the answer is stale).
@@ -59,23 +60,28 @@ public struct PinnedFate: Equatable, Sendable {
     @usableFromInline var active = false
     /// Per device, requests sent so far.
     @usableFromInline var sent: [UInt32] = []
-    /// The pins, in setup order.
-    @usableFromInline var pins: [PinnedFate] = []
+    /// Fate raw values by `device << 32 | request`: looked up, never iterated.
+    @usableFromInline var pins: [UInt64: UInt8] = [:]
+    /// With `WorldSetup.countsRequests`: every request, `device << 32 | request`, in the
+    /// order sent (the run's history, not its state: the digest leaves it out).
+    @usableFromInline var log: [UInt64] = []
+    @usableFromInline var logging = false
 
     @inlinable init() {}
 
     @usableFromInline init(setup: WorldSetup, devices: Int) {
         active = setup.countsRequests || !setup.pinnedFates.isEmpty
+        logging = setup.countsRequests
         if active { sent = Array(repeating: 0, count: devices) }
-        pins = setup.pinnedFates
+        for p in setup.pinnedFates { pins[UInt64(p.device) << 32 | UInt64(p.request)] = p.fate.rawValue }
     }
 
     /// Counts device `d`'s next request and returns its pinned fate's raw value, or 0.
-    /// - Complexity: O(pins).
+    /// - Complexity: O(1).
     @usableFromInline mutating func next(device d: DeviceIndex) -> UInt8 {
         sent[Int(d)] &+= 1
-        let n = sent[Int(d)]
-        for p in pins where p.device == d && p.request == n { return p.fate.rawValue }
-        return 0
+        let key = UInt64(d) << 32 | UInt64(sent[Int(d)])
+        if logging { log.append(key) }
+        return pins[key] ?? 0
     }
 }

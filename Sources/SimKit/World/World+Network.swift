@@ -13,7 +13,10 @@ extension SimWorld {
         var slot = RequestPool.Slot(request: request, sentAt: now, id: id, epoch: dev.processEpoch)
         if fates.active { slot.fate = fates.next(device: d) }
         if now < dev.offlineUntil || slot.fate == RequestFate.offline.rawValue {
-            if slot.fate != 0 { _ = draw(d) }   // a pinned request draws as an unpinned one would
+            // A request offline anyway draws nothing, pinned or not; one pinned `offline`
+            // on a device that is online makes the two draws (sent, judged) it would have
+            // made, so that the device's later draws do not move.
+            if now >= dev.offlineUntil { _ = draw(d); _ = draw(d) }
             slot.reply = ServerReply(.offline)
             let s = requests.add(slot)
             schedule(Event(time: now, target: d, kind: EventKind.responseArrives, arg: s))
@@ -21,7 +24,8 @@ extension SimWorld {
         }
         var r = draw(d)
         let roundTrip = r.int(in: groupLinks == nil ? networkLink : link(of: d))
-        if now < faults.timeoutsUntil, r.chance(UInt64(faults.timeoutRateBp), outOf: 10_000) { slot.late = true }
+        // The draw is made either way; a pinned request's fate replaces the window's choice.
+        if now < faults.timeoutsUntil, r.chance(UInt64(faults.timeoutRateBp), outOf: 10_000) { slot.late = slot.fate == 0 }
         let s = requests.add(slot)
         schedule(Event(time: now.saturatingAdd(roundTrip / 2), target: d, kind: EventKind.requestArrives, arg: s))
     }
@@ -55,8 +59,9 @@ extension SimWorld {
         schedule(Event(time: answerTime(slot, &r), target: d, kind: EventKind.responseArrives, arg: s))
     }
 
-    /// `requestArrives` for a request with a pinned fate (`RequestFate`): the same draws,
-    /// the fate instead of the fault windows' and the link's decisions.
+    /// `requestArrives` for a request with a pinned fate (`RequestFate`): the same draws;
+    /// the fate replaces the fault windows' decisions (an outage, 5xx, lost or slow
+    /// answers) and, for `late` and `after-timeout`, the link's return leg.
     @inlinable @inline(never)
     mutating func pinnedArrives(slot s: UInt32) {
         let slot = requests[s]

@@ -5,7 +5,8 @@
 /// devices' slow-response windows among them), each app's current key, and the pending
 /// events in the order they will run, each request event with the request it carries
 /// (its slot number, which depends on the pool's past, is left out, as is the queue's
-/// insertion counter). Left out on purpose: the trace fingerprint, the trace rings and
+/// insertion counter), and each device's count of requests sent when fates are pinned or
+/// counted (a pin names a device's n-th request). Left out on purpose: the trace fingerprint, the trace rings and
 /// the event count, which record the past, not the state.
 /// The schedule is not listed: an explored prefix has fired all of its statements.
 extension World {

@@ -364,6 +364,12 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
         Int(d) < fates.sent.count ? fates.sent[Int(d)] : 0
     }
 
+    /// With `WorldSetup.countsRequests`: every request sent so far, in order, as (device,
+    /// its n-th request); else empty.
+    public func sentRequests() -> [(device: DeviceIndex, request: UInt32)] {
+        fates.log.map { (DeviceIndex(truncatingIfNeeded: $0 >> 32), UInt32(truncatingIfNeeded: $0)) }
+    }
+
     /// A fresh random stream for one decision about `device`: counter-based, so each
     /// device's draws depend only on the seed, the device and how many it has made. The
     /// key mixes those into `drawKey`, a hash of the seed: mixed into the seed itself, the

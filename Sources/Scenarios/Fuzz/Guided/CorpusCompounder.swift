@@ -56,6 +56,7 @@ public enum ScenarioMerger {
             default: [a]   // server faults: shared by every device
             }
         }
+        out.pins += part.pins.map { var p = $0; p.group = name(p.group); return p }
         for st in part.timeline {
             guard case .action(let a) = st.body else { continue }
             for b in actions(a) { out.timeline.append(TimedStatement(schedule: st.schedule, body: .action(b))) }
