@@ -44,7 +44,8 @@ enum ExploreCommand {
     give the same runs and the same counterexample.
 
     Prints runs (paths tried), distinct states, pruned paths, the deepest path and the
-    time; on a violation the path, the invariants it breaks and its first violation.
+    time; on a violation the path, the invariants it breaks, its first violation and
+    that violation told as a story (what the device did, what the server answered).
 
     options:
       --devices N       devices of the app, 1 to 3 (default 2)
@@ -209,6 +210,7 @@ enum ExploreCommand {
             for step in c.path { lines.append("  at \(DurationText.format(step.time)) \(ScenarioPrinter.action(step.action))") }
             for p in c.pins { lines.append("  pin device \(p.group)#\(p.index) request \(p.request) \(p.fate)") }
             lines.append("  " + c.headline)
+            if !c.story.isEmpty { lines.append(String(c.story.dropLast(c.story.hasSuffix("\n") ? 1 : 0))) }
             if let out = a.string("out") {
                 try writeAtomically(counterexampleText(c), to: out)
                 lines.append("written to \(out); replay: simkit run \(out)")
@@ -280,6 +282,7 @@ enum ExploreCommand {
         var headline: String?
         var path: [String]?
         var pins: [String]?
+        var story: String?
         var scenario: String?
     }
 
@@ -294,6 +297,7 @@ enum ExploreCommand {
             broken: c?.broken.map(\.rawValue), headline: c?.headline,
             path: c?.path.map { "at \(DurationText.format($0.time)) \(ScenarioPrinter.action($0.action))" },
             pins: c?.pins.map { "pin device \($0.group)#\($0.index) request \($0.request) \($0.fate)" },
+            story: c.map { $0.story.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ") },
             scenario: c.map(counterexampleText))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]

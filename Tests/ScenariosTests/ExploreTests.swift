@@ -150,6 +150,7 @@ import Testing
         #expect(c.broken.contains(mutant.expected))
         #expect(c.path.count == 3, "\(c.path)")
         #expect(c.pins.count == 1 && c.pins.first?.fate == .late)
+        #expect(c.story.hasPrefix("  Device photos#1 "), "the first violation told as a story: \(c.story)")
         #expect(r.pinnedRuns > 0 && r.pinnedRuns < r.runs)
         let text = ScenarioPrinter.print(c.scenario)
         #expect(text.contains("\npin device photos#1 request "))

@@ -232,6 +232,8 @@ public struct ExploreResult: Sendable {
         public var broken: [InvariantID]
         /// The first violation's headline.
         public var headline: String
+        /// The first violation told as a story (`FailureStory`), wrapped, two spaces in.
+        public var story: String = ""
     }
 }
 
@@ -313,6 +315,7 @@ public struct Explorer {
         var digest = StateDigest()
         var broken: [InvariantID] = []
         var headline = ""
+        var story = ""
         var stop: StopReason?
         var now: SimTime = 0
         /// Distinct times of the pending events, ascending.
@@ -393,6 +396,7 @@ public struct Explorer {
         out.now = world.now
         out.broken = world.observer.broken
         out.headline = world.observer.violations.first?.headline ?? ""
+        out.story = world.observer.violations.first.map { FailureStory($0).wrapped(indent: "  ") } ?? ""
         if options.maxFates > 0 { out.sent = world.sentRequests() }
         guard digest else { return out }
         var d = StateDigest()
@@ -531,7 +535,7 @@ public struct Explorer {
     }
 
     /// What a pinned run of a path broke.
-    struct PinnedViolation { var pins: [PinnedFate]; var broken: [InvariantID]; var headline: String; var now: SimTime }
+    struct PinnedViolation { var pins: [PinnedFate]; var broken: [InvariantID]; var headline: String; var story: String; var now: SimTime }
 
     /// Runs `path` (to `duration`) with pinned requests: first every set of one pin, then
     /// of two, up to `maxFates`, so the first violation found has the fewest pins. A set is
@@ -566,7 +570,9 @@ public struct Explorer {
                         if result.runs % progressEvery == 0 { progress(result) }
                         if !world.observer.broken.isEmpty {
                             return PinnedViolation(pins: tried, broken: world.observer.broken,
-                                                   headline: world.observer.violations.first?.headline ?? "", now: world.now)
+                                                   headline: world.observer.violations.first?.headline ?? "",
+                                                   story: world.observer.violations.first.map { FailureStory($0).wrapped(indent: "  ") } ?? "",
+                                                   now: world.now)
                         }
                         if let stop = world.stop { result.incomplete = "a run stopped early: \(stop.description)"; return nil }
                         if size < options.maxFates { next.append((tried, position, world.sentRequests())) }
@@ -620,13 +626,14 @@ public struct Explorer {
                 result.runs += 1
                 sentBySettled = settled.sent
                 if !settled.broken.isEmpty || settled.stop != nil {
-                    node.broken = settled.broken; node.headline = settled.headline; node.stop = settled.stop; node.now = settled.now
+                    node.broken = settled.broken; node.headline = settled.headline; node.story = settled.story
+                    node.stop = settled.stop; node.now = settled.now
                 }
             }
             // The same path with requests' fates pinned, when asked and the path itself is sound.
             if options.maxFates > 0, node.broken.isEmpty, node.stop == nil, !leaf ? (seen[node.digest].map { $0 > depth } ?? true) : true,
                let pinned = tryFates(sdk, path: path, duration: t + options.settleMs, sent: sentBySettled, result: &result) {
-                node.broken = pinned.broken; node.headline = pinned.headline; node.now = pinned.now
+                node.broken = pinned.broken; node.headline = pinned.headline; node.story = pinned.story; node.now = pinned.now
                 pinnedFound = pinned.pins
             }
             if !node.broken.isEmpty {
@@ -635,7 +642,7 @@ public struct Explorer {
                     var s = scenario(path: path, duration: node.now, pins: pinnedFound)
                     s.name = "explore: \(node.broken.map(\.rawValue).joined(separator: ", ")) in \(depth) action\(depth == 1 ? "" : "s")"
                         + (pinnedFound.isEmpty ? "" : " and \(pinnedFound.count) pinned request\(pinnedFound.count == 1 ? "" : "s")")
-                    result.counterexample = .init(scenario: s, path: path, pins: s.pins, broken: node.broken, headline: node.headline)
+                    result.counterexample = .init(scenario: s, path: path, pins: s.pins, broken: node.broken, headline: node.headline, story: node.story)
                 }
                 bound = min(bound, max(depth - 1, 0))   // only shorter ones are worth finding now
                 return nil
@@ -671,16 +678,19 @@ public struct Explorer {
             rootNode = runNode(sdk, path: [], duration: 0, digest: true, from: rootWorld)
             let settled = runNode(sdk, path: [], duration: options.settleMs, digest: false, from: rootWorld)
             result.runs += 2
-            if rootNode.broken.isEmpty { rootNode.broken = settled.broken; rootNode.headline = settled.headline; rootNode.now = settled.now }
+            if rootNode.broken.isEmpty {
+                rootNode.broken = settled.broken; rootNode.headline = settled.headline; rootNode.story = settled.story; rootNode.now = settled.now
+            }
             var rootPins: [PinnedFate] = []
             if rootNode.broken.isEmpty, options.maxFates > 0,
                let pinned = tryFates(sdk, path: [], duration: options.settleMs, sent: settled.sent, result: &result) {
-                rootNode.broken = pinned.broken; rootNode.headline = pinned.headline; rootNode.now = pinned.now
+                rootNode.broken = pinned.broken; rootNode.headline = pinned.headline; rootNode.story = pinned.story; rootNode.now = pinned.now
                 rootPins = pinned.pins
             }
             if !rootNode.broken.isEmpty {
                 let s = scenario(path: [], duration: rootNode.now, pins: rootPins)
-                result.counterexample = .init(scenario: s, path: [], pins: s.pins, broken: rootNode.broken, headline: rootNode.headline)
+                result.counterexample = .init(scenario: s, path: [], pins: s.pins, broken: rootNode.broken, headline: rootNode.headline,
+                                              story: rootNode.story)
                 return result
             }
             seen[rootNode.digest] = 0
