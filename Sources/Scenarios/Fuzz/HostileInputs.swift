@@ -69,6 +69,7 @@ public enum HostileInputs {
             ("at {}ms forget-device {}% of all", [t, Slot(field: .share, normal: 10)]),
             ("at {}ms expect {} photos idle", [Slot(field: .time, normal: Ms.day), Slot(field: .count, normal: 4)]),
             ("at {}ms expect >={}% all idle", [Slot(field: .time, normal: Ms.day), Slot(field: .share, normal: 0)]),
+            ("pin device photos#{} request {} late", [Slot(field: .index, normal: 1), Slot(field: .count, normal: 3)]),
             ("expect violation never-lock-on-transient", []),
             ("sdk reference", []),
             ("server reference", []),

@@ -60,8 +60,8 @@ public struct PinnedFate: Equatable, Sendable {
     @usableFromInline var active = false
     /// Per device, requests sent so far.
     @usableFromInline var sent: [UInt32] = []
-    /// Fate raw values by `device << 32 | request`: looked up, never iterated.
-    @usableFromInline var pins: [UInt64: UInt8] = [:]
+    /// Fate raw values by `device << 32 | request`.
+    @usableFromInline var pins: [UInt64: UInt8] = [:]   // determinism: looked up, never iterated
     /// With `WorldSetup.countsRequests`: every request, `device << 32 | request`, in the
     /// order sent (the run's history, not its state: the digest leaves it out).
     @usableFromInline var log: [UInt64] = []
