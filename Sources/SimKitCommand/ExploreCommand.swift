@@ -160,16 +160,7 @@ enum ExploreCommand {
         options.maxFates = Int(try a.uint("fates", default: 0, range: 0...3))
         if let list = a.string("fate-kinds") {
             if options.maxFates == 0 { throw UsageError("--fate-kinds needs --fates N (N at least 1)") }
-            var named: [RequestFate] = []
-            let known = RequestFate.allCases.map(\.description)
-            for word in list.split(separator: ",", omittingEmptySubsequences: false) {
-                guard let f = RequestFate(name: String(word)) else {
-                    let hint = nearest(String(word), in: known).map { "; did you mean '\($0)'?" } ?? ""
-                    throw UsageError("--fate-kinds: unknown fate '\(word)'\(hint); known: \(known.joined(separator: ", "))")
-                }
-                if !named.contains(f) { named.append(f) }
-            }
-            options.fateKinds = RequestFate.allCases.filter { named.contains($0) }
+            options.fateKinds = try kinds(list, option: "fate-kinds", noun: "fate", name: \RequestFate.description)
         }
         if let shard = try FuzzCommand.parseShard(a.string("shard")) { options.shard = shard }
         let timeLimit = try a.string("time-limit").map { text -> Double in
@@ -236,10 +227,15 @@ enum ExploreCommand {
     /// each; an unknown word is a usage error with the nearest known one.
     static func kinds<K: CaseIterable & RawRepresentable & Equatable>(_: K.Type, _ list: String, option: String, noun: String) throws -> [K]
         where K.RawValue == String {
+        try kinds(list, option: option, noun: noun, name: \K.rawValue)
+    }
+
+    /// The same, for kinds whose names on the command line are `name(k)`.
+    static func kinds<K: CaseIterable & Equatable>(_ list: String, option: String, noun: String, name: (K) -> String) throws -> [K] {
         var named: [K] = []
-        let known = K.allCases.map(\.rawValue)
+        let known = K.allCases.map(name)
         for word in list.split(separator: ",", omittingEmptySubsequences: false) {
-            guard let k = K(rawValue: String(word)) else {
+            guard let k = K.allCases.first(where: { name($0) == word }) else {
                 let hint = nearest(String(word), in: known).map { "; did you mean '\($0)'?" } ?? ""
                 throw UsageError("--\(option): unknown \(noun) '\(word)'\(hint); known: \(known.joined(separator: ", "))")
             }
