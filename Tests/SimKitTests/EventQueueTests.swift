@@ -545,3 +545,72 @@ private struct PairedQueue {
         try c.drain()
     }
 }
+
+/// The queue gives back what a burst took: a drained burst heap or open bucket bigger than
+/// it keeps frees its storage (so that a million devices' launch storm does not stay
+/// resident beside the queue's later peaks), and buffers grow in place when held alone.
+@Suite struct EventQueueMemoryTests {
+    /// Pops every event, all due at one time, and checks they come out first in first out
+    /// (their targets were pushed in increasing order).
+    static func drainInPushOrder(_ q: inout EventQueue, count: Int) throws {
+        var expected: UInt32 = 0
+        while let e = q.pop() {
+            try #require(e.target == expected, "popped target \(e.target), expected \(expected)")
+            expected += 1
+        }
+        try #require(Int(expected) == count, "popped \(expected) of \(count)")
+    }
+
+    /// A burst into the open bucket, twice what an empty heap keeps, comes out in order and
+    /// leaves the burst heap's storage freed.
+    @Test func drainedBurstHeapFreesItsStorage() throws {
+        var q = EventQueue()
+        q.push(Event(time: 10, target: 0, kind: 1))
+        _ = q.pop()                                              // the open bucket starts at 0
+        let n = 2 * EventHeap.keptCapacity
+        for i in 0..<n { q.push(Event(time: 500, target: UInt32(i), kind: 1)) }
+        #expect(q.open.burst.heap.capacity > EventHeap.keptCapacity, "the burst must go to the burst heap")
+        try Self.drainInPushOrder(&q, count: n)
+        #expect(q.open.burst.heap.capacity <= EventHeap.keptCapacity, "kept \(q.open.burst.heap.capacity) slots")
+        #expect(q.checkInvariants() == nil)
+    }
+
+    /// A bucket of more events than `sorted` keeps opens as one sorted run, drains in order,
+    /// and the next bucket opened gets a small `sorted` again.
+    @Test func drainedBigBucketFreesItsSortedStorage() throws {
+        var q = EventQueue()
+        let n = OpenBucket.keptCount + 1_000
+        for i in 0..<n { q.push(Event(time: 30 * Ms.second, target: UInt32(i), kind: 1)) }
+        let first = q.pop()
+        #expect(first?.target == 0)
+        #expect(q.open.sorted.count > OpenBucket.keptCount, "the bucket must open whole into sorted")
+        var expected: UInt32 = 1
+        while let e = q.pop() {
+            try #require(e.target == expected, "popped target \(e.target), expected \(expected)")
+            expected += 1
+        }
+        #expect(Int(expected) == n)
+        q.push(Event(time: 60 * Ms.second, target: 7, kind: 1))
+        q.push(Event(time: 60 * Ms.second + 1, target: 8, kind: 1))
+        #expect(q.pop()?.target == 7)
+        #expect(q.open.sorted.count <= OpenBucket.keptCount, "kept \(q.open.sorted.count) slots")
+        #expect(q.pop()?.target == 8)
+        #expect(q.checkInvariants() == nil)
+    }
+
+    /// `QueueBuffer.grow` keeps the slots in use: in place for a buffer held alone, as a
+    /// copy for a shared one, which stays as it was.
+    @Test func growKeepsSlotsAndLeavesSharedBuffersAlone() {
+        var a = QueueBuffer<UInt64>(count: 4)
+        for i in 0..<4 { a[i] = UInt64(i) * 11 }
+        QueueBuffer.grow(&a, to: 1 << 20, used: 4)               // alone: realloc
+        #expect(a.count == 1 << 20 && (0..<4).map { a[$0] } == [0, 11, 22, 33])
+        a[(1 << 20) - 1] = 5
+        let shared = a
+        var b = a
+        QueueBuffer.grow(&b, to: 1 << 21, used: 3)               // shared: copied
+        #expect(b !== shared && b.count == 1 << 21 && (0..<3).map { b[$0] } == [0, 11, 22])
+        b[0] = 99
+        #expect(shared[0] == 0 && shared[3] == 33 && shared.count == 1 << 20)
+    }
+}

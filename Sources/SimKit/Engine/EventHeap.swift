@@ -55,7 +55,10 @@ public struct EventHeap: Sendable {
     @inlinable
     public mutating func pop() -> Event? {
         guard let last = heap.popLast() else { return nil }
-        if heap.isEmpty { return last }
+        if heap.isEmpty {
+            if heap.capacity > EventHeap.keptCapacity { releaseStorage() }
+            return last
+        }
         let top = heap[0]
         siftDown(from: 0, last)
         return top
@@ -63,6 +66,16 @@ public struct EventHeap: Sendable {
 
     /// Removes every pending event, keeping the storage.
     public mutating func removeAll() { heap.removeAll(keepingCapacity: true) }
+
+    /// The most slots an empty heap keeps: a drained burst bigger than this (a million
+    /// devices launching at once) gives its memory back, so that the queue's later peaks
+    /// (a big bucket opened, a day's sorted runs) do not add to it. 4 MiB of events; the
+    /// bursts of 10,000 devices stay below it.
+    @inlinable static var keptCapacity: Int { 1 << 17 }
+
+    /// Frees the storage of an empty heap (see `keptCapacity`).
+    @usableFromInline @inline(never)
+    mutating func releaseStorage() { heap = [] }
 
     /// Moves the hole at `index` up until `e` fits, then writes `e` once.
     @inlinable

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A fixed-size block of trivial values (events, nodes, bucket heads, bitmap words) for the
 /// hot paths of `EventQueue`: reads and writes go straight to memory, with no uniqueness
 /// check and, in release builds, no bounds check.
@@ -8,18 +14,30 @@
 /// queue's `owner` token is shared, once per operation (an Array checks on every write).
 /// That discipline is what makes `@unchecked Sendable` sound: memory that two values can
 /// see is never written. `Element` must be a trivial type: memory is never deinitialised.
+///
+/// The memory comes from `malloc`, so that `grow` can `realloc` it: a big buffer is then
+/// moved by the kernel, not copied, and the old and the new are never both resident (a
+/// million devices' open bucket grows to 68 MB in the launch storm's timeouts).
 /// determinism: copy-on-write as above, and SimKit runs on one thread; no shared writes
 @usableFromInline final class QueueBuffer<Element>: RandomAccessCollection, @unchecked Sendable {
     @usableFromInline let base: UnsafeMutablePointer<Element>
     /// Slots in the buffer; those beyond what the queue has written hold no value yet.
     @usableFromInline let count: Int
+    /// Whether `deinit` frees `base`: false once `grow` has handed the memory on.
+    private var ownsMemory = true
 
     /// A buffer of `count` uninitialised slots (for a trivial `Element`, writing one is
     /// initialising it).
     @usableFromInline init(count: Int) {
         precondition(count >= 0, "negative buffer size")
         self.count = count
-        base = .allocate(capacity: Swift.max(count, 1))
+        base = QueueBuffer.allocate(count)
+    }
+
+    /// A buffer that takes over `base`, `count` slots from `malloc`.
+    private init(adopting base: UnsafeMutablePointer<Element>, count: Int) {
+        self.base = base
+        self.count = count
     }
 
     /// A buffer of `count` copies of `value`.
@@ -28,7 +46,16 @@
         base.initialize(repeating: value, count: count)
     }
 
-    deinit { base.deallocate() }
+    deinit { if ownsMemory { free(base) } }
+
+    /// Room for `count` slots (at least one) from `malloc`.
+    private static func allocate(_ count: Int) -> UnsafeMutablePointer<Element> {
+        assert(_isPOD(Element.self), "queue buffers hold trivial values only")
+        let bytes = Swift.max(count, 1).multipliedReportingOverflow(by: MemoryLayout<Element>.stride)
+        precondition(!bytes.overflow, "queue buffer of \(count) slots is too big")
+        guard let raw = malloc(bytes.partialValue) else { fatalError("out of memory: \(bytes.partialValue) bytes for a queue buffer") }
+        return raw.bindMemory(to: Element.self, capacity: Swift.max(count, 1))
+    }
 
     /// A new buffer of `count` slots whose first `used` hold copies of these.
     @usableFromInline func copy(count newCount: Int, used: Int) -> QueueBuffer<Element> {
@@ -36,6 +63,23 @@
         let b = QueueBuffer(count: newCount)
         b.base.initialize(from: base, count: used)
         return b
+    }
+
+    /// `buffer` with room for `newCount` slots, its first `used` kept. A buffer held
+    /// alone is resized in place (`realloc`); a shared one is copied, as `copy` does.
+    @usableFromInline static func grow(_ buffer: inout QueueBuffer<Element>, to newCount: Int, used: Int) {
+        guard isKnownUniquelyReferenced(&buffer) else {
+            buffer = buffer.copy(count: newCount, used: used)
+            return
+        }
+        precondition(used <= buffer.count && used <= newCount, "keeping \(used) of \(buffer.count) slots in \(newCount)")
+        let bytes = Swift.max(newCount, 1).multipliedReportingOverflow(by: MemoryLayout<Element>.stride)
+        precondition(!bytes.overflow, "queue buffer of \(newCount) slots is too big")
+        guard let raw = realloc(buffer.base, bytes.partialValue) else {
+            fatalError("out of memory: \(bytes.partialValue) bytes for a queue buffer")
+        }
+        buffer.ownsMemory = false   // realloc freed or moved it; the new buffer owns it now
+        buffer = QueueBuffer(adopting: raw.bindMemory(to: Element.self, capacity: Swift.max(newCount, 1)), count: newCount)
     }
 
     @inlinable var startIndex: Int { 0 }
@@ -254,6 +298,7 @@ struct OpenBucket: Sendable {
     mutating func fill(from pool: UnsafeMutablePointer<QueuedEvent>, head: UInt32) -> (count: Int, tail: UInt32) {
         assert(isEmpty, "the open bucket is filled only when empty")
         assert(sorted.count > OpenBucket.insertionSortMax, "sorted has room for an insertion-sorted bucket")
+        if sorted.count > OpenBucket.keptCount { releaseSorted() }
         let s = sorted.base
         var n = head
         var tail = head
@@ -290,10 +335,23 @@ struct OpenBucket: Sendable {
         return (k - 1, tail)
     }
 
+    /// The most slots `sorted` keeps once its bucket is drained: a bigger one (a bucket of
+    /// a million timeouts set in the same millisecond) is freed before the next bucket is
+    /// filled, so that its memory does not add to the queue's later peaks. 4 MiB of
+    /// events; the buckets of 10,000 devices stay below it.
+    @inlinable static var keptCount: Int { 1 << 17 }
+
+    /// Replaces a drained, oversized `sorted` by a small fresh one (see `keptCount`).
+    @usableFromInline @inline(never)
+    mutating func releaseSorted() {
+        sorted = QueueBuffer<QueuedEvent>(count: 2 * OpenBucket.insertionSortMax + 1)
+        sorted.base[0] = OpenBucket.sentinel
+    }
+
     /// Doubles the room of `sorted`, keeping its first `used` slots (the sentinel's too).
     @usableFromInline @inline(never)
     mutating func grow(keeping used: Int) {
-        sorted = sorted.copy(count: 2 * sorted.count, used: used)
+        QueueBuffer.grow(&sorted, to: 2 * sorted.count, used: used)
     }
 
     /// A copy of `sorted` that this bucket holds alone (see `EventQueue.makeUnique`).

@@ -349,7 +349,7 @@ public struct EventQueue: Sendable {
     /// the pool reaches its high-water mark).
     @usableFromInline @inline(never)
     mutating func growPool() {
-        nodes = nodes.copy(count: 2 * nodes.count, used: nodesUsed)
+        QueueBuffer.grow(&nodes, to: 2 * nodes.count, used: nodesUsed)
     }
 
     /// Puts node `n` back on the free list.
