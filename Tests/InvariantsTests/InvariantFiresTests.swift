@@ -123,6 +123,23 @@ import Invariants
         expectQuiet(run(bug: false))
     }
 
+    /// D4's "every time": a check still in flight does not stand in for the activation's
+    /// own, since it may have been judged before access came back.
+    @Test("locked-checks-on-activation: a locked SDK checks at every activation, even with a check in flight")
+    func lockedChecksAgainWithACheckInFlight() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.readyThenLocked()
+            t.step(at: h + m, .input(.wentToBackground))
+            t.step(at: 2 * h, .input(.becameActive)) { $0.sent(2, .check, credential: c) }
+            t.step(at: 2 * h + 5, .input(.wentToBackground))
+            t.step(at: 2 * h + 10, .input(.becameActive)) { if !bug { $0.sent(3, .check, credential: c) } }
+            return t
+        }
+        expectFires(run(bug: true), .lockedChecksOnActivation, at: 2 * h + 10, mentions: ["became active", "without checking", "still in flight"])
+        expectQuiet(run(bug: false))
+    }
+
     @Test("locked-checks-on-activation: a check that succeeds while locked unlocks") func successfulCheckUnlocks() {
         func run(bug: Bool) -> HandTrace {
             var t = HandTrace(.oneApp())

@@ -224,12 +224,13 @@ extension WorldRuleTests {
         expectContiguousIndex(t, total: 400)
     }
 
-    /// A second activation while the key check is in flight sends no second check: the
-    /// one in flight covers it (one check at a time). Its app_disabled past the deadline
-    /// purges; the app is enabled meanwhile, so the next activation registers again and
-    /// starts over from scratch.
-    @Test("D4, D5: one check in flight covers a second activation; the purge, then a fresh start")
-    func oneCheckInFlightAcrossActivations() {
+    /// A second activation while the key check is in flight checks again (D4: every time):
+    /// the first check, judged before the enable, answers app_disabled past the deadline
+    /// and purges; the second, judged after the enable, answers 200, but it was in flight
+    /// across the purge, so it is stale and ignored (D9). The next activation registers
+    /// again, unlocks and starts over from scratch.
+    @Test("D4, D5: a second activation checks again while a check is in flight; the purge, then a fresh start")
+    func secondActivationChecksAgainWhileACheckIsInFlight() {
         let (locked, delay) = purgeTiming()
         let t0 = locked + purgeAfter + h - delay + WT.latency   // the check's answer lands at +1 h
         let world = WT.run(lockedBase + [
@@ -239,10 +240,11 @@ extension WorldRuleTests {
         ])
         let t = DeviceTrace(world, 0)
         let checks = t.answers.filter { $0.kind == .check && $0.time >= t0 }
-        #expect(checks.map(\.answer) == [.appDisabled])
-        guard checks.count == 1 else { return }
+        #expect(checks.map(\.answer) == [.appDisabled, .ok])
+        guard checks.count == 2 else { return }
         #expect(t.storeTimes(.markPurged) == [checks[0].time])
-        // The next activation registers again, unlocks and starts from scratch.
+        // The 200 was in flight across the purge: stale (D9). The next activation registers
+        // again, unlocks and starts from scratch.
         let unlock = t.storeTimes(.unlock)
         #expect(unlock.count == 1 && (unlock.first ?? 0) > t0 + 2 * h)
         #expect(world.devices[0].disk.credential == Credential(device: 0, generation: 2))

@@ -15,9 +15,8 @@ extension InvariantChecker {
             || (step.acted && step.revokedBefore != (InvariantChecker.revoked(dev.state) || dev.disk.locked))
             // D3, inert while locked: a background task kept, or an API call.
             || (dev.locked && (dev.disk.backgroundScheduled || step.isAPICall))
-            // D4: locked at an activation, with no check sent or in flight.
-            || (step.lockedBefore && step.isActivation
-                && !step.hasAny(StepTruth.sentCheckBit | StepTruth.checkInFlightBeforeBit))
+            // D4: locked at an activation, with no check sent.
+            || (step.lockedBefore && step.isActivation && !step.hasAny(StepTruth.sentCheckBit))
     }
 
     /// Judged at the end of a step that may break one of these rules (`mayBreakLocking`).
@@ -60,8 +59,10 @@ extension InvariantChecker {
             violate(.lockedIsInert, d, "\(input) while locked \(step.calledBack.map { "ended \($0)" } ?? "did not end"); it must throw accessRevoked")
         }
         // D4: a locked SDK checks at each launch and activation, and unlocks on success.
-        if step.lockedBefore, step.isActivation, !step.sentCheck, !step.checkInFlightBefore {
-            violate(.lockedChecksOnActivation, d, "was locked and \(inputName) without checking its key")
+        // A check already in flight does not stand in for it: it may have been judged
+        // before access came back, and the page says the SDK checks again every time.
+        if step.lockedBefore, step.isActivation, !step.sentCheck {
+            violate(.lockedChecksOnActivation, d, "was locked and \(inputName) without checking its key\(step.checkInFlightBefore ? " (a check sent earlier was still in flight, but it may have been judged before access came back)" : "")")
         }
         if step.mustUnlock, revokedNow {
             violate(.lockedChecksOnActivation, d, "a key check succeeded (200 served at \(clock(step.servedAt)), newer than its lock) while it was locked, but it stayed locked")

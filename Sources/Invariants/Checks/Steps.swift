@@ -55,7 +55,6 @@ extension InvariantChecker {
         guard fresh else { return }
         if answer == .ok { step.uploadCarriedUpTo = carried }
         let isCheck = kind == .check || kind == .register
-        if isCheck, answer.isVerdict { devices[i].lastAnswered = now }
         if isCheck {
             switch answer {
             case .offline: hit(.checkDuringPartition)
@@ -80,6 +79,9 @@ extension InvariantChecker {
             return
         }
         devices[i].newestVerdictAt = servedAt
+        // D1: the last answered check is the last verdict on the key that the SDK acted on
+        // (an older one is ignored, D9), dated when it arrived.
+        if isCheck { devices[i].lastAnswered = now }
         if InvariantChecker.isLockError(answer) {
             step.freshLockError = true
             let dev = devices[i]

@@ -152,7 +152,9 @@ public struct ReferenceSDK: SDKCore {
         if s.disk.isLocked {
             if s.flaws.contains(.noCheckOnActivationWhenLocked) { return }
             resumeAfterUnlock = true
-            sendCheck(&s)
+            // D4: checks again every time, even with a check in flight: that one may have
+            // been judged before access came back, and its answer would keep the lock.
+            sendCheck(&s, evenIfInFlight: true)
         } else if phase == .none, hasWork(s) {
             startRun(background: false, &s)
         } else if checkIsDue(s) {
@@ -325,8 +327,9 @@ public struct ReferenceSDK: SDKCore {
 
     /// The key check: `check` with a credential, `register` (with App Attest) without one.
     /// A check already in flight serves every reason to check until it is answered.
-    mutating func sendCheck(_ s: inout Step) {
-        guard checkInFlight == 0 else { return }
+    /// `evenIfInFlight`: a locked SDK becoming active checks again regardless (D4).
+    mutating func sendCheck(_ s: inout Step, evenIfInFlight: Bool = false) {
+        guard checkInFlight == 0 || evenIfInFlight else { return }
         checkInFlight = send(s.disk.credential.isNone ? .register : .check, credential: s.disk.credential.isNone ? .none : s.disk.credential, &s)
     }
 
@@ -423,7 +426,6 @@ public struct ReferenceSDK: SDKCore {
         let isCheck = kind == .check || kind == .register
         if isCheck { checkInFlight = 0 }
         if kind == .query || kind == .profile { apiCallsInFlight -= min(apiCallsInFlight, 1) }
-        if isCheck, a.isVerdict { s.store(.setLastAnsweredCheck(s.now)) }
         if a == .offline, s.flaws.contains(.forgetsVerdictsWhenOffline) { newestVerdictAt = 0 }
         // D4, D9: act only on a verdict at least as new as the newest acted on. A reset's
         // 200 says nothing of access (S8) and does not count; a lock error to it does (D2).
@@ -434,6 +436,8 @@ public struct ReferenceSDK: SDKCore {
             }
             newestVerdictAt = max(newestVerdictAt, reply.servedAt)
         }
+        // D1: an answered check, unless it was ignored above as older than one acted on.
+        if isCheck, a.isVerdict { s.store(.setLastAnsweredCheck(s.now)) }
         // D10: an upload's answer settles exactly the reports it carried, locked or not.
         if kind == .runReport {
             if a == .ok {
