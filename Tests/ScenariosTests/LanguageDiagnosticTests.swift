@@ -22,6 +22,26 @@ struct LanguageDiagnosticTests {
         """)
     }
 
+    /// A clone group's name may come before or after what it copies; both mean the same.
+    @Test func clonesNameBeforeOrAfterCopying() throws {
+        let before = ScenarioParser.parse(LanguageFixtures.header + "clones 2 app photos as fakes copying early\n", file: "a.scenario")
+        let after = ScenarioParser.parse(LanguageFixtures.header + "clones 2 app photos copying early as fakes\n", file: "b.scenario")
+        let a = try #require(before.scenario, "\(before.diagnostics)")
+        let b = try #require(after.scenario, "\(after.diagnostics)")
+        #expect(a.groups.last?.name == "fakes" && a.groups.last?.copying == "early")
+        #expect(a.groups.map(\.name) == b.groups.map(\.name) && a.groups.map(\.copying) == b.groups.map(\.copying))
+    }
+
+    @Test func ofAfterTheQuantifierIsNamed() {
+        #expect(render("at 1h expect 3 of photos locked\n") == """
+        t.scenario:7:16: error: unexpected 'of' after the quantifier
+        at 1h expect 3 of photos locked
+                       ^
+        hint: the group follows the quantifier: 'photos locked'
+
+        """)
+    }
+
     @Test func unknownStatementSuggestsKeyword() {
         #expect(render("evry 1d open all\n") == """
         t.scenario:7:1: error: unknown statement 'evry'

@@ -119,6 +119,8 @@ struct Parser {
             if c.isWord("as") { c.pos += 1; group = try c.name("group name") }
             var copying: String? = nil
             if first.text == "clones", c.isWord("copying") { c.pos += 1; copying = try c.name("group name") }
+            // Either order reads naturally: `as fakes copying photos`, `copying photos as fakes`.
+            if group == nil, copying != nil, c.isWord("as") { c.pos += 1; group = try c.name("group name") }
             var latency: ClosedRange<SimTime>? = nil
             if c.isWord("latency") {
                 c.pos += 1
@@ -344,6 +346,12 @@ struct Parser {
             else { q = .compare(cmp, .count(try c.number("number of devices"))) }
         default:
             throw c.expected("quantifier", hint: "quantifiers are: all, none, N, >=N, <=N, N%, >=N%, <=N%")
+        }
+        // `expect 3 of photos locked` reads well but is not the grammar (a group may be
+        // named `of`, so only three words after the quantifier mean this).
+        if c.isWord("of"), let of = c.peek(), let g = c.peek(1), let st = c.peek(2), g.kind == .word, st.kind == .word {
+            throw ParseError(offset: of.offset, message: "unexpected 'of' after the quantifier",
+                             hint: "the group follows the quantifier: '\(g.text) \(st.text)'")
         }
         let group = try c.name("group name")
         let s = try c.word("state")
