@@ -439,17 +439,27 @@ private let keyRuleCases: [ServerKeyRuleCase] = [
         let c2 = register(&graced, device: 0, key: W.keyA, app: W.appA, now: 0)
         graced.rotate(app: W.appA, newKey: W.spare1, oldKey: .keep(graceMs: 100), now: 10)
         #expect(graced.handle(W.request(.check, key: W.keyA, c2), now: 500).stoppedSince == 110)
-        // An install on a later build is dated from that build's first request, rounded up
-        // to the second: it may have been updated just then (sound, S2).
+        // An install on a later build is dated from that build's first request, to the
+        // millisecond: it may have been updated just then (sound, S2), and every answer of
+        // the same stop says the same.
         var updated = W.server()
         let c3 = register(&updated, device: 0, key: W.keyA, app: W.appA, now: 0)
         updated.disable(app: W.appA, now: 1_000)
         var r = W.request(.check, key: W.keyA, c3)
         r.build = 1
         #expect(updated.handle(r, now: 5_500).stoppedSince == 5_500)
-        #expect(updated.handle(r, now: 7_000).stoppedSince == 6_000)
+        #expect(updated.handle(r, now: 7_000).stoppedSince == 5_500)
         r.build = 0
         #expect(updated.handle(r, now: 8_000).stoppedSince == 1_000)
+        // A build seen before the stop began: the stop is dated exactly (S2: tight when the
+        // install carried one key through the whole stop). Seen at 10 ms, disabled at 500 ms.
+        var early = W.server()
+        let c5 = register(&early, device: 0, key: W.keyA, app: W.appA, now: 0)
+        var e = W.request(.check, key: W.keyA, c5)
+        e.build = 1
+        #expect(early.handle(e, now: 10).answer == .ok)
+        early.disable(app: W.appA, now: 500)
+        #expect(early.handle(e, now: 2_000).stoppedSince == 500)
     }
 
     @Test(arguments: [nil, W.appB] as [AppID?])

@@ -135,8 +135,4 @@ public struct AccessHistory: Sendable {
         }
         return t
     }
-
-
-    /// `s` seconds in milliseconds.
-    static func msFromSeconds(_ s: UInt32) -> SimTime { SimTime(s) * 1000 }
 }

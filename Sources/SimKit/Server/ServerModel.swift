@@ -54,12 +54,31 @@ public struct ServerModel: Sendable {
     /// second of its first request (for `stoppedSince`). 16 bytes a device.
     @usableFromInline struct DeviceSlot: Sendable {
         @usableFromInline var generation: UInt32 = 0
-        /// The first request of `seenBuild`, in whole seconds rounded up (later is sound).
-        @usableFromInline var seenBuildAtSec: UInt32 = 0
+        /// The first request of `seenBuild`, to the millisecond, in 40 bits (low 32 here,
+        /// high 8 in `seenBuildAtHigh`: 34 years; a later time is kept as `seenBuildAtUnknown`).
+        /// Whole seconds rounded up, as before, were sound but not tight: an install updated
+        /// and served at 5d+10ms, then disabled at 5d+500ms, was told its stop began at 5d+1s,
+        /// and its purge came up to a second after the 30 days (S2: tight when the install
+        /// carried one key through the whole stop).
+        @usableFromInline var seenBuildAtLow: UInt32 = 0
         @usableFromInline var owner: AppID = 0
         /// The last build other than 0 that this device's requests carried.
         @usableFromInline var seenBuild: UInt16 = 0
         @usableFromInline var isLive = false
+        @usableFromInline var seenBuildAtHigh: UInt8 = 0
+
+        /// `seenBuildAt` of a build first seen past 40 bits of milliseconds: not kept.
+        @usableFromInline static let seenBuildAtUnknown: SimTime = (1 << 40) - 1
+
+        /// When the server first saw `seenBuild`, or `seenBuildAtUnknown`.
+        @inlinable var seenBuildAt: SimTime {
+            get { SimTime(seenBuildAtHigh) << 32 | SimTime(seenBuildAtLow) }
+            set {
+                let t = Swift.min(newValue, DeviceSlot.seenBuildAtUnknown)
+                seenBuildAtLow = UInt32(truncatingIfNeeded: t)
+                seenBuildAtHigh = UInt8(truncatingIfNeeded: t >> 32)
+            }
+        }
     }
 
     /// The verdict of S2.1–S2.3 for one key: `.ok` (with the key's app) or the error.
@@ -186,7 +205,7 @@ public struct ServerModel: Sendable {
         precondition(d < devices.count, "request from device \(request.device) out of range (deviceCount \(devices.count))")
         guard request.build != 0, devices[d].seenBuild != request.build else { return }
         devices[d].seenBuild = request.build
-        devices[d].seenBuildAtSec = now.secondsRoundedUp
+        devices[d].seenBuildAt = now
     }
 
     /// A lock error for `request`, dated: `stoppedSince` is the start of the unbroken stop.
@@ -200,7 +219,7 @@ public struct ServerModel: Sendable {
         // an update; on build 0 (never seen in a world) it is dated from this refusal.
         let installSince: SimTime = build == 0 ? (answer == .appKeyMismatch ? now : 0)
             : build == UInt16.max ? now
-            : min(now, AccessHistory.msFromSeconds(devices[d].seenBuildAtSec))
+            : devices[d].seenBuildAt == DeviceSlot.seenBuildAtUnknown ? now : min(now, devices[d].seenBuildAt)
         let app: Int? = keys[Int(request.key)].app.map(Int.init)
         let since = flaws.contains(.stoppedSinceFromFirstStop)
             ? history.earliestStop(key: Int(request.key), app: app, now: now)
