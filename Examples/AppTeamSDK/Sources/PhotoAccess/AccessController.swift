@@ -72,7 +72,9 @@ public final class AccessController {
         dropIndexIfPhotosRevoked()
         if store.isLocked {
             memory.resumeOnUnlock = true
-            verifyKey()
+            // Every activation while locked checks, even with a check in flight: that one
+            // may have been judged before access came back.
+            verifyKey(evenIfInFlight: true)
         } else if memory.stage == nil, hasWork {
             startRun(background: false)
         } else if let last = store.lastKeyVerdict, now - last <= settings.checkInterval {
@@ -154,12 +156,13 @@ public final class AccessController {
     func handle(_ reply: Reply, to endpoint: Endpoint) {
         if endpoint.isKeyCheck { memory.keyCheckID = nil }
         if endpoint.call != nil { memory.callsInFlight = max(0, memory.callsInFlight - 1) }
-        if endpoint.isKeyCheck, reply.verdictAt != nil { store.write(.setLastKeyVerdict(now)) }
         // Only the newest verdict counts: a deletion's 200 says nothing about access.
         if let at = reply.verdictAt, endpoint != .deleteDevice || stopsAccess(reply) {
             if at < memory.newestVerdict { return settleIgnored(endpoint) }
             memory.newestVerdict = at
         }
+        // An ignored (older) verdict does not count as the last key check either.
+        if endpoint.isKeyCheck, reply.verdictAt != nil { store.write(.setLastKeyVerdict(now)) }
         if endpoint == .runReport { reportUploadAnswered(reply) }
         if endpoint == .deleteDevice { deletionAnswered(reply) }
 
@@ -393,8 +396,8 @@ public final class AccessController {
     // MARK: - Requests
 
     /// The key check: `keyCheck` with a token, `register` without. One at a time.
-    func verifyKey() {
-        guard memory.keyCheckID == nil else { return }
+    func verifyKey(evenIfInFlight: Bool = false) {
+        guard memory.keyCheckID == nil || evenIfInFlight else { return }
         memory.keyCheckID = store.token == nil ? send(.register, token: nil) : send(.keyCheck, token: store.token)
     }
 
