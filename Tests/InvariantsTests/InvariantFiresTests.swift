@@ -87,6 +87,33 @@ import Invariants
         expectQuiet(run(bug: false))
     }
 
+    /// One bug, one violation: an SDK that wrongly locked on a 5xx keeps that lockedSince
+    /// when a real lock error comes later; only the wrong lock is reported, not the
+    /// lockedSince that follows from it.
+    @Test("lock-on-revocation: a wrong earlier lock is reported once, not again at the real one")
+    func wrongEarlierLockIsReportedOnce() {
+        var t = HandTrace(.oneApp())
+        t.ready()
+        t.launchAndCheck(at: h, .serverError) { $0.lock(since: h + 200) }          // wrong: a 5xx
+        t.dashboard(at: 2 * h, .disable(app: 0))
+        t.launchAndCheck(at: 3 * h, locked: true, .appDisabled)                    // keeps h + 200
+        #expect(t.broken == [.neverLockOnTransient], "fired: \(t.violations.map(\.headline))")
+    }
+
+    /// D3: later lock errors keep lockedSince; an SDK that moves it at a later one is caught.
+    @Test("lock-on-revocation: a later lock error must not move lockedSince") func laterLockErrorsKeepLockedSince() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.dashboard(at: 30 * m, .disable(app: 0))
+            t.launchAndCheck(at: h, .appDisabled) { $0.lock(since: h + 200) }
+            t.launchAndCheck(at: 2 * h, locked: true, .appDisabled) { if bug { $0.store(.setLockedSince(2 * h + 200)) } }
+            return t
+        }
+        expectFires(run(bug: true), .lockOnRevocation, at: 2 * h + 200, mentions: ["lockedSince moved", "later ones keep it"])
+        expectQuiet(run(bug: false))
+    }
+
     @Test("locked-is-inert: a locked SDK throws from query without a request") func lockedIsInert() {
         func run(bug: Bool) -> HandTrace {
             var t = HandTrace(.oneApp())

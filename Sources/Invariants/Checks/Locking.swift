@@ -38,8 +38,17 @@ extension InvariantChecker {
         if step.freshLockError, case .response(let kind, let answer, _) = step.input {
             if !(InvariantChecker.revoked(dev.state) && dev.disk.locked) {
                 violate(.lockOnRevocation, d, "got \(answer) to its \(kind) request but did not lock (it reports \(dev.state))")
-            } else if dev.disk.lockedSince != dev.lockedSince {
-                violate(.lockOnRevocation, d, "lockedSince is \(clock(dev.disk.lockedSince)) but access stopped at \(clock(dev.lockedSince)), the first lock error since access was last granted")
+            } else if !step.lockedBefore {
+                // The lock error that stops access: lockedSince is its time. Not judged on
+                // an SDK already locked while access was not stopped: that wrong lock was
+                // reported when it happened, and its lockedSince follows from it (one bug,
+                // one violation).
+                if !step.revokedBefore, dev.disk.lockedSince != dev.lockedSince {
+                    violate(.lockOnRevocation, d, "lockedSince is \(clock(dev.disk.lockedSince)) but access stopped at \(clock(dev.lockedSince)), the first lock error since access was last granted")
+                }
+            } else if step.revokedBefore, dev.disk.lockedSince != step.diskBefore.lockedSince {
+                // Later lock errors keep it (D3).
+                violate(.lockOnRevocation, d, "lockedSince moved from \(clock(step.diskBefore.lockedSince)) to \(clock(dev.disk.lockedSince)) at a later lock error; the first lock error since access was last granted (\(clock(dev.lockedSince))) sets it, later ones keep it")
             }
         }
         // D4: access stays stopped until a 200 newer than the lock comes.

@@ -174,14 +174,16 @@ extension InvariantChecker {
         // and running go by the end of its next run and the uploads that follow. A run that
         // queues a report sends an upload unless one is under way (so a failed upload is
         // tried again at the next run's end at the latest) ...
-        if step.queuedReport, !dev.locked, dev.disk.hasCredential, !step.sentReport, !dev.reportAwaited(at: now), !step.isStale {
+        // (Both require the SDK unlocked as well: one that locked while access was not
+        // stopped was reported when it locked, and a locked SDK uploads nothing.)
+        if step.queuedReport, !dev.locked, !dev.disk.locked, dev.disk.hasCredential, !step.sentReport, !dev.reportAwaited(at: now), !step.isStale {
             violate(.reportsNotLost, d, "queued a run report at the end of a run but did not try to upload it")
         }
         // ... and a 200 that leaves reports queued before its upload was sent starts the
         // next upload at once (an SDK may upload in batches, but the backlog drains), unless
         // a key check is awaited (an SDK may hold uploads until it is answered; the next run
         // end covers it). A 200 older than a verdict already delivered is ignored (D9).
-        if let upTo = step.uploadCarriedUpTo, !step.olderVerdict, !step.checkInFlightBefore, !step.sentCheck, !dev.locked, dev.disk.hasCredential, dev.disk.reportsQueued > 0,
+        if let upTo = step.uploadCarriedUpTo, !step.olderVerdict, !step.checkInFlightBefore, !step.sentCheck, !dev.locked, !dev.disk.locked, dev.disk.hasCredential, dev.disk.reportsQueued > 0,
            dev.reportsSettled < upTo, !step.sentReport, !dev.reportAwaited(at: now) {
             violate(.reportsNotLost, d, "its upload was answered 200 but \(upTo - dev.reportsSettled) run report(s) queued before it was sent are still queued, and it sent no upload for them")
         }
