@@ -51,15 +51,13 @@ public struct ServerModel: Sendable {
 
     /// A device's record: the last generation issued (never reset) and whether that
     /// registration is live; and the install's build as the server last saw it, with the
-    /// second of its first request (for `stoppedSince`). 16 bytes a device.
+    /// millisecond of its first request (for `stoppedSince`). 16 bytes a device.
     @usableFromInline struct DeviceSlot: Sendable {
         @usableFromInline var generation: UInt32 = 0
-        /// The first request of `seenBuild`, to the millisecond, in 40 bits (low 32 here,
-        /// high 8 in `seenBuildAtHigh`: 34 years; a later time is kept as `seenBuildAtUnknown`).
-        /// Whole seconds rounded up, as before, were sound but not tight: an install updated
-        /// and served at 5d+10ms, then disabled at 5d+500ms, was told its stop began at 5d+1s,
-        /// and its purge came up to a second after the 30 days (S2: tight when the install
-        /// carried one key through the whole stop).
+        /// The first request of `seenBuild`, to the millisecond (S2: tight when the install
+        /// carried one key through the whole stop; whole seconds rounded up were not), in
+        /// 40 bits: low 32 here, high 8 in `seenBuildAtHigh` (34 years; a later time is kept
+        /// as `seenBuildAtUnknown`).
         @usableFromInline var seenBuildAtLow: UInt32 = 0
         @usableFromInline var owner: AppID = 0
         /// The last build other than 0 that this device's requests carried.
