@@ -315,6 +315,37 @@ private let keyRuleCases: [ServerKeyRuleCase] = [
         #expect(check(&server, key: W.keyU, cred, now: 4) == .ok)
     }
 
+    /// Restoring lifts the revocation and nothing else (S5): each app gets back the review
+    /// it had, and is answered as before the revoke; an account likewise.
+    @Test(arguments: [ReviewStatus.pending, .approved, .rejected])
+    func restoreGivesBackTheReviewBeforeTheRevoke(before: ReviewStatus) {
+        var server = W.server()
+        switch before {
+        case .approved: server.rollup(.approve, app: W.appP, now: 0)
+        case .rejected: server.rollup(.reject, app: W.appP, now: 0)
+        default: break
+        }
+        let expected: Answer = before == .pending ? .appPending : before == .rejected ? .appDisabled : .deviceUnknown
+        #expect(check(&server, key: W.keyP, .none, now: 1) == expected)
+        #expect(server.rollup(.revoke, app: W.appP, now: 2))
+        #expect(check(&server, key: W.keyP, .none, now: 3) == .appDisabled)
+        #expect(!server.rollup(.approve, app: W.appP, now: 4), "a revoked app is lifted only by restore")
+        #expect(!server.rollup(.reject, app: W.appP, now: 4))
+        #expect(server.rollup(.restore, app: W.appP, now: 5))
+        #expect(server.app(W.appP).review == before)
+        #expect(check(&server, key: W.keyP, .none, now: 6) == expected)
+    }
+
+    @Test func restoringAnUnapprovedAccountDoesNotApproveIt() {
+        var server = W.server()
+        #expect(server.rollup(.revoke, account: W.gamma, now: 1))
+        #expect(server.rollup(.restore, account: W.gamma, now: 2))
+        #expect(server.accountStatus(W.gamma) == .unapproved)
+        #expect(check(&server, key: W.keyU, .none, now: 3) == .appDisabled)
+        #expect(server.rollup(.approve, account: W.gamma, now: 4))
+        #expect(check(&server, key: W.keyU, .none, now: 5) == .deviceUnknown)
+    }
+
     /// The whole transition table of `rollup(_:app:now:)`, from every status.
     @Test(arguments: RollupAppAction.allCases, ReviewStatus.allCases)
     func rollupAppTransitions(action: RollupAppAction, from: ReviewStatus) {
@@ -322,7 +353,7 @@ private let keyRuleCases: [ServerKeyRuleCase] = [
             .approve: [.pending: .approved, .rejected: .approved],
             .reject: [.pending: .rejected, .approved: .rejected],
             .revoke: [.pending: .revoked, .approved: .revoked, .rejected: .revoked],
-            .restore: [.revoked: .approved],
+            .restore: [.revoked: .pending],   // revoked from pending below: pending again
         ]
         var server = W.server()
         // Bring app P (pending) to `from` through Rollup itself.
@@ -345,7 +376,7 @@ private let keyRuleCases: [ServerKeyRuleCase] = [
         let table: [RollupAccountAction: [AccountStatus: AccountStatus]] = [
             .approve: [.unapproved: .approved],
             .revoke: [.unapproved: .revoked, .approved: .revoked],
-            .restore: [.revoked: .approved],
+            .restore: [.revoked: .unapproved],   // gamma was revoked unapproved: unapproved again
         ]
         var server = W.server()
         switch from {

@@ -7,7 +7,9 @@ struct ServerTruth {
     enum KeyT: Equatable { case unissued, current(AppID), previous(AppID, deadline: SimTime), stopped(AppID) }
     enum Review: Equatable { case pending, approved, rejected, revoked }
     enum AccountT: Equatable { case unapproved, approved, revoked }
-    struct AppT { var account: AccountID; var review: Review; var disabled: Bool; var currentKey: KeyID }
+    /// An app; `beforeRevoke` is its review when Rollup revoked it, which `restore` gives
+    /// back (restoring approves nothing the page says Rollup did not approve).
+    struct AppT { var account: AccountID; var review: Review; var disabled: Bool; var currentKey: KeyID; var beforeRevoke = Review.approved }
     /// A device's live record: its owner and the generation of its credential (0: none).
     /// One per device: the widest field first, so it takes 8 bytes, not 12.
     struct RecordT {
@@ -28,15 +30,18 @@ struct ServerTruth {
     var keys: [KeyT]
     var apps: [AppT]
     var accounts: [AccountT]
+    /// Per account, its status when Rollup revoked it, which `restore` gives back.
+    var accountsBeforeRevoke: [AccountT]
     var records: [RecordT]
 
     /// No keys, apps, accounts or devices: the truth before a run begins.
-    init() { keys = []; apps = []; accounts = []; records = [] }
+    init() { keys = []; apps = []; accounts = []; accountsBeforeRevoke = []; records = [] }
 
     init(facts: WorldFacts) {
         let setup = facts.setup
         keys = Array(repeating: .unissued, count: setup.keyNames.count)
         accounts = setup.accounts.map { $0.approved ? .approved : .unapproved }
+        accountsBeforeRevoke = accounts
         apps = []
         for (i, a) in setup.apps.enumerated() {
             apps.append(AppT(account: a.account, review: a.pending ? .pending : .approved, disabled: false, currentKey: a.initialKey))
@@ -148,15 +153,15 @@ struct ServerTruth {
             switch a {
             case .approve: if r == .pending || r == .rejected { apps[Int(app)].review = .approved }
             case .reject: if r == .pending || r == .approved { apps[Int(app)].review = .rejected }
-            case .revoke: if r != .revoked { apps[Int(app)].review = .revoked }
-            case .restore: if r == .revoked { apps[Int(app)].review = .approved }
+            case .revoke: if r != .revoked { apps[Int(app)].beforeRevoke = r; apps[Int(app)].review = .revoked }
+            case .restore: if r == .revoked { apps[Int(app)].review = apps[Int(app)].beforeRevoke }
             }
         case .rollupAccount(let a, let account):
             let s = accounts[Int(account)]
             switch a {
             case .approve: if s == .unapproved { accounts[Int(account)] = .approved }
-            case .revoke: if s != .revoked { accounts[Int(account)] = .revoked }
-            case .restore: if s == .revoked { accounts[Int(account)] = .approved }
+            case .revoke: if s != .revoked { accountsBeforeRevoke[Int(account)] = s; accounts[Int(account)] = .revoked }
+            case .restore: if s == .revoked { accounts[Int(account)] = accountsBeforeRevoke[Int(account)] }
             }
         }
     }

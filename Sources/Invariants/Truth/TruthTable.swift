@@ -54,9 +54,7 @@ import SimKit
     @inlinable @inline(__always)
     func prefetch(_ i: Int) {
         guard i >= 0, i < count else { return }
-        let start = UnsafeRawPointer(base + i)
-        Prefetch.line(start)
-        Prefetch.line(start + (MemoryLayout<Element>.size - 1))
+        Prefetch.bytes(UnsafeRawPointer(base + i), count: MemoryLayout<Element>.size)
     }
 }
 

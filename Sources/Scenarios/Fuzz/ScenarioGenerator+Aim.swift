@@ -153,15 +153,18 @@ extension ScenarioGenerator {
             at(stop + Ms.hour, .enable(app: "photos"))
             at(stop + Ms.hour + Ms.minute, .person(.launch, .all))
         case .staleAfterPartition:
-            // The launch's check is served app_disabled at once but answered late (the
-            // timeouts fault: from 2 s before its timeout to one timeout after it); access
-            // comes back and a query is served 200; then a query fails offline; the late
-            // lock error, older than that 200, arrives after (D4, D9: ignored).
+            // The launch's check is served app_disabled at once but answered late (slow
+            // answers while it is served, arriving before its timeout when the timeout
+            // leaves room); access comes back and a query is served 200; then a query
+            // fails offline; the late lock error, older than that 200, arrives after
+            // (D4, D9: ignored).
             guard let t = aimTime(room: Ms.hour) else { return }
             if s.network.timeout > 5 * Ms.second, aimStream.chance(3, outOf: 4) { s.network.timeout = 5 * Ms.second }
             let gap = max(Ms.second, answerMax)
+            let earliest = 2 * gap + answerMax
+            let late = earliest + aimStream.below(max(1, s.network.timeout - min(s.network.timeout, earliest + answerMax)))
             at(t, .disable(app: "photos"))
-            at(t, .timeouts(Share(percent: 100), for: 1))
+            at(t, .slowResponses(.all, by: late, for: answerMax))
             at(t, .person(.launch, .all))
             at(t + gap, .enable(app: "photos"))
             at(t + gap, .person(.query, .all))

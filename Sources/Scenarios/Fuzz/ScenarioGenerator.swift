@@ -201,7 +201,9 @@ public struct ScenarioGenerator {
             if r.chance(1, outOf: 2) { at(t + 3 * Ms.day, .rollupApp(verb == .reject ? .approve : .restore, app: "photos")) }
         case .rollupAccount:
             warm(t)
-            at(t, .rollupAccount(has(.unapprovedAccount) ? .approve : .revoke, account: "acme"))
+            // An unapproved account is approved, or revoked (and maybe restored: still not
+            // approved, S5), half the seeds each.
+            at(t, .rollupAccount(has(.unapprovedAccount) && r.chance(1, outOf: 2) ? .approve : .revoke, account: "acme"))
             poke(t + Ms.minute)
             if r.chance(1, outOf: 2) { at(t + 2 * Ms.day, .rollupAccount(.restore, account: "acme")) }
         case .pendingApp: warm(t); at(t, .rollupApp(.approve, app: "photos")); poke(t + Ms.minute)

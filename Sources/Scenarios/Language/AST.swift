@@ -330,7 +330,8 @@ public enum Action: Equatable, Sendable {
     case serverErrors(Share, status: UInt16, for: SimTime)
     /// `server down for D`: an outage; no request reaches the server.
     case serverDown(for: SimTime)
-    /// `timeouts P% for D`: that share of requests never gets an answer.
+    /// `timeouts P% for D`: that share of requests times out: the server acts, and its
+    /// answer comes back after the request's timeout (1 ms to one timeout after it).
     case timeouts(Share, for: SimTime)
     /// `lost-responses P% for D`: the server acts, then the response is lost (S9).
     case lostResponses(Share, for: SimTime)

@@ -19,7 +19,8 @@ public enum ReviewStatus: UInt8, Sendable, Equatable, CaseIterable {
     case approved
     /// Rejected by Rollup: answered `app_disabled`; Rollup may approve it later.
     case rejected
-    /// Revoked by Rollup: answered `app_disabled`; only Rollup restores it (S5).
+    /// Revoked by Rollup: answered `app_disabled`; only Rollup's `restore` lifts it, back
+    /// to the status it had before (S5).
     case revoked
 }
 
@@ -49,14 +50,18 @@ public struct AppRecord: Sendable, Equatable {
     public var account: AccountID
     /// Rollup's review status.
     public var review: ReviewStatus
+    /// The review status the app had when Rollup revoked it, which `restore` gives back:
+    /// restoring lifts the revocation, it approves nothing (a pending app is pending again).
+    public var reviewBeforeRevocation: ReviewStatus
     /// Set by the developer's "disable"; cleared only by the developer's "enable" (S4).
     public var disabledByDeveloper: Bool
     /// The key that the dashboard shows as current.
     public var currentKey: KeyID
 
     /// A record with the given fields.
-    public init(account: AccountID, review: ReviewStatus, disabledByDeveloper: Bool, currentKey: KeyID) {
-        self.account = account; self.review = review
+    public init(account: AccountID, review: ReviewStatus, disabledByDeveloper: Bool, currentKey: KeyID,
+                reviewBeforeRevocation: ReviewStatus = .approved) {
+        self.account = account; self.review = review; self.reviewBeforeRevocation = reviewBeforeRevocation
         self.disabledByDeveloper = disabledByDeveloper; self.currentKey = currentKey
     }
 }

@@ -83,11 +83,13 @@ extension ServerModel {
     /// | `approve` | pending, rejected   | approved |
     /// | `reject`  | pending, approved   | rejected |
     /// | `revoke`  | pending, approved, rejected | revoked |
-    /// | `restore` | revoked             | approved |
+    /// | `restore` | revoked             | what it was before the revoke |
     ///
-    /// A revoked app is lifted only by `restore`; rejecting it is refused so that a
-    /// revocation never turns into something `approve` can lift. The developer's disable
-    /// flag is independent and untouched.
+    /// A revoked app is lifted only by `restore`; approving or rejecting it is refused so
+    /// that a revocation never turns into something `approve` can lift. Restoring lifts the
+    /// revocation and nothing more: an app Rollup never approved (pending) or rejected is
+    /// that again, not approved (the page: "waiting for Rollup's approval", "rejected by
+    /// Rollup"). The developer's disable flag is independent and untouched.
     /// - Complexity: O(1).
     @discardableResult
     public mutating func rollup(_ action: RollupAppAction, app: AppID, now: SimTime) -> Bool {
@@ -98,9 +100,10 @@ extension ServerModel {
         case (.approve, .pending), (.approve, .rejected): to = .approved
         case (.reject, .pending), (.reject, .approved): to = .rejected
         case (.revoke, .pending), (.revoke, .approved), (.revoke, .rejected): to = .revoked
-        case (.restore, .revoked): to = .approved
+        case (.restore, .revoked): to = apps[a].reviewBeforeRevocation
         default: return false
         }
+        if to == .revoked { apps[a].reviewBeforeRevocation = from }
         apps[a].review = to
         if action == .restore, flaws.contains(.restoreLiftsDisable) { apps[a].disabledByDeveloper = false }
         noteAccess(now: now)
@@ -113,23 +116,28 @@ extension ServerModel {
     /// | --------- | -------------------- | -------- |
     /// | `approve` | unapproved           | approved |
     /// | `revoke`  | unapproved, approved | revoked  |
-    /// | `restore` | revoked              | approved |
+    /// | `restore` | revoked              | what it was before the revoke |
     ///
-    /// Restoring an account does not change its apps' own review status or disable flag.
+    /// Restoring lifts the revocation only: an account that was never approved is not
+    /// approved by it. It does not change its apps' own review status or disable flag.
     /// - Complexity: O(1).
     @discardableResult
     public mutating func rollup(_ action: RollupAccountAction, account: AccountID, now: SimTime) -> Bool {
         let c = checkedAccount(account)
+        let from = accounts[c]
         let to: AccountStatus
-        switch (action, accounts[c]) {
+        switch (action, from) {
         case (.approve, .unapproved): to = .approved
         case (.revoke, .unapproved), (.revoke, .approved): to = .revoked
-        case (.restore, .revoked): to = .approved
+        case (.restore, .revoked): to = accountsBeforeRevocation[c]
         default: return false
         }
+        if to == .revoked { accountsBeforeRevocation[c] = from }
         accounts[c] = to
         if action == .restore, flaws.contains(.accountRestoreLiftsAppRevoke) {
-            for a in apps.indices where apps[a].account == account && apps[a].review == .revoked { apps[a].review = .approved }
+            for a in apps.indices where apps[a].account == account && apps[a].review == .revoked {
+                apps[a].review = apps[a].reviewBeforeRevocation
+            }
         }
         noteAccess(now: now)
         return true

@@ -40,6 +40,8 @@ public struct ServerModel: Sendable {
     public let flaws: ServerFlaws
 
     @usableFromInline var accounts: [AccountStatus]
+    /// Per account, the status it had when Rollup revoked it, which `restore` gives back.
+    @usableFromInline var accountsBeforeRevocation: [AccountStatus]
     @usableFromInline var apps: [AppRecord]
     @usableFromInline var keys: [KeyState]
     @usableFromInline var devices: [DeviceSlot]
@@ -97,6 +99,7 @@ public struct ServerModel: Sendable {
         precondition(setup.apps.count <= Int(AppID.max) + 1, "\(setup.apps.count) apps do not fit AppID")
         self.flaws = flaws
         accounts = setup.accounts.map { $0.approved ? .approved : .unapproved }
+        accountsBeforeRevocation = accounts
         keys = Array(repeating: .unissued, count: setup.keyCount)
         apps = []
         apps.reserveCapacity(setup.apps.count)

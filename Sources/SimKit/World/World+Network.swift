@@ -85,18 +85,20 @@ extension SimWorld {
     }
 
     /// When the answer to `slot`, judged now, reaches its device: half the link's range
-    /// back, or, for a request the `timeouts` fault picked, racing its timeout. Always
-    /// inlined: `requestArrives` runs it for every answer.
+    /// back, or, for a request the `timeouts` fault picked, after its timeout (SPEC §1.4,
+    /// "requests timing out at a rate": every one picked times out, so `timeouts 100%`
+    /// leaves no answer in time). Always inlined: `requestArrives` runs it for every answer.
     @inline(__always)
     @inlinable mutating func answerTime(_ slot: RequestPool.Slot, _ r: inout KeyedRandom) -> SimTime {
         let range = groupLinks == nil ? networkLink : link(of: slot.request.device)
         let back = r.int(in: range.lowerBound / 2...range.upperBound / 2 + 1)
         var at = now + back   // in range: latency is at most 1h (ScenarioLimits.maxLatencyMs)
         if slot.late {
-            // Races the timeout: from just before it to one more timeout after it.
-            let timeout = setup.sdk.requestTimeoutMs
-            let earliest = slot.sentAt.saturatingAdd(timeout - min(timeout, 2 * Ms.second))
-            at = max(at, r.int(in: earliest...slot.sentAt.saturatingAdd(timeout).saturatingAdd(timeout)))
+            // Times out: the answer comes back from 1 ms to one more timeout after the
+            // request's timeout (the server did act; the SDK has given up on it, D9).
+            let timeout = max(setup.sdk.requestTimeoutMs, 1)
+            let deadline = slot.sentAt.saturatingAdd(timeout)
+            at = max(at, r.int(in: deadline.saturatingAdd(1)...deadline.saturatingAdd(timeout)))
         }
         return at
     }

@@ -321,8 +321,7 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
         prefetch(device: d)
         if e.kind == EventKind.requestArrives || e.kind == EventKind.responseArrives {
             if let slot = requests.address(of: e.arg) {
-                Prefetch.line(slot)
-                Prefetch.line(slot + (MemoryLayout<RequestPool.Slot>.size - 1))
+                Prefetch.bytes(slot, count: MemoryLayout<RequestPool.Slot>.size)
             }
             server.prefetch(device: d)
         }
