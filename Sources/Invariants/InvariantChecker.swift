@@ -170,7 +170,7 @@ public struct InvariantChecker: TraceObserver {
             if case .callResult(let call, let outcome) = r.event { callResult(d, call, outcome) }
         case .runStarted:
             if case .runStarted(let bg) = r.event { runStarted(d, background: bg) }
-        case .runEnded: runEnded()
+        case .runEnded: runEnded(d)
         case .droppedForDeadProcess, .backgroundRunSkipped, .fault, .dashboard, .probe: break
         }
     }

@@ -5,7 +5,7 @@ import SimKit
 /// judges against (the checkers' own reading of the S rules, never the SDK's flags or the
 /// reference's constants).
 public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
-    /// Oracle: a step that locks the SDK must answer a fresh lock error that is the newest verdict delivered (from the trace's `delivered` records), or be `reset()`.
+    /// Oracle: a step that locks the SDK must answer a fresh lock error that is the newest verdict delivered (from the trace's `delivered` records), or be `reset()`; a step that answers a fresh, newest `device_unknown` sends a registration (or a key check is still awaited).
     case neverLockOnTransient = "never-lock-on-transient"
     /// Oracle: after a fresh, newest lock error in the trace the SDK reports access revoked and its disk is locked, with `lockedSince` at the first such delivery since the last newest 200 (D3); and it never unlocks without a newer 200.
     case lockOnRevocation = "lock-on-revocation"
@@ -13,7 +13,7 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
     case lockedIsInert = "locked-is-inert"
     /// Oracle: while locked, each launch and activation in the trace sends a key check (or one is in flight), and a fresh, newest 200 to a check unlocks.
     case lockedChecksOnActivation = "locked-checks-on-activation"
-    /// Oracle: the disk replica rebuilt from `store` records keeps the index and models it had when the lock came; nothing is downloaded or indexed twice; a run that ends with access, Photos, models and place data has indexed the whole library (the world's count plus `add-photos`).
+    /// Oracle: the disk replica rebuilt from `store` records keeps the index and models it had when the lock came, the background task it had is registered again at the unlock, and an unlock in the foreground (the trace's lifecycle inputs) with photos to index or downloads missing has a run going when its step ends; nothing is downloaded or indexed twice; a run that ends with access, Photos, models and place data has indexed the whole library (the world's count plus `add-photos`).
     case unlockResumesUnchanged = "unlock-resumes-unchanged"
     /// Oracle: data is deleted only by reset, Photos revocation, or in the step of a fresh, newest lock error served when, by the checkers' own timeline of S2 (dashboard and Rollup records, key deadlines, the install's key), access had been stopped 30 days without a break.
     case purgeOnlyAfter30ContinuousDays = "purge-only-after-30-continuous-days"

@@ -197,6 +197,55 @@ import Invariants
         expectQuiet(run(bug: false))
     }
 
+    @Test("unlock-resumes-unchanged: unlocking registers the background task the lock cancelled") func unlockRegistersBackgroundAgain() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.readyThenLocked()
+            t.dashboard(at: 2 * h, .enable(app: 0))
+            t.launchAndCheck(at: 3 * h, locked: true, .ok) {
+                $0.store(.unlock, .setLockedSince(LocalData.never))
+                if !bug { $0.store(.scheduleBackground) }
+                $0.state(.idle)
+            }
+            return t
+        }
+        expectFires(run(bug: true), .unlockResumesUnchanged, at: 3 * h + 200, mentions: ["background task", "unlocked"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("unlock-resumes-unchanged: unlocking in the foreground with photos to index starts a run at once") func unlockStartsARun() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.readyThenLocked()
+            t.person(at: 90 * m, .addPhotos, arg: 1_000)
+            t.dashboard(at: 2 * h, .enable(app: 0))
+            t.launchAndCheck(at: 3 * h, locked: true, .ok) {
+                $0.store(.unlock, .setLockedSince(LocalData.never), .scheduleBackground)
+                $0.state(.idle)
+                if !bug { $0.runStarted(); $0.state(.indexing) }
+            }
+            return t
+        }
+        expectFires(run(bug: true), .unlockResumesUnchanged, at: 3 * h + 200, mentions: ["foreground", "photos not indexed", "no indexing run"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("never-lock-on-transient: device_unknown registers the device again, locked or not", arguments: [false, true])
+    func deviceUnknownRegistersAgain(locked: Bool) {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            if locked { t.readyThenLocked(); t.dashboard(at: 2 * h, .enable(app: 0)) } else { t.ready() }
+            t.record(2 * h + m, 0, .forgotDevice)
+            t.launchAndCheck(at: 3 * h, locked: locked, .deviceUnknown) {
+                $0.store(.deleteCredential)
+                if !bug { $0.sent(2, .register) }
+            }
+            return t
+        }
+        expectFires(run(bug: true), .neverLockOnTransient, at: 3 * h + 200, mentions: ["device_unknown", "register"])
+        expectQuiet(run(bug: false))
+    }
+
     @Test("unlock-resumes-unchanged: no photo is indexed twice") func noPhotoIndexedTwice() {
         func run(bug: Bool) -> HandTrace {
             var t = HandTrace(.oneApp())
@@ -238,6 +287,8 @@ import Invariants
         t.step(at: 12 * d + 200, .delivered(1, .register, .ok, sentAt: 12 * d)) {
             $0.store(.setLastAnsweredCheck(12 * d + 200), .setCredential(cred(0, 2)), .unlock, .setLockedSince(LocalData.never), .scheduleBackground)
             $0.state(.idle)
+            // Indexing starts again from scratch, at once (D4, D5).
+            $0.runStarted(); $0.state(.indexing); $0.sent(2, .modelDownload, credential: cred(0, 2))
         }
         expectFires(t, .purgeOnlyAfter30ContinuousDays, at: 10 * d + 200, mentions: ["less than 30 days"])
         #expect(t.checker.count(of: .unlockResumesUnchanged) == 0)

@@ -61,6 +61,19 @@ enum MutantWorlds {
         ])
     }
 
+    /// Locked by a disable, the server forgets the devices; access comes back and a launch
+    /// checks: `device_unknown`, and the devices must register again and unlock.
+    static var lockedForget: WorldSetup {
+        base(3, [
+            person(0, .launch),
+            dash(1 * d, .disable(app: 0)),
+            person(1 * d + m, .launch),
+            .at(2 * d, .forgetDevice(.all)),
+            dash(2 * d + h, .enable(app: 0)),
+            person(2 * d + 2 * h, .launch),
+        ])
+    }
+
     /// Disable/enable (a short lock and unlock), then a disable lasting past 30 days with
     /// checks before the deadline, after it while offline, and after it with a lock error;
     /// then an enable, after the purge.
@@ -319,7 +332,7 @@ enum MutantWorlds {
         var s = pinned(20, base(1, devices: 20, [
             person(0, .launch),
             dash(h, .disable(app: 0)),
-            .at(h, .timeouts(rateBp: 10_000, forMs: 1)),
+            .at(h, .slowResponses(.all, byMs: 3_000, forMs: 100)),   // answered at h + 3,020 ms, before its 5 s timeout
             person(h, .launch),
             dash(h + 1_000, .enable(app: 0)),
             person(h + 1_000, .query),
@@ -404,7 +417,8 @@ enum MutantWorlds {
         case "skip-device-app-check": otherAppsKey
         case "unlock-on-stale-ok", "lock-on-stale-refusal": verdictRaces
         case "purge-from-first-lock-seen", "stopped-since-from-first-stop": relock
-        case "redownload-place-data-on-unlock": longDisable
+        case "redownload-place-data-on-unlock", "no-background-after-unlock", "no-run-after-unlock": longDisable
+        case "locked-does-not-register": lockedForget
         case "reports-dropped-on-purge": lockMidRunThenPurge
         case "no-resume-after-unlock": lockMidRun
         case "reset-refused-keeps-record": resetWhileDisabled
@@ -431,8 +445,8 @@ enum MutantWorlds {
 }
 
 @Suite struct MutantTests {
-    @Test("the catalogue names 46 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
-        #expect(Mutants.all.count == 46)
+    @Test("the catalogue names 49 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
+        #expect(Mutants.all.count == 49)
         #expect(Mutants.orderingOnly.count == 1)
         #expect(Set(Mutants.names).count == Mutants.all.count + Mutants.orderingOnly.count)
         for m in Mutants.all { #expect(!m.alsoPlausible.contains(m.expected), "\(m.name) lists its expected invariant as plausible") }

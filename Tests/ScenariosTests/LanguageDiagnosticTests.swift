@@ -12,6 +12,34 @@ struct LanguageDiagnosticTests {
             .diagnostics.filter { $0.severity == .error })
     }
 
+    /// A long source line is shown as a window around the column, cut with `…`, and the
+    /// caret still stands under the column's character.
+    @Test func longLineIsCutAroundTheColumn() {
+        let line = String(repeating: "a", count: 5_000) + "é" + "XYZ" + String(repeating: "b", count: 5_000)
+        let column = 5_000 + 2 + 1   // 'X', after the two bytes of 'é'
+        let text = Diagnostic(location: SourceLocation(file: "t.scenario", line: 3, column: column),
+                              message: "bad", sourceLine: line).rendered
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines[0] == "t.scenario:3:\(column): error: bad")
+        #expect(lines[1].hasPrefix("…") && lines[1].hasSuffix("…"))
+        #expect(lines[1].utf8.count <= Diagnostic.excerptBytes + 2 * "…".utf8.count + 6)   // whole characters at the cuts
+        let caret = lines[2].count - 1
+        #expect(lines[2].last == "^")
+        #expect(Array(lines[1])[caret] == "X", "the caret stands under \(Array(lines[1])[caret]), not X")
+        // A short line is shown whole.
+        let short = Diagnostic(location: SourceLocation(file: "t.scenario", line: 1, column: 4), message: "bad", sourceLine: "at 5d x").rendered
+        #expect(short == "t.scenario:1:4: error: bad\nat 5d x\n   ^\n")
+    }
+
+    @Test func expectOfOneDeviceSaysItTakesAGroup() {
+        let text = render("at 1d expect all device photos#1 idle\n")
+        #expect(text.hasPrefix("""
+        t.scenario:7:18: error: 'expect' takes a group, not a device
+        at 1d expect all device photos#1 idle
+                         ^
+        """), "\(text)")
+    }
+
     @Test func unknownActionSuggestsKeyword() {
         #expect(render("at 5d rotat photos key rk_live_B\n") == """
         t.scenario:7:7: error: unknown action 'rotat'

@@ -16,6 +16,8 @@ private struct PlainServer {
     /// The state in force from each time on (same-time changes: the last one counts).
     var history: [(time: SimTime, access: Access)] = []
     var generation: [UInt32], live: [Bool], owner: [AppID]
+    /// What Rollup's restore gives back: the status each app and account had when revoked (S5).
+    var reviewBeforeRevoke: [ReviewStatus], accountBeforeRevoke: [AccountStatus]
 
     init(_ setup: ServerSetup) {
         var a = Access(account: setup.accounts.map { $0.approved ? .approved : .unapproved },
@@ -26,6 +28,8 @@ private struct PlainServer {
                        keyWorksUntil: Array(repeating: 0, count: setup.keyCount))
         for (i, app) in setup.apps.enumerated() { a.keyApp[Int(app.key)] = AppID(i); a.keyWorksUntil[Int(app.key)] = .max }
         access = a
+        reviewBeforeRevoke = a.review
+        accountBeforeRevoke = a.account
         history = [(0, a)]
         generation = Array(repeating: 0, count: setup.deviceCount)
         live = Array(repeating: false, count: setup.deviceCount)
@@ -129,14 +133,25 @@ private struct PlainServer {
             case 3: _ = model.enable(app: app, now: now); plain.access.disabled[a] = false
             case 4:
                 let action = RollupAppAction.allCases[Int(rng.below(4))]
+                let before = plain.access.review[a]
                 if model.rollup(action, app: app, now: now) {
-                    plain.access.review[a] = action == .reject ? .rejected : action == .revoke ? .revoked : .approved
+                    switch action {
+                    case .approve: plain.access.review[a] = .approved
+                    case .reject: plain.access.review[a] = .rejected
+                    case .revoke: plain.reviewBeforeRevoke[a] = before; plain.access.review[a] = .revoked
+                    case .restore: plain.access.review[a] = plain.reviewBeforeRevoke[a]
+                    }
                 }
             case 5:
                 let account = AccountID(rng.below(3))
                 let action = RollupAccountAction.allCases[Int(rng.below(3))]
+                let before = plain.access.account[Int(account)]
                 if model.rollup(action, account: account, now: now) {
-                    plain.access.account[Int(account)] = action == .revoke ? .revoked : .approved
+                    switch action {
+                    case .approve: plain.access.account[Int(account)] = .approved
+                    case .revoke: plain.accountBeforeRevoke[Int(account)] = before; plain.access.account[Int(account)] = .revoked
+                    case .restore: plain.access.account[Int(account)] = plain.accountBeforeRevoke[Int(account)]
+                    }
                 }
             case 6:
                 let device = DeviceIndex(rng.below(UInt64(setup.deviceCount)))

@@ -327,22 +327,29 @@ private let keyRuleCases: [ServerKeyRuleCase] = [
         }
         let expected: Answer = before == .pending ? .appPending : before == .rejected ? .appDisabled : .deviceUnknown
         #expect(check(&server, key: W.keyP, .none, now: 1) == expected)
-        #expect(server.rollup(.revoke, app: W.appP, now: 2))
+        let applied1 = server.rollup(.revoke, app: W.appP, now: 2)
+        #expect(applied1)
         #expect(check(&server, key: W.keyP, .none, now: 3) == .appDisabled)
-        #expect(!server.rollup(.approve, app: W.appP, now: 4), "a revoked app is lifted only by restore")
-        #expect(!server.rollup(.reject, app: W.appP, now: 4))
-        #expect(server.rollup(.restore, app: W.appP, now: 5))
+        let applied2 = server.rollup(.approve, app: W.appP, now: 4)
+        #expect(!applied2, "a revoked app is lifted only by restore")
+        let applied3 = server.rollup(.reject, app: W.appP, now: 4)
+        #expect(!applied3)
+        let applied4 = server.rollup(.restore, app: W.appP, now: 5)
+        #expect(applied4)
         #expect(server.app(W.appP).review == before)
         #expect(check(&server, key: W.keyP, .none, now: 6) == expected)
     }
 
     @Test func restoringAnUnapprovedAccountDoesNotApproveIt() {
         var server = W.server()
-        #expect(server.rollup(.revoke, account: W.gamma, now: 1))
-        #expect(server.rollup(.restore, account: W.gamma, now: 2))
+        let applied5 = server.rollup(.revoke, account: W.gamma, now: 1)
+        #expect(applied5)
+        let applied6 = server.rollup(.restore, account: W.gamma, now: 2)
+        #expect(applied6)
         #expect(server.accountStatus(W.gamma) == .unapproved)
         #expect(check(&server, key: W.keyU, .none, now: 3) == .appDisabled)
-        #expect(server.rollup(.approve, account: W.gamma, now: 4))
+        let applied7 = server.rollup(.approve, account: W.gamma, now: 4)
+        #expect(applied7)
         #expect(check(&server, key: W.keyU, .none, now: 5) == .deviceUnknown)
     }
 

@@ -17,6 +17,9 @@ extension InvariantChecker {
             || (dev.locked && (dev.disk.backgroundScheduled || step.isAPICall))
             // D4: locked at an activation, with no check sent.
             || (step.lockedBefore && step.isActivation && !step.hasAny(StepTruth.sentCheckBit))
+            // D6: a fresh, newest device_unknown, and no registration sent or awaited.
+            || (step.freshDeviceUnknown
+                && !step.hasAny(StepTruth.sentCheckBit | StepTruth.checkInFlightBeforeBit | StepTruth.olderVerdictBit))
     }
 
     /// Judged at the end of a step that may break one of these rules (`mayBreakLocking`).
@@ -75,6 +78,14 @@ extension InvariantChecker {
         }
         if step.mustUnlock, revokedNow {
             violate(.lockedChecksOnActivation, d, "a key check succeeded (200 served at \(clock(step.servedAt)), newer than its lock) while it was locked, but it stayed locked")
+        }
+        // D6: device_unknown locks nothing: the SDK registers the device again and goes on,
+        // in the step of the answer, unless a key check is still awaited (its answer leads
+        // there too). A locked SDK acts on its key checks only, so there only their answer.
+        if step.freshDeviceUnknown, !step.olderVerdict, !step.sentCheck, !step.checkInFlightBefore,
+           case .response(let kind, _, _) = step.input, kind != .reset,
+           kind == .check || kind == .register || !step.lockedBefore {
+            violate(.neverLockOnTransient, d, "got device_unknown to its \(kind) request and did not register again (D6: the SDK registers the device again and goes on)")
         }
     }
 

@@ -15,12 +15,13 @@ extension InvariantChecker {
     @usableFromInline @inline(never) mutating func processStarted(_ d: DeviceIndex) { devices[Int(d)].newProcess() }
 
     /// The app process died: what it awaited can no longer reach it.
-    @usableFromInline @inline(never) mutating func processKilled(_ d: DeviceIndex) { devices[Int(d)].forgetAwaited() }
+    @usableFromInline @inline(never) mutating func processKilled(_ d: DeviceIndex) { devices[Int(d)].processEnded() }
 
     /// An indexing run ended: an effect of the current step.
-    @usableFromInline @inline(never) mutating func runEnded() {
+    @usableFromInline @inline(never) mutating func runEnded(_ d: DeviceIndex) {
         step.runEnded = true
         step.acted = true
+        devices[Int(d)].running = false
     }
 
     /// A lifecycle input or a timer starts a step.
@@ -36,8 +37,15 @@ extension InvariantChecker {
             // must go; each launch retries until the server has deleted it.
             let knew = devices[i].disk.hasCredential || devices[i].disk.hasPendingReset
             if knew, server.records[i].generation != 0 { devices[i].resetOwed = true }
-        case .lifecycle(.backgroundRun), .lifecycle(.launchInBackground):
+        case .lifecycle(.backgroundRun):
             hit(.backgroundRun)
+        case .lifecycle(.launchInBackground):
+            hit(.backgroundRun)
+            devices[i].foreground = false
+        case .lifecycle(.launch), .lifecycle(.becameActive):
+            devices[i].foreground = true
+        case .lifecycle(.wentToBackground):
+            devices[i].foreground = false
         default: break
         }
     }
@@ -219,6 +227,7 @@ extension InvariantChecker {
     }
 
     @usableFromInline @inline(never) mutating func runStarted(_ d: DeviceIndex, background: Bool) {
+        devices[Int(d)].running = true
         step.runStarted = true
         step.runStartedInBackground = background
         effect(d, .runStarted(background: background))

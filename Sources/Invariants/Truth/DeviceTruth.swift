@@ -57,6 +57,18 @@ import SimKit
     /// `reset()` was called while the server held the record the SDK knew, and the server
     /// has not deleted it since: each launch must send the delete (D7, S8).
     var resetOwed: Bool { get { bit(64) } set { set(64, newValue) } }
+    /// A background task was registered when the lock began: an unlock registers one again
+    /// (D4: indexing resumes where it stopped, background runs included).
+    var backgroundAtLock: Bool { get { bit(128) } set { set(128, newValue) } }
+    /// More flags, in the byte that was padding before `key` (the size stays 136 bytes).
+    private var moreBits: UInt8 = 0
+    @inline(__always) private func more(_ b: UInt8) -> Bool { moreBits & b != 0 }
+    @inline(__always) private mutating func setMore(_ b: UInt8, _ on: Bool) { moreBits = on ? moreBits | b : moreBits & ~b }
+    /// The app is in the foreground: launched there or become active, and neither sent to
+    /// the background nor ended since (D4: an unlock there resumes indexing at once).
+    var foreground: Bool { get { more(1) } set { setMore(1, newValue) } }
+    /// An indexing run is going: started, and neither ended nor its process gone since.
+    var running: Bool { get { more(2) } set { setMore(2, newValue) } }
     /// The key the install carries now (S1). Here, after the one-byte fields, it fills
     /// what would be padding.
     var key: KeyID = 0
@@ -127,8 +139,16 @@ import SimKit
     /// A new app process: nothing is awaited any more, and request ids start again.
     mutating func newProcess() {
         lastSentID = 0
-        forgetAwaited()
+        processEnded()
         epochStartID = 0
+    }
+
+    /// The app process ended: no run goes on, nothing is in the foreground, nothing sent
+    /// is awaited.
+    mutating func processEnded() {
+        forgetAwaited()
+        foreground = false
+        running = false
     }
 
     /// Nothing sent so far is awaited (a reset, a purge, a dead process).
@@ -227,6 +247,7 @@ import SimKit
         purged = false
         indexAtLock = disk.indexedCount
         modelsAtLock = disk.modelsPresent
+        backgroundAtLock = disk.backgroundScheduled
     }
 
     /// A fresh check succeeded while access was stopped: access is back (D4).

@@ -61,7 +61,7 @@ import SimKit
     /// Without one of these a step can break no rule judged at its end (see `endStep`).
     static let mayBreakAnyMask: UInt32 = actedBit | freshLockErrorBit | mustUnlockBit | isResetBit | isActivationBit
         | isStaleBit | purgeDueBit | lockedBeforeBit | isAPICallBit | runStartedBit | runEndedBit | queuedReportBit
-        | olderVerdictBit | carriedBit
+        | olderVerdictBit | carriedBit | freshDeviceUnknownBit
 
     /// `input` is a launch (in the foreground or background) or the app becoming active.
     var isActivation: Bool { bit(Self.isActivationBit) }

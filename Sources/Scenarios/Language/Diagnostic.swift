@@ -10,7 +10,9 @@
 /// ```
 /// The source line and caret are left out when the location has no line (line 0); the
 /// `hint:` and `note:` lines appear only when set. Every line ends with `\n`. The caret
-/// stands under the column; tabs before it are copied so it lines up.
+/// stands under the column; tabs before it are copied so it lines up. A source line longer
+/// than `excerptBytes` is shown as a window of that many bytes around the column, with `…`
+/// where it was cut (a 2 MB line once came back whole, with a 2 MB caret line).
 public struct Diagnostic: Equatable, Sendable {
     /// How bad the problem is.
     public enum Severity: String, Equatable, Sendable {
@@ -44,14 +46,31 @@ public struct Diagnostic: Equatable, Sendable {
         self.sourceLine = sourceLine
     }
 
+    /// The most bytes of the source line an excerpt shows.
+    public static let excerptBytes = 160
+
     /// The compiler-style text described on the type, ending with a newline.
     public var rendered: String {
         let loc = location
         var out = "\(loc.file):\(loc.line):\(loc.column): \(severity.rawValue): \(message)\n"
         if loc.line >= 1 {
-            out += sourceLine + "\n"
-            var pad = ""
-            let prefix = Array(sourceLine.utf8.prefix(max(0, loc.column - 1)))
+            let bytes = Array(sourceLine.utf8)
+            var caret = max(0, loc.column - 1)   // bytes before the caret, in what is shown
+            var shown = bytes[...]
+            var cutBefore = false, cutAfter = false
+            if bytes.count > Self.excerptBytes {
+                var start = max(0, min(caret - Self.excerptBytes / 2, bytes.count - Self.excerptBytes))
+                while start > 0, bytes[start] & 0xC0 == 0x80 { start -= 1 }   // not inside a character
+                var end = min(bytes.count, start + Self.excerptBytes)
+                while end < bytes.count, bytes[end] & 0xC0 == 0x80 { end += 1 }
+                shown = bytes[start..<end]
+                caret -= start
+                cutBefore = start > 0
+                cutAfter = end < bytes.count
+            }
+            out += (cutBefore ? "…" : "") + String(decoding: shown, as: UTF8.self) + (cutAfter ? "…" : "") + "\n"
+            var pad = cutBefore ? " " : ""
+            let prefix = Array(shown.prefix(max(0, caret)))
             // One space per character before the caret (tabs kept), so multi-byte text lines up.
             for ch in String(decoding: prefix, as: UTF8.self) { pad += ch == "\t" ? "\t" : " " }
             out += pad + "^\n"

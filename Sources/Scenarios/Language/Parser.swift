@@ -353,6 +353,12 @@ struct Parser {
             throw ParseError(offset: of.offset, message: "unexpected 'of' after the quantifier",
                              hint: "the group follows the quantifier: '\(g.text) \(st.text)'")
         }
+        // `expect all device photos#1 idle`: a device selector is not the grammar either.
+        // (A group may be named `device`: only `device GROUP#` means this.)
+        if c.isWord("device"), let dev = c.peek(), let g = c.peek(1), let h = c.peek(2), g.kind == .word, h.kind == .hash {
+            throw ParseError(offset: dev.offset, message: "'expect' takes a group, not a device",
+                             hint: "write a group after the quantifier, as in 'expect all \(g.text) idle'; to watch one device, give it a group of its own ('devices 1 app APP as NAME')")
+        }
         let group = try c.name("group name")
         let s = try c.word("state")
         guard let state = DeviceStateName(rawValue: s.text) else {

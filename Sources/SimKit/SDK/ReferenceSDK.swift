@@ -566,7 +566,7 @@ public struct ReferenceSDK: SDKCore {
             unlock(&s)
         case .deviceUnknown:
             if !s.disk.credential.isNone { s.store(.deleteCredential) }
-            sendCheck(&s)
+            if !s.flaws.contains(.noRegisterWhenLocked) { sendCheck(&s) }
         case .timedOut, .offline, .serverError:
             if s.flaws.contains(.purgesOnTransientCheck), lockedForPurge(s) { purge(&s) }
         default:
@@ -577,12 +577,14 @@ public struct ReferenceSDK: SDKCore {
     mutating func unlock(_ s: inout Step) {
         s.store(.unlock)
         if !s.flaws.contains(.lockedSinceSurvivesUnlock) { s.store(.setLockedSince(LocalData.never)) }
-        if !s.disk.backgroundScheduled { s.store(.scheduleBackground) }
+        if !s.disk.backgroundScheduled, !s.flaws.contains(.noBackgroundAfterUnlock) { s.store(.scheduleBackground) }
         if s.flaws.contains(.redownloadsModelsOnUnlock), s.disk.modelsPresent { s.store(.deleteModels) }
         if s.flaws.contains(.reindexesOnUnlock), s.disk.indexedCount > 0 { s.store(.deleteIndex) }
         if s.flaws.contains(.redownloadsPlaceDataOnUnlock), s.disk.placeDataPresent { s.store(.deletePlaceData) }
         report(.idle, &s)
-        let resume = resumeAfterUnlock || phase != .none
+        // D4: indexing resumes where it stopped: in the foreground at once, and after a
+        // launch or activation that checked while locked.
+        let resume = (resumeAfterUnlock || phase != .none || foreground) && !s.flaws.contains(.noRunAfterUnlock)
         resumeAfterUnlock = false
         if phase == .none, resume, hasWork(s) {
             phase = .checking

@@ -85,4 +85,13 @@ public struct SDKFlaws: OptionSet, Sendable, Hashable {
     /// error among them, arrives unawaited and is ignored. Only the order "check sent,
     /// app closed, background wake, answer delivered" shows it (breaks D2).
     public static let restartsRunOnBackgroundWake = SDKFlaws(rawValue: 1 << 32)
+    /// Does not register its background task again when it unlocks, so a device that was
+    /// locked once never indexes in the background again (breaks D4).
+    public static let noBackgroundAfterUnlock = SDKFlaws(rawValue: 1 << 33)
+    /// A locked SDK whose key check is answered `device_unknown` deletes its credential but
+    /// does not register again, so it stays locked until the next activation (breaks D6).
+    public static let noRegisterWhenLocked = SDKFlaws(rawValue: 1 << 34)
+    /// Starts no indexing run when it unlocks unless one was going: the photos a lock cut
+    /// short wait for the next activation or background run (breaks D4).
+    public static let noRunAfterUnlock = SDKFlaws(rawValue: 1 << 35)
 }

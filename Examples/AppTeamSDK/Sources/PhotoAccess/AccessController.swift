@@ -277,7 +277,9 @@ public final class AccessController {
         store.write(.setLockedSince(nil))
         if !store.backgroundTaskRegistered { store.write(.registerBackgroundTask) }
         publish(.idle)
-        let resume = memory.resumeOnUnlock || memory.stage != nil
+        // Indexing resumes where it stopped: at once in the foreground, and after a launch
+        // or activation that checked while locked.
+        let resume = memory.resumeOnUnlock || memory.stage != nil || memory.foreground
         memory.resumeOnUnlock = false
         if memory.stage == nil, resume, hasWork {
             memory.stage = .verifying
