@@ -477,16 +477,20 @@ private let keyRuleCases: [ServerKeyRuleCase] = [
         let c2 = register(&graced, device: 0, key: W.keyA, app: W.appA, now: 0)
         graced.rotate(app: W.appA, newKey: W.spare1, oldKey: .keep(graceMs: 100), now: 10)
         #expect(graced.handle(W.request(.check, key: W.keyA, c2), now: 500).stoppedSince == 110)
-        // An install on a later build is dated from that build's first request, to the
-        // millisecond: it may have been updated just then (sound, S2), and every answer of
-        // the same stop says the same.
+        // An ordinary update (the next build, shipping the key the install carried) keeps
+        // the stop's date: the install carried one key through the whole stop (S2: tight).
         var updated = W.server()
         let c3 = register(&updated, device: 0, key: W.keyA, app: W.appA, now: 0)
         updated.disable(app: W.appA, now: 1_000)
         var r = W.request(.check, key: W.keyA, c3)
         r.build = 1
-        #expect(updated.handle(r, now: 5_500).stoppedSince == 5_500)
-        #expect(updated.handle(r, now: 7_000).stoppedSince == 5_500)
+        #expect(updated.handle(r, now: 5_500).stoppedSince == 1_000)
+        // A build that skips one (build 3 after 1: build 2, never seen, may have carried
+        // another key) is dated from its first request, to the millisecond: it may have
+        // been updated just then (sound, S2), and every answer of the same stop says the same.
+        r.build = 3
+        #expect(updated.handle(r, now: 6_000).stoppedSince == 6_000)
+        #expect(updated.handle(r, now: 7_000).stoppedSince == 6_000)
         r.build = 0
         #expect(updated.handle(r, now: 8_000).stoppedSince == 1_000)
         // A build seen before the stop began: the stop is dated exactly (S2: tight when the

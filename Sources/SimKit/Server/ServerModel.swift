@@ -52,8 +52,9 @@ public struct ServerModel: Sendable {
     @usableFromInline var history: AccessHistory
 
     /// A device's record: the last generation issued (never reset) and whether that
-    /// registration is live; and the install's build as the server last saw it, with the
-    /// millisecond of its first request (for `stoppedSince`). 16 bytes a device.
+    /// registration is live; and the install's build and key as the server last saw them,
+    /// with the millisecond since which it has carried that key (for `stoppedSince`).
+    /// 16 bytes a device.
     @usableFromInline struct DeviceSlot: Sendable {
         @usableFromInline var generation: UInt32 = 0
         /// The first request of `seenBuild`, to the millisecond (S2: tight when the install
@@ -64,11 +65,15 @@ public struct ServerModel: Sendable {
         @usableFromInline var owner: AppID = 0
         /// The last build other than 0 that this device's requests carried.
         @usableFromInline var seenBuild: UInt16 = 0
+        /// The key this device's requests of `seenBuild` (or build 0) carried, or `keyUnknown`.
+        @usableFromInline var seenKey: KeyID = DeviceSlot.keyUnknown
         @usableFromInline var isLive = false
         @usableFromInline var seenBuildAtHigh: UInt8 = 0
 
         /// `seenBuildAt` of a build first seen past 40 bits of milliseconds: not kept.
         @usableFromInline static let seenBuildAtUnknown: SimTime = (1 << 40) - 1
+        /// `seenKey` before any request.
+        @usableFromInline static let keyUnknown: KeyID = .max
 
         /// When the server first saw `seenBuild`, or `seenBuildAtUnknown`.
         @inlinable var seenBuildAt: SimTime {
@@ -199,14 +204,22 @@ public struct ServerModel: Sendable {
         return ServerReply(.ok, servedAt: now)
     }
 
-    /// Remembers when the sending install was first seen on its build (S2 `stoppedSince`).
+    /// Remembers since when the sending install has carried its key, as far as the server
+    /// can know (S2 `stoppedSince`): since the start on build 0; on a later build, since
+    /// that build's first request, unless that build follows the last one seen and ships
+    /// the same key (an ordinary update: the install carried one key through it, and its
+    /// stop stays dated as before; a skipped build may have carried another key).
     @inline(__always) @usableFromInline
     mutating func noteBuild(of request: Request, now: SimTime) {
         let d = Int(request.device)
         precondition(d < devices.count, "request from device \(request.device) out of range (deviceCount \(devices.count))")
-        guard request.build != 0, devices[d].seenBuild != request.build else { return }
-        devices[d].seenBuild = request.build
-        devices[d].seenBuildAt = now
+        guard devices[d].seenBuild != request.build || devices[d].seenKey != request.key else { return }
+        if devices[d].seenBuild != request.build {
+            let sameKey = request.build == devices[d].seenBuild &+ 1 && request.key == devices[d].seenKey
+            devices[d].seenBuild = request.build
+            if !sameKey { devices[d].seenBuildAt = now }
+        }
+        devices[d].seenKey = request.key
     }
 
     /// A lock error for `request`, dated: `stoppedSince` is the start of the unbroken stop.
