@@ -121,19 +121,20 @@ extension InvariantChecker {
                 violate(.unlockResumesUnchanged, d, "unlocked without the models it had when access stopped")
             }
         }
-        // D4: indexing resumes where it stopped, background runs too: the background task
-        // the lock cancelled (D3) is registered again when the SDK unlocks.
-        if step.mustUnlock, dev.backgroundAtLock, !dev.disk.locked, !InvariantChecker.revoked(dev.state),
-           !dev.disk.backgroundScheduled {
-            violate(.unlockResumesUnchanged, d, "unlocked without registering its background task again; it had one when access stopped (indexing resumes where it stopped)")
-        }
-        // D4: and in the foreground it resumes at once: an SDK that unlocks there with work
-        // to do (Photos allowed, and photos not indexed or the models or place data missing)
-        // has a run going when the step ends, not at the next activation.
-        if step.mustUnlock, dev.foreground, !dev.running, dev.photosAllowed, !dev.disk.locked, !InvariantChecker.revoked(dev.state),
-           dev.disk.indexedCount < dev.photoCount || !dev.disk.modelsPresent || !dev.disk.placeDataPresent {
-            let missing = dev.disk.indexedCount < dev.photoCount ? "\(dev.photoCount - dev.disk.indexedCount) of \(dev.photoCount) photos not indexed" : "its models or place data missing"
-            violate(.unlockResumesUnchanged, d, "unlocked in the foreground with \(missing) but started no indexing run (indexing resumes where it stopped)")
+        // D4: indexing resumes where it stopped, once the SDK has unlocked in this step:
+        if step.mustUnlock, !dev.disk.locked, !InvariantChecker.revoked(dev.state) {
+            // background runs too: the task the lock cancelled (D3) is registered again;
+            if dev.backgroundAtLock, !dev.disk.backgroundScheduled {
+                violate(.unlockResumesUnchanged, d, "unlocked without registering its background task again; it had one when access stopped (indexing resumes where it stopped)")
+            }
+            // and in the foreground at once: with work to do (Photos allowed, and photos not
+            // indexed or the models or place data missing) a run is going when the step ends,
+            // not at the next activation.
+            if dev.foreground, !dev.running, dev.photosAllowed,
+               dev.disk.indexedCount < dev.photoCount || !dev.disk.modelsPresent || !dev.disk.placeDataPresent {
+                let missing = dev.disk.indexedCount < dev.photoCount ? "\(dev.photoCount - dev.disk.indexedCount) of \(dev.photoCount) photos not indexed" : "its models or place data missing"
+                violate(.unlockResumesUnchanged, d, "unlocked in the foreground with \(missing) but started no indexing run (indexing resumes where it stopped)")
+            }
         }
         if step.purgeDue {
             // D5: the index, the models and the credential; place data may stay.
