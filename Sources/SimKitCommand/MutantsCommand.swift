@@ -127,16 +127,32 @@ enum MutantsCommand {
         return "from \(dir.hasSuffix("/") ? dir : dir + "/"), \(plural(count, "script"))"
     }
 
+    /// The width of the name column: the longest mutant name, so that every name is printed
+    /// whole (to paste into `--sdk mutant:NAME`) and the columns after it still line up.
+    static var nameWidth: Int { Mutants.names.map(\.count).max() ?? 0 }
+
+    /// `text` padded with spaces to `width` columns; never cut (a longer text is kept whole).
+    static func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+    }
+
+    /// `simkit mutants --list`: a line per mutant (name, side, the invariant it should break,
+    /// the bug), then the ordering-only ones under a heading.
+    static func listLines() -> [String] {
+        let invariantWidth = (Mutants.all + Mutants.orderingOnly).map(\.expected.rawValue.count).max() ?? 0
+        func line(_ m: Mutant) -> String {
+            "\(pad(m.name, nameWidth)) \(pad(m.side.rawValue, 7)) \(pad(m.expected.rawValue, invariantWidth)) \(m.summary)"
+        }
+        return Mutants.all.map(line)
+            + ["ordering-only (found by 'simkit explore'; fuzzing is not expected to catch them and they are not in the score):"]
+            + Mutants.orderingOnly.map(line)
+    }
+
     static func run(_ argv: [String]) throws -> Int32 {
         let a = try Arguments(argv, switches: ["list", "no-shrink"], options: ["seeds", "jobs", "out", "json", "modes", "corpus"])
         if a.has("help") { print(help, terminator: ""); return 0 }
         if a.has("list") {
-            func line(_ m: Mutant) -> String {
-                "\(m.name.padding(toLength: 30, withPad: " ", startingAt: 0)) \(m.side.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)) \(m.expected.rawValue.padding(toLength: 36, withPad: " ", startingAt: 0)) \(m.summary)"
-            }
-            for m in Mutants.all { print(line(m)) }
-            print("ordering-only (found by 'simkit explore'; fuzzing is not expected to catch them and they are not in the score):")
-            for m in Mutants.orderingOnly { print(line(m)) }
+            for line in listLines() { print(line) }
             return 0
         }
         let seeds = Int(try a.uint("seeds", default: 2_000, range: 1...1_000_000))
@@ -181,7 +197,7 @@ enum MutantsCommand {
         }
         let interrupted = stopRequested.load(ordering: .relaxed)
         let modeHeader = modes.map { "\(($0.rawValue + " seeds").padding(toLength: 12, withPad: " ", startingAt: 0)) \(($0.rawValue + " s").padding(toLength: 8, withPad: " ", startingAt: 0))" }.joined(separator: " ")
-        print("mutant                         side    \(modeHeader) own@   invariant broken (first)              reproducer")
+        print("\(pad("mutant", nameWidth)) side    \(modeHeader) own@   invariant broken (first)              reproducer")
         for r in table {
             let first = r.broken.first ?? (r.interrupted == true ? "INTERRUPTED" : "SURVIVED")
             let size = r.reproducerStatements.map { "\($0) stmts, \(r.reproducerDevices ?? 0) dev" } ?? "-"
@@ -192,7 +208,7 @@ enum MutantsCommand {
                 let secondsText = t.map { String(format: "%.2f", $0.seconds) } ?? "-"
                 return "\(seedsText.padding(toLength: 12, withPad: " ", startingAt: 0)) \(secondsText.padding(toLength: 8, withPad: " ", startingAt: 0))"
             }.joined(separator: " ")
-            print("\(r.mutant.padding(toLength: 30, withPad: " ", startingAt: 0)) \(r.side.padding(toLength: 7, withPad: " ", startingAt: 0)) \(modeColumns) \(own.padding(toLength: 6, withPad: " ", startingAt: 0)) \((first + (r.expectedBroken || r.interrupted == true ? "" : " (expected \(r.expected))")).padding(toLength: 38, withPad: " ", startingAt: 0)) \(size)")
+            print("\(pad(r.mutant, nameWidth)) \(r.side.padding(toLength: 7, withPad: " ", startingAt: 0)) \(modeColumns) \(own.padding(toLength: 6, withPad: " ", startingAt: 0)) \((first + (r.expectedBroken || r.interrupted == true ? "" : " (expected \(r.expected))")).padding(toLength: 38, withPad: " ", startingAt: 0)) \(size)")
         }
         for (label, subset) in [("", table), (" deep", table.filter { Mutants.deepNames.contains($0.mutant) })] {
             for mode in modes {
