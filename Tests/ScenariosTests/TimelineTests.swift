@@ -4,7 +4,7 @@ import FoundationXML
 #endif
 import Testing
 import Invariants
-import Scenarios
+@testable import Scenarios
 import SimKit
 
 /// Counts elements and checks well-formedness with Foundation's XML parser.
@@ -123,6 +123,100 @@ struct TimelineTests {
         #expect(result.violations.isEmpty)
         #expect(result.html.contains("No invariant broken."))
         #expect(XMLProbe.parse(result.html).error == nil)
+    }
+
+    /// The dashboard labels of a page and the x of each mark's line.
+    final class MarkProbe: NSObject, XMLParserDelegate {
+        struct Label { var x: Int; var y: Int; var text: String; var tip: String }
+        var labels: [Label] = []
+        var lines: [Int] = []
+        var svgWidth = 0
+        private var open: Label?
+
+        static func parse(_ html: String) -> MarkProbe {
+            let probe = MarkProbe()
+            let parser = XMLParser(data: Data(html.utf8))
+            parser.delegate = probe
+            _ = parser.parse()
+            return probe
+        }
+
+        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+            if name == "svg" { svgWidth = Int(attributes["width"] ?? "") ?? 0 }
+            let cls = attributes["class"] ?? ""
+            if name == "line", cls == "mark" || cls == "mark refused" { lines.append(Int(attributes["x1"] ?? "") ?? -1) }
+            if name == "text", cls == "mark-label" {
+                open = Label(x: Int(attributes["x"] ?? "") ?? -1, y: Int(attributes["y"] ?? "") ?? -1, text: "", tip: attributes["data-t"] ?? "")
+            }
+        }
+
+        func parser(_ parser: XMLParser, foundCharacters string: String) { open?.text += string }
+
+        func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+            if name == "text", let label = open { labels.append(label); open = nil }
+        }
+    }
+
+    /// Pairs of labels whose boxes (the text's estimated width, a row's height) overlap.
+    static func overlaps(_ labels: [MarkProbe.Label]) -> [String] {
+        var found: [String] = []
+        for (i, a) in labels.enumerated() {
+            for b in labels[(i + 1)...] {
+                let ax1 = a.x + TimelineHTML.textWidth(a.text), bx1 = b.x + TimelineHTML.textWidth(b.text)
+                let sameRow = abs(a.y - b.y) < TimelineHTML.marksRowHeight
+                if sameRow, a.x < bx1, b.x < ax1 { found.append("'\(a.text)' at \(a.x),\(a.y) and '\(b.text)' at \(b.x),\(b.y)") }
+            }
+        }
+        return found
+    }
+
+    @Test("dashboard labels never overlap, even where actions crowd together (seed 3 around 3d06h–3d12h)")
+    func markLabelsApart() throws {
+        let scenario = ScenarioGenerator.generate(seed: 3, options: GeneratorOptions())
+        let result = try Timeline.run(scenario, title: "seed 3")
+        let probe = MarkProbe.parse(result.html)
+        // The case in point: marks closer together than one label is wide.
+        let xs = probe.lines.sorted()
+        #expect(zip(xs, xs.dropFirst()).filter { $1 - $0 < 10 }.count >= 10, "seed 3 no longer crowds its marks: \(xs)")
+        #expect(probe.labels.count >= 5)
+        let overlapping = Self.overlaps(probe.labels)
+        #expect(overlapping.isEmpty, "\(overlapping.joined(separator: "; "))")
+        // Bounded rows; each label starts at or just right of its first line and fits the picture.
+        #expect(Set(probe.labels.map(\.y)).count <= TimelineHTML.marksRows)
+        #expect(probe.labels.allSatisfy { $0.x + TimelineHTML.textWidth($0.text) <= probe.svgWidth })
+        // Every mark is on exactly one label's hover text, in time order: none is lost.
+        let tips = probe.labels.flatMap { $0.tip.split(separator: "\n").map(String.init) }
+        #expect(tips.count == probe.lines.count)
+        // The crowd of toggles around 3d10h–3d12h shares one label that counts them; hover lists each.
+        let cluster = try #require(probe.labels.first { $0.text.contains(" actions") }, "\(probe.labels.map(\.text))")
+        #expect(cluster.text.hasPrefix("\(cluster.tip.split(separator: "\n").count) actions"), "\(cluster.text): \(cluster.tip)")
+    }
+
+    @Test("the mark layout stays within its rows and apart for dense, spread and mixed marks; the same input, the same layout")
+    func markLayout() {
+        func marks(_ times: [Int]) -> [TimelineObserver.Mark] {
+            times.enumerated().map { i, t in TimelineObserver.Mark(time: SimTime(t), label: i % 3 == 0 ? "rollup approve-account account 0" : "disable app 0", applied: true) }
+        }
+        let cases: [[Int]] = [
+            Array(repeating: 500, count: 200),                       // all at once
+            (0..<200).map { $0 * 2 },                                // a mark every 2 px
+            (0..<200).map { $0 * 9 },                                // just apart enough to be told one by one
+            (0..<60).map { ($0 * 37) % 1_100 }.sorted(),             // scattered
+            [0, 0, 10, 20, 30, 40, 45, 400, 401, 402, 403, 1_090, 1_099],
+        ]
+        for times in cases {
+            let ms = marks(times)
+            let layout = TimelineHTML.layoutMarks(ms, x: { Int($0) })
+            #expect(layout == TimelineHTML.layoutMarks(ms, x: { Int($0) }))
+            #expect(layout.allSatisfy { $0.row >= 0 && $0.row < TimelineHTML.marksRows })
+            #expect(layout.flatMap { Array($0.marks) } == Array(ms.indices), "every mark under one label, in order")
+            for l in layout {
+                let first = Int(ms[l.marks.lowerBound].time)
+                #expect(l.x >= first + 3 && l.x <= first + 3 + TimelineHTML.labelShiftMax)
+            }
+            let labels = layout.map { MarkProbe.Label(x: $0.x, y: $0.row * TimelineHTML.marksRowHeight, text: $0.text, tip: "") }
+            #expect(Self.overlaps(labels).isEmpty, "\(times.prefix(20))")
+        }
     }
 
     @Test("escaping keeps markup out of text and attributes")

@@ -25,7 +25,8 @@ public struct TimelineOptions: Sendable {
 public enum TimelineHTML {
     static let labelWidth = 150
     static let rightPad = 24
-    static let marksRows = 3
+    /// The most rows of dashboard labels; a label that fits no row joins its neighbour.
+    static let marksRows = 4
     static let marksRowHeight = 14
     static let axisHeight = 22
     /// The most invariants told as stories under the picture (markers show every kept violation).
@@ -65,16 +66,18 @@ public enum TimelineHTML {
         let cols = t.columns
         // Few lanes get room to read; many stay compact.
         let laneHeight = lanes.count <= 40 ? 22 : 14, barHeight = lanes.count <= 40 ? 17 : 11
-        let width = labelWidth + cols + rightPad
+        func x(_ time: SimTime) -> Int { labelWidth + Int(t.column(time)) }
+        func xc(_ c: UInt16) -> Int { labelWidth + Int(c) }
         let marksTop = 4
-        let rows = min(marksRows, t.marks.count)
+        let markLabels = layoutMarks(t.marks, x: x, right: labelWidth + cols + rightPad - 2)
+        // Room for the last labels: they start right of their line, not before the edge.
+        let width = markLabels.reduce(labelWidth + cols + rightPad) { max($0, $1.x + $1.width + 4) }
+        let rows = markLabels.reduce(0) { max($0, $1.row + 1) }
         let axisTop = marksTop + rows * marksRowHeight + 4
         let serverTop = axisTop + axisHeight
         let lanesTop = serverTop + laneHeight + 6
         let height = lanesTop + lanes.count * laneHeight + 8
         let duration = max(1, facts.durationMs)
-        func x(_ time: SimTime) -> Int { labelWidth + Int(t.column(time)) }
-        func xc(_ c: UInt16) -> Int { labelWidth + Int(c) }
 
         var s = ""
         s.reserveCapacity(64 * 1024)
@@ -141,14 +144,24 @@ public enum TimelineHTML {
             s += "</g>\n"
         }
 
-        // Dashboard and Rollup actions: a labelled line across every lane.
+        // Dashboard and Rollup actions: a dashed line across every lane from its label's row;
+        // a label moved right of its line gets a leader to it, a cluster one label over a
+        // bracket spanning its lines. Labels go last, haloed, so no line crosses their text.
         s += "<g class=\"marks\">"
-        for (i, m) in t.marks.enumerated() {
-            let px = x(m.time)
-            let labelY = marksTop + (i % rows) * marksRowHeight + 10
-            let tip = esc("\(FailureStory.time(m.time)) \(m.label)\(m.applied ? "" : " (refused)")")
-            s += "<line class=\"mark\(m.applied ? "" : " refused")\" x1=\"\(px)\" x2=\"\(px)\" y1=\"\(labelY + 2)\" y2=\"\(height - 8)\" data-t=\"\(tip)\"/>"
-            s += "<text class=\"mark-label\" x=\"\(px + 3)\" y=\"\(labelY)\" data-t=\"\(tip)\">\(esc(shortMark(m.label)))</text>"
+        for l in markLabels {
+            let labelY = marksTop + l.row * marksRowHeight + 10
+            for i in l.marks {
+                let m = t.marks[i], px = x(m.time)
+                s += "<line class=\"mark\(m.applied ? "" : " refused")\" x1=\"\(px)\" x2=\"\(px)\" y1=\"\(labelY + 3)\" y2=\"\(height - 8)\" data-t=\"\(esc(markTip(m)))\"/>"
+            }
+            let x0 = x(t.marks[l.marks.lowerBound].time), x1 = x(t.marks[l.marks.upperBound - 1].time)
+            if x1 > x0 { s += "<line class=\"mark-span\" x1=\"\(x0)\" x2=\"\(x1)\" y1=\"\(labelY + 3)\" y2=\"\(labelY + 3)\"/>" }
+            if l.x > x1 + 3 { s += "<line class=\"mark-lead\" x1=\"\(x1)\" x2=\"\(l.x - 1)\" y1=\"\(labelY + 3)\" y2=\"\(labelY + 3)\"/>" }
+        }
+        for l in markLabels {
+            let labelY = marksTop + l.row * marksRowHeight + 10
+            let tip = l.marks.map { esc(markTip(t.marks[$0])) }.joined(separator: "&#10;")
+            s += "<text class=\"mark-label\" x=\"\(l.x)\" y=\"\(labelY)\" data-t=\"\(tip)\">\(esc(l.text))</text>"
         }
         s += "</g>\n"
 
@@ -217,6 +230,89 @@ public enum TimelineHTML {
         if dropped > 0 { s += " · \(dropped) request ticks beyond \(t.ticksPerLaneMax) per lane not drawn" }
         if t.marksDropped > 0 { s += " · \(t.marksDropped) dashboard or fault marks not drawn" }
         return s
+    }
+
+    /// A dashboard label placed above the axis: the marks `marks` (indices into the
+    /// observer's, in time order) under one text starting at `x` in row `row`.
+    struct MarkLabel: Equatable {
+        var marks: Range<Int>
+        var text: String
+        var row: Int
+        var x: Int
+        /// `textWidth(text)`: the room the layout gives the text.
+        var width: Int
+    }
+
+    /// The width in pixels a mark label is given: 6.6 px a character, as wide as 10.5 px
+    /// semibold DejaVu Sans (the widest of the fonts a page falls back to; Helvetica and
+    /// Arial take about 5.5), so labels laid out apart stay apart in any of them.
+    static func textWidth(_ text: String) -> Int { (text.count * 66 + 9) / 10 }
+
+    /// The least room between two labels in a row, and how far right of its line a label may move.
+    static let labelGap = 6, labelShiftMax = 30
+    /// Three or more marks each within this many pixels of the previous share one label.
+    static let clusterGap = 6
+
+    /// The texts one label may have, the most telling first: the mark's own; for a cluster
+    /// its count and what it holds (`disable app ×3`, `4 actions: disable app, enable app`),
+    /// else just the count (`7 actions`). Hover lists every mark.
+    static func labelTexts(_ marks: ArraySlice<TimelineObserver.Mark>) -> [String] {
+        var kinds: [String] = []
+        for m in marks where !kinds.contains(shortMark(m.label)) { kinds.append(shortMark(m.label)) }
+        if marks.count == 1 { return kinds }
+        if kinds.count == 1 { return ["\(kinds[0]) ×\(marks.count)"] }
+        return (kinds.count <= 2 ? ["\(marks.count) actions: " + kinds.joined(separator: ", ")] : []) + ["\(marks.count) actions"]
+    }
+
+    /// Lays the dashboard labels out so that no two overlap: each mark's label starts just
+    /// right of its line in the first of `marksRows` rows with room, moved right by up to
+    /// `labelShiftMax` if need be. A run of three or more marks `clusterGap` apart shares one
+    /// label (its shorter text where the longer would pass `right`, the picture's edge; the
+    /// page widens for a last label that still does), and a label that fits no row joins its
+    /// nearer neighbour, until every label fits. `x` is a time's pixel column.
+    /// - Complexity: O(marks² × rows) at worst; marks are bounded by the observer.
+    static func layoutMarks(_ marks: [TimelineObserver.Mark], x: (SimTime) -> Int, right: Int = .max) -> [MarkLabel] {
+        guard !marks.isEmpty else { return [] }
+        // Groups of consecutive marks: dense runs together, the rest alone.
+        var groups: [Range<Int>] = []
+        var start = 0
+        for i in 1...marks.count {
+            guard i == marks.count || x(marks[i].time) - x(marks[i - 1].time) > clusterGap else { continue }
+            if i - start >= 3 { groups.append(start..<i) } else { groups += (start..<i).map { $0..<($0 + 1) } }
+            start = i
+        }
+        while true {
+            var labels: [MarkLabel] = [], rowEnd = [Int](repeating: Int.min / 2, count: marksRows), failed: Int?
+            for (g, range) in groups.enumerated() {
+                let x0 = x(marks[range.lowerBound].time)
+                // The first text that fits, in the row that needs the least move right.
+                var best: (text: String, row: Int, x: Int)?
+                let texts = labelTexts(marks[range])
+                for text in texts where best == nil {
+                    for r in 0..<marksRows {
+                        let at = max(x0 + 3, rowEnd[r] + labelGap)
+                        guard at - (x0 + 3) <= labelShiftMax, at + textWidth(text) <= right || text == texts.last else { continue }
+                        if best == nil || at < best!.x { best = (text, r, at) }
+                        if at <= x0 + 3 { break }
+                    }
+                }
+                guard let (text, row, at) = best else { failed = g; break }
+                rowEnd[row] = at + textWidth(text)
+                labels.append(MarkLabel(marks: range, text: text, row: row, x: at, width: textWidth(text)))
+            }
+            guard let g = failed else { return labels }
+            // Join the nearer neighbour (the earlier one on a tie); a lone group always fits row 0.
+            let gapBefore = g > 0 ? x(marks[groups[g].lowerBound].time) - x(marks[groups[g - 1].upperBound - 1].time) : Int.max
+            let gapAfter = g + 1 < groups.count ? x(marks[groups[g + 1].lowerBound].time) - x(marks[groups[g].upperBound - 1].time) : Int.max
+            let into = gapBefore <= gapAfter ? g - 1 : g + 1
+            let merged = min(groups[g].lowerBound, groups[into].lowerBound)..<max(groups[g].upperBound, groups[into].upperBound)
+            groups.replaceSubrange(min(g, into)...max(g, into), with: [merged])
+        }
+    }
+
+    /// A mark's hover text: its time, the whole action, whether it was refused.
+    static func markTip(_ m: TimelineObserver.Mark) -> String {
+        "\(FailureStory.time(m.time)) \(m.label)\(m.applied ? "" : " (refused)")"
     }
 
     /// `rollup revoke app 0` → `rollup revoke`; labels stay short, hover has the rest.
@@ -307,7 +403,8 @@ public enum TimelineHTML {
     .off{fill:url(#hatch)}.sw.off{background:repeating-linear-gradient(45deg,#5b6573 0 2px,#fff 2px 5px)}
     .srv-bg{fill:#f3f4f6}.fault{fill:#f87171}.fault-span{fill:#ef4444;opacity:0.09}.sw.fault{background:#f87171}
     .mark{stroke:#334155;stroke-width:1;stroke-dasharray:4 3}.mark.refused{stroke:#94a3b8}.tk.mark{background:#334155}
-    .mark-label{font-size:10.5px;fill:#1e293b;font-weight:600}
+    .mark-label{font-size:10.5px;fill:#1e293b;font-weight:600;paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}
+    .mark-span,.mark-lead{stroke:#334155;stroke-width:1}
     .violation{fill:#e11d48;stroke:#fff;stroke-width:1.5;cursor:pointer}.vring{fill:none;stroke:#e11d48;stroke-width:1.5;opacity:0.55;pointer-events:none}
     #tip{position:fixed;display:none;max-width:520px;background:#111827;color:#f9fafb;padding:6px 8px;border-radius:4px;font-size:12px;pointer-events:none;white-space:pre-wrap;z-index:9}
     """
