@@ -40,7 +40,7 @@ enum ChaosWorkload {
 /// a disable and enable, a Rollup revoke and restore, partitions, 5xx, timeouts, an
 /// outage, updates, queries and background runs — 20 seeds of 200 devices for 60 days.
 @Suite struct ReferenceSweepTests {
-    @Test("the reference breaks no invariant over the standard workload", arguments: 1...20 as ClosedRange<UInt64>)
+    @Test("the reference breaks no invariant over the standard workload", .tags(.slow), .slowTier, arguments: 1...20 as ClosedRange<UInt64>)
     func referenceIsClean(seed: UInt64) {
         let setup = StandardWorkload.setup(seed: seed, devices: 200, days: 60)
         var world = World<ReferenceSDK, InvariantChecker>(setup: setup, observer: InvariantChecker())
@@ -63,7 +63,7 @@ enum ChaosWorkload {
         }
     }
 
-    @Test("in the chaos workload, every mutant breaks only invariants its bug plausibly breaks", arguments: Mutants.names)
+    @Test("in the chaos workload, every mutant breaks only invariants its bug plausibly breaks", .tags(.slow), .slowTier, arguments: Mutants.names)
     func mutantsInChaos(_ name: String) throws {
         let mutant = try #require(Mutants.named(name))
         let allowed = Set([mutant.expected] + mutant.alsoPlausible)

@@ -6,7 +6,7 @@ import Testing
 /// its SDK: the SDK as shipped passes a short sweep, and each planted bug is caught with a
 /// reproducer that names the core that failed. Its own build folder sits under this
 /// package's `.build`, so later runs rebuild only what changed.
-@Suite("Examples/AppTeamSDK", .serialized)
+@Suite("Examples/AppTeamSDK", .tags(.slow), .slowTier, .serialized)
 struct AppTeamSDKExampleTests {
     static let example = PackageRoot.path + "/Examples/AppTeamSDK"
     static let buildPath = PackageRoot.path + "/.build/examples/AppTeamSDK"

@@ -49,7 +49,7 @@ struct CorpusDistillTests {
         #expect(CorpusDistiller.cover([]).isEmpty)
     }
 
-    @Test("the lazy cover chooses what recomputing every gain each round chooses", arguments: [1, 2, 3, 4, 5] as [UInt64])
+    @Test("the lazy cover chooses what recomputing every gain each round chooses", .tags(.slow), .slowTier, arguments: [1, 2, 3, 4, 5] as [UInt64])
     func lazyEqualsNaive(seed: UInt64) {
         var r = SimRandom(seed: seed)
         let c = (0..<40).map { i in
@@ -76,7 +76,7 @@ struct CorpusDistillTests {
         try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".scenario") }.sorted()
     }
 
-    @Test("simkit corpus distill: ranked files, the same for any --jobs and in place; a guided run starts from them; bad input exits 2")
+    @Test("simkit corpus distill: ranked files, the same for any --jobs and in place; a guided run starts from them; bad input exits 2", .tags(.slow), .slowTier)
     func command() throws {
         let d = Self.dir
         try? FileManager.default.removeItem(atPath: d)
@@ -152,7 +152,7 @@ struct CommittedCorpusTests {
         #expect(readme.contains("simkit fuzz --guided") && readme.contains("simkit corpus distill"))
     }
 
-    @Test("every script parses and runs on the reference with no violation", arguments: CommittedCorpusTests.files)
+    @Test("every script parses and runs on the reference with no violation", .tags(.slow), .slowTier, arguments: CommittedCorpusTests.files)
     func passes(_ name: String) throws {
         let source = try String(contentsOfFile: Self.dir + "/" + name, encoding: .utf8)
         let outcome = ScenarioRunner().run(file: name, source: source)

@@ -142,7 +142,7 @@ struct IgnoresDisableServer: ServerCore {
 
     /// (a) A server core that keeps every rule passes a fuzz sweep, with the same trace as
     /// the reference server on every seed.
-    @Test(arguments: 0..<10 as Range<UInt64>)
+    @Test(.tags(.slow), .slowTier, arguments: 0..<10 as Range<UInt64>)
     func aDelegatingServerPassesTheSweep(block: UInt64) {
         for seed in block * 30..<(block + 1) * 30 {
             let run = SimKitTest.seed(seed, server: .custom("backend"), cores: Self.cores)

@@ -131,7 +131,7 @@ struct DeterminismGuardTests {
 
     /// 2,000 fuzz seeds of small worlds (at most 10 devices a group, 30 days), each run
     /// twice, in 20 slices side by side: about a minute in a debug build on 2 cores.
-    @Test("the reference core passes 2,000 seeds under the check", arguments: 0..<20 as Range<UInt64>)
+    @Test("the reference core passes 2,000 seeds under the check", .tags(.slow), .slowTier, arguments: 0..<20 as Range<UInt64>)
     func referencePasses(slice: UInt64) {
         for seed in slice * 100..<(slice + 1) * 100 {
             let run = SimKitTest.seed(seed, devices: 10, duration: 30 * Ms.day, checkDeterminism: true)

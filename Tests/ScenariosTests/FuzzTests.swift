@@ -27,7 +27,7 @@ struct FuzzTests {
         }
     }
 
-    @Test("a mutant is caught, shrunk to at most 12 statements and 3 devices, and the reproducer fails the same way",
+    @Test("a mutant is caught, shrunk to at most 12 statements and 3 devices, and the reproducer fails the same way", .tags(.slow), .slowTier,
           arguments: ["lock-on-5xx", "grace-one-day-late", "lock-on-stale-refusal", "unlock-on-stale-ok"])
     func mutantIsCaughtAndShrunk(name: String) throws {
         let m = try #require(Mutants.named(name))
@@ -47,7 +47,7 @@ struct FuzzTests {
         #expect(outcome.broken.contains(m.expected))
     }
 
-    @Test("verdicts and fingerprints do not depend on --jobs")
+    @Test("verdicts and fingerprints do not depend on --jobs", .tags(.slow), .slowTier)
     func jobsDoNotChangeResults() throws {
         let a = try SimkitProcess.write("jobs1.json", ""), b = try SimkitProcess.write("jobs2.json", "")
         let r1 = try SimkitProcess.run(["fuzz", "--seeds", "150", "--jobs", "1", "--no-shrink", "--quiet", "--sdk", "mutant:lock-on-timeout", "--json", a, "--out", "/tmp/simkit-fuzz-test"])

@@ -203,7 +203,7 @@ struct GuidedFuzzTests {
         #expect(try SimkitProcess.run(["fuzz", "--guided", "--check-determinism"]).status == 2)
     }
 
-    @Test("a guided campaign catches a mutant; a mutated seed's reproducer file fails the same way")
+    @Test("a guided campaign catches a mutant; a mutated seed's reproducer file fails the same way", .tags(.slow), .slowTier)
     func catchesAMutant() throws {
         try FileManager.default.createDirectory(atPath: Self.dir + "-m", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: Self.dir + "-m") }

@@ -34,7 +34,7 @@ struct OtherConstantsSDK: SDKCore {
 
 @Suite struct OtherConstantsSDKTests {
     /// 2,000 default fuzz seeds, in 20 slices run side by side.
-    @Test("an SDK with other constants within the rules passes 2,000 fuzz seeds", arguments: 0..<20 as Range<UInt64>)
+    @Test("an SDK with other constants within the rules passes 2,000 fuzz seeds", .tags(.slow), .slowTier, arguments: 0..<20 as Range<UInt64>)
     func passesTheFuzz(slice: UInt64) throws {
         for seed in slice * 100..<(slice + 1) * 100 {
             let scenario = ScenarioGenerator.generate(seed: seed)

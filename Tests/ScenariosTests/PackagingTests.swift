@@ -6,7 +6,7 @@ import Testing
 /// debug build of the three libraries, and a release build of the tool), so they are the
 /// slowest tests of the suite: minutes, not seconds. They need `git` and `ldd` on the `PATH`
 /// and no network. `swift test --skip Packaging` leaves them out while iterating.
-@Suite("Packaging", .serialized)
+@Suite("Packaging", .tags(.slow), .slowTier, .serialized)
 struct PackagingTests {
     /// A package that depends on SimKit by a versioned git URL builds and runs. This is what
     /// `unsafeFlags` in SimKit's `Package.swift` broke ("contains unsafe build flags").

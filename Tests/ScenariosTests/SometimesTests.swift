@@ -19,7 +19,7 @@ struct SometimesTests {
         #expect(SometimesRequirements.required(seeds: 1_000_000).count == Coverage.allCases.count)
     }
 
-    @Test("the reference reaches every situation required of 600 seeds; the same results without 'purge' are a blind spot")
+    @Test("the reference reaches every situation required of 600 seeds; the same results without 'purge' are a blind spot", .tags(.slow), .slowTier)
     func blindSpotFailsTheCampaign() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sometimes-\(ProcessInfo.processInfo.processIdentifier)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)

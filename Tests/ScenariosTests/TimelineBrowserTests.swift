@@ -40,7 +40,7 @@ enum HeadlessBrowser {
 
 /// `simkit timeline` pages in a real browser: they load, their script runs without an
 /// error, and they draw a lane per device with the violation marked.
-@Suite("Timeline in a headless browser", .serialized)
+@Suite("Timeline in a headless browser", .tags(.slow), .slowTier, .serialized)
 struct TimelineBrowserTests {
     /// Recorded before the page's own script: every error and `console.error`.
     static let recorder = """

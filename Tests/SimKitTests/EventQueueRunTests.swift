@@ -54,7 +54,7 @@ private func same(_ a: Event?, _ b: Event?) -> Bool {
     /// Random pushes, pops and runs checked step by step against events pushed one at a
     /// time: every popped event, `count`, `nextTime`, the structure (runs included), and
     /// the bound. A refused run is pushed one by one, as `World` does.
-    @Test(arguments: runChunks)
+    @Test(.tags(.slow), .slowTier, arguments: runChunks)
     func runsPopAsIfPushedOneByOne(chunk: Int) throws {
         var taken = 0, refused = 0, runPops = 0, tiesWithRuns = 0
         for s in 0..<runSequencesPerChunk {

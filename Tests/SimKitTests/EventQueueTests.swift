@@ -246,7 +246,7 @@ private let sequencesPerChunk = 500
     /// Long world-like runs: time only moves forward, delays from 0 ms to the far future,
     /// many ties, and counts large enough to resize the calendar (thousands of buckets)
     /// and to slide its window across the far heap. Checked against a sorted array.
-    @Test(arguments: sweepChunks)
+    @Test(.tags(.slow), .slowTier, arguments: sweepChunks)
     func calendarQueueMatchesSortedReferenceOverLongRuns(chunk: Int) throws {
         var rebuiltWide = 0, farPops = 0
         for s in 0..<200 {

@@ -5,7 +5,7 @@ extension WorldRuleTests {
     /// 10,000 devices over 60 virtual days of the standard workload (rotation, disable and
     /// enable, a Rollup revoke and restore, partitions, 5xx, timeouts, outages), in a debug
     /// build, with no observer: it finishes within its duration and does real work.
-    @Test("Scale: 10,000 devices over 60 days run to the end")
+    @Test("Scale: 10,000 devices over 60 days run to the end", .tags(.slow), .slowTier)
     func tenThousandDevicesSixtyDays() {
         let setup = StandardWorkload.setup(seed: 2026, devices: 10_000, days: 60)
         var world = World<ReferenceSDK, NoObserver>(setup: setup, observer: NoObserver())
