@@ -1,12 +1,13 @@
 import Foundation
 import Testing
 
-/// The README's examples of tool output must not go stale. Every fenced ```` ```console ````
-/// block of README.md holds `$ simkit ARGS` lines, run in the page's order in one fresh
-/// folder (with `scenarios` linked to the package's, so a file one command writes is there
-/// for the next), and the lines after each are its expected standard output. A last line `…`
-/// means the output goes on; `$ echo $?` checks the previous command's exit status. Timings
-/// (`4.7 s`, `21 seeds/s`, `0.10 M events/s`) are compared as numbers-to-be.
+/// The examples of tool output in README.md and docs/*.md must not go stale. Every fenced
+/// ```` ```console ```` block of a page holds `$ simkit ARGS` lines, run in the page's order
+/// in one fresh folder for that page (with `scenarios` linked to the package's, so a file one
+/// command writes is there for the next), and the lines after each are its expected standard
+/// output. A last line `…` means the output goes on; `$ echo $?` checks the previous
+/// command's exit status. Timings (`4.7 s`, `21 seeds/s`, `0.10 M events/s`) are compared as
+/// numbers-to-be. `scripts/update-readme-examples.py PAGE` rewrites a page's expected output.
 @Suite("README examples", .serialized)
 struct ReadmeExamplesTests {
     struct Step { var args: [String]; var expected: [String]; var continues: Bool; var line: Int }
@@ -43,12 +44,29 @@ struct ReadmeExamplesTests {
         line.replacing(/[0-9][0-9,]*(\.[0-9]+)? (s|seeds\/s|M events\/s)\b/) { "# \($0.2)" }
     }
 
-    @Test("every console block of README.md prints what the README says")
-    func examplesMatch() throws {
+    /// README.md and every docs/*.md page, relative to the package root, README first.
+    static var pages: [String] {
+        let docs = (try? FileManager.default.contentsOfDirectory(atPath: PackageRoot.path + "/docs")) ?? []
+        return ["README.md"] + docs.filter { $0.hasSuffix(".md") }.sorted().map { "docs/" + $0 }
+    }
+
+    @Test("the README and the docs pages have console examples")
+    func examplesAreFound() throws {
+        #expect(Self.pages.count > 1, "no docs/*.md page found")
+        var total = 0
+        for page in Self.pages {
+            let text = try String(contentsOfFile: PackageRoot.path + "/" + page, encoding: .utf8)
+            total += Self.sessions(text).flatMap { $0 }.filter { if case .command = $0 { true } else { false } }.count
+        }
+        #expect(total >= 6, "the pages' console examples were not found")
         let readme = try String(contentsOfFile: PackageRoot.path + "/README.md", encoding: .utf8)
-        let sessions = Self.sessions(readme)
-        let commands = sessions.flatMap { $0 }.filter { if case .command = $0 { true } else { false } }
-        #expect(commands.count >= 4, "the README's console examples were not found")
+        #expect(!Self.sessions(readme).isEmpty, "README.md lost its failure example")
+    }
+
+    @Test("every console block of README.md and docs/*.md prints what the page says", arguments: pages)
+    func examplesMatch(page: String) throws {
+        let text = try String(contentsOfFile: PackageRoot.path + "/" + page, encoding: .utf8)
+        let sessions = Self.sessions(text)
         // One folder for the whole page, as a reader would follow it top to bottom.
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("simkit-readme-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -59,7 +77,7 @@ struct ReadmeExamplesTests {
             for entry in session {
                 switch entry {
                 case .status(let code, let line):
-                    #expect(lastStatus == code, "README.md:\(line): the exit status is \(lastStatus.map(String.init) ?? "?"), not \(code)")
+                    #expect(lastStatus == code, "\(page):\(line): the exit status is \(lastStatus.map(String.init) ?? "?"), not \(code)")
                 case .command(let step):
                     let r = try SimkitProcess.run(step.args, in: dir)
                     lastStatus = r.status
@@ -70,9 +88,10 @@ struct ReadmeExamplesTests {
                     if want != have {
                         let first = (0..<min(want.count, have.count)).first { want[$0] != have[$0] } ?? min(want.count, have.count)
                         Issue.record("""
-                            README.md:\(step.line): 'simkit \(step.args.joined(separator: " "))' prints something else; \
-                            first difference at its output line \(first + 1):
-                            README: \(first < want.count ? step.expected[first] : "(nothing)")
+                            \(page):\(step.line): 'simkit \(step.args.joined(separator: " "))' prints something else; \
+                            first difference at its output line \(first + 1) \
+                            (scripts/update-readme-examples.py \(page) rewrites it):
+                            page:   \(first < want.count ? step.expected[first] : "(nothing)")
                             actual: \(first < got.count ? got[first] : "(nothing)")
                             whole output:
                             \(r.stdout)
