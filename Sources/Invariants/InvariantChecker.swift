@@ -104,6 +104,7 @@ public struct InvariantChecker: TraceObserver {
     @usableFromInline @inline(never) mutating func passDeadlines() {
         while nextDeadline <= now {
             let t = nextDeadline
+            server.noteServable(at: t)
             retruthAll(at: t)
             nextDeadline = server.nextDeadline(after: t)
         }

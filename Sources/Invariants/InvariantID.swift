@@ -21,7 +21,7 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
     case purgeWhenDue = "purge-when-due"
     /// Oracle: each launch, each run start and each activation more than 24 h after the last fresh verdict on a check sends a check (or one is in flight), from the trace's own times.
     case keyCheckSchedule = "key-check-schedule"
-    /// Oracle: each `served` record's answer is the checkers' own reading of S2 for that request, dated at its record's time, and a lock error's `stoppedSince` is no earlier than the start of the stop in the checkers' timeline (and equal to it for an install never updated).
+    /// Oracle: each `served` record's answer is the checkers' own reading of S2 for that request, dated at its record's time, and a lock error's `stoppedSince` is no earlier than the start of the stop in the checkers' timeline and no later than the latest start that every key history consistent with what the server saw agrees on.
     case serverEnforcesAccess = "server-enforces-access"
     /// Oracle: an old key is answered as the checkers' key table says: served until its own deadline (rotation time plus grace), refused from the deadline or from its stop.
     case rotationGrace = "rotation-grace"

@@ -88,6 +88,8 @@ public enum Mutants {
         server("restore-lifts-disable", .restoreLiftsDisable, .disableStopsEveryKey, [], "Rollup's restore of an app also lifts the developer's disable"),
         server("account-restore-lifts-app-revoke", .accountRestoreLiftsAppRevoke, .onlyRollupRestores, [], "restoring an account also restores its apps that Rollup revoked"),
         server("disable-spares-grace-keys", .disableSparesGraceKeys, .disableStopsEveryKey, [], "a previous key in its grace keeps working while the app is disabled"),
+        // Issue 39: S2's tightness through builds the server never saw.
+        server("date-update-from-first-request", .datesUpdateFromItsFirstRequest, .serverEnforcesAccess, [], "dates an updated install's stop from its new build's first request, though every key of its app has been refused since earlier"),
     ]
 
     /// Mutants whose bug needs one exact order of events that random fuzzing does not

@@ -77,6 +77,18 @@ enum MutantWorlds {
     /// Disable/enable (a short lock and unlock), then a disable lasting past 30 days with
     /// checks before the deadline, after it while offline, and after it with a lock error;
     /// then an enable, after the purge.
+    /// Installs updated to a rotated key and not opened again, then a disable, then a
+    /// launch 32 days later: every key of the app has been refused since the disable (S2).
+    static var unseenUpdateThenDisable: WorldSetup {
+        base(36, [
+            person(0, .launch),
+            dash(1 * d, .rotate(app: 0, newKey: 1, graceMs: 30 * d)),
+            person(2 * d, .update),
+            dash(3 * d, .disable(app: 0)),
+            person(35 * d, .launch),
+        ])
+    }
+
     static var longDisable: WorldSetup {
         base(35, [
             person(0, .launch),
@@ -431,6 +443,7 @@ enum MutantWorlds {
         case "stop-now-one-ms-late": stopNowEdge
         case "restore-lifts-disable", "account-restore-lifts-app-revoke", "disable-spares-grace-keys": rollupAndDisable
         case "background-wake-drops-check": backgroundWakeDuringCheck
+        case "date-update-from-first-request": unseenUpdateThenDisable
         default: fatalError("no world for mutant \(name)")
         }
     }
@@ -445,8 +458,8 @@ enum MutantWorlds {
 }
 
 @Suite struct MutantTests {
-    @Test("the catalogue names 49 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
-        #expect(Mutants.all.count == 49)
+    @Test("the catalogue names 50 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
+        #expect(Mutants.all.count == 50)
         #expect(Mutants.orderingOnly.count == 1)
         #expect(Set(Mutants.names).count == Mutants.all.count + Mutants.orderingOnly.count)
         for m in Mutants.all { #expect(!m.alsoPlausible.contains(m.expected), "\(m.name) lists its expected invariant as plausible") }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import SimKit
 
@@ -34,6 +35,7 @@ private struct PlainServer {
         generation = Array(repeating: 0, count: setup.deviceCount)
         live = Array(repeating: false, count: setup.deviceCount)
         owner = Array(repeating: 0, count: setup.deviceCount)
+        seen = Array(repeating: [], count: setup.deviceCount)
     }
 
     /// Call after every dashboard or Rollup change at `now`.
@@ -47,21 +49,93 @@ private struct PlainServer {
         return a.disabled[i] || a.review[i] == .rejected || a.review[i] == .revoked || a.account[Int(a.appAccount[i])] != .approved
     }
 
-    /// The start of the unbroken run of lock errors for `key` up to `now`: the state is
-    /// constant between changes and deadlines, so one look per piece is enough.
-    func stoppedSince(_ key: KeyID, now: SimTime) -> SimTime {
-        var points = Set(history.map(\.time))
-        for h in history { for d in h.access.keyWorksUntil where d != .max && d != 0 { points.insert(d) } }
-        points.insert(0)
-        var start = now
-        for p in points.filter({ $0 < now }).sorted(by: >) {
-            guard lockRefused(key, at: p) else { break }
-            start = p
+    /// A request judged by S2, as the server saw it: its build and key, the device's record
+    /// when it came, and whether it was refused with a lock error.
+    /// `own`: the install's own app as the server could tell then (its live record's, else
+    /// the key's), whose keys a build it never saw may have carried.
+    struct Seen { var time: SimTime; var build: UInt16; var key: KeyID; var live: Bool; var owner: AppID; var own: AppID?; var lockError: Bool }
+    var seen: [[Seen]]
+
+    /// Whether a request with `key` at moment `x` would have got no lock error, from an
+    /// install whose live record (if `live`) belongs to `owner`: S2.1–S2.2, and S2.5 unless
+    /// the key's app was pending then (S2.3 comes first).
+    func servable(_ key: KeyID, at x: SimTime, live: Bool, owner: AppID) -> Bool {
+        guard !lockRefused(key, at: x) else { return false }
+        let a = history.last { $0.time <= x }!.access
+        let app = a.keyApp[Int(key)]!
+        return !live || owner == app || a.review[Int(app)] == .pending
+    }
+
+    /// Whether app `app` was answered `app_pending` at moment `x` (S2.3).
+    func pending(_ app: AppID, at x: SimTime) -> Bool {
+        !appRefused(app, at: x) && history.last { $0.time <= x }!.access.review[Int(app)] == .pending
+    }
+
+    /// Whether app `app` was refused at moment `x` (S2.2): then none of its keys was served.
+    func appRefused(_ app: AppID, at x: SimTime) -> Bool {
+        let a = history.last { $0.time <= x }!.access
+        let i = Int(app)
+        return a.disabled[i] || a.review[i] == .rejected || a.review[i] == .revoked || a.account[Int(a.appAccount[i])] != .approved
+    }
+
+    /// S2 `stoppedSince` by brute force over every key history consistent with what the
+    /// server saw of device `d`, the request `r` at `now` included: one more than the latest
+    /// moment at which some such history would have been served. At a moment between two
+    /// requests, the install carried the later one's key, or the earlier one's if the build
+    /// or key changed, or any key of its own app if a build may have gone unseen. The state
+    /// is constant between changes, deadlines and requests, so the last moment of each piece
+    /// stands for it.
+    func stoppedSince(device d: Int, _ r: Request, now: SimTime) -> SimTime {
+        let holds = live[d] && r.credential.device == r.device && r.credential.generation == generation[d]
+        let requests = seen[d] + [Seen(time: now, build: r.build, key: r.key, live: holds, owner: owner[d],
+                                         own: live[d] ? owner[d] : access.keyApp[Int(r.key)], lockError: true)]
+        var points: Set<SimTime> = [0, now]
+        for h in history {
+            points.insert(h.time)
+            for t in h.access.keyWorksUntil where t != .max && t != 0 { points.insert(t) }
         }
-        return start
+        for q in requests { points.insert(q.time); points.insert(q.time + 1) }
+        for y in points.flatMap({ [$0, $0 &- 1] }).filter({ $0 < now }).sorted(by: >) {
+            if let at = requests.last(where: { $0.time == y }) {
+                if !at.lockError { return y + 1 }
+                continue
+            }
+            let next = requests.first { $0.time > y }!
+            let prev = requests.last { $0.time < y }
+            var keys = [next.key]
+            var own = false
+            if let prev {
+                let changed = prev.build != next.build || prev.key != next.key
+                if changed { keys.append(prev.key) }
+                own = changed && next.build != prev.build &+ 1
+            } else {
+                own = next.build != 0
+            }
+            if keys.contains(where: { servable($0, at: y, live: next.live, owner: next.owner) }) { return y + 1 }
+            // A build never seen: any app's current key, a mismatch unless that app is pending.
+            if own, (0..<access.review.count).contains(where: { x in
+                next.live && AppID(x) != next.owner ? pending(AppID(x), at: y) : !appRefused(AppID(x), at: y)
+            }) { return y + 1 }
+        }
+        return 0
     }
 
     mutating func handle(_ r: Request, now: SimTime) -> ServerReply {
+        if r.kind == .reset { return judge(r, now: now) }   // S8 alone: nothing seen for S2
+        let dev = Int(r.device)
+        let holds = live[dev] && r.credential.device == r.device && r.credential.generation == generation[dev]
+        let before = (live: holds, owner: owner[dev], own: live[dev] ? owner[dev] : access.keyApp[Int(r.key)])
+        var reply = judge(r, now: now)
+        if reply.answer.isLockError {
+            reply = ServerReply(reply.answer, servedAt: now, stoppedSince: stoppedSince(device: dev, r, now: now))
+        }
+        seen[dev].append(Seen(time: now, build: r.build, key: r.key, live: before.live, owner: before.owner,
+                              own: before.own, lockError: reply.answer.isLockError))
+        return reply
+    }
+
+    /// S2 and S8 in order; a lock error is dated by `handle`.
+    mutating func judge(_ r: Request, now: SimTime) -> ServerReply {
         let assertion = r.attestedApp != nil && r.credential.device == r.device
         let d = Int(r.credential.device)
         let known = !r.credential.isNone && d < live.count && live[d] && generation[d] == r.credential.generation
@@ -74,7 +148,7 @@ private struct PlainServer {
         if lockRefused(r.key, at: now) {
             let app = access.keyApp[Int(r.key)]
             let answer: Answer = app != nil && now < access.keyWorksUntil[Int(r.key)] ? .appDisabled : .appKeyInvalid
-            return ServerReply(answer, servedAt: now, stoppedSince: stoppedSince(r.key, now: now))
+            return ServerReply(answer, servedAt: now, stoppedSince: 0)
         }
         let app = access.keyApp[Int(r.key)]!
         let a = Int(app)
@@ -87,8 +161,7 @@ private struct PlainServer {
         }
         guard known else { return ServerReply(.deviceUnknown, servedAt: now) }
         guard assertion else { return ServerReply(.attestationFailed, servedAt: now) }
-        // A mismatch on the build the install started with: dated from this refusal.
-        guard owner[d] == app else { return ServerReply(.appKeyMismatch, servedAt: now, stoppedSince: now) }
+        guard owner[d] == app else { return ServerReply(.appKeyMismatch, servedAt: now, stoppedSince: 0) }
         return ServerReply(.ok, servedAt: now)
     }
 }
@@ -98,13 +171,30 @@ private struct PlainServer {
     /// exactly as the plain reference does, and its invariants hold throughout.
     @Test(arguments: 0..<64 as Range<UInt64>)
     func modelMatchesPlainReference(seed: UInt64) {
+        #expect(Self.sweep(seed: seed, flaws: []) == 0)
+    }
+
+    /// The sweep reaches installs whose dating depends on builds it never saw: the server
+    /// that dates an updated install from its build's first request differs from the plain
+    /// reference on some seeds.
+    @Test func theSweepCatchesDatingFromABuildsFirstRequest() {
+        let differences = (0..<16 as Range<UInt64>).map { Self.sweep(seed: $0, flaws: .datesUpdateFromItsFirstRequest) }
+        #expect(differences.reduce(0, +) > 0, "\(differences)")
+    }
+
+    /// Runs one seed of the sweep against `ServerModel(flaws:)`, checking every answer of the
+    /// reference (`flaws: []`); returns how many lock errors were dated otherwise.
+    static func sweep(seed: UInt64, flaws: ServerFlaws) -> Int {
+        var datingDifferences = 0
         var rng = SimRandom(seed: seed)
         var setup = ServerSetup(keyCount: 24, deviceCount: 12)
         for i in 0..<3 { setup.addAccount(approved: i != 2) }
         for i in 0..<4 { setup.addApp(account: AccountID(i % 3), key: KeyID(i), approved: i != 3) }
-        var model = ServerModel(setup: setup)
+        var model = ServerModel(setup: setup, flaws: flaws)
         var plain = PlainServer(setup)
         var credentials = Array(repeating: Credential.none, count: setup.deviceCount)
+        // Each install's build: an update now and then, sometimes two at once (one unseen).
+        var builds = Array(repeating: UInt16(0), count: setup.deviceCount)
         var now: SimTime = 0
         let appCount = UInt64(setup.apps.count)
 
@@ -164,19 +254,24 @@ private struct PlainServer {
                 var credential = kind == .register ? .none : credentials[Int(device)]
                 if kind != .register, rng.chance(1, outOf: 10), !credential.isNone { credential.generation -= 1 }
                 let attested: AppID? = rng.chance(1, outOf: 8) ? nil : rng.chance(1, outOf: 8) ? AppID(rng.below(appCount)) : plain.access.keyApp[Int(key)]
-                let request = Request(kind: kind, key: key, credential: credential, device: device, attestedApp: attested)
+                if rng.chance(1, outOf: 16) { builds[Int(device)] += UInt16(1 + rng.below(2)) }
+                let request = Request(kind: kind, key: key, credential: credential, device: device, attestedApp: attested,
+                                      build: builds[Int(device)])
                 let reply = model.handle(request, now: now)
-                #expect(reply == plain.handle(request, now: now), "seed \(seed) step \(step) \(kind) at \(DurationText.clock(now))")
+                let p = plain.handle(request, now: now)
+                if reply.stoppedSince != p.stoppedSince, reply.answer == p.answer { datingDifferences += 1 }
+                if flaws.isEmpty { #expect(reply == p, "seed \(seed) step \(step) \(kind) at \(DurationText.clock(now))") }
                 if kind == .register, reply.answer == .ok { credentials[Int(device)] = reply.credential }
             }
             if dashboardStep { plain.changed(at: now) }
             #expect(model.checkInvariants() == nil, "seed \(seed) step \(step)")
         }
+        return datingDifferences
     }
 
-    /// A device slot stays 16 bytes (its record, and the build last seen for S2's
-    /// `stoppedSince`), so a million devices cost 16 MB.
+    /// A device slot stays 32 bytes (its record, and what S2's `stoppedSince` needs of the
+    /// last request judged), so a million devices cost 32 MB.
     @Test func deviceSlotIsCompact() {
-        #expect(MemoryLayout<ServerModel.DeviceSlot>.stride == 16)
+        #expect(MemoryLayout<ServerModel.DeviceSlot>.stride == 32)
     }
 }

@@ -485,14 +485,35 @@ private let keyRuleCases: [ServerKeyRuleCase] = [
         var r = W.request(.check, key: W.keyA, c3)
         r.build = 1
         #expect(updated.handle(r, now: 5_500).stoppedSince == 1_000)
-        // A build that skips one (build 3 after 1: build 2, never seen, may have carried
-        // another key) is dated from its first request, to the millisecond: it may have
-        // been updated just then (sound, S2), and every answer of the same stop says the same.
+        // A build that skips one (build 3 after 1: build 2 was never seen) may have carried
+        // any key; while app P is pending, its key would have been answered app_pending (S2.3
+        // comes before the mismatch), so the stop is dated from this first request.
         r.build = 3
         #expect(updated.handle(r, now: 6_000).stoppedSince == 6_000)
         #expect(updated.handle(r, now: 7_000).stoppedSince == 6_000)
-        r.build = 0
-        #expect(updated.handle(r, now: 8_000).stoppedSince == 1_000)
+        // With no app pending, every key build 2 could have sent was refused since the
+        // disable (A's by S2.2, another app's as a mismatch): dated from the disable.
+        var approved = W.server()
+        approved.rollup(.approve, app: W.appP, now: 0)
+        let c7 = register(&approved, device: 0, key: W.keyA, app: W.appA, now: 0)
+        approved.disable(app: W.appA, now: 1_000)
+        var q = W.request(.check, key: W.keyA, c7)
+        q.build = 3
+        #expect(approved.handle(q, now: 6_000).stoppedSince == 1_000)
+        approved.forgetDevice(0, now: 6_500)   // then build 4 may have sent B's key: device_unknown
+        q.build = 5
+        #expect(approved.handle(q, now: 7_000).stoppedSince == 7_000)
+        // Where the key itself is the cause, a build never seen may have carried a key that
+        // still works: the stop is dated from the first request after it, to the millisecond.
+        var stopped = W.server()
+        let c6 = register(&stopped, device: 0, key: W.keyA, app: W.appA, now: 0)
+        stopped.rotate(app: W.appA, newKey: W.spare1, oldKey: .stopNow, now: 1_000)
+        var s = W.request(.check, key: W.keyA, c6)
+        s.build = 1
+        #expect(stopped.handle(s, now: 2_000).stoppedSince == 1_000)   // builds 0 and 1 both sent the old key
+        s.build = 3
+        #expect(stopped.handle(s, now: 6_000).stoppedSince == 6_000)   // build 2 may have carried the new key
+        #expect(stopped.handle(s, now: 7_000).stoppedSince == 6_000)
         // A build seen before the stop began: the stop is dated exactly (S2: tight when the
         // install carried one key through the whole stop). Seen at 10 ms, disabled at 500 ms.
         var early = W.server()

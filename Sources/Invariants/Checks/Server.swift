@@ -14,6 +14,7 @@ extension InvariantChecker {
         default: break
         }
         truth.apply(action, now: now)
+        truth.noteServable(at: now)
         server = truth
         // The truth of every install may have changed (S2, D5); a rotation may add a deadline.
         retruthAll(at: now)
@@ -76,7 +77,13 @@ extension InvariantChecker {
         default: break
         }
         if actual == .ok, Int(key) < server.keys.count, case .previous = server.keys[Int(key)] { hit(.oldKeyServedInGrace) }
-        judgeDating(d, r, key: key, reply: reply, expected: expected)
+        // What the server saw of the install, for dating its stops (S2): every request but a
+        // reset, which S8 judges alone.
+        var bound = SimTime.max
+        if kind != .reset, actual.isVerdict {
+            bound = server.judged(device: d, key: key, credential: credential, lockError: InvariantChecker.isLockError(actual), now: now)
+        }
+        judgeDating(d, r, key: key, reply: reply, expected: expected, bound: bound)
 
         // Follow what the server did to its device records, so one wrong answer is one violation.
         if kind == .register, actual == .ok, let app = server.app(of: key) {
@@ -86,7 +93,7 @@ extension InvariantChecker {
         }
         // A reset of the record the SDK named is done once answered 200, even when that
         // record was already gone (a registration raced it: the SDK cannot name a record
-        // whose credential it never learned, see the README's choices).
+        // whose credential it never learned, see docs/semantics.md).
         if kind == .reset, actual == .ok, credential.device == d { devices[Int(d)].resetOwed = false }
         if kind == .reset, actual == .ok, cause == .served {
             server.records[Int(d)] = .init(owner: 0, generation: 0, deletedByReset: true)
@@ -100,11 +107,12 @@ extension InvariantChecker {
     }
 
     /// S2: every verdict is dated now, and a lock error's `stoppedSince` is sound (never
-    /// before the true start of the install's unbroken stop) and, for an install that was
-    /// never updated, tight (exactly that start). The truth is the checkers' own (`stopStart`).
-    /// Inlined into `served`, its one caller; a lock error's dating is judged apart.
+    /// before the true start of the install's unbroken stop) and tight (never after
+    /// `bound`, the latest start the server's own history allows). The truth is the
+    /// checkers' own (`stopStart`, `ServerTruth.judged`). Inlined into `served`, its one
+    /// caller; a lock error's dating is judged apart.
     @inline(__always)
-    mutating func judgeDating(_ d: DeviceIndex, _ r: TraceRecord, key: KeyID, reply: ServerReply, expected: Answer) {
+    mutating func judgeDating(_ d: DeviceIndex, _ r: TraceRecord, key: KeyID, reply: ServerReply, expected: Answer, bound: SimTime) {
         let answer = reply.answer
         guard answer.isVerdict else { return }
         if reply.servedAt != now {
@@ -117,12 +125,12 @@ extension InvariantChecker {
             }
             return
         }
-        judgeStoppedSince(d, key: key, reply: reply, expected: expected)
+        judgeStoppedSince(d, key: key, reply: reply, expected: expected, bound: bound)
     }
 
     /// S2's `stoppedSince` of a lock error, against the checkers' own start of the stop.
     @inline(never)
-    mutating func judgeStoppedSince(_ d: DeviceIndex, key: KeyID, reply: ServerReply, expected: Answer) {
+    mutating func judgeStoppedSince(_ d: DeviceIndex, key: KeyID, reply: ServerReply, expected: Answer, bound: SimTime) {
         let answer = reply.answer
         // Judged only where the truth is this request's: the install still carries the key
         // it sent, and the checkers expected a lock error too (else the answer was wrong,
@@ -132,10 +140,14 @@ extension InvariantChecker {
         let truth = dev.stopStart
         if reply.stoppedSince > now {
             violate(.serverEnforcesAccess, d, "the server's \(answer) says access stopped at \(clock(reply.stoppedSince)), after the verdict at \(clock(now)) (S2)")
+        } else if bound < truth {
+            // A build that sent nothing carried a key of another app, and access broke while
+            // it did: no server can know (S2 dates through unseen builds with the app's keys).
+            return
         } else if reply.stoppedSince < truth {
             violate(.serverEnforcesAccess, d, "the server's \(answer) says access has been stopped since \(clock(reply.stoppedSince)), but it stopped without a break only at \(clock(truth)) (S2: stoppedSince must be sound)")
-        } else if !dev.updated, reply.stoppedSince != truth {
-            violate(.serverEnforcesAccess, d, "the server's \(answer) says access has been stopped since \(clock(reply.stoppedSince)), but this install, which carried one key all along, has been refused without a break since \(clock(truth)) (S2: stoppedSince must be tight)")
+        } else if reply.stoppedSince > bound {
+            violate(.serverEnforcesAccess, d, "the server's \(answer) says access has been stopped since \(clock(reply.stoppedSince)), but its own history shows every key this install could have carried refused without a break since \(clock(bound)) (S2: stoppedSince must be tight)")
         }
     }
 }

@@ -253,7 +253,8 @@ extension InvariantChecker {
             let app = Int(deviceApp[i])
             let current = app < server.apps.count ? server.apps[app].currentKey : devices[i].key
             devices[i].key = arg == 0 ? current : KeyID(truncatingIfNeeded: arg - 1)
-            devices[i].updated = true
+            if server.seen[i].updates < .max { server.seen[i].updates += 1 }
+            server.seen[i].lastUpdateAt = now
             retruth(d, at: now)
         default: break
         }

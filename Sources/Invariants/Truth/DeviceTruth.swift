@@ -51,9 +51,6 @@ import SimKit
     var modelsAtLock: Bool { get { bit(8) } set { set(8, newValue) } }
     /// A report upload failed and none has succeeded since (coverage).
     var reportUploadFailed: Bool { get { bit(16) } set { set(16, newValue) } }
-    /// The install was updated (or a clone took another key): the server may date a stop
-    /// from the new build's first request, not from the true start (S2).
-    var updated: Bool { get { bit(32) } set { set(32, newValue) } }
     /// `reset()` was called while the server held the record the SDK knew, and the server
     /// has not deleted it since: each launch must send the delete (D7, S8).
     var resetOwed: Bool { get { bit(64) } set { set(64, newValue) } }

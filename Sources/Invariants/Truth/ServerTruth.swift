@@ -33,9 +33,23 @@ struct ServerTruth {
     /// Per account, its status when Rollup revoked it, which `restore` gives back.
     var accountsBeforeRevoke: [AccountT]
     var records: [RecordT]
+    /// Per device, what the server saw of the install (S2 `stoppedSince`, see `SeenT`).
+    var seen: [SeenT]
+    /// Per key, when a request with it would have been served, or answered something other
+    /// than a lock error: while it is valid and its app not refused (S2.1, S2.2); and while
+    /// it is valid and its app pending, which breaks a mismatch too (S2.3 before S2.5).
+    var keyServable: [ServableTimes]
+    var keyPending: [ServableTimes]
+    /// Per app, while it is not refused (S2.2): some key of it, its current one, is served;
+    /// and while it is answered `app_pending`, which breaks a mismatch too.
+    var appServable: [ServableTimes]
+    var appPending: [ServableTimes]
 
     /// No keys, apps, accounts or devices: the truth before a run begins.
-    init() { keys = []; apps = []; accounts = []; accountsBeforeRevoke = []; records = [] }
+    init() {
+        keys = []; apps = []; accounts = []; accountsBeforeRevoke = []; records = []
+        seen = []; keyServable = []; keyPending = []; appServable = []; appPending = []
+    }
 
     init(facts: WorldFacts) {
         let setup = facts.setup
@@ -48,6 +62,12 @@ struct ServerTruth {
             if Int(a.initialKey) < keys.count { keys[Int(a.initialKey)] = .current(AppID(i)) }
         }
         records = Array(repeating: RecordT(), count: facts.deviceCount)
+        seen = Array(repeating: SeenT(), count: facts.deviceCount)
+        keyServable = Array(repeating: ServableTimes(), count: keys.count)
+        keyPending = keyServable
+        appServable = Array(repeating: ServableTimes(), count: apps.count)
+        appPending = appServable
+        noteServable(at: 0)
     }
 
     /// Whether a record of the credential `credential` is live.
@@ -164,5 +184,130 @@ struct ServerTruth {
             case .restore: if s == .revoked { accounts[Int(account)] = accountsBeforeRevoke[Int(account)] }
             }
         }
+    }
+
+    // MARK: What the server could know of a stop's start (S2)
+
+    /// Brings `keyServable`, `keyPending` and `appServable` up to date after a change at
+    /// `t` (a dashboard or Rollup action, a grace deadline).
+    /// - Complexity: O(keys + apps).
+    mutating func noteServable(at t: SimTime) {
+        for a in apps.indices {
+            let refused = appRefusal(AppID(a)) != nil
+            appServable[a].note(!refused, at: t)
+            appPending[a].note(!refused && apps[a].review == .pending, at: t)
+        }
+        for k in keys.indices {
+            var valid = false, app: AppID = 0
+            switch keys[k] {
+            case .current(let a): valid = true; app = a
+            case .previous(let a, let deadline): valid = t < deadline; app = a
+            case .unissued, .stopped: break
+            }
+            let refusal = valid ? appRefusal(app) : nil
+            keyServable[k].note(valid && refusal == nil, at: t)
+            keyPending[k].note(valid && refusal == nil && apps[Int(app)].review == .pending, at: t)
+        }
+    }
+
+    /// S2.2 for `app`: why it is refused now, or nil.
+    func appRefusal(_ app: AppID) -> Cause? {
+        let record = apps[Int(app)]
+        if record.disabled { return .developerDisabled }
+        if record.review == .rejected || record.review == .revoked || accounts[Int(record.account)] != .approved { return .rollup }
+        return nil
+    }
+
+    /// A request of `device` with `key` was judged by S2 at `now` (`lockError`: refused
+    /// with one). Returns, for a lock error, the latest `stoppedSince` the server could
+    /// know: one more than the latest moment at which some key history consistent with
+    /// what it saw would have been served (docs/checkers.md, how the server dates a stop).
+    mutating func judged(device d: DeviceIndex, key: KeyID, credential: Credential, lockError: Bool, now: SimTime) -> SimTime {
+        let i = Int(d)
+        var s = seen[i]
+        var bound = SimTime.max
+        if lockError {
+            let first = s.lastJudgedAt == LocalData.never
+            let from = first ? 0 : s.lastJudgedAt + 1
+            // S2.5 refuses another app's key only from an install holding the live record's
+            // credential: one that sends none (reset or purged) would register instead.
+            let record = records[i]
+            let live = record.generation != 0 && credential.device == d && credential.generation == record.generation
+            var latest = s.servableAt
+            func consider(_ t: SimTime?) {
+                guard let t, t >= from, t < now else { return }
+                latest = latest == LocalData.never ? t : max(latest, t)
+            }
+            func keyCandidate(_ k: KeyID) -> SimTime? {
+                guard Int(k) < keys.count, let app = app(of: k) else { return nil }
+                let mismatch = live && record.owner != app
+                return (mismatch ? keyPending[Int(k)] : keyServable[Int(k)]).latest(before: now)
+            }
+            // Another key with no update between is a clone's: as if builds went unseen.
+            let newBuild = s.updates >= 1 || (!first && key != s.key)
+            // An update this recent may have crossed requests in flight, which then reach the
+            // server out of build order: taken as builds unseen (lenient, a later bound).
+            let recent = s.lastUpdateAt != LocalData.never && now - s.lastUpdateAt <= SeenT.inFlightMs
+            let skipped = first ? s.updates >= 1 : newBuild && (s.updates != 1 || recent)
+            consider(keyCandidate(key))
+            if newBuild, !first { consider(keyCandidate(s.key)) }
+            if skipped {
+                // A build never seen may have carried any app's current key.
+                for a in apps.indices {
+                    let foreign = live && a != Int(record.owner)
+                    consider((foreign ? appPending[a] : appServable[a]).latest(before: now))
+                }
+            }
+            s.servableAt = latest
+            bound = latest == LocalData.never ? 0 : min(latest + 1, now)
+        } else {
+            s.servableAt = now
+        }
+        s.lastJudgedAt = now
+        s.key = key
+        // A request carries the build it was sent from: one in flight across an update is
+        // served after it. Updates this recent may come after the request's build, so they
+        // still count for the next one (lenient: more builds unseen, a later bound).
+        if s.lastUpdateAt == LocalData.never || now - s.lastUpdateAt > SeenT.inFlightMs { s.updates = 0 }
+        seen[i] = s
+        return bound
+    }
+}
+
+/// What the server saw of one install, for the dating of its stops (S2): its last request
+/// judged by S2 (a reset is judged by S8 alone) and that request's key, the updates since
+/// (a build the server never saw between two it saw may have carried any key of the app),
+/// and the latest moment up to then at which it could have been served.
+struct SeenT {
+    var lastJudgedAt: SimTime = LocalData.never
+    var servableAt: SimTime = LocalData.never
+    var key: KeyID = 0
+    /// Updates since `lastJudgedAt` (or the start), saturating, and the last one's time.
+    var updates: UInt8 = 0
+    var lastUpdateAt: SimTime = LocalData.never
+    /// How long after an update a request sent before it may still be served: well past
+    /// any request timeout the scenarios allow and the network's latency.
+    static let inFlightMs: SimTime = 2 * Ms.hour
+}
+
+/// When something (a key, an app) was served: since when it is, now, and the last moment
+/// it was before that. A change to refused at `t` makes `t - 1` the last such moment, also
+/// after access that came back in that very millisecond (a request could be served between).
+struct ServableTimes {
+    var since: SimTime = LocalData.never
+    var last: SimTime = LocalData.never
+
+    mutating func note(_ servable: Bool, at t: SimTime) {
+        if servable, since == LocalData.never { since = t }
+        if !servable, since != LocalData.never {
+            if t > 0 { last = t - 1 }
+            since = LocalData.never
+        }
+    }
+
+    /// The latest moment before `now` at which it was served, or nil.
+    func latest(before now: SimTime) -> SimTime? {
+        if since != LocalData.never, since < now { return now - 1 }
+        return last == LocalData.never || last >= now ? nil : last
     }
 }

@@ -16,16 +16,20 @@ public struct AccessHistory: Sendable {
     @usableFromInline var appRefusedSince: [SimTime]
     /// Per app: earlier refusals, oldest first.
     @usableFromInline var appRefusals: [[Interval]]
-    /// Per app: whether it is answered `app_pending` now (S2.3), and when it last stopped
-    /// being (0: never was). A pending answer is no lock error, so it breaks a stop.
-    @usableFromInline var appPending: [Bool]
-    @usableFromInline var appPendingEndedAt: [SimTime]
+    /// Per app: since when it has been answered `app_pending` (S2.3), or `never`, and its
+    /// earlier pending runs, oldest first. A pending answer is no lock error, so it breaks
+    /// a stop, also of a key of another app (S2.3 comes before S2.5).
+    @usableFromInline var appPendingSince: [SimTime]
+    @usableFromInline var appPendings: [[Interval]]
+    /// Per app: the end of the newest pending run dropped from `appPendings` (0: none), so
+    /// that walking back past the kept ones never joins what a dropped run broke.
+    @usableFromInline var appPendingDroppedEnd: [SimTime]
 
     /// No such time.
     public static let never: SimTime = .max
     /// The most closed refusal intervals kept per app.
     public static let intervalsMax = 64
-    /// The most steps `stopStart` walks back (each to an earlier interval's start).
+    /// The most steps `latestUnrefused` walks back (each to an earlier interval's start).
     static let walkMax = 2 * intervalsMax + 8
 
     init(keyCount: Int, appCount: Int) {
@@ -33,14 +37,23 @@ public struct AccessHistory: Sendable {
         keyStoppedAt = Array(repeating: Self.never, count: keyCount)
         appRefusedSince = Array(repeating: Self.never, count: appCount)
         appRefusals = Array(repeating: [], count: appCount)
-        appPending = Array(repeating: false, count: appCount)
-        appPendingEndedAt = Array(repeating: 0, count: appCount)
+        appPendingSince = Array(repeating: Self.never, count: appCount)
+        appPendings = Array(repeating: [], count: appCount)
+        appPendingDroppedEnd = Array(repeating: 0, count: appCount)
     }
 
     /// Records whether app `a` is answered `app_pending` from `now` on.
     mutating func noteAppPending(_ a: Int, pending: Bool, now: SimTime) {
-        if appPending[a], !pending { appPendingEndedAt[a] = now }
-        appPending[a] = pending
+        let since = appPendingSince[a]
+        if pending, since == Self.never {
+            appPendingSince[a] = now
+        } else if !pending, since != Self.never {
+            if since < now {
+                if appPendings[a].count == Self.intervalsMax { appPendingDroppedEnd[a] = appPendings[a].removeFirst().to }
+                appPendings[a].append(Interval(from: since, to: now))
+            }
+            appPendingSince[a] = Self.never
+        }
     }
 
     /// Records whether app `a` is refused from `now` on (a no-op when nothing changed).
@@ -101,28 +114,59 @@ public struct AccessHistory: Sendable {
         return from <= x ? from : nil
     }
 
-    /// S2 `stoppedSince`: the start of the unbroken run of lock errors, up to `now`, that a
-    /// request with key `k` (of `app`) gets, and never before `notBefore` (what the server
-    /// knows of the install). A mismatch covers everything since `notBefore` but the time
-    /// the key's app was answered `app_pending` while the key was valid (S2.3 comes before
-    /// S2.5: those requests got no lock error).
-    func stopStart(key k: Int, keyState: KeyState, app: Int?, mismatch: Bool, notBefore: SimTime,
-                   now: SimTime) -> SimTime {
-        if mismatch {
-            guard let a = app, appPendingEndedAt[a] > keyIssuedAt[k] else { return notBefore }
-            return max(notBefore, min(appPendingEndedAt[a], now))
+    /// S2.5 for a key of app `a` sent by an install whose live record belongs to another
+    /// app: when moment `x` is refused as a mismatch, the start of that refusal (the end of
+    /// the pending run before it, or 0), or nil when `a` was answered `app_pending` at `x`.
+    func mismatchRefusal(_ a: Int, covering x: SimTime) -> SimTime? {
+        if appPendingSince[a] <= x { return nil }
+        for i in appPendings[a].indices.reversed() {
+            let r = appPendings[a][i]
+            if r.from <= x, x < r.to { return nil }
+            if r.to <= x { return r.to }
         }
+        return appPendingDroppedEnd[a]
+    }
+
+    /// The latest moment in `[from, now)` at which a request with key `k` (of `app`) would
+    /// not have been refused with a lock error, or nil when every moment of it was. With
+    /// `mismatch`, the sender's live record belongs to another app than `app` (S2.5).
+    /// A walk cut short by its bound answers the moment it reached: a later moment than
+    /// the truth can only make `stoppedSince` later, so it stays sound.
+    func latestUnrefused(key k: Int, keyState: KeyState, app: Int?, mismatch: Bool,
+                         from: SimTime, now: SimTime) -> SimTime? {
         var t = now
         for _ in 0..<Self.walkMax {
-            guard t > notBefore else { break }
-            let x = t - 1   // the moment just before the run found so far
+            guard t > from else { return nil }
+            let x = t - 1   // the moment just before the refused run found so far
             var start = t
             if let s = keyInvalidity(k, keyState, covering: x) { start = min(start, s) }
             if let a = app, let s = appRefusal(a, covering: x) { start = min(start, s) }
-            guard start < t else { break }
+            if mismatch, let a = app, let s = mismatchRefusal(a, covering: x) { start = min(start, s) }
+            guard start < t else { return x }
             t = start
         }
-        return max(t, notBefore)
+        return t > from ? t - 1 : nil
+    }
+
+    /// The latest moment in `[from, now)` at which app `a` was not refused (S2.2), so that
+    /// its current key then would have been served, or nil.
+    func latestUnrefused(app a: Int, from: SimTime, now: SimTime) -> SimTime? {
+        var t = now
+        for _ in 0..<Self.walkMax {
+            guard t > from else { return nil }
+            guard let s = appRefusal(a, covering: t - 1), s < t else { return t - 1 }
+            t = s
+        }
+        return t > from ? t - 1 : nil
+    }
+
+    /// The latest moment in `[from, now)` at which app `a` was answered `app_pending`, or nil.
+    func latestPending(app a: Int, from: SimTime, now: SimTime) -> SimTime? {
+        var latest: SimTime?
+        if appPendingSince[a] < now { latest = now - 1 }
+        else if let r = appPendings[a].last(where: { $0.from < now }) { latest = min(r.to, now) - 1 }
+        guard let t = latest, t >= from else { return nil }
+        return t
     }
 
     /// The `stoppedSinceFromFirstStop` flaw: the earliest stop ever of the key or its app,

@@ -41,6 +41,10 @@ public struct ServerFlaws: OptionSet, Sendable, Hashable {
     /// Breaks S4: a previous key in its grace is judged by its deadline alone, so it keeps
     /// working while the app is disabled.
     public static let disableSparesGraceKeys = ServerFlaws(rawValue: 1 << 13)
+    /// Breaks S2's tightness: an install seen on a new build (one skipped, or another key)
+    /// is dated from that build's first request, as if the server could not know what
+    /// the builds in between carried, even when its app has refused every key since earlier.
+    public static let datesUpdateFromItsFirstRequest = ServerFlaws(rawValue: 1 << 14)
 
     /// Every flaw, with its stable kebab-case name (for scenario files and reports).
     public static let named: [(name: String, flaw: ServerFlaws)] = [
@@ -58,5 +62,6 @@ public struct ServerFlaws: OptionSet, Sendable, Hashable {
         ("restore-lifts-disable", .restoreLiftsDisable),
         ("account-restore-lifts-app-revoke", .accountRestoreLiftsAppRevoke),
         ("disable-spares-grace-keys", .disableSparesGraceKeys),
+        ("dates-update-from-its-first-request", .datesUpdateFromItsFirstRequest),
     ]
 }

@@ -17,12 +17,15 @@
 ///   attested key must have made it) and before S2.5: a clone with a copy of a genuine
 ///   device's live credential gets `attestation_failed`, one with a stale copy
 ///   `device_unknown`, and lock errors of S2.1–S2.3 come first, as for everyone.
-/// - `stoppedSince` (S2) is the start of the unbroken run of lock errors that the server's
-///   own history of keys, apps and accounts shows for this key, and never earlier than what
-///   it knows of the install: an install still on the build it started with carried its
-///   key all along; one that was updated is counted from the first request of its build
-///   (rounded up to the second), since the server cannot see when the update happened. A
-///   mismatch (a key of another app) is counted from that first request too.
+/// - `stoppedSince` (S2) is as tight as the server's own history allows: one more than the
+///   latest moment at which some key history consistent with what it saw of the install
+///   (the build and key of each request judged by S2) would have been served. Between two
+///   requests of one build the install carried that build's key; across an update, the
+///   old key, then the new one, and any key at all if builds were skipped. So a cause that
+///   refuses every key of the app dates the stop from its own start, through any number of
+///   builds, while the install's record lives (another app's key is then a mismatch) and no
+///   other app is pending; a key cause counts from later where another key may have been
+///   carried. A mismatch is refused only while the key's app is not pending (S2.3 first).
 /// - A `register` replaces the device's record whatever app owned it, if App Attest
 ///   passes for the key's app; S2.5 does not apply to `register` (it creates the owner).
 /// - Generations count up per device for the whole run, also across resets and forgets,
@@ -52,38 +55,23 @@ public struct ServerModel: Sendable {
     @usableFromInline var history: AccessHistory
 
     /// A device's record: the last generation issued (never reset) and whether that
-    /// registration is live; and the install's build and key as the server last saw them,
-    /// with the millisecond since which it has carried that key (for `stoppedSince`).
-    /// 16 bytes a device.
+    /// registration is live; and what the server saw of the install for `stoppedSince`
+    /// (S2): its last request judged by S2, that request's build and key, and the latest
+    /// moment up to it at which the install could have been served.
     @usableFromInline struct DeviceSlot: Sendable {
+        /// The last request of this device judged by S2 (a reset is judged by S8 alone), or
+        /// `never` before the first.
+        @usableFromInline var lastJudgedAt: SimTime = AccessHistory.never
+        /// The latest moment up to `lastJudgedAt` at which, for some key history consistent
+        /// with what the server saw, a request of this install would have got no lock error;
+        /// `never` when there was none (refused since the start).
+        @usableFromInline var servableAt: SimTime = AccessHistory.never
         @usableFromInline var generation: UInt32 = 0
-        /// The first request of `seenBuild`, to the millisecond (S2: tight when the install
-        /// carried one key through the whole stop; whole seconds rounded up were not), in
-        /// 40 bits: low 32 here, high 8 in `seenBuildAtHigh` (34 years; a later time is kept
-        /// as `seenBuildAtUnknown`).
-        @usableFromInline var seenBuildAtLow: UInt32 = 0
         @usableFromInline var owner: AppID = 0
-        /// The last build other than 0 that this device's requests carried.
+        /// The build and key of the request at `lastJudgedAt`.
         @usableFromInline var seenBuild: UInt16 = 0
-        /// The key this device's requests of `seenBuild` (or build 0) carried, or `keyUnknown`.
-        @usableFromInline var seenKey: KeyID = DeviceSlot.keyUnknown
+        @usableFromInline var seenKey: KeyID = 0
         @usableFromInline var isLive = false
-        @usableFromInline var seenBuildAtHigh: UInt8 = 0
-
-        /// `seenBuildAt` of a build first seen past 40 bits of milliseconds: not kept.
-        @usableFromInline static let seenBuildAtUnknown: SimTime = (1 << 40) - 1
-        /// `seenKey` before any request.
-        @usableFromInline static let keyUnknown: KeyID = .max
-
-        /// When the server first saw `seenBuild`, or `seenBuildAtUnknown`.
-        @inlinable var seenBuildAt: SimTime {
-            get { SimTime(seenBuildAtHigh) << 32 | SimTime(seenBuildAtLow) }
-            set {
-                let t = Swift.min(newValue, DeviceSlot.seenBuildAtUnknown)
-                seenBuildAtLow = UInt32(truncatingIfNeeded: t)
-                seenBuildAtHigh = UInt8(truncatingIfNeeded: t >> 32)
-            }
-        }
     }
 
     /// The verdict of S2.1–S2.3 for one key: `.ok` (with the key's app) or the error.
@@ -123,7 +111,7 @@ public struct ServerModel: Sendable {
         keyCache = flaws.contains(.cachesKeyChecks)
             ? Array(repeating: CachedVerdict(), count: setup.keyCount) : []
         history = AccessHistory(keyCount: setup.keyCount, appCount: setup.apps.count)
-        for (index, app) in setup.apps.enumerated() { history.keyIssuedAt[Int(app.key)] = 0; _ = index }
+        for app in setup.apps { history.keyIssuedAt[Int(app.key)] = 0 }
         noteAccess(now: 0)
         assert(checkInvariants() == nil, checkInvariants() ?? "")
     }
@@ -138,13 +126,22 @@ public struct ServerModel: Sendable {
     public mutating func handle(_ request: Request, now: SimTime) -> ServerReply {
         let key = Int(request.key)
         precondition(key < keys.count, "request key \(request.key) out of range (keyCount \(keys.count))")
-        noteBuild(of: request, now: now)
+        precondition(Int(request.device) < devices.count, "request from device \(request.device) out of range (deviceCount \(devices.count))")
         if request.kind == .reset, !flaws.contains(.resetJudgesKey) { return reset(request, now: now) }
+        var reply = judge(request, now: now)
+        noteJudged(request, &reply, now: now)
+        return reply
+    }
+
+    /// Rules S2 and S6 in order for a request other than a reset (or any, under the
+    /// `resetJudgesKey` flaw); a lock error is dated afterwards, by `noteJudged`.
+    @usableFromInline
+    mutating func judge(_ request: Request, now: SimTime) -> ServerReply {
+        let key = Int(request.key)
         // S2.1–S2.3: the key, its app and the app's account.
         let verdict = flaws.contains(.cachesKeyChecks) ? cachedKeyVerdict(key, now: now) : keyVerdict(key, now: now)
         guard verdict.answer == .ok else {
-            return verdict.answer.isLockError ? lockError(verdict.answer, request, now: now)
-                                              : ServerReply(verdict.answer, servedAt: now)
+            return ServerReply(verdict.answer, servedAt: now)
         }
         let app = verdict.app
 
@@ -178,7 +175,7 @@ public struct ServerModel: Sendable {
         }
         // S2.5: every device belongs to the app that registered it.
         if devices[d].owner != app && !flaws.contains(.skipsDeviceAppCheck) {
-            return lockError(.appKeyMismatch, request, now: now)
+            return ServerReply(.appKeyMismatch, servedAt: now)
         }
         // S2.6: served; a reset (under the `resetJudgesKey` flaw) deletes the record (S8).
         if request.kind == .reset && !flaws.contains(.resetKeepsRecord) {
@@ -204,42 +201,75 @@ public struct ServerModel: Sendable {
         return ServerReply(.ok, servedAt: now)
     }
 
-    /// Remembers since when the sending install has carried its key, as far as the server
-    /// can know (S2 `stoppedSince`): since the start on build 0; on a later build, since
-    /// that build's first request, unless that build follows the last one seen and ships
-    /// the same key (an ordinary update: the install carried one key through it, and its
-    /// stop stays dated as before; a skipped build may have carried another key).
-    @inline(__always) @usableFromInline
-    mutating func noteBuild(of request: Request, now: SimTime) {
+    /// Remembers what a request judged by S2 showed of its install, and dates a lock error
+    /// (S2 `stoppedSince`): one more than the latest moment at which the install could have
+    /// been served, over every key history consistent with what the server saw (and `now`
+    /// itself when it was served earlier in this millisecond).
+    @usableFromInline
+    mutating func noteJudged(_ request: Request, _ reply: inout ServerReply, now: SimTime) {
         let d = Int(request.device)
-        precondition(d < devices.count, "request from device \(request.device) out of range (deviceCount \(devices.count))")
-        guard devices[d].seenBuild != request.build || devices[d].seenKey != request.key else { return }
-        if devices[d].seenBuild != request.build {
-            let sameKey = request.build == devices[d].seenBuild &+ 1 && request.key == devices[d].seenKey
-            devices[d].seenBuild = request.build
-            if !sameKey { devices[d].seenBuildAt = now }
+        if reply.answer.isLockError {
+            let servable = latestServable(request, now: now)
+            if servable != AccessHistory.never { devices[d].servableAt = servable }
+            let since = flaws.contains(.stoppedSinceFromFirstStop)
+                ? history.earliestStop(key: Int(request.key), app: keys[Int(request.key)].app.map(Int.init), now: now)
+                : devices[d].servableAt == AccessHistory.never ? 0 : min(devices[d].servableAt + 1, now)
+            reply = ServerReply(reply.answer, servedAt: now, stoppedSince: since)
+        } else if reply.answer.isVerdict {
+            devices[d].servableAt = now
         }
+        devices[d].lastJudgedAt = now
+        devices[d].seenBuild = request.build
         devices[d].seenKey = request.key
     }
 
-    /// A lock error for `request`, dated: `stoppedSince` is the start of the unbroken stop.
+    /// The latest moment since the install's last judged request, before `now`, at which it
+    /// could have been served, or `never`. Between two requests of one build the install
+    /// carried one key; across an update it carried the old build's key, then maybe builds
+    /// the server never saw (any key of any app), then the new one's.
     @usableFromInline
-    func lockError(_ answer: Answer, _ request: Request, now: SimTime) -> ServerReply {
-        let d = Int(request.device)
+    func latestServable(_ request: Request, now: SimTime) -> SimTime {
+        var slot = devices[Int(request.device)]
+        // S2.5 refuses another app's key only from an install holding the live record's
+        // credential: one that sends none (it was reset or purged) would register instead.
+        let credential = request.credential
+        slot.isLive = slot.isLive && credential.device == request.device && credential.generation == slot.generation
+        let first = slot.lastJudgedAt == AccessHistory.never
+        let from = first ? 0 : slot.lastJudgedAt + 1
+        // Another key on the same build is no history an install can have (a clone's): it
+        // counts as builds unseen in between, so every key of the app may have been carried.
         let build = request.build
-        // What the server knows of the install: it carried its key since the start of the
-        // world on build 0; on a later build, since that build's first request at the earliest.
-        // A mismatch needs a key of another app than the one the install registered with, so
-        // an update; on build 0 (never seen in a world) it is dated from this refusal.
-        let installSince: SimTime = build == 0 ? (answer == .appKeyMismatch ? now : 0)
-            : build == UInt16.max ? now
-            : devices[d].seenBuildAt == DeviceSlot.seenBuildAtUnknown ? now : min(now, devices[d].seenBuildAt)
-        let app: Int? = keys[Int(request.key)].app.map(Int.init)
-        let since = flaws.contains(.stoppedSinceFromFirstStop)
-            ? history.earliestStop(key: Int(request.key), app: app, now: now)
-            : history.stopStart(key: Int(request.key), keyState: keys[Int(request.key)], app: app,
-                                mismatch: answer == .appKeyMismatch, notBefore: installSince, now: now)
-        return ServerReply(answer, servedAt: now, stoppedSince: since)
+        let newBuild = first ? build != 0 : build != slot.seenBuild || request.key != slot.seenKey
+        let skipped = first ? build != 0 : newBuild && build != slot.seenBuild &+ 1
+        if newBuild, flaws.contains(.datesUpdateFromItsFirstRequest), skipped || request.key != slot.seenKey {
+            return now > from ? now - 1 : AccessHistory.never
+        }
+        var latest = AccessHistory.never
+        func consider(_ t: SimTime?) {
+            guard let t else { return }
+            latest = latest == AccessHistory.never ? t : max(latest, t)
+        }
+        consider(latestUnrefused(key: request.key, live: slot.isLive, owner: slot.owner, from: from, now: now))
+        if newBuild, !first { consider(latestUnrefused(key: slot.seenKey, live: slot.isLive, owner: slot.owner, from: from, now: now)) }
+        // A build never seen may have carried any app's key (its current one works unless
+        // the app is refused): served, or answered device_unknown, unless the live record
+        // belongs to another app (a mismatch), which only `app_pending` comes before.
+        if skipped {
+            for a in apps.indices {
+                let foreign = slot.isLive && a != Int(slot.owner)
+                consider(foreign ? history.latestPending(app: a, from: from, now: now)
+                                 : history.latestUnrefused(app: a, from: from, now: now))
+            }
+        }
+        return latest
+    }
+
+    /// The latest moment in `[from, now)` at which a request with `key` from an install
+    /// with this record would have got no lock error, or nil.
+    func latestUnrefused(key: KeyID, live: Bool, owner: AppID, from: SimTime, now: SimTime) -> SimTime? {
+        let app = keys[Int(key)].app
+        return history.latestUnrefused(key: Int(key), keyState: keys[Int(key)], app: app.map(Int.init),
+                                       mismatch: live && app != nil && app != owner, from: from, now: now)
     }
 
     /// Rules S2.1–S2.3 for `key` at `now`, checked afresh: `.ok` with the key's app, or
