@@ -229,15 +229,15 @@ public struct ServerModel: Sendable {
     /// the server never saw (any key of any app), then the new one's.
     @usableFromInline
     func latestServable(_ request: Request, now: SimTime) -> SimTime {
-        var slot = devices[Int(request.device)]
+        let slot = devices[Int(request.device)]
         // S2.5 refuses another app's key only from an install holding the live record's
         // credential: one that sends none (it was reset or purged) would register instead.
         let credential = request.credential
-        slot.isLive = slot.isLive && credential.device == request.device && credential.generation == slot.generation
+        let holdsRecord = slot.isLive && credential.device == request.device && credential.generation == slot.generation
         let first = slot.lastJudgedAt == AccessHistory.never
         let from = first ? 0 : slot.lastJudgedAt + 1
         // Another key on the same build is no history an install can have (a clone's): it
-        // counts as builds unseen in between, so every key of the app may have been carried.
+        // counts as builds unseen in between, so any key may have been carried.
         let build = request.build
         let newBuild = first ? build != 0 : build != slot.seenBuild || request.key != slot.seenKey
         let skipped = first ? build != 0 : newBuild && build != slot.seenBuild &+ 1
@@ -249,14 +249,14 @@ public struct ServerModel: Sendable {
             guard let t else { return }
             latest = latest == AccessHistory.never ? t : max(latest, t)
         }
-        consider(latestUnrefused(key: request.key, live: slot.isLive, owner: slot.owner, from: from, now: now))
-        if newBuild, !first { consider(latestUnrefused(key: slot.seenKey, live: slot.isLive, owner: slot.owner, from: from, now: now)) }
+        consider(latestUnrefused(key: request.key, holdsRecord: holdsRecord, owner: slot.owner, from: from, now: now))
+        if newBuild, !first { consider(latestUnrefused(key: slot.seenKey, holdsRecord: holdsRecord, owner: slot.owner, from: from, now: now)) }
         // A build never seen may have carried any app's key (its current one works unless
-        // the app is refused): served, or answered device_unknown, unless the live record
-        // belongs to another app (a mismatch), which only `app_pending` comes before.
+        // the app is refused): served, or answered device_unknown, unless the record the
+        // install holds belongs to another app (a mismatch), which only `app_pending` precedes.
         if skipped {
             for a in apps.indices {
-                let foreign = slot.isLive && a != Int(slot.owner)
+                let foreign = holdsRecord && a != Int(slot.owner)
                 consider(foreign ? history.latestPending(app: a, from: from, now: now)
                                  : history.latestUnrefused(app: a, from: from, now: now))
             }
@@ -264,12 +264,12 @@ public struct ServerModel: Sendable {
         return latest
     }
 
-    /// The latest moment in `[from, now)` at which a request with `key` from an install
-    /// with this record would have got no lock error, or nil.
-    func latestUnrefused(key: KeyID, live: Bool, owner: AppID, from: SimTime, now: SimTime) -> SimTime? {
+    /// The latest moment in `[from, now)` at which a request with `key` would have got no
+    /// lock error, from an install that holds (or not) the live record of app `owner`; or nil.
+    func latestUnrefused(key: KeyID, holdsRecord: Bool, owner: AppID, from: SimTime, now: SimTime) -> SimTime? {
         let app = keys[Int(key)].app
         return history.latestUnrefused(key: Int(key), keyState: keys[Int(key)], app: app.map(Int.init),
-                                       mismatch: live && app != nil && app != owner, from: from, now: now)
+                                       mismatch: holdsRecord && app != nil && app != owner, from: from, now: now)
     }
 
     /// Rules S2.1–S2.3 for `key` at `now`, checked afresh: `.ok` with the key's app, or
