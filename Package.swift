@@ -28,9 +28,11 @@ let package = Package(
         .target(name: "Scenarios", dependencies: ["SimKit", "Invariants"]),
         .target(name: "SimKitCommand", dependencies: ["SimKit", "Invariants", "Scenarios"]),
         .executableTarget(name: "simkit", dependencies: ["SimKitCommand"]),
-        .testTarget(name: "SimKitTests", dependencies: ["SimKit"]),
-        .testTarget(name: "InvariantsTests", dependencies: ["SimKit", "Invariants"]),
-        .testTarget(name: "ScenariosTests", dependencies: ["SimKit", "Invariants", "Scenarios", "SimKitCommand", "simkit"]),
+        /// What the test targets share: the slow tier's tag and switch (`SIMKIT_SLOW=1`).
+        .target(name: "SimKitTestSupport", path: "Tests/Support"),
+        .testTarget(name: "SimKitTests", dependencies: ["SimKit", "SimKitTestSupport"]),
+        .testTarget(name: "InvariantsTests", dependencies: ["SimKit", "Invariants", "SimKitTestSupport"]),
+        .testTarget(name: "ScenariosTests", dependencies: ["SimKit", "Invariants", "Scenarios", "SimKitCommand", "simkit", "SimKitTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

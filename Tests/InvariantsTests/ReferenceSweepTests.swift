@@ -1,3 +1,4 @@
+import SimKitTestSupport
 import Testing
 import SimKit
 import Invariants

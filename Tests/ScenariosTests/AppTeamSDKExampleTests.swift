@@ -1,4 +1,5 @@
 import Foundation
+import SimKitTestSupport
 import Testing
 
 /// `Examples/AppTeamSDK`, a separate package that depends on SimKit by path, builds against

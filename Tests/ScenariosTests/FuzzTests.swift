@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
+import SimKitTestSupport
 import Testing
 import SimKit
 import Invariants

@@ -1,4 +1,5 @@
 import Foundation
+import SimKitTestSupport
 import Testing
 import SimKit
 import Invariants

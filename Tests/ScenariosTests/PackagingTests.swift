@@ -1,4 +1,5 @@
 import Foundation
+import SimKitTestSupport
 import Testing
 
 /// Shipping SimKit: as a versioned dependency of another package, and as a `simkit` binary

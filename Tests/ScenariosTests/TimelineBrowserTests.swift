@@ -1,4 +1,5 @@
 import Foundation
+import SimKitTestSupport
 import Testing
 
 /// A headless Chromium to load timeline pages in: Debian's `chromium-headless-shell`

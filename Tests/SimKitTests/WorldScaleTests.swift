@@ -1,3 +1,4 @@
+import SimKitTestSupport
 import Testing
 @testable import SimKit
 
