@@ -66,6 +66,7 @@ public enum Mutants {
         sdk("reports-dropped-on-purge", .dropsReportsOnPurge, .reportsNotLost, [], "a purge drops the queued run reports too"),
         sdk("no-background-after-unlock", .noBackgroundAfterUnlock, .unlockResumesUnchanged, [], "does not register its background task again when it unlocks"),
         sdk("no-run-after-unlock", .noRunAfterUnlock, .unlockResumesUnchanged, [.reportsNotLost], "unlocking in the foreground starts no indexing run: the rest waits for the next activation"),
+        sdk("reports-settled-by-device-unknown", .settlesReportsOnDeviceUnknown, .reportsNotLost, [], "takes a device_unknown answer to a report upload as delivery: the reports leave the queue unreceived"),
         sdk("locked-does-not-register", .noRegisterWhenLocked, .neverLockOnTransient, [.lockedChecksOnActivation, .purgeWhenDue, .reportsNotLost], "a locked SDK answered device_unknown deletes its credential but does not register again"),
         server("cache-key-checks", .cachesKeyChecks, .serverEnforcesAccess, [.disableStopsEveryKey, .rotationGrace, .onlyRollupRestores, .deviceBelongsToApp], "caches the key verdict for 5 minutes"),
         server("grace-one-day-late", .graceOneDayLate, .rotationGrace, [], "an old key works one day past its grace"),

@@ -61,6 +61,20 @@ enum MutantWorlds {
         ])
     }
 
+    /// The server forgets the devices during their first run, before its report upload:
+    /// the upload is answered `device_unknown`, which delivers nothing (D10).
+    static var forgetBeforeUpload: WorldSetup {
+        base(1, [
+            person(0, .launch),
+            .at(2 * Ms.second, .forgetDevice(.all)),
+            .at(5 * Ms.second, .forgetDevice(.all)),
+            .at(10 * Ms.second, .forgetDevice(.all)),
+            .at(20 * Ms.second, .forgetDevice(.all)),
+            .at(40 * Ms.second, .forgetDevice(.all)),
+            person(1 * h, .open),
+        ])
+    }
+
     /// Locked by a disable, the server forgets the devices; access comes back and a launch
     /// checks: `device_unknown`, and the devices must register again and unlock.
     static var lockedForget: WorldSetup {
@@ -444,6 +458,7 @@ enum MutantWorlds {
         case "restore-lifts-disable", "account-restore-lifts-app-revoke", "disable-spares-grace-keys": rollupAndDisable
         case "background-wake-drops-check": backgroundWakeDuringCheck
         case "date-update-from-first-request": unseenUpdateThenDisable
+        case "reports-settled-by-device-unknown": forgetBeforeUpload
         default: fatalError("no world for mutant \(name)")
         }
     }
@@ -458,8 +473,8 @@ enum MutantWorlds {
 }
 
 @Suite struct MutantTests {
-    @Test("the catalogue names 50 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
-        #expect(Mutants.all.count == 50)
+    @Test("the catalogue names 51 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
+        #expect(Mutants.all.count == 51)
         #expect(Mutants.orderingOnly.count == 1)
         #expect(Set(Mutants.names).count == Mutants.all.count + Mutants.orderingOnly.count)
         for m in Mutants.all { #expect(!m.alsoPlausible.contains(m.expected), "\(m.name) lists its expected invariant as plausible") }

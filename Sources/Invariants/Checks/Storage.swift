@@ -25,9 +25,14 @@ extension InvariantChecker {
             if dev.reportUploadFailed { hit(.reportUploadedAfterFailure) }
             let count = UInt32(min(n, dev.disk.reportsQueued))
             // D10: a 200 confirms only reports queued before its upload was sent.
-            if let upTo = step.uploadCarriedUpTo, dev.reportsSettled &+ count > max(upTo, dev.reportsSettled) {
-                let never = dev.reportsSettled &+ count - max(upTo, dev.reportsSettled)
-                violate(.reportsNotLost, d, "marked \(count) run report(s) uploaded on a 200 to an upload sent before \(never) of them were queued; they were never delivered")
+            if let upTo = step.uploadCarriedUpTo {
+                if dev.reportsSettled &+ count > max(upTo, dev.reportsSettled) {
+                    let never = dev.reportsSettled &+ count - max(upTo, dev.reportsSettled)
+                    violate(.reportsNotLost, d, "marked \(count) run report(s) uploaded on a 200 to an upload sent before \(never) of them were queued; they were never delivered")
+                }
+            } else if count > 0 {
+                // D10 by receipt: only a 200 to an upload that carried them says the server has them.
+                violate(.reportsNotLost, d, "marked \(count) run report(s) uploaded with no 200 to an upload in this step; the server never confirmed receiving them")
             }
         // The truth is read again for a deletion, not passed as `dev`: a `dev` that escapes
         // to a call is a copy of all 136 bytes on every store (a memcpy, 0.9% of a checked

@@ -440,7 +440,7 @@ public struct ReferenceSDK: SDKCore {
         if isCheck, a.isVerdict { s.store(.setLastAnsweredCheck(s.now)) }
         // D10: an upload's answer settles exactly the reports it carried, locked or not.
         if kind == .runReport {
-            if a == .ok {
+            if a == .ok || (a == .deviceUnknown && s.flaws.contains(.settlesReportsOnDeviceUnknown)) {
                 if reportsUploading > 0 { s.store(.reportsUploaded(UInt32(reportsUploading))) }
                 reportsUploading = 0; uploadInFlight = 0
                 reportAttempts = 0

@@ -94,4 +94,7 @@ public struct SDKFlaws: OptionSet, Sendable, Hashable {
     /// Starts no indexing run when it unlocks unless one was going: the photos a lock cut
     /// short wait for the next activation or background run (breaks D4).
     public static let noRunAfterUnlock = SDKFlaws(rawValue: 1 << 35)
+    /// Takes a `device_unknown` answer to a run-report upload as delivery: the reports it
+    /// carried leave the queue though the server never received them (breaks D10).
+    public static let settlesReportsOnDeviceUnknown = SDKFlaws(rawValue: 1 << 36)
 }
