@@ -97,11 +97,8 @@ struct ServerTruth {
             app = a
         case .current(let a): app = a
         }
-        let record = apps[Int(app)]
-        if record.disabled { return (.appDisabled, .developerDisabled) }
-        if record.review == .rejected || record.review == .revoked { return (.appDisabled, .rollup) }
-        if accounts[Int(record.account)] != .approved { return (.appDisabled, .rollup) }
-        if record.review == .pending { return (.appPending, .pending) }
+        if let cause = appRefusal(app) { return (.appDisabled, cause) }
+        if apps[Int(app)].review == .pending { return (.appPending, .pending) }
         if kind == .register { return attestedApp == app ? (.ok, .served) : (.attestationFailed, .clone) }
         let known = !credential.isNone && Int(credential.device) < records.count
             && records[Int(credential.device)].generation == credential.generation
@@ -128,10 +125,8 @@ struct ServerTruth {
             app = a
         case .current(let a): app = a
         }
-        let record = apps[Int(app)]
-        if record.disabled || record.review == .rejected || record.review == .revoked { return true }
-        if accounts[Int(record.account)] != .approved { return true }
-        if record.review == .pending { return false }
+        if appRefusal(app) != nil { return true }
+        if apps[Int(app)].review == .pending { return false }
         // S2.5: a genuine install holding its live credential (the record's generation: an
         // older one is unknown, S2.4), sending another app's key.
         guard genuine, credentialGeneration != 0, Int(device) < records.count else { return false }
