@@ -36,6 +36,17 @@ public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConverti
     case serverDisabledApp
     case rollupRevoked
     case enableRefusedByRollup
+    // Interleavings (issue 38).
+    /// A check sent while locked unlocks the SDK after the app went to the background.
+    case unlockInBackground
+    /// A lock error older than the 200 that unlocked a locked device arrives after it.
+    case staleRefusalAfterUnlock
+    /// The first answer that says "stopped for 30 days" answers a request other than a check.
+    case purgeDueFromNonCheck
+    /// A clone resets with a live copy of a genuine device's credential, and is refused.
+    case cloneResetRefused
+    /// A run-report upload is answered `device_unknown`: it delivered nothing (D10).
+    case reportUploadDeviceUnknown
 
     /// The stable name shown in summaries.
     public var description: String { Coverage.names[rawValue] }
@@ -74,6 +85,11 @@ public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConverti
         "dashboard-disable",
         "rollup-revoke",
         "enable-while-rollup-revoked",
+        "unlock-in-background",
+        "stale-refusal-after-unlock",
+        "purge-due-from-non-check",
+        "clone-reset-refused",
+        "report-upload-device_unknown",
     ]
 }
 

@@ -13,41 +13,47 @@
 public enum SometimesRequirements {
     /// Seeds from which each situation is required, in `Coverage` declaration order
     /// (0: never required). Measured from 40,000 seeds of the default campaign, with the
-    /// generator's aimed probes, per-device links and the rest of the language's surface.
+    /// generator's aimed probes, its interleaving probes, per-device links and the rest of
+    /// the language's surface.
     public static let table: [(fromSeeds: Int, name: String)] = [
-        (   110, "lock-by-app_key_invalid"),        // 34.50%
-        (    50, "lock-by-app_disabled"),           // 78.76%
-        (   640, "lock-by-app_key_mismatch"),       // 6.38%
-        (    80, "lock-from-check"),                // 49.48%
-        (    60, "lock-from-register"),             // 61.16%
-        (   160, "lock-from-query"),                // 25.77%
-        (  3400, "lock-from-profile"),              // 1.24%
-        (  2800, "lock-from-place-data"),           // 1.52%
-        (  2300, "lock-from-model-download"),       // 1.80%
-        (   850, "lock-from-run-report"),           // 4.86%
-        (    90, "unlock"),                         // 45.43%
-        (   420, "unlock-after-29-days"),           // 9.77%
-        (   100, "purge"),                          // 41.03%
-        (   640, "re-registration"),                // 6.42%
-        (   150, "old-key-refused-after-grace"),    // 26.72%
-        (   280, "old-key-served-in-grace"),        // 14.34%
-        (   270, "check-while-offline"),            // 15.15%
-        (   330, "check-answered-5xx"),             // 12.47%
-        (   170, "check-timed-out"),                // 23.64%
-        (   160, "app_pending-answered"),           // 24.89%
-        (    80, "stale-response-ignored"),         // 47.49%
-        (   130, "clone-refused"),                  // 29.52%
-        (   940, "reset-while-request-in-flight"),  // 4.39%
-        (  7200, "reset-retried"),                  // 0.58%
-        (   580, "photos-revoked-while-locked"),    // 7.14%
-        (   560, "photos-revoked-index-deleted"),   // 7.29%
-        (    40, "locked-threw-on-call"),           // 81.80%
-        (   100, "background-run"),                 // 39.91%
-        (   320, "report-uploaded-after-failure"),  // 12.62%
-        (   180, "response-lost"),                  // 22.67%
-        (    50, "dashboard-disable"),              // 73.06%
-        (   170, "rollup-revoke"),                  // 23.95%
-        (   400, "enable-while-rollup-revoked"),    // 10.33%
+        (   120, "lock-by-app_key_invalid"),     // 33.77%
+        (    40, "lock-by-app_disabled"),        // 81.22%
+        (   640, "lock-by-app_key_mismatch"),    // 6.39%
+        (    70, "lock-from-check"),             // 52.73%
+        (    60, "lock-from-register"),          // 61.93%
+        (   140, "lock-from-query"),             // 27.85%
+        (  1800, "lock-from-profile"),           // 2.42%
+        (  2800, "lock-from-place-data"),        // 1.52%
+        (  2400, "lock-from-model-download"),    // 1.79%
+        (   810, "lock-from-run-report"),        // 5.08%
+        (    80, "unlock"),                      // 46.95%
+        (   460, "unlock-after-29-days"),        // 8.87%
+        (    90, "purge"),                       // 44.58%
+        (   460, "re-registration"),             // 8.82%
+        (   150, "old-key-refused-after-grace"), // 26.79%
+        (   300, "old-key-served-in-grace"),     // 13.66%
+        (   230, "check-while-offline"),         // 17.35%
+        (   330, "check-answered-5xx"),          // 12.49%
+        (   170, "check-timed-out"),             // 23.95%
+        (   160, "app_pending-answered"),        // 24.73%
+        (    70, "stale-response-ignored"),      // 53.21%
+        (   130, "clone-refused"),               // 31.60%
+        (   820, "reset-while-request-in-flight"), // 5.04%
+        (  1700, "reset-retried"),               // 2.44%
+        (   550, "photos-revoked-while-locked"), // 7.43%
+        (   570, "photos-revoked-index-deleted"), // 7.24%
+        (    40, "locked-threw-on-call"),        // 84.10%
+        (    90, "background-run"),              // 43.93%
+        (   280, "report-uploaded-after-failure"), // 14.70%
+        (   170, "response-lost"),               // 23.77%
+        (    50, "dashboard-disable"),           // 76.96%
+        (   150, "rollup-revoke"),               // 26.12%
+        (   390, "enable-while-rollup-revoked"), // 10.35%
+        (  1900, "unlock-in-background"),        // 2.27%
+        (  1400, "stale-refusal-after-unlock"),  // 3.08%
+        (  2100, "purge-due-from-non-check"),    // 2.01%
+        (  2300, "clone-reset-refused"),         // 1.85%
+        (  1600, "report-upload-device_unknown"), // 2.61%
     ]
 
     /// The number of seeds from which `situation` is required, or nil if it never is.

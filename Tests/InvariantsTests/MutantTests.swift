@@ -424,6 +424,61 @@ enum MutantWorlds {
         ])
     }
 
+    // MARK: Interleavings (issue 38): an action lands while a request is in flight.
+
+    /// Locked by a disable; after the enable the app comes to the foreground, and goes to
+    /// the background while the check that unlocks it is in flight (D4).
+    static var backgroundDuringUnlockingCheck: WorldSetup {
+        pinned(20, base(3, [
+            person(0, .launch),
+            dash(1 * d, .disable(app: 0)),
+            person(1 * d + m, .launch),
+            dash(2 * d, .enable(app: 0)),
+            person(2 * d + h, .close),
+            person(2 * d + h, .open),
+            person(2 * d + h + 5, .close),
+        ]))
+    }
+
+    /// A locked device checks twice on either side of an enable; the older, refused check
+    /// is answered slowly and arrives after the newer 200 that unlocked it (D4, D9).
+    static var lockedRaceAcrossEnable: WorldSetup {
+        pinned(20, base(3, [
+            person(0, .launch),
+            dash(1 * d, .disable(app: 0)),
+            person(1 * d + m, .launch),
+            .at(2 * d, .slowResponses(.all, byMs: 3_000, forMs: 15)),
+            person(2 * d, .close),
+            person(2 * d, .open),        // check A: judged at +10 ms, refused, answered at +3,020 ms
+            dash(2 * d + 12, .enable(app: 0)),
+            person(2 * d + 14, .close),
+            person(2 * d + 14, .open),   // check B: judged at +24 ms, 200, answered at +34 ms
+        ]))
+    }
+
+    /// Offline from before a disable until 31 days after it, so the devices hear of the
+    /// stop only when it is 31 days old, and from a query, not a key check (D5).
+    static var thirtyDayStopHeardByQuery: WorldSetup {
+        pinned(20, base(33, [
+            person(0, .launch),
+            .at(1 * d - m, .offline(.all, forMs: 31 * d)),
+            dash(1 * d, .disable(app: 0)),
+            person(32 * d, .query),
+            person(32 * d + h, .open),
+        ]))
+    }
+
+    /// Clones copy the genuine devices' live credentials and reset with them (S6, S8);
+    /// the genuine devices launch again afterwards.
+    static var cloneResets: WorldSetup {
+        var s = base(1, devices: 2, clones: 2, [person(0, .launch, DeviceSelection(group: 0, mode: .every)),
+                                                person(h, .launch, DeviceSelection(group: 1, mode: .every)),
+                                                person(2 * h, .reset, DeviceSelection(group: 1, mode: .every)),
+                                                person(3 * h, .launch, DeviceSelection(group: 0, mode: .every))])
+        s.groups[1].copiesCredentialsOf = 0
+        return s
+    }
+
     /// The world that exercises `name`'s bug.
     static func world(for name: String) -> WorldSetup {
         switch name {
@@ -459,6 +514,10 @@ enum MutantWorlds {
         case "background-wake-drops-check": backgroundWakeDuringCheck
         case "date-update-from-first-request": unseenUpdateThenDisable
         case "reports-settled-by-device-unknown": forgetBeforeUpload
+        case "unlock-only-in-foreground": backgroundDuringUnlockingCheck
+        case "relock-by-older-check": lockedRaceAcrossEnable
+        case "purge-only-on-check": thirtyDayStopHeardByQuery
+        case "clone-reset-deletes-record": cloneResets
         default: fatalError("no world for mutant \(name)")
         }
     }
@@ -473,8 +532,8 @@ enum MutantWorlds {
 }
 
 @Suite struct MutantTests {
-    @Test("the catalogue names 51 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
-        #expect(Mutants.all.count == 51)
+    @Test("the catalogue names 55 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
+        #expect(Mutants.all.count == 55)
         #expect(Mutants.orderingOnly.count == 1)
         #expect(Set(Mutants.names).count == Mutants.all.count + Mutants.orderingOnly.count)
         for m in Mutants.all { #expect(!m.alsoPlausible.contains(m.expected), "\(m.name) lists its expected invariant as plausible") }

@@ -72,7 +72,9 @@ extension InvariantChecker {
         }
         switch cause {
         case .graceEnded where actual == expected: hit(.oldKeyGraceEnded)
-        case .clone where actual == expected: hit(.cloneRefused)
+        case .clone where actual == expected:
+            hit(.cloneRefused)
+            if kind == .reset { hit(.cloneResetRefused) }   // a reset with a live copied credential
         case .pending where actual == expected: hit(.pendingAnswered)
         default: break
         }

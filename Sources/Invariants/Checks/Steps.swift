@@ -72,7 +72,10 @@ extension InvariantChecker {
             }
         }
         if viaTimer, id == devices[i].lastServedID { hit(.responseLost) }
-        if kind == .runReport, answer != .ok { devices[i].reportUploadFailed = true }
+        if kind == .runReport, answer != .ok {
+            devices[i].reportUploadFailed = true
+            if answer == .deviceUnknown { hit(.reportUploadDeviceUnknown) }
+        }
         if answer == .deviceUnknown { step.freshDeviceUnknown = true; hit(.reRegistration) }
         // D4, D9: a verdict older than one already delivered must change no lock. A reset's
         // 200 says nothing of access (S8); a lock error to it (from a server that breaks
@@ -82,7 +85,10 @@ extension InvariantChecker {
         step.newestBefore = devices[i].newestVerdictAt
         if servedAt < devices[i].newestVerdictAt {
             step.olderVerdict = true
-            if InvariantChecker.isLockError(answer) { step.olderLockError = true }
+            if InvariantChecker.isLockError(answer) {
+                step.olderLockError = true
+                if devices[i].unlockedWithRequestInFlight, !devices[i].locked { hit(.staleRefusalAfterUnlock) }
+            }
             hit(.staleResponseIgnored)
             return
         }
@@ -104,6 +110,7 @@ extension InvariantChecker {
                 if stoppedSince != ServerReply.none, stoppedSince <= servedAt,
                    servedAt - stoppedSince >= InvariantChecker.purgeAfterMs {
                     step.purgeDue = true
+                    if !isCheck { hit(.purgeDueFromNonCheck) }
                 }
             }
         } else if answer == .ok, devices[i].locked {
@@ -114,7 +121,9 @@ extension InvariantChecker {
                 step.mustUnlock = true
                 hit(.unlock)
                 if now - dev.lockedSince >= 29 * Ms.day { hit(.unlockAfter29Days) }
+                if !dev.foreground { hit(.unlockInBackground) }
                 devices[i].unlock()
+                if devices[i].awaiting != 0 { devices[i].unlockedWithRequestInFlight = true }
             }
         }
     }

@@ -66,6 +66,9 @@ import SimKit
     var foreground: Bool { get { more(1) } set { setMore(1, newValue) } }
     /// An indexing run is going: started, and neither ended nor its process gone since.
     var running: Bool { get { more(2) } set { setMore(2, newValue) } }
+    /// The last unlock came while another request (a check sent while locked) was still
+    /// awaited: an older refusal may still arrive (a coverage point only).
+    var unlockedWithRequestInFlight: Bool { get { more(4) } set { setMore(4, newValue) } }
     /// The key the install carries now (S1). Here, after the one-byte fields, it fills
     /// what would be padding.
     var key: KeyID = 0
@@ -240,6 +243,7 @@ import SimKit
     /// the disk holds is what an unlock must resume with (D4).
     mutating func lock(at now: SimTime) {
         locked = true
+        unlockedWithRequestInFlight = false
         lockedSince = now
         purged = false
         indexAtLock = disk.indexedCount

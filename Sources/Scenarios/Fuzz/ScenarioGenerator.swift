@@ -54,6 +54,8 @@ public struct ScenarioGenerator {
     var r: SimRandom
     /// The stream of the aimed probes (`aim`), apart so that they add to a seed's script.
     var aimStream: SimRandom
+    /// The stream of the interleaving probes (`interleave`), apart for the same reason.
+    var weaveStream: SimRandom
     var on: [Bool] = []
     var durationMs: SimTime = 0
     var s = ScenarioFile()
@@ -77,6 +79,7 @@ public struct ScenarioGenerator {
         swarm = root.fork(1)
         r = root.fork(2)
         aimStream = root.fork(3)
+        weaveStream = root.fork(4)
     }
 
     func has(_ f: Feature) -> Bool { on[f.rawValue] }
@@ -130,6 +133,7 @@ public struct ScenarioGenerator {
         if aimed {
             aim()
             slowRace(seed: seed)
+            interleave()
         }
         return s
     }

@@ -434,7 +434,9 @@ public struct ReferenceSDK: SDKCore {
                 olderVerdictIgnored(kind, &s)
                 return
             }
-            newestVerdictAt = max(newestVerdictAt, reply.servedAt)
+            if !(s.disk.isLocked && a == .ok && isCheck && s.flaws.contains(.unlockForgetsItsVerdict)) {
+                newestVerdictAt = max(newestVerdictAt, reply.servedAt)
+            }
         }
         // D1: an answered check, unless it was ignored above as older than one acted on.
         if isCheck, a.isVerdict { s.store(.setLastAnsweredCheck(s.now)) }
@@ -529,6 +531,7 @@ public struct ReferenceSDK: SDKCore {
     /// D5: the server says access has been stopped for 30 days in a row.
     func purgeIsDue(_ reply: ServerReply, byCheck: Bool, _ s: Step) -> Bool {
         if s.disk.purged || s.flaws.contains(.neverPurges) { return false }
+        if !byCheck, s.flaws.contains(.purgesOnlyOnCheck) { return false }
         if s.flaws.contains(.purgesFromFirstLockSeen) {
             return byCheck && s.now >= s.disk.lockedSince &+ s.config.purgeAfterMs
         }
@@ -563,6 +566,7 @@ public struct ReferenceSDK: SDKCore {
         switch reply.answer {
         case .ok:
             if kind == .register { s.store(.setCredential(reply.credential)) }
+            if !foreground, s.flaws.contains(.unlocksOnlyInForeground) { return }
             unlock(&s)
         case .deviceUnknown:
             if !s.disk.credential.isNone { s.store(.deleteCredential) }

@@ -97,4 +97,17 @@ public struct SDKFlaws: OptionSet, Sendable, Hashable {
     /// Takes a `device_unknown` answer to a run-report upload as delivery: the reports it
     /// carried leave the queue though the server never received them (breaks D10).
     public static let settlesReportsOnDeviceUnknown = SDKFlaws(rawValue: 1 << 36)
+    /// Interleaving flaws (issue 38): each shows only when an action lands while a request
+    /// is in flight, or when a request of an unusual kind meets a boundary.
+    /// Applies an unlocking 200 only while the app is in the foreground: a key check sent
+    /// on activation whose 200 arrives after the app went to the background keeps the SDK
+    /// locked until the next activation (breaks D4).
+    public static let unlocksOnlyInForeground = SDKFlaws(rawValue: 1 << 37)
+    /// The 200 that unlocks a locked SDK is not recorded as the newest verdict, so an older
+    /// check still in flight (sent before an enable, refused) locks it again (breaks D4, D9).
+    public static let unlockForgetsItsVerdict = SDKFlaws(rawValue: 1 << 38)
+    /// Deletes only when the 30-day lock error answers a key check: one answering a query,
+    /// profile, upload or download only locks, and the data waits for the next check
+    /// (breaks D5 liveness).
+    public static let purgesOnlyOnCheck = SDKFlaws(rawValue: 1 << 39)
 }

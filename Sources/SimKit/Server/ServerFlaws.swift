@@ -45,6 +45,10 @@ public struct ServerFlaws: OptionSet, Sendable, Hashable {
     /// is dated from that build's first request, as if the server could not know what
     /// the builds in between carried, even when its app has refused every key since earlier.
     public static let datesUpdateFromItsFirstRequest = ServerFlaws(rawValue: 1 << 14)
+    /// Breaks S6 on one path only: a reset deletes the record its credential names without
+    /// checking the App Attest assertion (S8's "whatever the state" read as coming first),
+    /// so a clone with a live copy of a genuine device's credential deletes its record.
+    public static let resetSkipsAssertion = ServerFlaws(rawValue: 1 << 15)
 
     /// Every flaw, with its stable kebab-case name (for scenario files and reports).
     public static let named: [(name: String, flaw: ServerFlaws)] = [
@@ -63,5 +67,6 @@ public struct ServerFlaws: OptionSet, Sendable, Hashable {
         ("account-restore-lifts-app-revoke", .accountRestoreLiftsAppRevoke),
         ("disable-spares-grace-keys", .disableSparesGraceKeys),
         ("dates-update-from-its-first-request", .datesUpdateFromItsFirstRequest),
+        ("reset-skips-assertion", .resetSkipsAssertion),
     ]
 }
