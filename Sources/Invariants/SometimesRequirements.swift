@@ -16,44 +16,44 @@ public enum SometimesRequirements {
     /// generator's aimed probes, its interleaving probes, per-device links and the rest of
     /// the language's surface.
     public static let table: [(fromSeeds: Int, name: String)] = [
-        (   120, "lock-by-app_key_invalid"),     // 33.77%
-        (    40, "lock-by-app_disabled"),        // 81.22%
-        (   640, "lock-by-app_key_mismatch"),    // 6.39%
-        (    70, "lock-from-check"),             // 52.73%
-        (    60, "lock-from-register"),          // 61.93%
-        (   140, "lock-from-query"),             // 27.85%
-        (  1800, "lock-from-profile"),           // 2.42%
+        (   110, "lock-by-app_key_invalid"),     // 35.09%
+        (    40, "lock-by-app_disabled"),        // 81.56%
+        (   630, "lock-by-app_key_mismatch"),    // 6.48%
+        (    70, "lock-from-check"),             // 54.26%
+        (    60, "lock-from-register"),          // 62.17%
+        (   140, "lock-from-query"),             // 28.12%
+        (  1600, "lock-from-profile"),           // 2.67%
         (  2800, "lock-from-place-data"),        // 1.52%
-        (  2400, "lock-from-model-download"),    // 1.79%
-        (   810, "lock-from-run-report"),        // 5.08%
-        (    80, "unlock"),                      // 46.95%
-        (   460, "unlock-after-29-days"),        // 8.87%
-        (    90, "purge"),                       // 44.58%
-        (   460, "re-registration"),             // 8.82%
-        (   150, "old-key-refused-after-grace"), // 26.79%
-        (   300, "old-key-served-in-grace"),     // 13.66%
-        (   230, "check-while-offline"),         // 17.35%
+        (  2300, "lock-from-model-download"),    // 1.80%
+        (   800, "lock-from-run-report"),        // 5.12%
+        (    80, "unlock"),                      // 47.15%
+        (   450, "unlock-after-29-days"),        // 9.20%
+        (    80, "purge"),                       // 45.82%
+        (   450, "re-registration"),             // 9.16%
+        (   150, "old-key-refused-after-grace"), // 27.24%
+        (   290, "old-key-served-in-grace"),     // 14.09%
+        (   230, "check-while-offline"),         // 17.81%
         (   330, "check-answered-5xx"),          // 12.49%
-        (   170, "check-timed-out"),             // 23.95%
+        (   170, "check-timed-out"),             // 24.02%
         (   160, "app_pending-answered"),        // 24.73%
-        (    70, "stale-response-ignored"),      // 53.21%
-        (   130, "clone-refused"),               // 31.60%
-        (   820, "reset-while-request-in-flight"), // 5.04%
-        (  1700, "reset-retried"),               // 2.44%
-        (   550, "photos-revoked-while-locked"), // 7.43%
-        (   570, "photos-revoked-index-deleted"), // 7.24%
-        (    40, "locked-threw-on-call"),        // 84.10%
-        (    90, "background-run"),              // 43.93%
-        (   280, "report-uploaded-after-failure"), // 14.70%
-        (   170, "response-lost"),               // 23.77%
-        (    50, "dashboard-disable"),           // 76.96%
-        (   150, "rollup-revoke"),               // 26.12%
-        (   390, "enable-while-rollup-revoked"), // 10.35%
-        (  1900, "unlock-in-background"),        // 2.27%
-        (  1400, "stale-refusal-after-unlock"),  // 3.08%
-        (  2100, "purge-due-from-non-check"),    // 2.01%
-        (  2300, "clone-reset-refused"),         // 1.85%
-        (  1600, "report-upload-device_unknown"), // 2.61%
+        (    70, "stale-response-ignored"),      // 53.66%
+        (   130, "clone-refused"),               // 31.49%
+        (   810, "reset-while-request-in-flight"), // 5.09%
+        (  1800, "reset-retried"),               // 2.40%
+        (   550, "photos-revoked-while-locked"), // 7.42%
+        (   560, "photos-revoked-index-deleted"), // 7.27%
+        (    40, "locked-threw-on-call"),        // 84.41%
+        (    90, "background-run"),              // 44.30%
+        (   280, "report-uploaded-after-failure"), // 14.62%
+        (   170, "response-lost"),               // 23.83%
+        (    50, "dashboard-disable"),           // 77.24%
+        (   150, "rollup-revoke"),               // 26.85%
+        (   390, "enable-while-rollup-revoked"), // 10.56%
+        (  1900, "unlock-in-background"),        // 2.17%
+        (  1500, "stale-refusal-after-unlock"),  // 2.94%
+        (  2000, "purge-due-from-non-check"),    // 2.17%
+        (  2500, "clone-reset-refused"),         // 1.72%
+        (  1700, "report-upload-device_unknown"), // 2.46%
     ]
 
     /// The number of seeds from which `situation` is required, or nil if it never is.

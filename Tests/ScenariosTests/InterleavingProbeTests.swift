@@ -85,4 +85,59 @@ import Invariants
         #expect(g.place(of: d) == nil)
         #expect(g.firstDevice(of: s.groups.last!.name) == d - DeviceIndex(setup.groups.last!.count))
     }
+
+    /// The boundaries a script's statements on `vault` make: a stop-now rotation, a grace
+    /// deadline, 30 days after a stop.
+    static func vaultBoundaries(_ s: ScenarioFile) -> [SimTime] {
+        s.timeline.compactMap { st -> SimTime? in
+            guard case .at(let t) = st.schedule, case .action(let a) = st.body else { return nil }
+            switch a {
+            case .rotate(app: "vault", _, .stopNow): return t
+            case .rotate(app: "vault", _, .keep(let grace)): return t + grace
+            case .disable(app: "vault"), .rollupApp(.revoke, app: "vault"), .rollupAccount(.revoke, account: "initech"): return t + 30 * Ms.day
+            default: return nil
+            }
+        }
+    }
+
+    @Test("a request of the probe's kind is judged at its boundary ± its delta, by the trace, on most seeds; the reference passes")
+    func kindMeetsItsBoundary() throws {
+        var withBoundary = 0, met = 0
+        var kinds = Set<String>()
+        for seed: UInt64 in 0..<24 {
+            let s = InterleavingProbeTests.script(.kindAtBoundary, seed: seed, sdk: .reference)
+            let reference = try Fuzz.check(s, cores: SDKCores()).checker
+            #expect(reference.broken.isEmpty, "seed \(seed): \(reference.violations.map(\.headline))")
+            let boundaries = InterleavingProbeTests.vaultBoundaries(s)
+            guard let b = boundaries.first else { continue }
+            withBoundary += 1
+            let windows = try #require(ScenarioGenerator.windows(of: s, untilMs: s.duration))
+            // The vault's first device comes after the 3 devices of photos.
+            // Judged at the boundary exactly, or at one of the deltas the probe draws.
+            let deltas: Set<Int64> = [0, -1, 1, -1_000, 1_000, -60_000, 60_000]
+            let hits = windows.filter { w in w.device == 3 && w.servedAt.map { deltas.contains(Int64($0) - Int64(b)) } == true }
+            if !hits.isEmpty { met += 1 }
+            for w in hits { kinds.insert("\(w.kind)") }
+        }
+        #expect(withBoundary >= 12 && met * 3 >= withBoundary * 2, "\(met) of \(withBoundary) boundaries met")
+        #expect(kinds.count >= 5, "kinds met: \(kinds.sorted())")
+    }
+
+    @Test("a race in every state: an older answer arrives after a newer one on half the seeds or more; the reference passes")
+    func racesOvertake() throws {
+        var overtaken = 0
+        for seed: UInt64 in 0..<16 {
+            let s = InterleavingProbeTests.script(.raceInEveryState, seed: seed, sdk: .reference)
+            let reference = try Fuzz.check(s, cores: SDKCores()).checker
+            #expect(reference.broken.isEmpty, "seed \(seed): \(reference.violations.map(\.headline))")
+            let windows = try #require(ScenarioGenerator.windows(of: s, untilMs: s.duration)).filter { $0.device == 3 }
+            let over = windows.contains { a in
+                windows.contains { b in
+                    b.sentAt > a.sentAt && (b.deliveredAt ?? .max) < (a.deliveredAt ?? 0) && a.servedAt != nil && b.servedAt != nil
+                }
+            }
+            if over { overtaken += 1 }
+        }
+        #expect(overtaken >= 8, "\(overtaken) of 16 seeds raced")
+    }
 }

@@ -30,14 +30,22 @@ extension ScenarioGenerator {
         /// D10: the server forgets a device while its run-report upload is out (read from
         /// the trace), so the upload is answered `device_unknown` and delivered nothing.
         case forgetDuringUpload
+        /// Each kind of request (check, register, query, profile, run report, download,
+        /// reset) judged at a boundary ± a delta: 30 days into a stop (the device silent
+        /// until then), a grace deadline, a stop-now rotation; or an activation or a
+        /// background run 24 h ± a delta after the last answered check.
+        case kindAtBoundary
+        /// Two or three requests in flight across a dashboard, Rollup or update action, on
+        /// a device that is unlocked, locked, purged or unregistered.
+        case raceInEveryState
         /// Any action placed inside a request window read from the trace: just after it
         /// left, between its judging and its answer, just before its timeout.
         case actionInFlight
     }
 
-    /// A fifth of the seeds get one interleaving probe.
+    /// A quarter of the seeds get one interleaving probe.
     mutating func interleave() {
-        guard weaveStream.chance(1, outOf: 5) else { return }
+        guard weaveStream.chance(1, outOf: 4) else { return }
         let all = Interleaving.allCases
         weave(all[Int(weaveStream.below(UInt64(all.count)))])
     }
@@ -50,6 +58,8 @@ extension ScenarioGenerator {
         case .stopHeardFirstByACall: stopHeardFirstByACall()
         case .clonesDoEverything: clonesDoEverything()
         case .forgetDuringUpload: forgetDuringUpload()
+        case .kindAtBoundary: kindAtBoundary()
+        case .raceInEveryState: raceInEveryState()
         case .actionInFlight: actionInFlight()
         }
     }
@@ -260,5 +270,147 @@ extension ScenarioGenerator {
         }
         at(m + Ms.hour + Ms.minute, .person(.close, .all))
         at(m + Ms.hour + Ms.minute, .person(.open, .all))
+    }
+
+    /// Moves the statements from `index` on by `delta` milliseconds (never before 0).
+    mutating func shift(from index: Int, by delta: Int64) {
+        for i in index..<s.timeline.count {
+            guard case .at(let t) = s.timeline[i].schedule else { continue }
+            s.timeline[i].schedule = .at(shifted(t, delta))
+        }
+    }
+
+    /// The statements that make `who` send a request of `kind` at `t` as the device's
+    /// first (or, for a register or a download, after a reset or forget it brings about).
+    mutating func request(_ kind: RequestKind, from who: DeviceSelector, at t: SimTime) {
+        switch kind {
+        case .check: at(t, .person(.launch, who))
+        case .register: at(t, .forgetDevice(who)); at(t, .person(.launch, who))
+        case .query, .profile: at(t, .person(kind == .query ? .query : .profile, who))
+        case .runReport: at(t, .addPhotos(20, who)); at(t, .person(.background, who))
+        case .modelDownload, .placeData: at(t, .person(.reset, who)); at(t + Ms.second, .person(.launch, who))
+        case .reset: at(t, .person(.reset, who))
+        }
+    }
+
+    mutating func kindAtBoundary() {
+        guard let t0 = weaveTime(room: 31 * Ms.day) else { return }
+        let group = quietApp()
+        let who = DeviceSelector.device(group: group, index: 1)
+        guard let device = firstDevice(of: group) else { return }
+        let boundary: SimTime
+        let kinds: [RequestKind]
+        var silent = false
+        switch weaveStream.below(4) {
+        case 0:
+            // Silent into the stop: offline from before it to 10 minutes before its 30th
+            // day, in the foreground (its check fails offline), so a call needs no check.
+            boundary = t0 + 30 * Ms.day
+            at(t0 - Ms.minute, .offline(who, for: 30 * Ms.day - 9 * Ms.minute))
+            at(t0, [.disable(app: "vault"), .rollupApp(.revoke, app: "vault"), .rollupAccount(.revoke, account: "initech")][Int(weaveStream.below(3))])
+            at(boundary - 10 * Ms.minute - Ms.second, .person(.close, who))
+            at(boundary - 10 * Ms.minute - Ms.second, .person(.open, who))
+            kinds = [.check, .query, .profile, .reset]
+            silent = true
+        case 1:
+            let grace = [Ms.hour, Ms.day, 7 * Ms.day][Int(weaveStream.below(3))]
+            at(t0, .rotate(app: "vault", key: "rk_live_v1", old: .keep(grace)))
+            boundary = t0 + grace
+            kinds = RequestKind.allCases
+        case 2:
+            boundary = t0
+            at(t0, .rotate(app: "vault", key: "rk_live_v1", old: .stopNow))
+            kinds = RequestKind.allCases
+        default:
+            // D1: the activation or background run 24 h ± a delta after the check that the
+            // trace says was answered last.
+            at(t0, .person(.launch, who))
+            guard let windows = ScenarioGenerator.windows(of: s, untilMs: t0 + s.network.timeout + answerMax),
+                  let c = windows.last(where: { $0.device == device && $0.sentAt == t0 })?.deliveredAt else { return }
+            let when = shifted(c + Ms.day, [1, 2, 998, 999, 1_000, -1, 0, Int64(Ms.minute)][Int(weaveStream.below(8))])
+            at(when, .person(.close, who))
+            at(when, .person(weaveStream.chance(1, outOf: 2) ? .open : .background, who))
+            return
+        }
+        // Placed at an estimate, then moved so the trace says it is judged at the boundary
+        // ± a delta: a device's latencies are drawn by its own count of requests, so the
+        // same requests moved a little are judged as much later or earlier.
+        let kind = kinds[Int(weaveStream.below(UInt64(kinds.count)))]
+        if !silent, kind == .query || kind == .profile {
+            // In the foreground a minute before (its check, if due, answered by then): the
+            // call is then no activation and is the request that meets the boundary.
+            at(boundary - Ms.minute, .person(.close, who))
+            at(boundary - Ms.minute, .person(.open, who))
+        }
+        let first = s.timeline.count
+        let estimate = boundary - min(boundary - t0, (s.network.latencyMin + s.network.latencyMax) / 4 + Ms.second)
+        request(kind, from: who, at: estimate)
+        guard let windows = ScenarioGenerator.windows(of: s, untilMs: estimate + 10 * Ms.minute),
+              let w = windows.first(where: { $0.device == device && $0.kind == kind && $0.sentAt >= estimate && $0.servedAt != nil }),
+              let judged = w.servedAt else { return }
+        shift(from: first, by: Int64(boundary) - Int64(judged) + aimDeltaWeave())
+    }
+
+    /// The boundary itself and ±1 ms half the time, else ±1 s or ±1 min.
+    mutating func aimDeltaWeave() -> Int64 {
+        weaveStream.chance(1, outOf: 2) ? [0, -1, 1][Int(weaveStream.below(3))]
+            : [-Int64(Ms.second), Int64(Ms.second), -Int64(Ms.minute), Int64(Ms.minute)][Int(weaveStream.below(4))]
+    }
+
+    mutating func raceInEveryState() {
+        guard let t0 = weaveTime(room: 32 * Ms.day) else { return }
+        let group = quietApp()
+        let who = DeviceSelector.device(group: group, index: 1)
+        guard let device = firstDevice(of: group) else { return }
+        // The state the device is in when the race starts, and the actions that may race.
+        var race = t0 + Ms.hour + weaveStream.below(Ms.hour)
+        var actions: [Action]
+        var requests: [PersonAction] = [.open, .launch]
+        switch weaveStream.below(4) {
+        case 0:   // unlocked
+            actions = [.disable(app: "vault"), .rollupApp(.revoke, app: "vault"), .rollupAccount(.revoke, account: "initech"),
+                       .rotate(app: "vault", key: "rk_live_v1", old: .stopNow), .update(who, key: "rk_live_zz")]
+            requests = [.launch, .query, .profile, .background]
+        case 1:   // locked
+            actions = stopAndLift(at: t0)
+        case 2:   // purged: locked 30 days, then a check says so
+            actions = stopAndLift(at: t0)
+            at(t0 + 30 * Ms.day + Ms.hour, .person(.launch, who))
+            race = t0 + 30 * Ms.day + 2 * Ms.hour
+        default:  // unregistered: the server forgot it, the SDK has not heard
+            at(race - Ms.minute, .forgetDevice(who))
+            actions = [.disable(app: "vault"), .enable(app: "vault"), .rollupApp(.revoke, app: "vault"),
+                       .rotate(app: "vault", key: "rk_live_v1", old: .stopNow)]
+        }
+        let action = actions[Int(weaveStream.below(UInt64(actions.count)))]
+        let slowAt = s.timeline.count
+        let req = requests[Int(weaveStream.below(UInt64(requests.count)))]
+        if req == .open { at(race, .person(.close, who)) }
+        at(race, .person(req, who))
+        guard let windows = ScenarioGenerator.windows(of: s, untilMs: race + s.network.timeout + answerMax),
+              let a = windows.first(where: { $0.device == device && $0.sentAt == race && $0.servedAt != nil }),
+              let judged = a.servedAt else { return }
+        // The first is slowed; the action lands just after it was judged; one or two more
+        // requests follow and overtake it.
+        let slowBy = max(Ms.second, s.network.timeout / 2)
+        s.timeline.insert(TimedStatement(schedule: .at(race), body: .action(.slowResponses(who, by: slowBy, for: judged - race + 1))), at: slowAt)
+        at(judged + 1, action)
+        for k in 0..<(1 + weaveStream.below(2)) {
+            let next = requests[Int(weaveStream.below(UInt64(requests.count)))]
+            if next == .open { at(judged + 1 + k, .person(.close, who)) }
+            at(judged + 1 + k, .person(next, who))
+        }
+    }
+
+    /// Access to `vault` stops at `t` and the device locks; returns what may lift it.
+    mutating func stopAndLift(at t: SimTime) -> [Action] {
+        switch weaveStream.below(3) {
+        case 0: at(t, .rollupApp(.revoke, app: "vault")); at(t + Ms.minute, .person(.launch, .group("vault")))
+            return [.rollupApp(.restore, app: "vault"), .enable(app: "vault")]
+        case 1: at(t, .rotate(app: "vault", key: "rk_live_v1", old: .stopNow)); at(t + Ms.minute, .person(.launch, .group("vault")))
+            return [.update(.group("vault"), key: nil)]
+        default: at(t, .disable(app: "vault")); at(t + Ms.minute, .person(.launch, .group("vault")))
+            return [.enable(app: "vault"), .rollupApp(.revoke, app: "vault")]
+        }
     }
 }
