@@ -184,9 +184,9 @@ extension ScenarioGenerator {
     }
 
     /// Clones with live copies of the genuine devices' credentials: they launch once the
-    /// genuine devices have registered, then open, close, run in the background, call,
-    /// reset, update, and add photos, some of it while the genuine devices are locked,
-    /// resetting or forgotten.
+    /// genuine devices have registered, then open, close, run in the background (and
+    /// upload its report), call, reset, update, and add photos, some of it while the
+    /// genuine devices are locked, resetting or forgotten.
     mutating func clonesDoEverything() {
         let clones: String
         if let g = s.groups.first(where: { $0.kind == .clones && $0.copying != nil }) {
@@ -205,10 +205,12 @@ extension ScenarioGenerator {
         if has(.pendingApp) { at(t - Ms.hour, .rollupApp(.approve, app: "photos")) }
         at(t - 10 * Ms.minute, .person(.launch, .group("photos")))
         at(t, .person(.launch, sel))
-        // What the genuine devices go through meanwhile, half the time.
+        // What the genuine devices go through meanwhile, three times in four: a lock, a
+        // reset, the server forgetting them.
         switch weaveStream.below(4) {
         case 0: at(t + Ms.minute, .disable(app: "photos")); at(t + 2 * Ms.minute, .person(.launch, .group("photos"))); at(t + 3 * Ms.hour, .enable(app: "photos"))
         case 1: at(t + 2 * Ms.minute, .person(.reset, .group("photos")))
+        case 2: at(t + 3 * Ms.minute, .forgetDevice(.group("photos")))
         default: break
         }
         let menu: [Action] = [.person(.reset, sel), .person(.open, sel), .person(.close, sel), .person(.background, sel),
