@@ -70,14 +70,14 @@ extension ScenarioGenerator {
         return Ms.hour + weaveStream.below(durationMs - room - 2 * Ms.hour)
     }
 
-    /// An app of its own (`vault`, of account `initech`, one to three devices) that no
-    /// other statement of the script names, so no other stop or lift of the script
-    /// spoils the probe's (person actions on `all`, offline windows and server faults
-    /// still reach its devices). Returns the group's name.
+    /// An app of its own (`vault`, of account `initech`, one to three devices, no more than
+    /// `--devices`) that no other statement of the script names, so no other stop or lift
+    /// of the script spoils the probe's (person actions on `all`, offline windows and
+    /// server faults still reach its devices). Returns the group's name.
     mutating func quietApp() -> String {
         s.accounts.append(AccountDecl(name: "initech"))
         s.apps.append(AppDecl(name: "vault", account: "initech", key: "rk_live_v0"))
-        s.groups.append(DeviceGroupDecl(kind: .devices, count: 1 + weaveStream.below(3), app: "vault"))
+        s.groups.append(DeviceGroupDecl(kind: .devices, count: 1 + weaveStream.below(min(3, max(1, options.maxDevicesPerGroup))), app: "vault"))
         return "vault"
     }
 
