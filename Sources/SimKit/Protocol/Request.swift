@@ -64,7 +64,8 @@ public enum Answer: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     /// Offline, a timeout or a 5xx: never a reason to lock (D6).
     @inlinable public var isTransient: Bool { !isVerdict }
 
-    /// The HTTP status for reports; 5xx answers carry their own status in `Response`.
+    /// The HTTP status for reports: 503 stands for every 5xx (the injected status of a
+    /// `server errors` window is traced with the fault, not with the answer).
     public var httpStatus: UInt16 {
         switch self {
         case .ok: 200

@@ -226,8 +226,7 @@ public struct ReferenceSDK: SDKCore {
     }
 
     mutating func sendReset(_ s: inout Step) {
-        let id = send(.reset, credential: s.disk.pendingReset, &s)
-        _ = id
+        send(.reset, credential: s.disk.pendingReset, &s)
     }
 
     // MARK: - Indexing runs
