@@ -1,0 +1,71 @@
+import Foundation
+import SimKit
+import SimKitCommand
+import Scenarios
+
+/// Every `simkit` command for async SDK cores, from a team's own executable:
+///
+/// ```swift
+/// import SimKitAsync
+/// SimKitAsyncHost.main(sdks: ["my-sdk": AsyncCore<MyHarness>.self])
+/// ```
+///
+/// Call it as the first statement of a synchronous `main.swift` (no `await` before it,
+/// no `@main` async entry). Before any async code runs it
+/// 1. makes hashing deterministic: re-executes the program with
+///    `SWIFT_DETERMINISTIC_HASHING=1` if it is not set (Set and Dictionary order is then
+///    the same in every process);
+/// 2. installs SimKit's executors (`SimKitExecutors`): every job runs on SimKit's loop; if
+///    they cannot be installed (the toolchain changed the SPI, or async code ran first) it
+///    says so and exits 2;
+/// 3. runs worlds one at a time (`--jobs 1`: the loop has one thread), refuses `explore`
+///    for async cores (it forks worlds), and turns system clock reads during a step into
+///    the verdict `escape-unsimulated-clock` when the program exports its `clock_gettime`
+///    (link it with `-Xlinker --export-dynamic`).
+public enum SimKitAsyncHost {
+    public static func main(sdks: [String: any SDKCore.Type], servers: [String: any ServerCore.Type] = [:]) -> Never {
+        ensureDeterministicHashing()
+        guard SimKitExecutors.install() else {
+            printError("""
+            simkit-async: error: SimKit's executors could not be installed: jobs do not reach its loop.
+            Either async code ran before SimKitAsyncHost.main (call it first, from a synchronous main.swift),
+            or this toolchain changed the _Concurrency custom-executor SPI (docs/async.md, "The SPI risk").
+
+            """)
+            exit(2)
+        }
+        AsyncVerdict.trapClockReads = ClockInterposer.isInterposed && ProcessInfo.processInfo.environment["SIMKIT_ASYNC_ALLOW_CLOCK"] != "1"
+        var argv = CommandLine.arguments
+        let command = argv.count > 1 ? argv[1] : ""
+        if ["fuzz", "seed-fingerprints", "corpus", "mutants"].contains(command) {
+            if let i = argv.firstIndex(of: "--jobs"), i + 1 < argv.count {
+                if argv[i + 1] != "1" {
+                    printError("simkit-async: error: async SDK cores run on SimKit's one-thread loop: --jobs must be 1 (got \(argv[i + 1]))\n")
+                    exit(2)
+                }
+            } else if !argv.contains(where: { $0.hasPrefix("--jobs=") }) {
+                argv += ["--jobs", "1"]
+            }
+        }
+        if command == "explore", sdks.keys.contains(where: { name in argv.contains("custom:\(name)") }) {
+            printError("simkit-async: error: explore forks worlds mid-run (SimWorld.fork), and an async SDK's suspended tasks cannot be copied; use fuzz, run, replay or shrink\n")
+            exit(2)
+        }
+        let problems = sdks.keys.sorted().compactMap(SDKCores.problem(withName:))
+            + servers.keys.sorted().compactMap(ServerCores.problem(withName:))
+        if let problem = problems.first { printError("simkit: error: \(problem)\n"); exit(2) }
+        exit(SimKitCommand.run(Array(argv.dropFirst()), cores: SDKCores(sdks, servers: ServerCores(servers))))
+    }
+
+    /// Re-executes this program with `SWIFT_DETERMINISTIC_HASHING=1` unless it is set.
+    static func ensureDeterministicHashing() {
+        if ProcessInfo.processInfo.environment["SWIFT_DETERMINISTIC_HASHING"] == "1" { return }
+        setenv("SWIFT_DETERMINISTIC_HASHING", "1", 1)
+        let args = CommandLine.arguments
+        var cargs: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) }
+        cargs.append(nil)
+        execv("/proc/self/exe", &cargs)
+        printError("simkit-async: error: could not re-execute itself with SWIFT_DETERMINISTIC_HASHING=1 (\(String(cString: strerror(errno)))); set it and run again\n")
+        exit(2)
+    }
+}

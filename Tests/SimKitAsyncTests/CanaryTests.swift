@@ -1,0 +1,30 @@
+import Foundation
+import Testing
+
+/// The SPI canary (Tests/AsyncCanary): SimKit's executors install, every kind of async job
+/// goes through its loop, in the same order in two processes. If this fails after a
+/// toolchain upgrade, the `_Concurrency` custom-executor SPI changed: see docs/async.md.
+@Suite struct CanaryTests {
+    static func runCanary() throws -> (status: Int32, out: String, err: String) {
+        let exe = Bundle.main.bundleURL.appendingPathComponent("simkit-async-canary")
+        let p = Process()
+        p.executableURL = exe
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out; p.standardError = err
+        try p.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+    }
+
+    @Test func executorsInstallAndRouteEveryJob() throws {
+        let a = try Self.runCanary(), b = try Self.runCanary()
+        #expect(a.status == 0, "the custom-executor SPI changed? \(a.err)\n\(a.out)")
+        #expect(a.out.contains("canary ok"))
+        for line in ["async-let-a 1", "group-3", "detached", "main 1", "main 2", "yield 2", "done",
+                     "escapes [\"escape-unsimulated-clock\"]", "slept on ContinuousClock"] {
+            #expect(a.out.contains(line), "missing '\(line)' in\n\(a.out)")
+        }
+        #expect(a.out == b.out, "two processes ran the jobs in different orders:\n\(a.out)\n---\n\(b.out)")
+    }
+}
