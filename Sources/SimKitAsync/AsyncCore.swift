@@ -170,7 +170,10 @@ public enum AsyncVerdict: String, Sendable {
                  "the SDK read the system clock \(reads.count) time(s) (clock_gettime clock \(reads.clock): Date(), ContinuousClock.now, DispatchTime.now()) instead of its injected SimClock")
         }
         for e in SimLoop.shared.takeEscapes() {
-            fail(e.kind == .foreignThread ? .foreignThread : .unsimulatedClock, device: device, input: input, e.detail)
+            // A foreign enqueue is seen when it arrives: at this step, or the first step after
+            // the one whose work escaped (the step may belong to another device).
+            let noticed = e.kind == .foreignThread ? "; noticed here, it may come from an earlier step" : ""
+            fail(e.kind == .foreignThread ? .foreignThread : .unsimulatedClock, device: device, input: input, e.detail + noticed)
         }
     }
 

@@ -51,10 +51,35 @@ public enum SimKitAsyncHost {
             printError("simkit-async: error: explore forks worlds mid-run (SimWorld.fork), and an async SDK's suspended tasks cannot be copied; use fuzz, run, replay or shrink\n")
             exit(2)
         }
+        let cores = SDKCores(sdks, servers: ServerCores(servers))
+        if command == "conformance" { exit(conformance(Array(argv.dropFirst(2)), cores: cores)) }
         let problems = sdks.keys.sorted().compactMap(SDKCores.problem(withName:))
             + servers.keys.sorted().compactMap(ServerCores.problem(withName:))
         if let problem = problems.first { printError("simkit: error: \(problem)\n"); exit(2) }
-        exit(SimKitCommand.run(Array(argv.dropFirst()), cores: SDKCores(sdks, servers: ServerCores(servers))))
+        exit(SimKitCommand.run(Array(argv.dropFirst()), cores: cores))
+    }
+
+    /// `conformance --sdk custom:NAME [--seeds N] [--scenarios DIR]`: SimKit's conformance
+    /// kit (`SimKitTest.conformance`) for an async core, in this process (the kit is a
+    /// library call, and async cores run only under this host). Exit 0 when it passes.
+    static func conformance(_ args: [String], cores: SDKCores) -> Int32 {
+        var sdk = "", seeds: UInt64 = 20, scenarios = SimKitTest.bundledScenarios
+        var i = 0
+        while i < args.count {
+            let value = i + 1 < args.count ? args[i + 1] : ""
+            switch args[i] {
+            case "--sdk": sdk = value
+            case "--seeds": seeds = UInt64(value) ?? seeds
+            case "--scenarios": scenarios = value
+            default: printError("simkit-async: error: conformance takes --sdk custom:NAME [--seeds N] [--scenarios DIR]\n"); return 2
+            }
+            i += 2
+        }
+        guard sdk.hasPrefix("custom:") else { printError("simkit-async: error: conformance needs --sdk custom:NAME\n"); return 2 }
+        let report = SimKitTest.conformance(sdk: .custom(String(sdk.dropFirst("custom:".count))), server: .reference, cores: cores,
+                                            scenarios: scenarios, seeds: 0..<seeds)
+        print(report)
+        return report.passed ? 0 : 1
     }
 
     /// Re-executes this program with `SWIFT_DETERMINISTIC_HASHING=1` unless it is set.
