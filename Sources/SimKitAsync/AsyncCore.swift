@@ -73,6 +73,7 @@ public struct AsyncCore<Harness: AsyncSDKHarness>: SDKCore {
         let box = self.box!
         let device = box.device
         let loop = SimLoop.shared
+        loop.steps &+= 1
         device.begin(now: now, context: context, config: config, disk: disk)
         ClockInterposer.virtualNowMs = now
         AsyncVerdict.checkEscapes(device: device, input: "before \(AsyncVerdict.name(input))")

@@ -35,6 +35,12 @@ public enum SimKitAsyncHost {
             exit(2)
         }
         AsyncVerdict.trapClockReads = ClockInterposer.isInterposed && ProcessInfo.processInfo.environment["SIMKIT_ASYNC_ALLOW_CLOCK"] != "1"
+        if ProcessInfo.processInfo.environment["SIMKIT_ASYNC_STATS"] == "1" {
+            atexit {
+                let loop = SimLoop.shared
+                printError("simkit-async: \(loop.steps) async SDK steps, \(loop.jobsRun) executor jobs\n")
+            }
+        }
         var argv = CommandLine.arguments
         let command = argv.count > 1 ? argv[1] : ""
         if ["fuzz", "seed-fingerprints", "corpus", "mutants"].contains(command) {

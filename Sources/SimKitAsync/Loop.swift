@@ -35,6 +35,8 @@ public final class SimLoop: @unchecked Sendable {
     var unsimulatedSleeps: [String] = []
     /// Jobs run since the process started.
     public private(set) var jobsRun: UInt64 = 0
+    /// Steps of async cores (world inputs handed to an async SDK) since the process started.
+    public internal(set) var steps: UInt64 = 0
     /// Whether `SimKitExecutors` were installed in this process.
     public internal(set) var installed = false
 
@@ -97,6 +99,7 @@ public final class SimLoop: @unchecked Sendable {
     }
 
     /// Runs `body` as the loop's owner without draining (services that resume continuations).
+    @discardableResult
     public func asOwner<R>(_ body: () throws -> R) rethrows -> R {
         let me = SimLoop.currentThread
         let previous = owner.exchange(me, ordering: .relaxed)

@@ -36,7 +36,7 @@ loop.asOwner {
             for await _ in group {}
         }
         await onMain(1)
-        await Task.detached { await counter.bump("detached") }.value
+        _ = await Task.detached { await counter.bump("detached") }.value
         for i in 0..<3 { await Task.yield(); note("yield \(i)") }
         await onMain(2)
         note("done")
