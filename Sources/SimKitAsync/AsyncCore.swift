@@ -146,7 +146,9 @@ public enum AsyncVerdict: String, Sendable {
     case stepNeverSettles = "step-never-settles"
     case callNeverReturns = "call-never-returns"
 
-    /// Whether a clock read during a step is a verdict (the host turns it on when it could interpose `clock_gettime`).
+    /// Whether clock reads during a step are caught (the host turns it on when it could
+    /// interpose `clock_gettime`): they get the virtual time and, unless
+    /// `SIMKIT_ASYNC_ALLOW_CLOCK=1`, are the verdict `escape-unsimulated-clock`.
     public nonisolated(unsafe) static var trapClockReads = false
     /// Called instead of exiting (tests of the library); nil: report and exit 1.
     public nonisolated(unsafe) static var onVerdict: ((AsyncVerdict, String) -> Void)?

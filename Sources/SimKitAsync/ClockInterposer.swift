@@ -16,8 +16,10 @@ enum ClockInterposer {
     }()
     /// The virtual time of the step running now, in ms (read only on the simulation thread).
     nonisolated(unsafe) static var virtualNowMs: UInt64 = 0
-    /// Whether reads during steps are trapped (set by the host).
+    /// Whether reads during steps get the virtual time (set during steps, when interposed).
     nonisolated(unsafe) static var trapping = false
+    /// Whether such a read is an escape (not under `SIMKIT_ASYNC_ALLOW_CLOCK=1`).
+    nonisolated(unsafe) static var reporting = true
     /// Reads trapped since the last `takeReads()`, and the first one's clock id.
     nonisolated(unsafe) static var reads = 0
     nonisolated(unsafe) static var firstClock: clockid_t = 0
@@ -39,8 +41,10 @@ enum ClockInterposer {
 @_cdecl("clock_gettime")
 public func simkitInterposedClockGettime(_ clock: clockid_t, _ ts: UnsafeMutablePointer<timespec>?) -> Int32 {
     if ClockInterposer.trapping, SimLoop.shared.isDrainingOnThisThread, let ts {
-        if ClockInterposer.reads == 0 { ClockInterposer.firstClock = clock }
-        ClockInterposer.reads += 1
+        if ClockInterposer.reporting {
+            if ClockInterposer.reads == 0 { ClockInterposer.firstClock = clock }
+            ClockInterposer.reads += 1
+        }
         let ms = ClockInterposer.virtualNowMs
         ts.pointee = timespec(tv_sec: Int(ms / 1000), tv_nsec: Int(ms % 1000) * 1_000_000)
         return 0

@@ -34,7 +34,8 @@ public enum SimKitAsyncHost {
             """)
             exit(2)
         }
-        AsyncVerdict.trapClockReads = ClockInterposer.isInterposed && ProcessInfo.processInfo.environment["SIMKIT_ASYNC_ALLOW_CLOCK"] != "1"
+        AsyncVerdict.trapClockReads = ClockInterposer.isInterposed
+        ClockInterposer.reporting = ProcessInfo.processInfo.environment["SIMKIT_ASYNC_ALLOW_CLOCK"] != "1"
         if ProcessInfo.processInfo.environment["SIMKIT_ASYNC_STATS"] == "1" {
             atexit {
                 let loop = SimLoop.shared
