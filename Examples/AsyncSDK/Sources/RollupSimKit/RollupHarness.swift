@@ -76,5 +76,7 @@ public enum RollupCores {
         "rollup-retry-outlives-lock": AsyncCore<RollupHarness<RetryOutlivesLock>>.self,
         "leak-dispatch": AsyncCore<RollupHarness<LeakDispatch>>.self,
         "leak-date": AsyncCore<RollupHarness<LeakDate>>.self,
+        "leak-spin": AsyncCore<RollupHarness<LeakSpin>>.self,
+        "leak-hang": AsyncCore<RollupHarness<LeakHang>>.self,
     ]
 }

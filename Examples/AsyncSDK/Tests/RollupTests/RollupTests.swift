@@ -128,8 +128,10 @@ import Testing
         }
     }
 
-    /// What escapes SimKit's loop stops the first seed with a verdict naming the leak.
-    @Test(arguments: [("leak-dispatch", "escape-foreign-thread"), ("leak-date", "escape-unsimulated-clock")])
+    /// What escapes SimKit's loop, a step that never settles and a call that never returns
+    /// each stop the first seed with a verdict naming it, never a hang.
+    @Test(arguments: [("leak-dispatch", "escape-foreign-thread"), ("leak-date", "escape-unsimulated-clock"),
+                      ("leak-spin", "step-never-settles"), ("leak-hang", "call-never-returns")])
     func aLeakIsAVerdictOnTheFirstSeed(core: String, verdict: String) throws {
         let r = try Self.run(["fuzz", "--sdk", "custom:\(core)", "--seeds", "1", "--quiet", "--out", Self.scratch])
         #expect(r.status == 1, "\(core): \(r.out)\(r.err)")
