@@ -60,6 +60,7 @@ public enum SimKitAsyncHost {
         }
         let cores = SDKCores(sdks, servers: ServerCores(servers))
         if command == "conformance" { exit(conformance(Array(argv.dropFirst(2)), cores: cores)) }
+        if command == "hash-check" { exit(hashCheck(Array(argv.dropFirst(2)))) }
         let problems = sdks.keys.sorted().compactMap(SDKCores.problem(withName:))
             + servers.keys.sorted().compactMap(ServerCores.problem(withName:))
         if let problem = problems.first { printError("simkit: error: \(problem)\n"); exit(2) }
@@ -89,9 +90,64 @@ public enum SimKitAsyncHost {
         return report.passed ? 0 : 1
     }
 
+    /// `hash-check --sdk custom:NAME [--seeds N] [--from S] [--tries K]`: runs the seeds in a
+    /// child process with the deterministic hash seed and in up to K children with random
+    /// ones, and compares each seed's fingerprint. Deterministic hashing makes a `Set` or
+    /// `Dictionary` iteration that reaches the trace reproducible, and so invisible; this
+    /// makes it visible: a seed whose trace changes with the hash seed fails (exit 1).
+    static func hashCheck(_ args: [String]) -> Int32 {
+        var sdk = "", seeds = "5", from = "0", tries = 8
+        var i = 0
+        while i < args.count {
+            let value = i + 1 < args.count ? args[i + 1] : ""
+            switch args[i] {
+            case "--sdk": sdk = value
+            case "--seeds": seeds = value
+            case "--from": from = value
+            case "--tries": tries = max(1, Int(value) ?? tries)
+            default: printError("simkit-async: error: hash-check takes --sdk S [--seeds N] [--from S] [--tries K]\n"); return 2
+            }
+            i += 2
+        }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("simkit-hash-check-\(getpid())").path
+        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        func fingerprints(random: Bool, _ k: Int) -> [String]? {
+            let json = dir + "/\(random ? "random" : "fixed")-\(k).json"
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: me)
+            p.arguments = ["fuzz", "--sdk", sdk, "--seeds", seeds, "--from", from, "--quiet", "--no-shrink", "--json", json, "--out", dir]
+            var env = ProcessInfo.processInfo.environment
+            if random { env["SWIFT_DETERMINISTIC_HASHING"] = nil; env["SIMKIT_ASYNC_RANDOM_HASHING"] = "1" }
+            else { env["SWIFT_DETERMINISTIC_HASHING"] = "1"; env["SIMKIT_ASYNC_RANDOM_HASHING"] = nil }
+            p.environment = env
+            p.standardOutput = FileHandle.nullDevice
+            guard (try? p.run()) != nil else { return nil }
+            p.waitUntilExit()
+            guard let text = try? String(contentsOfFile: json, encoding: .utf8) else { return nil }
+            return text.split(separator: "\n").filter { $0.contains("\"fingerprint\"") }
+                .map { line in line.firstMatch(of: /[0-9a-f]{16}/).map { String($0.output) } ?? String(line) }
+        }
+        guard let fixed = fingerprints(random: false, 0), !fixed.isEmpty else {
+            printError("simkit-async: error: hash-check: the run with deterministic hashing wrote no fingerprints\n"); return 2
+        }
+        let first = UInt64(from) ?? 0
+        for k in 1...tries {
+            guard let other = fingerprints(random: true, k) else { continue }
+            for (n, (a, b)) in zip(fixed, other).enumerated() where a != b {
+                print("FAIL seed \(first + UInt64(n)): hash-order: its trace depends on the process's hash seed (a Set or Dictionary iteration reaches it): fingerprint \(a) with SWIFT_DETERMINISTIC_HASHING=1, \(b) with a random hash seed (try \(k))")
+                return 1
+            }
+        }
+        print("hash-check --sdk \(sdk): \(fixed.count) seeds, the same fingerprints with the deterministic hash seed and \(tries) random ones")
+        return 0
+    }
+
     /// Re-executes this program with `SWIFT_DETERMINISTIC_HASHING=1` unless it is set.
     static func ensureDeterministicHashing() {
-        if ProcessInfo.processInfo.environment["SWIFT_DETERMINISTIC_HASHING"] == "1" { return }
+        let env = ProcessInfo.processInfo.environment
+        if env["SWIFT_DETERMINISTIC_HASHING"] == "1" || env["SIMKIT_ASYNC_RANDOM_HASHING"] == "1" { return }
         setenv("SWIFT_DETERMINISTIC_HASHING", "1", 1)
         let args = CommandLine.arguments
         var cargs: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) }

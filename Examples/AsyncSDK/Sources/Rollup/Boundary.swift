@@ -130,6 +130,9 @@ public struct PlantedBugs: OptionSet, Sendable {
     /// The report upload's retry loop outlives the lock: it is not cancelled and does not
     /// look again after its back-off.
     public static let retryOutlivesLock = PlantedBugs(rawValue: 1 << 3)
+    /// The missing downloads are a `Set`, fetched in its iteration order: the order of the
+    /// requests depends on the process's hash seed (a leak, not a rule broken).
+    public static let downloadsInSetOrder = PlantedBugs(rawValue: 1 << 4)
 }
 
 /// The SDK's constants, and the ones the app's backend sets.

@@ -338,8 +338,12 @@ public actor Rollup {
         guard photos.isAuthorized else { return endRun() }
         if !store.hasModels || !store.hasPlaceData {
             guard let token = store.token else { return endRun() }
-            let endpoint: Endpoint = store.hasModels ? .placeData : .models
-            stage = store.hasModels ? .placeData : .models
+            var endpoint: Endpoint = store.hasModels ? .placeData : .models
+            if bugs.contains(.downloadsInSetOrder), !store.hasModels, !store.hasPlaceData {
+                // The bug: the missing assets as a Set, downloaded in its iteration order.
+                endpoint = Set<Endpoint>([.models, .placeData]).first!
+            }
+            stage = endpoint == .placeData ? .placeData : .models
             guard !downloadInFlight else { return }   // its answer takes the run on
             downloadInFlight = true
             Task { await self.download(endpoint, token: token) }

@@ -61,3 +61,6 @@ struct HangTransport: RollupTransport {
         return .unreachable
     }
 }
+
+/// Downloads in `Set` order: the trace depends on the hash seed (`hash-check` finds it).
+public enum LeakSet: BugChoice { public static var bugs: PlantedBugs { .downloadsInSetOrder } }

@@ -78,5 +78,6 @@ public enum RollupCores {
         "leak-date": AsyncCore<RollupHarness<LeakDate>>.self,
         "leak-spin": AsyncCore<RollupHarness<LeakSpin>>.self,
         "leak-hang": AsyncCore<RollupHarness<LeakHang>>.self,
+        "leak-set": AsyncCore<RollupHarness<LeakSet>>.self,
     ]
 }

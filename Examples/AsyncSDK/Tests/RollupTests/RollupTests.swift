@@ -138,6 +138,16 @@ import Testing
         #expect(r.err.contains("simkit-async: FAIL \(verdict):"), "\(core): \(r.err)")
     }
 
+    /// Deterministic hashing makes a Set's order reproducible; `hash-check` reruns the seed
+    /// under random hash seeds, so a Set iteration that reaches a request is found.
+    @Test func aSetIterationThatReachesARequestIsFoundByTheHashCheck() throws {
+        let leak = try Self.run(["hash-check", "--sdk", "custom:leak-set", "--seeds", "1"])
+        #expect(leak.status == 1, "\(leak.out)\(leak.err)")
+        #expect(leak.out.contains("FAIL seed 0: hash-order:"), "\(leak.out)")
+        let shipped = try Self.run(["hash-check", "--sdk", "custom:rollup", "--seeds", "3", "--tries", "3"])
+        #expect(shipped.status == 0, "\(shipped.out)\(shipped.err)")
+    }
+
     @Test func exploreRefusesAnAsyncCore() throws {
         let r = try Self.run(["explore", "--sdk", "custom:rollup"])
         #expect(r.status == 2, "\(r.out)\(r.err)")
