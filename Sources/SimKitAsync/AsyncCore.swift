@@ -42,7 +42,7 @@ public protocol AsyncSDKHarness: AnyObject, Sendable {
 ///
 /// A core is one app process and cannot be copied once it has run: its suspended tasks
 /// cannot be duplicated (`simkit explore` forks worlds; it refuses async cores).
-public struct AsyncCore<Harness: AsyncSDKHarness>: SDKCore {
+public struct AsyncCore<Harness: AsyncSDKHarness>: SDKCore, RunsOnSimLoop {
     final class Box: @unchecked Sendable {
         let device = SimDevice()
         var harness: Harness?
@@ -122,6 +122,9 @@ public struct AsyncCore<Harness: AsyncSDKHarness>: SDKCore {
         }
     }
 }
+
+/// A core whose worlds must run on SimKit's one-thread loop, one at a time.
+protocol RunsOnSimLoop {}
 
 /// The bounds every step of an async core keeps.
 public enum Bounds {

@@ -44,7 +44,10 @@ public enum SimKitAsyncHost {
         }
         var argv = CommandLine.arguments
         let command = argv.count > 1 ? argv[1] : ""
-        if ["fuzz", "seed-fingerprints", "corpus", "mutants"].contains(command) {
+        // Only worlds of async cores need the one thread; the reference and sans-IO cores
+        // registered beside them keep --jobs.
+        let namesAsyncCore = sdks.contains { name, type in type is any RunsOnSimLoop.Type && argv.contains("custom:\(name)") }
+        if namesAsyncCore, ["fuzz", "seed-fingerprints", "corpus", "mutants"].contains(command) {
             if let i = argv.firstIndex(of: "--jobs"), i + 1 < argv.count {
                 if argv[i + 1] != "1" {
                     printError("simkit-async: error: async SDK cores run on SimKit's one-thread loop: --jobs must be 1 (got \(argv[i + 1]))\n")
@@ -54,7 +57,7 @@ public enum SimKitAsyncHost {
                 argv += ["--jobs", "1"]
             }
         }
-        if command == "explore", sdks.keys.contains(where: { name in argv.contains("custom:\(name)") }) {
+        if command == "explore", namesAsyncCore {
             printError("simkit-async: error: explore forks worlds mid-run (SimWorld.fork), and an async SDK's suspended tasks cannot be copied; use fuzz, run, replay or shrink\n")
             exit(2)
         }
