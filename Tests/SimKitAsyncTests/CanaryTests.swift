@@ -5,10 +5,11 @@ import Testing
 /// goes through its loop, in the same order in two processes. If this fails after a
 /// toolchain upgrade, the `_Concurrency` custom-executor SPI changed: see docs/async.md.
 @Suite struct CanaryTests {
-    static func runCanary() throws -> (status: Int32, out: String, err: String) {
+    static func runCanary(_ args: [String] = []) throws -> (status: Int32, out: String, err: String) {
         let exe = Bundle.main.bundleURL.appendingPathComponent("simkit-async-canary")
         let p = Process()
         p.executableURL = exe
+        p.arguments = args
         let out = Pipe(), err = Pipe()
         p.standardOutput = out; p.standardError = err
         try p.run()
@@ -26,5 +27,14 @@ import Testing
             #expect(a.out.contains(line), "missing '\(line)' in\n\(a.out)")
         }
         #expect(a.out == b.out, "two processes ran the jobs in different orders:\n\(a.out)\n---\n\(b.out)")
+    }
+
+    /// Installed after a task already ran on the runtime's own executor, SimKit's executors
+    /// still take every later job (measured on Swift 6.3; if a toolchain refuses a late
+    /// install, `install()` returns false and the host exits 2).
+    @Test func aLateInstallStillRoutesLaterJobs() throws {
+        let r = try Self.runCanary(["--async-first"])
+        #expect(r.status == 0, "\(r.out)\(r.err)")
+        #expect(r.out.contains("a task ran before the install") && r.out.contains("canary ok"), "\(r.out)\(r.err)")
     }
 }
