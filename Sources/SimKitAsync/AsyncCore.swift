@@ -92,6 +92,7 @@ public struct AsyncCore<Harness: AsyncSDKHarness>: SDKCore, RunsOnSimLoop {
             case .reset: Self.start(.reset, harness, device)
             }
             ClockInterposer.trapping = AsyncVerdict.trapClockReads
+            if let seed = loop.pickSeed { loop.pickState = seed ^ UInt64(context.device) &* 0xD6E8_FEB8_6659_FD93 ^ now }
             let end = loop.drain(maxJobs: Bounds.jobsPerStep)
             ClockInterposer.trapping = false
             if case .exceeded(let bound) = end {

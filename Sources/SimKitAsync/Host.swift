@@ -34,12 +34,16 @@ public enum SimKitAsyncHost {
             """)
             exit(2)
         }
-        AsyncVerdict.trapClockReads = ClockInterposer.isInterposed
+        if let text = ProcessInfo.processInfo.environment["SIMKIT_ASYNC_PICK_SEED"] {
+            guard let seed = UInt64(text) else { printError("simkit-async: error: SIMKIT_ASYNC_PICK_SEED must be a number, got '\(text)'\n"); exit(2) }
+            SimLoop.shared.pickSeed = seed
+        }
+                AsyncVerdict.trapClockReads = ClockInterposer.isInterposed
         ClockInterposer.reporting = ProcessInfo.processInfo.environment["SIMKIT_ASYNC_ALLOW_CLOCK"] != "1"
         if ProcessInfo.processInfo.environment["SIMKIT_ASYNC_STATS"] == "1" {
             atexit {
                 let loop = SimLoop.shared
-                printError("simkit-async: \(loop.steps) async SDK steps, \(loop.jobsRun) executor jobs\n")
+                printError("simkit-async: \(loop.steps) async SDK steps, \(loop.jobsRun) executor jobs\(loop.pickSeed == nil ? "" : ", \(loop.picks) seeded picks among ready jobs")\n")
             }
         }
         var argv = CommandLine.arguments

@@ -76,6 +76,27 @@ public final class SimLoop: @unchecked Sendable {
         case exceeded(bound: Int)
     }
 
+    /// Nil: ready jobs run in FIFO order. A seed: each step picks the next job among the
+    /// ready ones with a generator seeded from this seed and the step (`pickState`), the
+    /// main actor's jobs keeping their order: another interleaving per seed, the same one
+    /// on every rerun (`SIMKIT_ASYNC_PICK_SEED`).
+    public var pickSeed: UInt64?
+    /// The generator's state for the step being drained (set by the caller from the step).
+    public var pickState: UInt64 = 0
+
+    /// Picks made among two or more ready jobs (an interleaving FIFO would not have chosen).
+    public private(set) var picks: UInt64 = 0
+
+    func nextPick(_ bound: Int) -> Int {
+        if bound > 1 { picks &+= 1 }
+        // SplitMix64.
+        pickState &+= 0x9E37_79B9_7F4A_7C15
+        var z = pickState
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return Int((z ^ (z >> 31)) % UInt64(bound))
+    }
+
     /// Runs ready jobs on the calling thread until none is runnable or `maxJobs` ran.
     public func drain(maxJobs: Int) -> DrainEnd {
         let me = SimLoop.currentThread
@@ -83,6 +104,21 @@ public final class SimLoop: @unchecked Sendable {
         precondition(previous == 0 || previous == me, "two threads drive SimKit's loop at once: run async cores with --jobs 1")
         defer { if previous == 0 { owner.store(0, ordering: .relaxed) } }
         var n = 0
+        if pickSeed != nil {
+            while head < ready.count {
+                if n >= maxJobs { return .exceeded(bound: maxJobs) }
+                var k = head + nextPick(ready.count - head)
+                if ready[k].isMain, let m = ready[head...k].firstIndex(where: { $0.isMain }) { k = m }
+                let (job, isMain) = ready.remove(at: k)
+                n += 1
+                jobsRun &+= 1
+                if isMain { job.runSynchronously(on: main.asUnownedSerialExecutor()) }
+                else { job.runSynchronously(on: task.asUnownedTaskExecutor()) }
+            }
+            ready.removeAll(keepingCapacity: true)
+            head = 0
+            return .settled(jobs: n)
+        }
         while head < ready.count {
             if n >= maxJobs { return .exceeded(bound: maxJobs) }
             let (job, isMain) = ready[head]

@@ -25,6 +25,12 @@ guard SimKitExecutors.install() else {
     exit(2)
 }
 
+// `--pick SEED`: the seeded pick among ready jobs instead of FIFO.
+if let i = CommandLine.arguments.firstIndex(of: "--pick"), i + 1 < CommandLine.arguments.count, let seed = UInt64(CommandLine.arguments[i + 1]) {
+    SimLoop.shared.pickSeed = seed
+    SimLoop.shared.pickState = seed
+}
+
 nonisolated(unsafe) var lines: [String] = []
 func note(_ s: String) { lines.append(s) }
 

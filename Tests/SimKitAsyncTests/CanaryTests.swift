@@ -37,4 +37,13 @@ import Testing
         #expect(r.status == 0, "\(r.out)\(r.err)")
         #expect(r.out.contains("a task ran before the install") && r.out.contains("canary ok"), "\(r.out)\(r.err)")
     }
+
+    /// A pick seed runs ready jobs in another order than FIFO, and the same order again
+    /// for the same seed in another process.
+    @Test func aPickSeedInterleavesOtherwiseAndReproduces() throws {
+        let fifo = try Self.runCanary(), a = try Self.runCanary(["--pick", "1"]), b = try Self.runCanary(["--pick", "1"])
+        #expect(a.status == 0 && b.status == 0, "\(a.err)\(b.err)")
+        #expect(a.out == b.out, "the same pick seed gave two orders:\n\(a.out)\n---\n\(b.out)")
+        #expect(a.out != fifo.out, "the pick seed changed nothing:\n\(a.out)")
+    }
 }
