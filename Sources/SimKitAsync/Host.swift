@@ -28,8 +28,9 @@ public enum SimKitAsyncHost {
         guard SimKitExecutors.install() else {
             printError("""
             simkit-async: error: SimKit's executors could not be installed: jobs do not reach its loop.
-            Either async code ran before SimKitAsyncHost.main (call it first, from a synchronous main.swift),
-            or this toolchain changed the _Concurrency custom-executor SPI (docs/async.md, "The SPI risk").
+            This toolchain changed the _Concurrency custom-executor SPI, or refuses an install after async
+            code ran (call SimKitAsyncHost.main first, from a synchronous main.swift); see docs/async.md,
+            "The SPI risk".
 
             """)
             exit(2)
