@@ -19,6 +19,9 @@ let package = Package(
         /// in a package's own executable gives every `simkit` command for its SDK core.
         .library(name: "SimKitCommand", targets: ["SimKitCommand"]),
         .executable(name: "simkit", targets: ["simkit"]),
+        /// Real async Swift SDKs under SimKit, unported: SimKit's executors run every job
+        /// on one thread on the virtual clock (`SimKitAsyncHost.main`, `AsyncCore`; docs/async.md).
+        .library(name: "SimKitAsync", targets: ["SimKitAsync"]),
     ],
     targets: [
         /// One C function: a cache prefetch hint, which Swift cannot spell (see World.run).
@@ -28,10 +31,15 @@ let package = Package(
         .target(name: "Scenarios", dependencies: ["SimKit", "Invariants"]),
         .target(name: "SimKitCommand", dependencies: ["SimKit", "Invariants", "Scenarios"]),
         .executableTarget(name: "simkit", dependencies: ["SimKitCommand"]),
+        .target(name: "SimKitAsync", dependencies: ["SimKit", "Scenarios", "SimKitCommand"]),
+        /// The canary: installs the executors and runs a little of everything async
+        /// (SimKitAsyncTests runs it as a child process; it fails loudly when the SPI changes).
+        .executableTarget(name: "simkit-async-canary", dependencies: ["SimKitAsync", "SimKit"], path: "Tests/AsyncCanary"),
         /// What the test targets share: the slow tier's tag and switch (`SIMKIT_SLOW=1`).
         .target(name: "SimKitTestSupport", path: "Tests/Support"),
         .testTarget(name: "SimKitTests", dependencies: ["SimKit", "SimKitTestSupport"]),
         .testTarget(name: "InvariantsTests", dependencies: ["SimKit", "Invariants", "SimKitTestSupport"]),
+        .testTarget(name: "SimKitAsyncTests", dependencies: ["SimKitAsync", "simkit-async-canary", "SimKitTestSupport"]),
         .testTarget(name: "ScenariosTests", dependencies: ["SimKit", "Invariants", "Scenarios", "SimKitCommand", "simkit", "SimKitTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

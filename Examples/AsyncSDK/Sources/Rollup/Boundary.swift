@@ -1,0 +1,151 @@
+/// The SDK's boundary: what it needs from the device, injected. In the app these are
+/// URLSession (`URLSessionTransport`), the file system, `ContinuousClock`, BGTaskScheduler
+/// and PhotoKit; under SimKit, the adapter in `RollupSimKit` maps each onto SimKit's
+/// simulated services. Nothing here knows SimKit.
+
+/// Milliseconds on the SDK's clock; only differences and order matter to it.
+public typealias Millis = UInt64
+
+/// The network. `send` suspends until the answer: a verdict, or `.unreachable` (offline, a
+/// 5xx, the transport's own timeout). Cancelling the calling task abandons the request.
+public protocol RollupTransport: Sendable {
+    func send(_ endpoint: Endpoint, token: DeviceToken?) async throws -> Reply
+}
+
+/// The SDK's clock: its time, and sleeping on it (`Task.sleep(for:clock:)` on the clock it wraps).
+public protocol RollupClock: Sendable {
+    var nowMillis: Millis { get }
+    func sleep(for duration: Duration) async throws
+}
+
+/// What the device keeps on disk between launches of the app: reads are immediate, each
+/// `write` is durable before it returns.
+public protocol RollupStore: Sendable {
+    var token: DeviceToken? { get }
+    /// A reset whose deletion on the server has not been confirmed yet: the old token.
+    var tokenAwaitingDeletion: DeviceToken? { get }
+    var indexedPhotos: UInt32 { get }
+    var hasModels: Bool { get }
+    var hasPlaceData: Bool { get }
+    var queuedReports: UInt32 { get }
+    var isLocked: Bool { get }
+    var isPurged: Bool { get }
+    var lockedSince: Millis? { get }
+    var lastKeyVerdict: Millis? { get }
+    func write(_ change: StoreChange)
+}
+
+/// One durable change of the SDK's disk.
+public enum StoreChange: Equatable, Sendable {
+    case setToken(DeviceToken?)
+    case setTokenAwaitingDeletion(DeviceToken?)
+    case indexed(from: UInt32, count: UInt16)
+    case deleteIndex
+    case saveModels, deleteModels
+    case savePlaceData, deletePlaceData
+    case queueReport
+    case reportsUploaded(UInt32)
+    case dropReports
+    case lock, unlock, markPurged
+    case setLockedSince(Millis?)
+    case setLastKeyVerdict(Millis?)
+}
+
+/// The OS's background task scheduling (BGTaskScheduler).
+public protocol BackgroundTaskScheduler: Sendable {
+    /// What runs when the OS fires the SDK's task; registered at each launch.
+    func register(_ handler: @escaping @Sendable () async -> Void)
+    var isScheduled: Bool { get }
+    func schedule()
+    func cancel()
+}
+
+/// The Photos library and the person's permission.
+public protocol PhotoLibrary: Sendable {
+    var count: UInt32 { get }
+    var isAuthorized: Bool { get }
+}
+
+/// What the SDK tells the app (and its analytics): the state, and indexing runs.
+public protocol RollupObserver: Sendable {
+    func stateChanged(_ state: RollupState)
+    func indexingStarted(background: Bool)
+    func indexingEnded()
+}
+
+/// A device token issued by the server at registration.
+public struct DeviceToken: Equatable, Sendable {
+    public var raw: UInt64
+    public init(raw: UInt64) { self.raw = raw }
+}
+
+public enum Endpoint: UInt8, Sendable, CaseIterable {
+    case keyCheck, register, query, profile, placeData, models, runReport, deleteDevice
+    var isKeyCheck: Bool { self == .keyCheck || self == .register }
+}
+
+/// The SDK's state, as the app sees it.
+public enum RollupState: Sendable, Equatable {
+    case notConfigured, indexing, idle
+    /// `.failed(.accessRevoked)`; `dataDeleted` after 30 days without access.
+    case accessRevoked(dataDeleted: Bool)
+}
+
+public enum RollupError: Error, Sendable, Equatable {
+    case accessRevoked
+    case notConfigured
+    /// Offline, a timeout, a server error, or a refusal that does not stop access.
+    case unavailable
+}
+
+/// What came back for a request.
+public enum Reply: Sendable, Equatable {
+    case served(at: Millis, token: DeviceToken?)
+    case refused(Refusal, at: Millis, stoppedSince: Millis?)
+    case unreachable
+
+    var verdictAt: Millis? {
+        switch self { case .served(let at, _), .refused(_, let at, _): at; case .unreachable: nil }
+    }
+}
+
+public enum Refusal: Sendable, Equatable {
+    case keyInvalid, appDisabled, appPending, deviceUnknown, keyMismatch, attestationFailed
+    public var stopsAccess: Bool { self == .keyInvalid || self == .appDisabled || self == .keyMismatch }
+}
+
+/// Bugs a team could write in async code, to see SimKit catch them (never on in the app).
+public struct PlantedBugs: OptionSet, Sendable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// The indexing loop swallows the cancellation of its sleep (`try?`) and writes the
+    /// next chunk after the lock cancelled it.
+    public static let indexesAfterCancel = PlantedBugs(rawValue: 1 << 0)
+    /// Actor re-entrancy: the newest verdict is read before the request's `await` and
+    /// compared after it, so an older verdict that arrives late is acted on.
+    public static let verdictReadBeforeAwait = PlantedBugs(rawValue: 1 << 1)
+    /// Check-then-act split by an `await`: an answer that arrives after `reset()` (which
+    /// happened while it was in flight) is acted on.
+    public static let answerAfterReset = PlantedBugs(rawValue: 1 << 2)
+    /// The report upload's retry loop outlives the lock: it is not cancelled and does not
+    /// look again after its back-off.
+    public static let retryOutlivesLock = PlantedBugs(rawValue: 1 << 3)
+    /// The missing downloads are a `Set`, fetched in its iteration order: the order of the
+    /// requests depends on the process's hash seed (a leak, not a rule broken).
+    public static let downloadsInSetOrder = PlantedBugs(rawValue: 1 << 4)
+}
+
+/// The SDK's constants, and the ones the app's backend sets.
+public struct RollupSettings: Sendable {
+    public var requestTimeout: Millis = 30_000
+    public var checkInterval: Millis = 86_400_000
+    public var purgeAfter: Millis = 30 * 86_400_000
+    public var photosPerChunk: UInt16 = 100
+    public var chunkDuration: Millis = 5_000
+    public var retryFirst: Millis = 15_000
+    public var retryMax: Millis = 4 * 3_600_000
+    /// Server-backed API calls at once; more fail at once.
+    public var callsMax: Int = 4
+    public var bugs: PlantedBugs = []
+    public init() {}
+}

@@ -1,0 +1,83 @@
+import SimKit
+import SimKitAsync
+import Rollup
+
+/// The SDK under SimKit: one `Rollup` actor per app process, over a simulated device's
+/// services, and each world input as a call of its async API. Nothing of the SDK is
+/// ported: its tasks, sleeps and races run on SimKit's loop.
+///
+/// `Bugs` chooses the planted bugs, so each variant is a core of its own type.
+public final class RollupHarness<Bugs: BugChoice>: AsyncSDKHarness {
+    let device: SimDevice
+    let sdk: Rollup
+
+    public init(device: SimDevice) {
+        self.device = device
+        var settings = RollupSettings()
+        // The world's settings that are the product's (D1, D5, D9); the rest are the SDK's own.
+        settings.requestTimeout = device.config.requestTimeoutMs
+        settings.checkInterval = device.config.checkIntervalMs
+        settings.purgeAfter = device.config.purgeAfterMs
+        settings.bugs = Bugs.bugs
+        sdk = Rollup(settings: settings, transport: Bugs.transport(device), store: SimStore(device: device),
+                     clock: Bugs.clock(device), scheduler: SimScheduler(tasks: device.backgroundTasks),
+                     photos: SimPhotos(device: device), observer: SimObserver(device: device))
+    }
+
+    public func handle(_ event: DeviceEvent) async {
+        switch event {
+        case .launch(let inBackground): await sdk.configure(inBackground: inBackground)
+        case .becameActive: await sdk.applicationDidBecomeActive()
+        case .wentToBackground: await sdk.applicationDidEnterBackground()
+        case .backgroundRun: _ = await device.backgroundTasks.fire()
+        case .reset: await sdk.reset()
+        case .call(let call):
+            do {
+                switch call {
+                case .search: _ = try await sdk.search()
+                case .query: try await sdk.query()
+                case .profile: try await sdk.profile()
+                }
+                device.finished(call, .returned)
+            } catch RollupError.accessRevoked {
+                device.finished(call, .threwAccessRevoked)
+            } catch {
+                device.finished(call, .failed)
+            }
+        }
+    }
+}
+
+/// Which planted bugs (and, for the leak tests, which leaky services) a core carries.
+public protocol BugChoice: Sendable {
+    static var bugs: PlantedBugs { get }
+    static func transport(_ device: SimDevice) -> any RollupTransport
+    static func clock(_ device: SimDevice) -> any RollupClock
+}
+extension BugChoice {
+    public static var bugs: PlantedBugs { [] }
+    public static func transport(_ device: SimDevice) -> any RollupTransport { SimTransport(device: device) }
+    public static func clock(_ device: SimDevice) -> any RollupClock { SimRollupClock(clock: device.clock) }
+}
+
+public enum NoBugs: BugChoice {}
+public enum IndexesAfterCancel: BugChoice { public static var bugs: PlantedBugs { .indexesAfterCancel } }
+public enum VerdictReadBeforeAwait: BugChoice { public static var bugs: PlantedBugs { .verdictReadBeforeAwait } }
+public enum AnswerAfterReset: BugChoice { public static var bugs: PlantedBugs { .answerAfterReset } }
+public enum RetryOutlivesLock: BugChoice { public static var bugs: PlantedBugs { .retryOutlivesLock } }
+
+/// The cores this package registers, by the names scenarios and `--sdk custom:NAME` use.
+public enum RollupCores {
+    public static let all: [String: any SDKCore.Type] = [
+        "rollup": AsyncCore<RollupHarness<NoBugs>>.self,
+        "rollup-index-after-cancel": AsyncCore<RollupHarness<IndexesAfterCancel>>.self,
+        "rollup-verdict-before-await": AsyncCore<RollupHarness<VerdictReadBeforeAwait>>.self,
+        "rollup-answer-after-reset": AsyncCore<RollupHarness<AnswerAfterReset>>.self,
+        "rollup-retry-outlives-lock": AsyncCore<RollupHarness<RetryOutlivesLock>>.self,
+        "leak-dispatch": AsyncCore<RollupHarness<LeakDispatch>>.self,
+        "leak-date": AsyncCore<RollupHarness<LeakDate>>.self,
+        "leak-spin": AsyncCore<RollupHarness<LeakSpin>>.self,
+        "leak-hang": AsyncCore<RollupHarness<LeakHang>>.self,
+        "leak-set": AsyncCore<RollupHarness<LeakSet>>.self,
+    ]
+}

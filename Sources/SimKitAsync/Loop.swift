@@ -1,0 +1,243 @@
+// The one place SimKitAsync touches the `_Concurrency` SPI. If this file stops compiling,
+// the toolchain changed the custom-executor SPI: see docs/async.md ("The SPI risk").
+@_spi(ExperimentalCustomExecutors) @_spi(ExperimentalScheduling) import _Concurrency
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// SimKit's run loop for Swift concurrency: every job of the process (tasks, actors,
+/// `async let`, task groups, detached tasks, the main actor, `Task.yield`) is enqueued
+/// here and run on one thread, the simulation's, in FIFO order, only while a step drains
+/// it (`drain(maxJobs:)`). Nothing runs between steps, so a step ends exactly when no job
+/// is runnable: every task is suspended on a simulated service (the network, the clock)
+/// or is done.
+///
+/// A job enqueued from another thread (a continuation resumed from a Dispatch queue or a
+/// `Thread`) is an escape: it is kept aside, never run, and counted for the step to report.
+/// A sleep on a clock that is not SimKit's (`Task.sleep(for:)` on `ContinuousClock`)
+/// arrives at `enqueue(_:at:tolerance:clock:)`: an escape too (the job runs at once, so
+/// nothing hangs, and the step reports it).
+///
+/// determinism: one queue, one thread; the order is the order of enqueues on that thread.
+public final class SimLoop: @unchecked Sendable {
+    public static let shared = SimLoop()
+
+    /// The thread that is draining now (`pthread_self` bits), 0 when none.
+    let owner = Atomic<UInt>(0)
+    /// Jobs ready to run, in order; `isMain` jobs run on the main executor.
+    var ready: [(job: UnownedJob, isMain: Bool)] = []
+    var head = 0
+    /// Jobs from foreign threads, kept aside (never run), and what they were.
+    let foreign = Mutex<[String]>([])
+    let foreignCount = Atomic<Int>(0)
+    /// Sleeps on an unsimulated clock, by clock type.
+    var unsimulatedSleeps: [String] = []
+    /// Jobs run since the process started.
+    public private(set) var jobsRun: UInt64 = 0
+    /// Steps of async cores (world inputs handed to an async SDK) since the process started.
+    public internal(set) var steps: UInt64 = 0
+    /// Whether `SimKitExecutors` were installed in this process.
+    public internal(set) var installed = false
+
+    let main = SimMainExecutor()
+    let task = SimTaskExecutor()
+
+    static var currentThread: UInt { UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))) }
+
+    /// Whether the calling thread is draining the loop now.
+    public var isDrainingOnThisThread: Bool { owner.load(ordering: .relaxed) == SimLoop.currentThread }
+
+    func push(_ job: UnownedJob, isMain: Bool) {
+        if owner.load(ordering: .relaxed) == SimLoop.currentThread {
+            ready.append((job, isMain))
+        } else {
+            let what = "a job for the \(isMain ? "main actor" : "global executor") enqueued from thread \(SimLoop.threadName()) while \(owner.load(ordering: .relaxed) == 0 ? "no step was running" : "another thread was running a step")"
+            foreign.withLock { if $0.count < 16 { $0.append(what) } }
+            foreignCount.add(1, ordering: .relaxed)
+        }
+    }
+
+    static func threadName() -> String {
+        // The kernel's name of the thread (Dispatch names its workers), from /proc.
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let fd = open("/proc/thread-self/comm", O_RDONLY)
+        var n = 0
+        if fd >= 0 { n = max(0, read(fd, &buffer, 63)); close(fd) }
+        let name = String(decoding: buffer[0..<n], as: UTF8.self).trimmingSuffixNewline
+        return name.isEmpty ? "\(currentThread)" : "'\(name)'"
+    }
+
+    /// How a drain ended.
+    public enum DrainEnd: Equatable, Sendable {
+        /// No job is runnable: every task is suspended or done.
+        case settled(jobs: Int)
+        /// The bound was reached with jobs still runnable (a task that spins or keeps yielding).
+        case exceeded(bound: Int)
+    }
+
+    /// Nil: ready jobs run in FIFO order. A seed: each step picks the next job among the
+    /// ready ones with a generator seeded from this seed and the step (`pickState`), the
+    /// main actor's jobs keeping their order: another interleaving per seed, the same one
+    /// on every rerun (`SIMKIT_ASYNC_PICK_SEED`).
+    public var pickSeed: UInt64?
+    /// The generator's state for the step being drained (set by the caller from the step).
+    public var pickState: UInt64 = 0
+
+    /// Picks made among two or more ready jobs (an interleaving FIFO would not have chosen).
+    public private(set) var picks: UInt64 = 0
+
+    func nextPick(_ bound: Int) -> Int {
+        if bound > 1 { picks &+= 1 }
+        // SplitMix64.
+        pickState &+= 0x9E37_79B9_7F4A_7C15
+        var z = pickState
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return Int((z ^ (z >> 31)) % UInt64(bound))
+    }
+
+    /// Runs ready jobs on the calling thread until none is runnable or `maxJobs` ran.
+    public func drain(maxJobs: Int) -> DrainEnd {
+        let me = SimLoop.currentThread
+        let previous = owner.exchange(me, ordering: .relaxed)
+        precondition(previous == 0 || previous == me, "two threads drive SimKit's loop at once: run async cores with --jobs 1")
+        defer { if previous == 0 { owner.store(0, ordering: .relaxed) } }
+        var n = 0
+        if pickSeed != nil {
+            while head < ready.count {
+                if n >= maxJobs { return .exceeded(bound: maxJobs) }
+                var k = head + nextPick(ready.count - head)
+                if ready[k].isMain, let m = ready[head...k].firstIndex(where: { $0.isMain }) { k = m }
+                let (job, isMain) = ready.remove(at: k)
+                n += 1
+                jobsRun &+= 1
+                if isMain { job.runSynchronously(on: main.asUnownedSerialExecutor()) }
+                else { job.runSynchronously(on: task.asUnownedTaskExecutor()) }
+            }
+            ready.removeAll(keepingCapacity: true)
+            head = 0
+            return .settled(jobs: n)
+        }
+        while head < ready.count {
+            if n >= maxJobs { return .exceeded(bound: maxJobs) }
+            let (job, isMain) = ready[head]
+            head += 1
+            n += 1
+            jobsRun &+= 1
+            if isMain { job.runSynchronously(on: main.asUnownedSerialExecutor()) }
+            else { job.runSynchronously(on: task.asUnownedTaskExecutor()) }
+            if head > 1024, head * 2 > ready.count { ready.removeFirst(head); head = 0 }
+        }
+        ready.removeAll(keepingCapacity: true)
+        head = 0
+        return .settled(jobs: n)
+    }
+
+    /// Runs `body` as the loop's owner without draining (services that resume continuations).
+    @discardableResult
+    public func asOwner<R>(_ body: () throws -> R) rethrows -> R {
+        let me = SimLoop.currentThread
+        let previous = owner.exchange(me, ordering: .relaxed)
+        defer { if previous == 0 { owner.store(0, ordering: .relaxed) } }
+        return try body()
+    }
+
+    /// Escapes seen since the last call: foreign enqueues and unsimulated sleeps.
+    public func takeEscapes() -> [Escape] {
+        var out: [Escape] = []
+        if foreignCount.load(ordering: .relaxed) > 0 {
+            let what = foreign.withLock { list -> [String] in let l = list; list.removeAll(); return l }
+            foreignCount.store(0, ordering: .relaxed)
+            out.append(Escape(kind: .foreignThread, detail: what.first ?? "a job enqueued from a foreign thread"))
+        }
+        if !unsimulatedSleeps.isEmpty {
+            out.append(Escape(kind: .unsimulatedClock, detail: "a sleep on \(unsimulatedSleeps[0]), not on the injected SimClock"))
+            unsimulatedSleeps.removeAll()
+        }
+        return out
+    }
+
+    /// The number of foreign enqueues seen and not yet taken.
+    public var pendingForeign: Int { foreignCount.load(ordering: .relaxed) }
+
+    func sleptOn<C: Clock>(_ clock: C) {
+        if unsimulatedSleeps.count < 4 { unsimulatedSleeps.append("\(C.self)") }
+    }
+}
+
+/// The main actor's executor: jobs join the loop's one FIFO queue.
+final class SimMainExecutor: MainExecutor, SchedulingExecutor, @unchecked Sendable {
+    public func enqueue(_ job: consuming ExecutorJob) { SimLoop.shared.push(UnownedJob(job), isMain: true) }
+    public func enqueue<C: Clock>(_ job: consuming ExecutorJob, at instant: C.Instant, tolerance: C.Duration?, clock: C) {
+        SimLoop.shared.sleptOn(clock)
+        SimLoop.shared.push(UnownedJob(job), isMain: true)
+    }
+    public func enqueue<C: Clock>(_ job: consuming ExecutorJob, after delay: C.Duration, tolerance: C.Duration?, clock: C) {
+        SimLoop.shared.sleptOn(clock)
+        SimLoop.shared.push(UnownedJob(job), isMain: true)
+    }
+    public var isMainExecutor: Bool { true }
+    public func checkIsolated() {
+        if !SimLoop.shared.isDrainingOnThisThread { fatalError("simkit-async: main-actor code ran off the simulation thread") }
+    }
+    public func run() throws {
+        _ = SimLoop.shared.drain(maxJobs: .max)
+    }
+    public func stop() {}
+}
+
+/// The global (default) executor: jobs join the same queue.
+final class SimTaskExecutor: TaskExecutor, SchedulingExecutor, @unchecked Sendable {
+    public func enqueue(_ job: consuming ExecutorJob) { SimLoop.shared.push(UnownedJob(job), isMain: false) }
+    public func enqueue<C: Clock>(_ job: consuming ExecutorJob, at instant: C.Instant, tolerance: C.Duration?, clock: C) {
+        SimLoop.shared.sleptOn(clock)
+        SimLoop.shared.push(UnownedJob(job), isMain: false)
+    }
+    public func enqueue<C: Clock>(_ job: consuming ExecutorJob, after delay: C.Duration, tolerance: C.Duration?, clock: C) {
+        SimLoop.shared.sleptOn(clock)
+        SimLoop.shared.push(UnownedJob(job), isMain: false)
+    }
+    public var isMainExecutor: Bool { false }
+}
+
+/// What `_createExecutors(factory:)` installs.
+enum SimExecutorFactory: ExecutorFactory {
+    static var mainExecutor: any MainExecutor { SimLoop.shared.main }
+    static var defaultExecutor: any TaskExecutor { SimLoop.shared.task }
+}
+
+/// SimKit's executors for this process.
+public enum SimKitExecutors {
+    /// Installs SimKit's executors; must run before any async code in the process.
+    /// Returns whether jobs now reach SimKit's loop (a probe task is enqueued and run).
+    public static func install() -> Bool {
+        _createExecutors(factory: SimExecutorFactory.self)
+        let loop = SimLoop.shared
+        let before = loop.jobsRun
+        final class Flag: @unchecked Sendable { var ran = false }
+        let flag = Flag()
+        loop.asOwner { Task { flag.ran = true } }
+        _ = loop.drain(maxJobs: 100)
+        let ok = loop.jobsRun > before && flag.ran && loop.pendingForeign == 0
+        loop.installed = ok
+        return ok
+    }
+}
+
+/// Something that left SimKit's control.
+public struct Escape: Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: String, Sendable {
+        /// A job enqueued from a thread that is not the simulation's (Dispatch, `Thread`).
+        case foreignThread = "escape-foreign-thread"
+        /// A read of, or a sleep on, a clock that is not the injected `SimClock`.
+        case unsimulatedClock = "escape-unsimulated-clock"
+    }
+    public var kind: Kind
+    public var detail: String
+    public var description: String { "\(kind.rawValue): \(detail)" }
+}
+
+extension String {
+    var trimmingSuffixNewline: String { hasSuffix("\n") ? String(dropLast()) : self }
+}

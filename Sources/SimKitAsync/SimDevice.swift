@@ -1,0 +1,198 @@
+import SimKit
+
+/// One simulated app process's services, for an async SDK: the network, the clock, the
+/// disk, the OS's background task scheduling, the Photos library and App Attest, and the
+/// app around the SDK (its state and its calls' results). Every call records what SimKit
+/// must do as an `Effect`, in order; the adapter hands them to the engine when the step
+/// settles. Calls that wait (a request, a sleep) suspend on a continuation that a later
+/// step resumes: the world's answer, its timeout, or a timer firing.
+///
+/// determinism: used only on the simulation thread, inside a step (`AsyncCore.handle`);
+/// its tables are looked up by key, never iterated into effects except `sleepers`, an
+/// array kept in (deadline, order of sleeping) order.
+public final class SimDevice: @unchecked Sendable {
+    /// The world's virtual time, ms since the start.
+    public private(set) var now: SimTime = 0
+    /// The world's settings (the request timeout, D9, among them).
+    public private(set) var config = SDKConfig()
+    public private(set) var index: DeviceIndex = 0
+    /// The device's disk as SimKit handed it this step, with this step's writes applied.
+    public private(set) var disk = LocalData()
+    /// Photos: the library's size and the person's permission.
+    public private(set) var photoCount: UInt32 = 0
+    public private(set) var photosAllowed = false
+    /// The clock to inject into the SDK.
+    public var clock: SimClock { SimClock(device: self) }
+    /// The OS's background task scheduler for this app.
+    public let backgroundTasks = SimBackgroundTasks()
+
+    var effects: [Effect] = []
+    /// The process died: nothing it does reaches the world any more.
+    var dead = false
+
+    struct Pending { var kind: RequestKind; var sentAt: SimTime; var continuation: UnsafeContinuation<ServerReply, any Error> }
+    var pending: [UInt32: Pending] = [:]
+    var nextID: UInt32 = 1
+
+    struct Sleeper { var deadline: SimTime; var order: UInt64; var continuation: UnsafeContinuation<Void, any Error> }
+    /// Sleeping tasks, in (deadline, order) order.
+    var sleepers: [Sleeper] = []
+    var sleepOrder: UInt64 = 0
+    var cancelledBeforeSleeping: Set<UInt64> = []
+    /// The wake-up SimKit has armed for the earliest sleeper (an `indexChunk` timer).
+    var armedWake: SimTime?
+    /// Input tasks (API calls, lifecycle handlers) not yet returned.
+    var openInputs = 0
+
+    init() { backgroundTasks.device = self }
+
+    func begin(now: SimTime, context: SDKContext, config: SDKConfig, disk: LocalData) {
+        self.now = now; self.config = config; self.disk = disk
+        index = context.device; photoCount = context.photoCount; photosAllowed = context.photosAllowed
+    }
+
+    // MARK: The network
+
+    /// Sends a request of `kind` with `credential` (the engine adds the app's key and the
+    /// App Attest assertion) and suspends until the world answers: a verdict, a 5xx, the
+    /// device offline, or the world's timeout (`config.requestTimeoutMs`, D9), whichever
+    /// comes first; an answer after the timeout is never seen. Cancelling the calling task
+    /// abandons the request (`CancellationError`); its answer is then ignored.
+    public func send(_ kind: RequestKind, credential: Credential) async throws -> ServerReply {
+        if dead { throw CancellationError() }
+        try Task.checkCancellation()
+        let id = nextID
+        nextID = nextID >= (1 << 28) ? 1 : nextID + 1
+        effects.append(.send(id: id, kind: kind, credential: credential))
+        effects.append(.setTimer(.requestTimeout, at: now &+ config.requestTimeoutMs, arg: id << 3 | UInt32(kind.rawValue)))
+        let sentAt = now
+        return try await withTaskCancellationHandler {
+            try await withUnsafeThrowingContinuation { c in pending[id] = Pending(kind: kind, sentAt: sentAt, continuation: c) }
+        } onCancel: {
+            self.abandon(id)
+        }
+    }
+
+    func abandon(_ id: UInt32) {
+        pending.removeValue(forKey: id)?.continuation.resume(throwing: CancellationError())
+    }
+
+    func deliver(_ reply: ServerReply, to id: UInt32) {
+        guard let p = pending.removeValue(forKey: id) else { return }   // abandoned, or from before a cancel
+        if now >= p.sentAt &+ config.requestTimeoutMs { p.continuation.resume(returning: ServerReply(.timedOut)) }
+        else { p.continuation.resume(returning: reply) }
+    }
+
+    func timedOut(_ id: UInt32) {
+        pending.removeValue(forKey: id)?.continuation.resume(returning: ServerReply(.timedOut))
+    }
+
+    /// Requests awaited now.
+    public var requestsInFlight: Int { pending.count }
+
+    // MARK: The clock
+
+    func sleep(until deadline: SimTime) async throws {
+        if dead { throw CancellationError() }
+        try Task.checkCancellation()
+        if deadline <= now { await Task.yield(); return }
+        sleepOrder &+= 1
+        let order = sleepOrder
+        try await withTaskCancellationHandler {
+            try await withUnsafeThrowingContinuation { (c: UnsafeContinuation<Void, any Error>) in
+                if cancelledBeforeSleeping.remove(order) != nil { return c.resume(throwing: CancellationError()) }
+                let s = Sleeper(deadline: deadline, order: order, continuation: c)
+                var lo = 0, hi = sleepers.count
+                while lo < hi { let mid = (lo + hi) / 2; if sleepers[mid].deadline <= deadline { lo = mid + 1 } else { hi = mid } }
+                sleepers.insert(s, at: lo)
+            }
+        } onCancel: {
+            self.cancelSleep(order)
+        }
+    }
+
+    func cancelSleep(_ order: UInt64) {
+        if let i = sleepers.firstIndex(where: { $0.order == order }) {
+            sleepers.remove(at: i).continuation.resume(throwing: CancellationError())
+        } else if cancelledBeforeSleeping.count < 1024 {
+            cancelledBeforeSleeping.insert(order)
+        }
+    }
+
+    /// Wakes every sleeper due by now, earliest first.
+    func wakeDue() {
+        armedWake = nil
+        var k = 0
+        while k < sleepers.count, sleepers[k].deadline <= now { k += 1 }
+        let due = sleepers[0..<k]
+        sleepers.removeFirst(k)
+        for s in due { s.continuation.resume() }
+    }
+
+    /// Arms (or moves, or cancels) SimKit's wake-up for the earliest sleeper.
+    func armWake() {
+        let earliest = sleepers.first?.deadline
+        guard earliest != armedWake else { return }
+        if let earliest { effects.append(.setTimer(.indexChunk, at: earliest, arg: 0)) } else { effects.append(.cancelTimer(.indexChunk)) }
+        armedWake = earliest
+    }
+
+    // MARK: The disk
+
+    /// Writes one change to the device's disk, durably (SimKit traces it).
+    public func write(_ op: StoreOp) {
+        guard !dead else { return }
+        disk.apply(op)
+        effects.append(.store(op))
+    }
+
+    // MARK: The app around the SDK
+
+    /// The state the SDK reports to its app.
+    public func publish(_ state: SDKState) { if !dead { effects.append(.state(state)) } }
+    /// An API call returned (or threw).
+    public func finished(_ call: APICall, _ outcome: CallOutcome) { if !dead { effects.append(.callResult(call, outcome)) } }
+    public func indexingStarted(background: Bool) { if !dead { effects.append(.runStarted(background: background)) } }
+    public func indexingEnded() { if !dead { effects.append(.runEnded) } }
+
+    // MARK: App Attest
+
+    /// An assertion for the next request. The engine attests every request itself (a clone
+    /// fails, S6); this is what the SDK's App Attest call returns under simulation.
+    public func appAttestAssertion() -> [UInt8] { withUnsafeBytes(of: index.littleEndian) { Array($0) } }
+
+    // MARK: Death
+
+    /// The process died: every waiting task ends with `CancellationError` (so nothing it
+    /// left suspended stays in memory), and nothing it does from now reaches the world.
+    func kill() {
+        dead = true
+        let waiting = pending.values.map(\.continuation)
+        pending.removeAll()
+        let sleeping = sleepers.map(\.continuation)
+        sleepers.removeAll()
+        for c in waiting { c.resume(throwing: CancellationError()) }
+        for c in sleeping { c.resume(throwing: CancellationError()) }
+        backgroundTasks.handler = nil
+    }
+}
+
+/// The OS's background task scheduling (BGTaskScheduler): the SDK registers a handler and
+/// schedules or cancels its task; SimKit's world fires it (`background` in a scenario).
+public final class SimBackgroundTasks: @unchecked Sendable {
+    var handler: (@Sendable () async -> Void)?
+    weak var device: SimDevice?
+    init() {}
+    /// Registers what runs when the OS fires the task (at launch, as BGTaskScheduler wants).
+    public func register(_ handler: @escaping @Sendable () async -> Void) { self.handler = handler }
+    /// Whether the task is scheduled (it survives the app process: it is on the disk).
+    public var isScheduled: Bool { device?.disk.backgroundScheduled ?? false }
+    public func schedule() { device?.write(.scheduleBackground) }
+    public func cancel() { device?.write(.cancelBackground) }
+    /// Runs the registered handler, if any; returns whether there was one.
+    public func fire() async -> Bool {
+        guard let handler else { return false }
+        await handler()
+        return true
+    }
+}
