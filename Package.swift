@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "SimKit", targets: ["SimKit"]),
         .library(name: "Invariants", targets: ["Invariants"]),
         .library(name: "Scenarios", targets: ["Scenarios"]),
+        .library(name: "ServerWire", targets: ["ServerWire"]),
         /// The command line as a library: `SimKitCommand.main(sdks: ["mine": MySDK.self])`
         /// in a package's own executable gives every `simkit` command for its SDK core.
         .library(name: "SimKitCommand", targets: ["SimKitCommand"]),
@@ -25,14 +26,17 @@ let package = Package(
         .target(name: "SimKitPrefetch"),
         .target(name: "SimKit", dependencies: ["SimKitPrefetch"]),
         .target(name: "Invariants", dependencies: ["SimKit"]),
-        .target(name: "Scenarios", dependencies: ["SimKit", "Invariants"]),
+        /// A server in any language, as a `ServerCore`: the wire protocol of
+        /// docs/server-protocol.md over a child process's stdin/stdout or HTTP.
+        .target(name: "ServerWire", dependencies: ["SimKit"]),
+        .target(name: "Scenarios", dependencies: ["SimKit", "Invariants", "ServerWire"]),
         .target(name: "SimKitCommand", dependencies: ["SimKit", "Invariants", "Scenarios"]),
         .executableTarget(name: "simkit", dependencies: ["SimKitCommand"]),
         /// What the test targets share: the slow tier's tag and switch (`SIMKIT_SLOW=1`).
         .target(name: "SimKitTestSupport", path: "Tests/Support"),
         .testTarget(name: "SimKitTests", dependencies: ["SimKit", "SimKitTestSupport"]),
         .testTarget(name: "InvariantsTests", dependencies: ["SimKit", "Invariants", "SimKitTestSupport"]),
-        .testTarget(name: "ScenariosTests", dependencies: ["SimKit", "Invariants", "Scenarios", "SimKitCommand", "simkit", "SimKitTestSupport"]),
+        .testTarget(name: "ScenariosTests", dependencies: ["SimKit", "Invariants", "Scenarios", "SimKitCommand", "simkit", "ServerWire", "SimKitTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

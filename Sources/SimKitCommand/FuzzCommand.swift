@@ -377,7 +377,9 @@ final class Campaign: Sendable {
             var small = scenario
             // After a stop the failure is written as generated: it fails the same way, and
             // shrinking can take seconds that the one who pressed Ctrl-C did not ask for.
-            if shrink, invariant != "generator-error", !stopRequested.load(ordering: .relaxed) {
+            // A server that left the protocol is written as generated too: shrinking would
+            // run it again and again, and what it needs is its message, not a smaller script.
+            if shrink, invariant != "generator-error", !Fuzz.isServerFailure(invariant), !stopRequested.load(ordering: .relaxed) {
                 small = Fuzz.shrink(scenario, invariant: target, cores: cores).0
             }
             let text = Fuzz.reproducerText(small, invariant: target, seed: seed, sdk: generator.sdk, file: path)
