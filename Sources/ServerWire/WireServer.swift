@@ -204,11 +204,13 @@ public struct WireServer: ServerCore {
     public mutating func enable(app: AppID, now: SimTime) -> Bool { applied("enable", ",\"now\":\(now),\"app\":\(app)") }
 
     public mutating func rollup(_ action: RollupAppAction, app: AppID, now: SimTime) -> Bool {
-        applied("rollup-app", ",\"now\":\(now),\"app\":\(app),\"action\":\"\(action)\"")
+        let name = switch action { case .approve: "approve"; case .reject: "reject"; case .revoke: "revoke"; case .restore: "restore" }
+        return applied("rollup-app", ",\"now\":\(now),\"app\":\(app),\"action\":\"\(name)\"")
     }
 
     public mutating func rollup(_ action: RollupAccountAction, account: AccountID, now: SimTime) -> Bool {
-        applied("rollup-account", ",\"now\":\(now),\"account\":\(account),\"action\":\"\(action)\"")
+        let name = switch action { case .approve: "approve"; case .revoke: "revoke"; case .restore: "restore" }
+        return applied("rollup-account", ",\"now\":\(now),\"account\":\(account),\"action\":\"\(name)\"")
     }
 
     public mutating func forgetDevice(_ device: DeviceIndex, now: SimTime) -> Bool {
