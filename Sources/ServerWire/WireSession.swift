@@ -77,7 +77,7 @@ public struct WireFailure: Error, Equatable, Sendable {
 public final class WireSession: @unchecked Sendable {
     public let endpoint: WireEndpoint
     var transport: WireTransport?
-    /// Message numbers in the current world (the reset is 1).
+    /// Message numbers in the current world (the reset is 1; a connection's hello is 0).
     var seq: UInt64 = 0
     /// Which world owns the session: one more at each `begin`.
     public private(set) var epoch: UInt64 = 0
@@ -88,6 +88,9 @@ public final class WireSession: @unchecked Sendable {
     public var recording = false
     /// Lines exchanged since the process started, for the bench.
     public private(set) var exchanged: UInt64 = 0
+    /// The wall-clock bound on each reply of this session, in seconds (`replyTimeout` when
+    /// the session was made).
+    public var timeout: Double = WireSession.replyTimeout
     /// The server's name from its hello.
     public private(set) var serverName: String?
     let log: FileHandle?
@@ -135,7 +138,8 @@ public final class WireSession: @unchecked Sendable {
                 fail(.exited, "the server could not be reached: \(Self.describe(error))", sent: "", received: nil)
                 return epoch
             }
-            guard let hello = call("hello", ",\"protocol\":\(WireProtocol.version),\"client\":\"simkit\"") else { return epoch }
+            // The hello is message 0 of the connection; each world's messages count from its reset, 1.
+            guard let hello = call("hello", ",\"protocol\":\(WireProtocol.version),\"client\":\"simkit\"", advance: false) else { return epoch }
             guard let v = hello["protocol"]?.uint, v == WireProtocol.version else {
                 fail(.protocolError, "the hello reply's \"protocol\" must be \(WireProtocol.version)", sent: lastSent, received: lastReceived)
                 return epoch
@@ -153,15 +157,15 @@ public final class WireSession: @unchecked Sendable {
 
     /// Sends `{"op":OP,"seq":N` + `fields` + `}` and returns the reply object, or nil
     /// once the session failed (the failure recorded, the connection closed).
-    func call(_ op: String, _ fields: String) -> WireJSON? {
+    func call(_ op: String, _ fields: String, advance: Bool = true) -> WireJSON? {
         guard failure == nil, let transport else { return nil }
-        seq += 1
+        if advance { seq += 1 }
         let line = "{\"op\":\"\(op)\",\"seq\":\(seq)" + fields + "}"
         lastSent = line
         lastReceived = nil
         if recording { transcript.append("> " + line) }
         log?.write(Data(("> " + line + "\n").utf8))
-        switch transport.exchange(line, timeout: Self.replyTimeout) {
+        switch transport.exchange(line, timeout: timeout) {
         case .success(let bytes):
             exchanged += 1
             let text = String(decoding: bytes, as: UTF8.self)
