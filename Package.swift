@@ -30,7 +30,7 @@ let package = Package(
         /// docs/server-protocol.md over a child process's stdin/stdout or HTTP.
         .target(name: "ServerWire", dependencies: ["SimKit"]),
         .target(name: "Scenarios", dependencies: ["SimKit", "Invariants", "ServerWire"]),
-        .target(name: "SimKitCommand", dependencies: ["SimKit", "Invariants", "Scenarios"]),
+        .target(name: "SimKitCommand", dependencies: ["SimKit", "Invariants", "Scenarios", "ServerWire"]),
         .executableTarget(name: "simkit", dependencies: ["SimKitCommand"]),
         /// What the test targets share: the slow tier's tag and switch (`SIMKIT_SLOW=1`).
         .target(name: "SimKitTestSupport", path: "Tests/Support"),

@@ -5,7 +5,7 @@ its state in SQLite, speaking SimKit's wire protocol (docs/server-protocol.md).
     python3 server.py                      # stdio: one JSON message a line in, one reply a line out
     python3 server.py --http 8035          # HTTP: POST /simkit, one message a body
     python3 server.py --bug NAME           # a planted bug (see BUGS)
-    python3 server.py --db FILE            # keep the state in FILE instead of memory
+    python3 server.py --db FILE            # stdio: keep the state in FILE instead of memory
 
 It reads no clock: every message carries the virtual time ("now"). A port of
 Sources/SimKit/Server/ServerModel*.swift and AccessHistory.swift: see there, and
@@ -41,7 +41,7 @@ def t_out(v):
 
 class Server:
     def __init__(self, db=":memory:", bug=None):
-        self.db = sqlite3.connect(db, isolation_level=None)
+        self.db = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=OFF")
         self.db.execute("PRAGMA synchronous=OFF")
         self.bug = bug
@@ -500,14 +500,24 @@ def serve_stdio(server):
         out.flush()
 
 
-def serve_http(server, port):
-    from http.server import BaseHTTPRequestHandler, HTTPServer
+def serve_http(make, port):
+    """One state per X-SimKit-Session header (each SimKit job sends its own), one thread per connection."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    servers, lock = {}, threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"   # keep-alive: one connection for a whole run
+        disable_nagle_algorithm = True  # headers and body go in two writes: do not hold the second
 
         def do_POST(self):
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            session = self.headers.get("X-SimKit-Session", "")
+            with lock:
+                if session not in servers:
+                    servers[session] = make()
+                server = servers[session]
             try:
                 reply = json.dumps(server.message(json.loads(body)), separators=(",", ":")).encode()
                 code = 200
@@ -522,7 +532,7 @@ def serve_http(server, port):
         def log_message(self, *args):
             pass
 
-    HTTPServer(("127.0.0.1", port), Handler).serve_forever()
+    ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
 
 
 def main(argv):
@@ -538,12 +548,11 @@ def main(argv):
         else:
             sys.stderr.write(f"usage: server.py [--http PORT] [--db FILE] [--bug {'|'.join(BUGS)}]\n")
             return 2
-    server = Server(db, bug)
     if port is None:
-        serve_stdio(server)
+        serve_stdio(Server(db, bug))
     else:
         sys.stderr.write(f"listening on http://127.0.0.1:{port}/simkit\n")
-        serve_http(server, port)
+        serve_http(lambda: Server(":memory:", bug), port)   # a state per session: in memory
     return 0
 
 

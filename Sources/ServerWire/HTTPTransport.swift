@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -16,6 +17,12 @@ public final class HTTPTransport: WireTransport, @unchecked Sendable {
     let path: String
     var fd: Int32 = -1
     var buffer: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65_536)
+    /// This connection's `X-SimKit-Session` header: the jobs of one campaign (and of
+    /// campaigns side by side) run their worlds on one service, each in a state of its own.
+    public let session: String
+
+    static let sessions = Mutex<UInt64>(0)
 
     /// Parses `http://HOST:PORT[/PATH]` and connects.
     public init(url: String) throws(TransportFailure) {
@@ -24,6 +31,8 @@ public final class HTTPTransport: WireTransport, @unchecked Sendable {
             throw .broken("'\(url)' is not http://HOST:PORT[/PATH]")
         }
         (host, port, path) = parsed
+        let n = HTTPTransport.sessions.withLock { $0 += 1; return $0 }
+        session = "\(getpid())-\(n)"
         try connectSocket()
     }
 
@@ -70,7 +79,7 @@ public final class HTTPTransport: WireTransport, @unchecked Sendable {
         guard fd >= 0 else { return .failure(.closed(partial: "", status: nil)) }
         let deadline = monotonic() + timeout
         let body = Array(line.utf8)
-        var bytes = Array("POST \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n".utf8)
+        var bytes = Array("POST \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nContent-Type: application/json\r\nX-SimKit-Session: \(session)\r\nContent-Length: \(body.count)\r\n\r\n".utf8)
         bytes += body
         var sent = 0
         while sent < bytes.count {
@@ -108,7 +117,6 @@ public final class HTTPTransport: WireTransport, @unchecked Sendable {
                 return .success(reply)
             }
             if buffer.count > ProcessTransport.lineLimit + 65_536 { return .failure(.tooLong(bytes: buffer.count)) }
-            var chunk = [UInt8](repeating: 0, count: 65_536)
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, 65_536, Int32(MSG_DONTWAIT)) }
             if n > 0 { buffer.append(contentsOf: chunk[0..<n]); continue }
             if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {

@@ -45,6 +45,8 @@ public final class ProcessTransport: WireTransport, @unchecked Sendable {
     /// SimKit's end of the socket pair (non-blocking).
     let fd: Int32
     var buffer: [UInt8] = []
+    /// Where `recv` writes, kept from call to call (no 64 KiB allocated per reply).
+    var chunk = [UInt8](repeating: 0, count: 65_536)
     var closed = false
     let tail = StderrTail()
 
@@ -114,7 +116,6 @@ public final class ProcessTransport: WireTransport, @unchecked Sendable {
     /// The first line in the buffer, reading more until one is whole or time is up.
     func readLine(until deadline: Double, timeout: Double) -> Result<[UInt8], TransportFailure> {
         var searched = 0
-        var chunk = [UInt8](repeating: 0, count: 65_536)
         while true {
             if let nl = buffer[searched...].firstIndex(of: 0x0A) {
                 let line = Array(buffer[..<nl])

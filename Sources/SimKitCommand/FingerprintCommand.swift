@@ -22,6 +22,7 @@ enum FingerprintCommand {
       --sdk S       reference (default), mutant:NAME (see 'simkit mutants --list') or
                     custom:NAME, an SDK core the tool registers
       --server S    reference (default) or custom:NAME, a server core the tool registers
+                    (or process:CMD, http://HOST:PORT: a server on the wire, docs/server-protocol.md)
       --check       also check every invariant and print the violations (exit 1 if any)
 
     """

@@ -21,6 +21,7 @@ enum FuzzCommand {
       --shard I/N        run only shard I of N (1-based); shards 1..N together are the whole run
       --sdk S            reference (default) or mutant:NAME (see 'simkit mutants --list')
       --server S         reference (default) or custom:NAME, a server core the tool registers
+                         (or process:CMD, http://HOST:PORT: a server on the wire, docs/server-protocol.md)
       --devices N        at most N devices per group in generated worlds (default 40)
       --duration D       at most this long a scenario (default 90d)
       --time-limit D     stop starting new seeds after this much wall time (e.g. 60s, 5m)

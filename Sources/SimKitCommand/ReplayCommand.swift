@@ -16,6 +16,7 @@ enum ReplayCommand {
     options:
       --sdk S         reference (default) or mutant:NAME
       --server S      reference (default) or custom:NAME, a server core the tool registers
+                      (or process:CMD, http://HOST:PORT: a server on the wire, docs/server-protocol.md)
       --devices N     the fuzz run's --devices (default 40)
       --duration D    the fuzz run's --duration (default 90d)
       --print         print the seed's script as a .scenario file and do not run it

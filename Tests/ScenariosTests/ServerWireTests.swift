@@ -3,6 +3,7 @@ import Testing
 import SimKit
 import Scenarios
 import ServerWire
+import SimKitTestSupport
 
 /// A server in any language under SimKit: the wire protocol (docs/server-protocol.md) over
 /// a child process, the Python example server that keeps every S rule, and hostile servers
@@ -173,5 +174,34 @@ struct ServerWireTests {
         let shown = try #require(block, "docs/server-protocol.md has no exchange block").split(separator: "\n").map(String.init)
         let real = session.transcript.filter { !$0.contains("\"op\":\"hello\"") && !$0.contains("\"server\":\"python-example") }
         #expect(shown == real, "the page shows:\n\(shown.joined(separator: "\n"))\nSimKit sent and got:\n\(real.joined(separator: "\n"))")
+    }
+
+    /// The example's CI run: plain fuzzing over stdio and over HTTP breaks nothing, and each
+    /// planted bug is caught by plain fuzzing.
+    @Test("the Python example server: 200 fuzz seeds over stdio and 40 over HTTP break nothing; each planted bug is caught",
+          .tags(.slow), .slowTier)
+    func pythonServerCampaigns() throws {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("simkit-wire-slow-\(ProcessInfo.processInfo.processIdentifier)").path
+        let stdio = try SimkitProcess.run(["fuzz", "--seeds", "200", "--jobs", "2", "--quiet", "--out", out,
+                                           "--server", "process:python3 Examples/PythonServer/server.py"])
+        #expect(stdio.status == 0 && stdio.stdout.contains("no invariant broken"), "\(stdio.stdout)\(stdio.stderr)")
+
+        let port = 18_000 + Int(ProcessInfo.processInfo.processIdentifier % 10_000)
+        let service = Process()
+        service.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        service.arguments = ["python3", PackageRoot.path + "/Examples/PythonServer/server.py", "--http", "\(port)"]
+        service.standardError = FileHandle.nullDevice
+        try service.run()
+        defer { service.terminate(); service.waitUntilExit() }
+        usleep(500_000)   // it listens within a few ms; a refused connection would fail the run, not hang it
+        let http = try SimkitProcess.run(["fuzz", "--seeds", "40", "--jobs", "2", "--quiet", "--out", out,
+                                          "--server", "http://127.0.0.1:\(port)"])
+        #expect(http.status == 0 && http.stdout.contains("no invariant broken"), "\(http.stdout)\(http.stderr)")
+
+        for (bug, invariant) in [("enable-lifts-rollup", "only-rollup-restores"), ("disable-spares-grace-keys", "disable-stops-every-key")] {
+            let r = try SimkitProcess.run(["fuzz", "--seeds", "40", "--jobs", "2", "--quiet", "--no-shrink", "--out", out,
+                                           "--server", "process:python3 Examples/PythonServer/server.py --bug \(bug)"])
+            #expect(r.status == 1 && r.stdout.contains(invariant), "\(bug): \(r.stdout)")
+        }
     }
 }
