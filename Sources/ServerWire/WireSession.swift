@@ -216,7 +216,9 @@ public final class WireSession: @unchecked Sendable {
         transport = nil
     }
 
-    static func seconds(_ s: Double) -> String { s < 1 ? "\(Int((s * 1000).rounded())) ms" : "\(s) s" }
+    static func seconds(_ s: Double) -> String {
+        s < 1 ? "\(Int((s * 1000).rounded())) ms" : s == s.rounded() ? "\(Int(s)) s" : "\(s) s"
+    }
 
     static func describe(_ error: Error) -> String {
         if let f = error as? TransportFailure, case .broken(let why) = f { return why }

@@ -72,6 +72,10 @@ enum ReplayCommand {
             }
         }
         if let reason = result.stopReason { print("INCOMPLETE: the run stopped early: \(reason)") }
+        if let kind = result.broken.first, Fuzz.isServerFailure(kind) {
+            print(result.firstViolation ?? kind)   // the server left the protocol: its own verdict
+            return 1
+        }
         if violations.isEmpty {
             print("no invariant broken")
             return result.failed ? 1 : result.incomplete ? 3 : 0

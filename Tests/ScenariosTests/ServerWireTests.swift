@@ -192,7 +192,8 @@ struct ServerWireTests {
         service.arguments = ["python3", PackageRoot.path + "/Examples/PythonServer/server.py", "--http", "\(port)"]
         service.standardError = FileHandle.nullDevice
         try service.run()
-        defer { service.terminate(); service.waitUntilExit() }
+        // SIGKILL: a child of the test process may start with SIGTERM blocked (as libdispatch's threads have it).
+        defer { kill(service.processIdentifier, SIGKILL); service.waitUntilExit() }
         usleep(500_000)   // it listens within a few ms; a refused connection would fail the run, not hang it
         let http = try SimkitProcess.run(["fuzz", "--seeds", "40", "--jobs", "2", "--quiet", "--out", out,
                                           "--server", "http://127.0.0.1:\(port)"])

@@ -41,7 +41,7 @@ public struct SeedResult: Sendable, Codable, Equatable {
     public var passed: Bool { !failed && !incomplete }
     /// The flags that select this seed's cores: `--sdk X`, and `--server custom:NAME` when
     /// a custom server core ran it (for replay commands).
-    public var coreFlags: String { "--sdk \(sdk)" + (server.map { " --server \($0)" } ?? "") }
+    public var coreFlags: String { "--sdk \(sdk)" + (server.map { " --server " + ServerCores.shellQuoted($0) } ?? "") }
 }
 
 /// Running scenarios for the fuzzer: one seed, or one scenario, with every invariant checked.

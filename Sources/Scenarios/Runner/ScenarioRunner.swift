@@ -103,6 +103,9 @@ public struct ScenarioRunner: Sendable {
             outcome.verdict = .failed
             outcome.unexpected = []
             outcome.unexpectedViolations = []
+            outcome.expectations = []
+            outcome.unjudgedExpectations = []
+            outcome.missingViolations = []
             return outcome
         }
         if checkDeterminism {
