@@ -157,6 +157,10 @@ public final class WireSession: @unchecked Sendable {
 
     /// Sends `{"op":OP,"seq":N` + `fields` + `}` and returns the reply object, or nil
     /// once the session failed (the failure recorded, the connection closed).
+    /// The bound on the hello's reply, which waits for the process to start as well: at
+    /// least 20 s (an interpreter or a JVM under load), or the reply bound if longer.
+    public static let startupTimeout: Double = 20
+
     func call(_ op: String, _ fields: String, advance: Bool = true) -> WireJSON? {
         guard failure == nil, let transport else { return nil }
         if advance { seq += 1 }
@@ -165,7 +169,8 @@ public final class WireSession: @unchecked Sendable {
         lastReceived = nil
         if recording { transcript.append("> " + line) }
         log?.write(Data(("> " + line + "\n").utf8))
-        switch transport.exchange(line, timeout: timeout) {
+        let bound = op == "hello" ? max(timeout, Self.startupTimeout) : timeout
+        switch transport.exchange(line, timeout: bound) {
         case .success(let bytes):
             exchanged += 1
             let text = String(decoding: bytes, as: UTF8.self)
@@ -184,7 +189,8 @@ public final class WireSession: @unchecked Sendable {
         case .failure(let f):
             switch f {
             case .timedOut(let s, let partial):
-                fail(.unresponsive, "no reply line within \(Self.seconds(s)) of wall time", sent: line, received: partial.isEmpty ? nil : partial)
+                fail(.unresponsive, "no reply line within \(Self.seconds(s)) of wall time" + (op == "hello" ? " (the process's start included)" : ""),
+                     sent: line, received: partial.isEmpty ? nil : partial)
             case .closed(let partial, let status):
                 let how = status.map { "the server exited with status \($0)" } ?? "the server closed the connection"
                 fail(.exited, how + " before it replied", sent: line, received: partial.isEmpty ? nil : partial)
