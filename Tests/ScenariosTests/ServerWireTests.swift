@@ -205,4 +205,18 @@ struct ServerWireTests {
             #expect(r.status == 1 && r.stdout.contains(invariant), "\(bug): \(r.stdout)")
         }
     }
+
+    /// The conformance kit on the Python example server: every scenario file but the
+    /// mutants' and fuzz seeds, over stdio. A dead server is a problem, never a pass.
+    @Test("the conformance kit: the Python example server keeps every rule; a server that exits is not judged a pass",
+          .tags(.slow), .slowTier)
+    func pythonServerConformance() {
+        let report = SimKitTest.conformance(sdk: .reference, server: .process(Self.python), cores: SDKCores(),
+                                            scenarios: PackageRoot.path + "/scenarios", seeds: 0..<20, devices: 20)
+        #expect(report.passed, "\(report)")
+        #expect(report.scenarioFiles > 30 && report.seeds == 20)
+        let dead = SimKitTest.conformance(sdk: .reference, server: .process(Self.fixture("exits_at_third.py")), cores: SDKCores(),
+                                          scenarios: PackageRoot.path + "/scenarios", seeds: 0..<2, devices: 5)
+        #expect(!dead.passed && dead.problems.contains { $0.contains("server-exited") }, "\(dead)")
+    }
 }
