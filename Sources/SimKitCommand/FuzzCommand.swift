@@ -25,6 +25,9 @@ enum FuzzCommand {
       --devices N        at most N devices per group in generated worlds (default 40)
       --duration D       at most this long a scenario (default 90d)
       --time-limit D     stop starting new seeds after this much wall time (e.g. 60s, 5m)
+      --max-server-failures N  stop starting new seeds once N seeds ended because the server
+                         on the wire left the protocol, exited or did not answer (default 0:
+                         never; each such seed restarts the server and the campaign goes on)
       --out DIR          where shrunk reproducers go (default simkit-out)
       --junit FILE       write a JUnit XML report
       --json FILE        write all results as JSON (for 'simkit merge')
@@ -93,7 +96,7 @@ enum FuzzCommand {
     static func run(_ argv: [String], _ cores: SDKCores = SDKCores()) throws -> Int32 {
         let a = try Arguments(argv, switches: ["no-shrink", "quiet", "check-determinism", "processes", "guided"],
                               options: ["seeds", "from", "jobs", "shard", "sdk", "server", "devices", "duration", "time-limit", "out", "junit", "json",
-                                        "determinism-sample", "corpus"])
+                                        "determinism-sample", "corpus", "max-server-failures"])
         if a.has("help") { print(helpText(help, cores: cores), terminator: ""); return 0 }
         guard a.positionals.isEmpty else { throw UsageError("unexpected argument '\(a.positionals[0])'") }
         let count = try a.uint("seeds", default: 160_000, range: 1...10_000_000)
@@ -140,6 +143,7 @@ enum FuzzCommand {
         let start = try a.string("corpus").map { try GuidedCorpus.load($0, cores: cores) } ?? []
         let campaign = Campaign(seeds: plan.seeds, generator: generator, cores: cores, jobs: jobs, out: out, shrink: shrink,
                                 quiet: quiet, timeLimit: timeLimit, determinismOneIn: sampleOneIn)
+        campaign.maxServerFailures = Int(try a.uint("max-server-failures", default: 0, range: 0...10_000_000))
         var guidedLine: String?
         var results: [SeedResult]
         if guided {
@@ -156,7 +160,9 @@ enum FuzzCommand {
             results = campaign.run()
         }
         let stoppedBy: String? = results.count < plan.planned
-            ? (stopSignal.load(ordering: .relaxed) != 0 ? signalName(stopSignal.load(ordering: .relaxed)) : "--time-limit")
+            ? (stopSignal.load(ordering: .relaxed) != 0 ? signalName(stopSignal.load(ordering: .relaxed))
+               : campaign.stoppedByServer ? "--max-server-failures (\(plural(campaign.maxServerFailures, "seed")) ended by the server)"
+               : "--time-limit")
             : nil
         if a.has("processes"), stoppedBy == nil {
             results = try campaign.checkInAnotherProcess(results, plan: plan)
@@ -288,7 +294,11 @@ final class Campaign: Sendable {
     /// One seed in this many runs twice (`DeterminismCheck.sampled`); 1: all, 0: none.
     let determinismOneIn: UInt64
     let started = monotonicSeconds()
-    struct State { var results: [SeedResult?]; var done = 0; var failures = 0; var progress: ProgressLine }
+    struct State { var results: [SeedResult?]; var done = 0; var failures = 0; var serverFailures = 0; var progress: ProgressLine }
+    /// Stop taking seeds after this many ended by the server on the wire (0: never).
+    nonisolated(unsafe) var maxServerFailures = 0
+    /// Whether `maxServerFailures` stopped the campaign.
+    var stoppedByServer: Bool { maxServerFailures > 0 && state.withLock { $0.serverFailures >= maxServerFailures } }
     let state: Mutex<State>
     let finished = Mutex<Double>(0)
 
@@ -412,6 +422,10 @@ final class Campaign: Sendable {
             s.results[i] = result
             s.done += 1
             if result.failed { s.failures += 1 }
+            if let kind = result.broken.first, Fuzz.isServerFailure(kind) {
+                s.serverFailures += 1
+                if maxServerFailures > 0, s.serverFailures >= maxServerFailures { stopRequested.store(true, ordering: .relaxed) }
+            }
             s.progress.update(done: s.done, failures: s.failures, started: started)
         }
     }

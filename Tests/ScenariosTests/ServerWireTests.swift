@@ -153,6 +153,10 @@ struct ServerWireTests {
         #expect(r.status == 1, "\(r.stdout)\(r.stderr)")
         #expect(r.stdout.contains("server-exited                        2 seeds (first: 0)"), "\(r.stdout)")
         #expect(r.stdout.contains("replay:     simkit run \(out)/server-exited-seed0.scenario   or   simkit replay 0 --sdk reference --server 'process:python3 "), "\(r.stdout)")
+        let stopped = try SimkitProcess.run(["fuzz", "--seeds", "50", "--jobs", "1", "--max-server-failures", "3", "--quiet", "--out", out,
+                                             "--server", "process:" + Self.fixture("exits_at_third.py")])
+        #expect(stopped.status == 1 && stopped.stdout.contains("3 of 50 seeds")
+                && stopped.stdout.contains("stopped by --max-server-failures (3 seeds ended by the server)"), "\(stopped.stdout)")
         let nowhere = try SimkitProcess.run(["fuzz", "--seeds", "1", "--out", out, "--server", "http://127.0.0.1:1"])
         #expect(nowhere.status == 1 && nowhere.stdout.contains("server-exited: the server could not be reached: cannot connect to 127.0.0.1:1"), "\(nowhere.stdout)")
     }
