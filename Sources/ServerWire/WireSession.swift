@@ -98,9 +98,9 @@ public final class WireSession: @unchecked Sendable {
     init(endpoint: WireEndpoint) {
         self.endpoint = endpoint
         if let path = ProcessInfo.processInfo.environment["SIMKIT_SERVER_LOG"] {
-            if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: nil) }
-            log = FileHandle(forWritingAtPath: path)
-            _ = try? log?.seekToEnd()
+            // Appended, so the sessions of several jobs add whole lines to one file.
+            let fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0o644)
+            log = fd >= 0 ? FileHandle(fileDescriptor: fd, closeOnDealloc: true) : nil
         } else {
             log = nil
         }
