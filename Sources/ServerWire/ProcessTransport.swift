@@ -124,15 +124,16 @@ public final class ProcessTransport: WireTransport, @unchecked Sendable {
             }
             searched = buffer.count
             if buffer.count > Self.lineLimit { return .failure(.tooLong(bytes: buffer.count)) }
+            // Wait first: a reply is never there the moment its message left (one syscall saved).
+            guard wait(for: Int16(POLLIN), until: deadline) else {
+                return .failure(.timedOut(seconds: timeout, partial: String(decoding: buffer, as: UTF8.self)))
+            }
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, 65_536, Int32(MSG_DONTWAIT)) }
             if n > 0 { buffer.append(contentsOf: chunk[0..<n]); continue }
             if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
                 let partial = String(decoding: buffer, as: UTF8.self)
                 buffer.removeAll()
                 return .failure(.closed(partial: partial, status: exitStatus(wait: true)))
-            }
-            guard wait(for: Int16(POLLIN), until: deadline) else {
-                return .failure(.timedOut(seconds: timeout, partial: String(decoding: buffer, as: UTF8.self)))
             }
         }
     }
