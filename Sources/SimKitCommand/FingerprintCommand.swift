@@ -1,4 +1,5 @@
 import Foundation
+import ServerWire
 import SimKit
 import Invariants
 import Scenarios
@@ -72,10 +73,13 @@ enum FingerprintCommand {
         if check {
             var world = SimWorld<SDK, Server, InvariantChecker>(setup: setup, observer: InvariantChecker())
             world.run()
+            if let failure = WireFailure.of(world.server) { return (failure.text, 1) }
             return checked(fingerprint: world.fingerprint, events: world.eventsHandled, checker: world.observer)
         }
         var world = SimWorld<SDK, Server, NoObserver>(setup: setup, observer: NoObserver())
         world.run()
+        // A server on the wire that left the protocol made no fingerprint of its own.
+        if let failure = WireFailure.of(world.server) { return (failure.text, 1) }
         return (line(world.fingerprint, events: world.eventsHandled), 0)
     }
 

@@ -161,6 +161,18 @@ struct ServerWireTests {
         #expect(nowhere.status == 1 && nowhere.stdout.contains("server-exited: the server could not be reached: cannot connect to 127.0.0.1:1"), "\(nowhere.stdout)")
     }
 
+    /// The example keeps the reference's rules so closely that the standard workload's whole
+    /// trace is the same: the same fingerprint as the reference server's.
+    @Test("simkit fingerprint on the Python example server prints the reference's; on a broken server, its failure and exit 1")
+    func fingerprintMatchesTheReference() throws {
+        let reference = try SimkitProcess.run(["fingerprint", "--devices", "30", "--days", "10"])
+        let python = try SimkitProcess.run(["fingerprint", "--devices", "30", "--days", "10", "--server", "process:" + Self.python])
+        #expect(reference.status == 0 && python.status == 0, "\(python.stdout)\(python.stderr)")
+        #expect(python.stdout == reference.stdout && reference.stdout.hasPrefix("fingerprint "), "\(python.stdout) vs \(reference.stdout)")
+        let broken = try SimkitProcess.run(["fingerprint", "--devices", "5", "--days", "2", "--server", "process:" + Self.fixture("invalid_json.py")])
+        #expect(broken.status == 1 && broken.stdout.hasPrefix("server-protocol: "), "\(broken.stdout)")
+    }
+
     /// docs/server-protocol.md shows every line of one short scenario's exchange; it must be
     /// what SimKit and the example server say (regenerate it: see the page).
     @Test("the protocol page's exchange is what SimKit and the example server send")
