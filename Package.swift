@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "SimKit", targets: ["SimKit"]),
         .library(name: "Invariants", targets: ["Invariants"]),
         .library(name: "Scenarios", targets: ["Scenarios"]),
+        .library(name: "ServerWire", targets: ["ServerWire"]),
         /// The command line as a library: `SimKitCommand.main(sdks: ["mine": MySDK.self])`
         /// in a package's own executable gives every `simkit` command for its SDK core.
         .library(name: "SimKitCommand", targets: ["SimKitCommand"]),
@@ -28,8 +29,11 @@ let package = Package(
         .target(name: "SimKitPrefetch"),
         .target(name: "SimKit", dependencies: ["SimKitPrefetch"]),
         .target(name: "Invariants", dependencies: ["SimKit"]),
-        .target(name: "Scenarios", dependencies: ["SimKit", "Invariants"]),
-        .target(name: "SimKitCommand", dependencies: ["SimKit", "Invariants", "Scenarios"]),
+        /// A server in any language, as a `ServerCore`: the wire protocol of
+        /// docs/server-protocol.md over a child process's stdin/stdout or HTTP.
+        .target(name: "ServerWire", dependencies: ["SimKit"]),
+        .target(name: "Scenarios", dependencies: ["SimKit", "Invariants", "ServerWire"]),
+        .target(name: "SimKitCommand", dependencies: ["SimKit", "Invariants", "Scenarios", "ServerWire"]),
         .executableTarget(name: "simkit", dependencies: ["SimKitCommand"]),
         .target(name: "SimKitAsync", dependencies: ["SimKit", "Scenarios", "SimKitCommand"]),
         /// The canary: installs the executors and runs a little of everything async
@@ -40,7 +44,7 @@ let package = Package(
         .testTarget(name: "SimKitTests", dependencies: ["SimKit", "SimKitTestSupport"]),
         .testTarget(name: "InvariantsTests", dependencies: ["SimKit", "Invariants", "SimKitTestSupport"]),
         .testTarget(name: "SimKitAsyncTests", dependencies: ["SimKitAsync", "simkit-async-canary", "SimKitTestSupport"]),
-        .testTarget(name: "ScenariosTests", dependencies: ["SimKit", "Invariants", "Scenarios", "SimKitCommand", "simkit", "SimKitTestSupport"]),
+        .testTarget(name: "ScenariosTests", dependencies: ["SimKit", "Invariants", "Scenarios", "SimKitCommand", "simkit", "ServerWire", "SimKitTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,6 @@
 import Foundation
+import Scenarios
+import ServerWire
 import SimKit
 
 /// `simkit bench`: throughput and memory of the engine on this machine.
@@ -44,12 +46,16 @@ enum BenchCommand {
                        a determinism bug)
       --json FILE      also write the results as JSON (`-` for standard output only)
       --small-pages    run the children without the huge-page tunable, to compare
+      --wire SERVER    instead: the messages per second to a server on the wire
+                       (process:CMD or http://HOST:PORT, docs/server-protocol.md) over
+                       --seeds N fuzz seeds (default 20) on one job, round trips included
 
     """
 
     static func run(_ argv: [String]) throws -> Int32 {
-        let a = try Arguments(argv, switches: ["quick", "small-pages"], options: ["sizes", "seed", "ring-depth", "repeat", "json", "child", "devices", "days", "events"])
+        let a = try Arguments(argv, switches: ["quick", "small-pages"], options: ["sizes", "seed", "ring-depth", "repeat", "json", "child", "devices", "days", "events", "wire", "seeds"])
         if a.has("help") { print(help, terminator: ""); return 0 }
+        if let wire = a.string("wire") { return try wireBench(wire, seeds: try a.uint("seeds", default: 20, range: 1...100_000)) }
         let seed = try a.uint("seed", default: 1)
         let ringDepth = Int(try a.uint("ring-depth", default: 0, range: 0...256))
         if let child = a.string("child") {
@@ -232,4 +238,35 @@ struct BenchRatios: Codable {
     var days: UInt64
     var checkerOverhead: Double
     var engineEfficiency: Double
+}
+
+extension BenchCommand {
+    /// `simkit bench --wire SERVER`: fuzz seeds 0..<seeds on the server, one job, and the
+    /// messages per second that crossed the wire (each a round trip, the server's work included).
+    static func wireBench(_ text: String, seeds: UInt64) throws -> Int32 {
+        let choice = try serverChoice(text, cores: SDKCores())
+        let endpoint: WireEndpoint
+        switch choice {
+        case .process(let c)?: endpoint = .process(c)
+        case .http(let u)?: endpoint = .http(u)
+        default: throw UsageError("--wire expects process:CMD or http://HOST:PORT, got '\(text)'")
+        }
+        var options = GeneratorOptions()
+        options.server = choice!
+        let session = WireSession.onThisThread(endpoint)
+        let before = session.exchanged
+        var events: UInt64 = 0, failed = 0
+        let start = monotonicSeconds()
+        for seed in 0..<seeds {
+            let (result, _, _) = Fuzz.run(seed: seed, options: options, cores: SDKCores())
+            events += result.events
+            if !result.passed { failed += 1 }
+        }
+        let seconds = monotonicSeconds() - start
+        let messages = session.exchanged - before
+        print("wire \(endpoint): \(grouped(Int(messages))) messages in \(String(format: "%.2f", seconds)) s: "
+              + "\(grouped(Int(Double(messages) / seconds))) messages/s (\(plural(Int(seeds), "seed")), \(grouped(Int(events))) events"
+              + (failed > 0 ? ", \(failed) not passed" : "") + ")")
+        return failed > 0 ? 1 : 0
+    }
 }

@@ -41,6 +41,7 @@ enum CorpusCommand {
       --sdk S        reference (default) or mutant:NAME: the core the features are
                      measured on
       --server S     reference (default) or custom:NAME
+                     (or process:CMD, http://HOST:PORT: a server on the wire, docs/server-protocol.md)
 
     Exit: 0 distilled, 2 bad input (DIR missing or not a folder, a file that does not
     parse, no script that passes).

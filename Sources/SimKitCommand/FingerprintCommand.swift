@@ -1,4 +1,5 @@
 import Foundation
+import ServerWire
 import SimKit
 import Invariants
 import Scenarios
@@ -22,6 +23,7 @@ enum FingerprintCommand {
       --sdk S       reference (default), mutant:NAME (see 'simkit mutants --list') or
                     custom:NAME, an SDK core the tool registers
       --server S    reference (default) or custom:NAME, a server core the tool registers
+                    (or process:CMD, http://HOST:PORT: a server on the wire, docs/server-protocol.md)
       --check       also check every invariant and print the violations (exit 1 if any)
 
     """
@@ -71,10 +73,13 @@ enum FingerprintCommand {
         if check {
             var world = SimWorld<SDK, Server, InvariantChecker>(setup: setup, observer: InvariantChecker())
             world.run()
+            if let failure = WireFailure.of(world.server) { return (failure.text, 1) }
             return checked(fingerprint: world.fingerprint, events: world.eventsHandled, checker: world.observer)
         }
         var world = SimWorld<SDK, Server, NoObserver>(setup: setup, observer: NoObserver())
         world.run()
+        // A server on the wire that left the protocol made no fingerprint of its own.
+        if let failure = WireFailure.of(world.server) { return (failure.text, 1) }
         return (line(world.fingerprint, events: world.eventsHandled), 0)
     }
 

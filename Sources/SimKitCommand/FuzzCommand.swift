@@ -21,9 +21,13 @@ enum FuzzCommand {
       --shard I/N        run only shard I of N (1-based); shards 1..N together are the whole run
       --sdk S            reference (default) or mutant:NAME (see 'simkit mutants --list')
       --server S         reference (default) or custom:NAME, a server core the tool registers
+                         (or process:CMD, http://HOST:PORT: a server on the wire, docs/server-protocol.md)
       --devices N        at most N devices per group in generated worlds (default 40)
       --duration D       at most this long a scenario (default 90d)
       --time-limit D     stop starting new seeds after this much wall time (e.g. 60s, 5m)
+      --max-server-failures N  stop starting new seeds once N seeds ended because the server
+                         on the wire left the protocol, exited or did not answer (default 0:
+                         never; each such seed restarts the server and the campaign goes on)
       --out DIR          where shrunk reproducers go (default simkit-out)
       --junit FILE       write a JUnit XML report
       --json FILE        write all results as JSON (for 'simkit merge')
@@ -92,7 +96,7 @@ enum FuzzCommand {
     static func run(_ argv: [String], _ cores: SDKCores = SDKCores()) throws -> Int32 {
         let a = try Arguments(argv, switches: ["no-shrink", "quiet", "check-determinism", "processes", "guided"],
                               options: ["seeds", "from", "jobs", "shard", "sdk", "server", "devices", "duration", "time-limit", "out", "junit", "json",
-                                        "determinism-sample", "corpus"])
+                                        "determinism-sample", "corpus", "max-server-failures"])
         if a.has("help") { print(helpText(help, cores: cores), terminator: ""); return 0 }
         guard a.positionals.isEmpty else { throw UsageError("unexpected argument '\(a.positionals[0])'") }
         let count = try a.uint("seeds", default: 160_000, range: 1...10_000_000)
@@ -139,6 +143,7 @@ enum FuzzCommand {
         let start = try a.string("corpus").map { try GuidedCorpus.load($0, cores: cores) } ?? []
         let campaign = Campaign(seeds: plan.seeds, generator: generator, cores: cores, jobs: jobs, out: out, shrink: shrink,
                                 quiet: quiet, timeLimit: timeLimit, determinismOneIn: sampleOneIn)
+        campaign.maxServerFailures = Int(try a.uint("max-server-failures", default: 0, range: 0...10_000_000))
         var guidedLine: String?
         var results: [SeedResult]
         if guided {
@@ -155,7 +160,9 @@ enum FuzzCommand {
             results = campaign.run()
         }
         let stoppedBy: String? = results.count < plan.planned
-            ? (stopSignal.load(ordering: .relaxed) != 0 ? signalName(stopSignal.load(ordering: .relaxed)) : "--time-limit")
+            ? (stopSignal.load(ordering: .relaxed) != 0 ? signalName(stopSignal.load(ordering: .relaxed))
+               : campaign.stoppedByServer ? "--max-server-failures (\(plural(campaign.maxServerFailures, "seed")) ended by the server)"
+               : "--time-limit")
             : nil
         if a.has("processes"), stoppedBy == nil {
             results = try campaign.checkInAnotherProcess(results, plan: plan)
@@ -287,7 +294,11 @@ final class Campaign: Sendable {
     /// One seed in this many runs twice (`DeterminismCheck.sampled`); 1: all, 0: none.
     let determinismOneIn: UInt64
     let started = monotonicSeconds()
-    struct State { var results: [SeedResult?]; var done = 0; var failures = 0; var progress: ProgressLine }
+    struct State { var results: [SeedResult?]; var done = 0; var failures = 0; var serverFailures = 0; var progress: ProgressLine }
+    /// Stop taking seeds after this many ended by the server on the wire (0: never).
+    nonisolated(unsafe) var maxServerFailures = 0
+    /// Whether `maxServerFailures` stopped the campaign.
+    var stoppedByServer: Bool { maxServerFailures > 0 && state.withLock { $0.serverFailures >= maxServerFailures } }
     let state: Mutex<State>
     let finished = Mutex<Double>(0)
 
@@ -377,7 +388,9 @@ final class Campaign: Sendable {
             var small = scenario
             // After a stop the failure is written as generated: it fails the same way, and
             // shrinking can take seconds that the one who pressed Ctrl-C did not ask for.
-            if shrink, invariant != "generator-error", !stopRequested.load(ordering: .relaxed) {
+            // A server that left the protocol is written as generated too: shrinking would
+            // run it again and again, and what it needs is its message, not a smaller script.
+            if shrink, invariant != "generator-error", !Fuzz.isServerFailure(invariant), !stopRequested.load(ordering: .relaxed) {
                 small = Fuzz.shrink(scenario, invariant: target, cores: cores).0
             }
             let text = Fuzz.reproducerText(small, invariant: target, seed: seed, sdk: generator.sdk, file: path)
@@ -409,6 +422,10 @@ final class Campaign: Sendable {
             s.results[i] = result
             s.done += 1
             if result.failed { s.failures += 1 }
+            if let kind = result.broken.first, Fuzz.isServerFailure(kind) {
+                s.serverFailures += 1
+                if maxServerFailures > 0, s.serverFailures >= maxServerFailures { stopRequested.store(true, ordering: .relaxed) }
+            }
             s.progress.update(done: s.done, failures: s.failures, started: started)
         }
     }

@@ -159,7 +159,7 @@ struct FuzzSummary {
         var s = ""
         let rate = Double(results.count) / max(seconds, 1e-6)
         let events = results.reduce(0) { $0 + $1.events }
-        let shardText = (plan.options.server.map { " --server \($0)" } ?? "") + (plan.options.isGuided ? " --guided" : "") + (plan.shard.count > 1 && mergedShards.isEmpty ? " --shard \(plan.shardText)" : "")
+        let shardText = (plan.options.server.map { " --server " + ServerCores.shellQuoted($0) } ?? "") + (plan.options.isGuided ? " --guided" : "") + (plan.shard.count > 1 && mergedShards.isEmpty ? " --shard \(plan.shardText)" : "")
         s += "\(command) --sdk \(sdk)\(shardText): \(grouped(results.count)) of \(plural(planned, "seed")) in \(String(format: "%.1f", seconds)) s (\(grouped(Int(rate.rounded()))) seeds/s, \(String(format: "%.2f", Double(events) / max(seconds, 1e-6) / 1e6)) M events/s, \(plural(jobs, command == "simkit merge" ? "file" : "job")))\n"
         if let line = incompleteLine { s += line }
         if let detail = missingSeedsDetail { s += detail + "\n" }

@@ -60,7 +60,9 @@ func serverChoice(_ text: String?, cores: SDKCores) throws -> ServerChoice? {
         let hint = nearest(name, in: cores.servers.names).map { "; did you mean 'custom:\($0)'?" } ?? ""
         throw UsageError(ServerCores.unknownMessage(name, known: cores.servers.names) + hint)
     }
-    throw UsageError("--server expects reference or custom:NAME, got '\(text)'")
+    if text.hasPrefix("process:") { throw UsageError("--server process:CMD needs a command, e.g. --server process:'python3 server.py'") }
+    if text.hasPrefix("http") { throw UsageError("--server expects a base URL http://HOST:PORT[/PATH], got '\(text)'") }
+    throw UsageError("--server expects reference, custom:NAME, process:CMD or http://HOST:PORT, got '\(text)'")
 }
 
 /// The flags that select `options`' cores, for printed commands: `--sdk X`, and
@@ -77,6 +79,12 @@ func customCoreRefusal(sdk: SDKChoice, server: ServerChoice, what: String) -> St
     }
     if case .custom(let name) = server {
         return "\(what), which knows only the reference server; '\(name)' is a custom server core (check it with --check-determinism alone, in this process)"
+    }
+    if case .process = server {
+        return "\(what), which knows only the reference server; \(ServerCores.name(server)) is a server on the wire (check it with --check-determinism alone, in this process)"
+    }
+    if case .http = server {
+        return "\(what), which knows only the reference server; \(ServerCores.name(server)) is a server on the wire (check it with --check-determinism alone, in this process)"
     }
     return nil
 }

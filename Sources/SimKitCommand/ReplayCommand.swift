@@ -16,6 +16,7 @@ enum ReplayCommand {
     options:
       --sdk S         reference (default) or mutant:NAME
       --server S      reference (default) or custom:NAME, a server core the tool registers
+                      (or process:CMD, http://HOST:PORT: a server on the wire, docs/server-protocol.md)
       --devices N     the fuzz run's --devices (default 40)
       --duration D    the fuzz run's --duration (default 90d)
       --print         print the seed's script as a .scenario file and do not run it
@@ -71,6 +72,10 @@ enum ReplayCommand {
             }
         }
         if let reason = result.stopReason { print("INCOMPLETE: the run stopped early: \(reason)") }
+        if let kind = result.broken.first, Fuzz.isServerFailure(kind) {
+            print(result.firstViolation ?? kind)   // the server left the protocol: its own verdict
+            return 1
+        }
         if violations.isEmpty {
             print("no invariant broken")
             return result.failed ? 1 : result.incomplete ? 3 : 0

@@ -30,6 +30,7 @@ enum RunCommand {
       --strict          warnings are errors (exit 2, nothing is run)
       --sdk CORE        run 'reference' or 'mutant:NAME' instead of the files' sdk line
       --server S        run 'reference' or 'custom:NAME' (a server core the tool registers)
+                        (or process:CMD, http://HOST:PORT: a server on the wire, docs/server-protocol.md)
                         instead of the files' server line
       --seed N          use seed N instead of the files' seed line
       --max-memory B    the memory a run may use, in bytes, or with a unit: 512M, 4G

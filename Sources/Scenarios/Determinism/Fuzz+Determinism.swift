@@ -1,5 +1,6 @@
 import SimKit
 import Invariants
+import ServerWire
 
 extension Fuzz {
     /// Generates and runs one seed on the SDK core `sdk` (a mutant's flaws, if `options`
@@ -37,6 +38,9 @@ extension Fuzz {
         setup.ringDepth = 0   // the checker keeps its own rings
         var world = SimWorld<SDK, Server, InvariantChecker>(setup: setup, observer: InvariantChecker(ringDepth: 12))
         world.run()
+        if let failure = WireFailure.of(world.server) {
+            return (serverFailed(seed: seed, options: options, failure, events: world.eventsHandled), scenario, [])
+        }
         var result = seedResult(seed: seed, options: options, checker: world.observer, fingerprint: world.fingerprint,
                                 events: world.eventsHandled, stopReason: world.stopReason)
         if checkDeterminism {

@@ -177,6 +177,13 @@ extension Nondeterminism {
                 + "cancelled a timer differently: a step of the core that was not a function of its input and state "
                 + "(core: \(coreName)). Look for a Set or Dictionary iterated in hash order, a clock, the system random "
                 + "generator, or a global variable."
+        } else if coreName.contains("on server WireServer"),
+                  (a?.event.hasPrefix("server answered") ?? false) || (b?.event.hasPrefix("server answered") ?? false) {
+            cause = .world
+            explanation = "the server on the wire answered the same message differently: every record before it agreed, "
+                + "so both runs sent it the same messages in the same order since its reset. A server on the wire must "
+                + "answer as a function of its messages alone (docs/server-protocol.md): look in it for a clock, "
+                + "randomness, or state that outlives a reset."
         } else {
             cause = .world
             explanation = "the first difference is not inside an SDK step: it is one of the world's own records (the "

@@ -1,5 +1,6 @@
 import SimKit
 import Invariants
+import ServerWire
 
 /// The verdict of one fuzz seed: what broke, the run's fingerprint, and its coverage.
 public struct SeedResult: Sendable, Codable, Equatable {
@@ -40,7 +41,7 @@ public struct SeedResult: Sendable, Codable, Equatable {
     public var passed: Bool { !failed && !incomplete }
     /// The flags that select this seed's cores: `--sdk X`, and `--server custom:NAME` when
     /// a custom server core ran it (for replay commands).
-    public var coreFlags: String { "--sdk \(sdk)" + (server.map { " --server \($0)" } ?? "") }
+    public var coreFlags: String { "--sdk \(sdk)" + (server.map { " --server " + ServerCores.shellQuoted($0) } ?? "") }
 }
 
 /// Running scenarios for the fuzzer: one seed, or one scenario, with every invariant checked.
@@ -116,6 +117,9 @@ public enum Fuzz {
         let violations: [Violation]
         do {
             let world = try check(scenario, cores: cores)
+            if let failure = world.serverFailure {
+                return (serverFailed(seed: seed, options: options, failure, events: world.eventsHandled), scenario, [])
+            }
             let checker = world.checker
             violations = checker.violations
             result = SeedResult(seed: seed, sdk: sdkName(options.sdk), server: serverName(options.server),
@@ -137,12 +141,24 @@ public enum Fuzz {
     public static func shrink(_ scenario: ScenarioFile, invariant: String, maxAttempts: Int = 1_500,
                               cores: SDKCores = SDKCores()) -> (ScenarioFile, attempts: Int) {
         var shrinker = Shrinker(maxAttempts: maxAttempts) { candidate in
-            guard let world = try? check(candidate, cores: cores, ringDepth: 0) else { return false }
+            guard let world = try? check(candidate, cores: cores, ringDepth: 0), world.serverFailure == nil else { return false }
             return world.checker.broken.contains { $0.rawValue == invariant }
         }
         let small = shrinker.shrink(scenario)
         return (small, shrinker.attempts)
     }
+
+    /// The verdict of a seed whose server left the protocol (`WireFailure`): its kind is
+    /// the seed's one broken name (`server-protocol`, `server-unresponsive`,
+    /// `server-exited`), never an invariant's and never a pass; the checkers' findings
+    /// after it are not kept (the world answered 5xx from then on).
+    public static func serverFailed(seed: UInt64, options: GeneratorOptions, _ failure: WireFailure, events: UInt64) -> SeedResult {
+        SeedResult(seed: seed, sdk: sdkName(options.sdk), server: serverName(options.server), fingerprint: "", events: events,
+                   broken: [failure.kind.rawValue], firstViolation: failure.text.trimmingSuffixNewline, coverage: [])
+    }
+
+    /// Whether `name` is a verdict of a server on the wire, not an invariant.
+    public static func isServerFailure(_ name: String) -> Bool { WireFailure.Kind(rawValue: name) != nil }
 
     /// The text of a reproducer file: a comment saying what it shows and how to replay it,
     /// then the scenario.
@@ -169,13 +185,28 @@ public struct CheckedRun {
     public var facts: WorldFacts
     /// `stop`'s description.
     public var stopReason: String? { stop?.description }
+    /// Set when the server on the wire left the protocol (`WireServer.failure`): the
+    /// run's verdict, whatever the checkers found.
+    public var serverFailure: WireFailure?
 
     /// What `world` found and reports.
     public init<SDK: SDKCore, Server: ServerCore>(_ world: SimWorld<SDK, Server, InvariantChecker>) {
+        serverFailure = WireFailure.of(world.server)
         checker = world.observer
         fingerprint = world.fingerprint
         eventsHandled = world.eventsHandled
         stop = world.stop
         facts = world.facts
     }
+}
+
+extension WireFailure {
+    /// The failure of `server` when it is a server on the wire that left the protocol.
+    public static func of<Server: ServerCore>(_ server: Server) -> WireFailure? {
+        (server as? WireServer)?.failure
+    }
+}
+
+extension String {
+    var trimmingSuffixNewline: String { hasSuffix("\n") ? String(dropLast()) : self }
 }

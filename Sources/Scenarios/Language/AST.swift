@@ -51,6 +51,13 @@ public enum ServerChoice: Equatable, Sendable {
     case reference
     /// A server core the user plugged in (`ServerCores`), by the name it was registered under.
     case custom(String)
+    /// A server in any language speaking the wire protocol (docs/server-protocol.md) on
+    /// its standard input and output: a process SimKit starts with this shell command
+    /// (`server process "python3 server.py"`, `--server process:CMD`).
+    case process(String)
+    /// A server already running that speaks the wire protocol over HTTP at this base URL
+    /// (`server http "http://127.0.0.1:8035"`, `--server http://127.0.0.1:8035`).
+    case http(String)
 }
 
 /// `account NAME [unapproved]`.

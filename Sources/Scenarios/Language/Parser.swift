@@ -1,3 +1,5 @@
+import Foundation
+import ServerWire
 import SimKit
 
 /// The line-by-line recursive-descent parser; collects errors and recovers at the next line.
@@ -86,14 +88,29 @@ struct Parser {
             }
         case "server":
             try header(first)
-            let w = try c.word("'reference' or 'custom NAME'")
+            let w = try c.word("'reference', 'custom NAME', 'process \"CMD\"' or 'http \"URL\"'")
             switch w.text {
             case "reference": scenario.server = .reference
             case "custom": scenario.server = .custom(try c.name("server core name"))
+            case "process":
+                guard let t = c.peek(), t.kind == .string else { throw c.expected("quoted command", hint: "server process \"python3 server.py\"") }
+                guard !t.text.trimmingCharacters(in: .whitespaces).isEmpty else {
+                    throw ParseError(offset: t.offset, message: "empty server command", hint: "server process \"python3 server.py\"")
+                }
+                c.pos += 1
+                scenario.server = .process(t.text)
+            case "http":
+                guard let t = c.peek(), t.kind == .string else { throw c.expected("quoted URL", hint: "server http \"http://127.0.0.1:8035\"") }
+                guard HTTPTransport.parse(t.text) != nil else {
+                    throw ParseError(offset: t.offset, message: "invalid server URL \(WireJSON.quote(t.text))",
+                                     hint: "use http://HOST:PORT or http://HOST:PORT/PATH, e.g. \"http://127.0.0.1:8035\"")
+                }
+                c.pos += 1
+                scenario.server = .http(t.text)
             default:
                 throw ParseError(offset: w.offset, message: "unknown server \(w.quoted)",
-                                 hint: Suggest.hint(w.text, in: ["reference", "custom"]),
-                                 note: "use 'server reference' or 'server custom NAME' (server faults go in the timeline: 'at 1d server down for 1h')")
+                                 hint: Suggest.hint(w.text, in: ["reference", "custom", "process", "http"]),
+                                 note: "use 'server reference', 'server custom NAME', 'server process \"CMD\"' or 'server http \"URL\"' (server faults go in the timeline: 'at 1d server down for 1h')")
             }
         case "account":
             let name = try c.name("account name")

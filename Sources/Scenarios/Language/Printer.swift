@@ -21,7 +21,12 @@ public enum ScenarioPrinter {
         }
         // The reference server is the default and is not printed, so files that never
         // name a server print as they always did.
-        if case let .custom(c) = scenario.server { out.append("server custom \(c)") }
+        switch scenario.server {
+        case .reference: break
+        case let .custom(c): out.append("server custom \(c)")
+        case let .process(c): out.append("server process \(quote(c))")
+        case let .http(u): out.append("server http \(quote(u))")
+        }
         out.append("")
         for a in scenario.accounts { out.append("account \(a.name)" + (a.approved ? "" : " unapproved")) }
         for a in scenario.apps { out.append("app \(a.name) account \(a.account) key \(a.key)" + (a.pending ? " pending" : "")) }

@@ -1,3 +1,4 @@
+import ServerWire
 import Invariants
 import SimKit
 
@@ -58,6 +59,9 @@ public struct ScenarioOutcome: Sendable {
     /// With `ScenarioRunner.checkDeterminism`: where two runs of the scenario differed (the
     /// verdict is then `failed`: NONDETERMINISTIC).
     public var nondeterminism: Nondeterminism?
+    /// Set when the server on the wire left the protocol (a reply out of it, no reply in
+    /// time, the process gone): the verdict, whatever the checkers found.
+    public var serverFailure: WireFailure?
 
     /// An outcome with nothing run yet; the runner fills in the rest.
     public init(name: String, file: String, verdict: Verdict, errors: String = "") {

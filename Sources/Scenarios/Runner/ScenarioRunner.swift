@@ -1,4 +1,5 @@
 import Invariants
+import ServerWire
 import SimKit
 
 /// Runs scenario files: parse, validate, compile, run the reference SDK (or a mutant, or
@@ -95,6 +96,18 @@ public struct ScenarioRunner: Sendable {
         var world = SimWorld<SDK, Server, ObserverPair<InvariantChecker, ExpectationJudge>>(setup: setup, observer: observer)
         world.run()
         var outcome = judge(world: world, compiled: compiled, name: name, file: file)
+        if let failure = WireFailure.of(world.server) {
+            // The server left the protocol: that is the verdict (what the checkers saw after
+            // it was the world answering 5xx in its place).
+            outcome.serverFailure = failure
+            outcome.verdict = .failed
+            outcome.unexpected = []
+            outcome.unexpectedViolations = []
+            outcome.expectations = []
+            outcome.unjudgedExpectations = []
+            outcome.missingViolations = []
+            return outcome
+        }
         if checkDeterminism {
             // Kept alive through the check: the check's runs allocate elsewhere (see `DeterminismCheck.compare`).
             outcome.nondeterminism = withExtendedLifetime(world) {

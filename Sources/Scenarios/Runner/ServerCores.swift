@@ -1,3 +1,5 @@
+import Foundation
+import ServerWire
 import SimKit
 
 /// The server cores a tool knows by name, besides the reference `ServerModel`: a core
@@ -89,10 +91,18 @@ public struct ServerCores: Sendable, ExpressibleByDictionaryLiteral {
     }
 
     /// The core `choice` runs; a custom name that is not registered is an error that lists
-    /// the known names.
+    /// the known names. A server on the wire (`process`, `http`) runs as `WireServer`, and
+    /// its endpoint becomes this thread's (`WireEndpoint.use`): the worlds built next on
+    /// this thread talk to it.
     public func core(for choice: ServerChoice) throws(CompileError) -> Core {
         switch choice {
         case .reference: return .reference
+        case .process(let command):
+            WireEndpoint.use(.process(command))
+            return .custom(name: ServerCores.name(choice), type: WireServer.self)
+        case .http(let url):
+            WireEndpoint.use(.http(url))
+            return .custom(name: ServerCores.name(choice), type: WireServer.self)
         case .custom(let name):
             guard let type = type(named: name) else { throw CompileError(ServerCores.unknownMessage(name, known: names)) }
             return .custom(name: name, type: type)
@@ -107,28 +117,48 @@ public struct ServerCores: Sendable, ExpressibleByDictionaryLiteral {
         return "unknown server core '\(name)'; \(list)"
     }
 
-    /// Parses a command line's `--server` value: `reference` or `custom:NAME` (a
-    /// registered core); nil when it names neither.
+    /// Parses a command line's `--server` value: `reference`, `custom:NAME` (a
+    /// registered core), `process:CMD` (a command) or `http://HOST:PORT[/PATH]`; nil when
+    /// it names none of them.
     public func parse(_ text: String) -> ServerChoice? {
         if text == "reference" { return .reference }
+        if text.hasPrefix("process:") {
+            let command = String(text.dropFirst("process:".count))
+            return command.allSatisfy({ $0 == " " }) ? nil : .process(command)
+        }
+        if text.hasPrefix("http://") { return HTTPTransport.parse(text) != nil ? .http(text) : nil }
         if text.hasPrefix("custom:"), type(named: String(text.dropFirst(7))) != nil { return .custom(String(text.dropFirst(7))) }
         return nil
     }
 
-    /// The name used in results and commands: `reference` or `custom:NAME`.
+    /// The name used in results and commands: `reference`, `custom:NAME`, `process:CMD`
+    /// or the URL.
     public static func name(_ choice: ServerChoice) -> String {
         switch choice {
         case .reference: "reference"
         case .custom(let n): "custom:\(n)"
+        case .process(let c): "process:\(c)"
+        case .http(let u): u
         }
+    }
+
+    /// `text` quoted for a POSIX shell when it needs it: `'process:python3 server.py'`.
+    public static func shellQuoted(_ text: String) -> String {
+        let plain = text.unicodeScalars.allSatisfy { c in
+            (c >= "a" && c <= "z") || (c >= "A" && c <= "Z") || (c >= "0" && c <= "9") || "-_./:=,@%+".unicodeScalars.contains(c)
+        }
+        return plain && !text.isEmpty ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
     /// The command-line flag that selects `choice`, with a leading space: empty for the
     /// reference (the default), ` --server custom:NAME` otherwise. Appended to every
     /// replay, shrink and timeline command a failure prints.
     public static func flag(_ choice: ServerChoice) -> String {
-        if case .custom(let n) = choice { return " --server custom:\(n)" }
-        return ""
+        switch choice {
+        case .reference: return ""
+        case .custom(let n): return " --server custom:\(n)"
+        case .process, .http: return " --server " + shellQuoted(name(choice))
+        }
     }
 }
 

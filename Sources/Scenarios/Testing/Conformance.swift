@@ -106,6 +106,10 @@ extension SimKitTest {
             }
             report.scenarioFiles += 1
             let o = run.outcome
+            if let f = o.serverFailure {   // the server left the protocol: nothing of this file was judged
+                report.problems.append("\(file): \(f.headline)")
+                continue
+            }
             for v in o.unexpected {
                 let first = o.unexpectedViolations.first { $0.invariant == v }?.headline ?? v.rawValue
                 note(v.rawValue, rules: v.rules, place: file, detail: first)
@@ -120,6 +124,10 @@ extension SimKitTest {
         for seed in seeds {
             let run = SimKitTest.seed(seed, sdk: sdk, server: server, devices: devices, duration: duration, cores: cores)
             report.seeds += 1
+            if let kind = run.result.broken.first, Fuzz.isServerFailure(kind) {
+                report.problems.append("seed \(seed): " + (run.result.firstViolation?.split(separator: "\n").first.map(String.init) ?? kind))
+                continue
+            }
             for b in run.broken {
                 let first = run.violations.first { $0.invariant == b }?.headline ?? b.rawValue
                 note(b.rawValue, rules: b.rules, place: "seed \(seed)", detail: first)

@@ -33,6 +33,9 @@ public struct ServerSetup: Sendable, Equatable {
     public var keyCount: Int
     /// How many devices the world has, clones included; a `DeviceIndex` is below it.
     public var deviceCount: Int
+    /// The key names, by `KeyID`, when the setup has them (a world's does): what a server on
+    /// the wire receives (`rk_live_…`). The reference judges by id and never reads them.
+    public var keyNames: [String] = []
 
     /// A declaration; `keyCount` and `deviceCount` may grow later with `addApp`.
     public init(accounts: [Account] = [], apps: [App] = [], keyCount: Int = 0, deviceCount: Int = 0) {

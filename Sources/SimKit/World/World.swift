@@ -151,6 +151,7 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
         queue = EventQueue(capacityLimit: limit, reserving: min(n * 8, 1 << 25, limit))
         queue.prefetches = n >= Self.queueHintsFromDevices
         var serverSetup = ServerSetup(keyCount: setup.keyNames.count, deviceCount: n)
+        serverSetup.keyNames = setup.keyNames
         for a in setup.accounts { _ = serverSetup.addAccount(approved: a.approved) }
         for a in setup.apps { _ = serverSetup.addApp(account: a.account, key: a.initialKey, approved: !a.pending) }
         server = Server(setup: serverSetup, flaws: setup.serverFlaws)

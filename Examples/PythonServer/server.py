@@ -1,0 +1,560 @@
+#!/usr/bin/env python3
+"""The Rollup server's rules (S1-S9 of SimKit's SPEC) in Python's standard library,
+its state in SQLite, speaking SimKit's wire protocol (docs/server-protocol.md).
+
+    python3 server.py                      # stdio: one JSON message a line in, one reply a line out
+    python3 server.py --http 8035          # HTTP: POST /simkit, one message a body
+    python3 server.py --bug NAME           # a planted bug (see BUGS)
+    python3 server.py --db FILE            # stdio: keep the state in FILE instead of memory
+
+It reads no clock: every message carries the virtual time ("now"). A port of
+Sources/SimKit/Server/ServerModel*.swift and AccessHistory.swift: see there, and
+docs/checkers.md "How the server dates a stop", for why each rule reads as it does.
+"""
+import json
+import sqlite3
+import sys
+
+PROTOCOL = 1
+NEVER = (1 << 64) - 1
+WALK_MAX = 100_000          # every walk back through the history is bounded
+
+BUGS = {
+    # S5: the developer's enable also lifts what Rollup did (a revoke or a rejection).
+    "enable-lifts-rollup": "enable lifts Rollup's revoke or rejection of the app",
+    # S4: an old key in its grace is checked for its grace alone, not for its app's
+    # disable (a shortcut that skips the app's row for old keys).
+    "disable-spares-grace-keys": "an old key in its grace keeps working while its app is disabled",
+}
+
+LOCK_ERRORS = ("app_key_invalid", "app_disabled", "app_key_mismatch")
+
+
+def t_in(t):
+    """A time as stored: NULL for NEVER (and for a time past SQLite's integers, as late as never)."""
+    return None if t >= (1 << 63) else t
+
+
+def t_out(v):
+    return NEVER if v is None else v
+
+
+class Server:
+    def __init__(self, db=":memory:", bug=None):
+        self.db = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode=OFF")
+        self.db.execute("PRAGMA synchronous=OFF")
+        self.bug = bug
+        self.app_count = 0
+        self.device_count = 0
+
+    # -- setup --------------------------------------------------------------------------
+
+    def reset(self, m):
+        q = self.db.executescript
+        q("""
+        DROP TABLE IF EXISTS accounts; DROP TABLE IF EXISTS apps; DROP TABLE IF EXISTS keys;
+        DROP TABLE IF EXISTS devices; DROP TABLE IF EXISTS intervals;
+        CREATE TABLE accounts (id INTEGER PRIMARY KEY, status TEXT, before_revocation TEXT);
+        CREATE TABLE apps (id INTEGER PRIMARY KEY, account INTEGER, review TEXT, before_revocation TEXT,
+                           disabled INTEGER, current_key TEXT,
+                           refused_since INTEGER, pending_since INTEGER);
+        CREATE TABLE keys (name TEXT PRIMARY KEY, state TEXT, app INTEGER, deadline INTEGER,
+                           issued_at INTEGER, stopped_at INTEGER);
+        CREATE TABLE devices (id INTEGER PRIMARY KEY, last_judged_at INTEGER, servable_at INTEGER,
+                              generation INTEGER, owner INTEGER, seen_build INTEGER, seen_key TEXT, live INTEGER);
+        CREATE TABLE intervals (app INTEGER, kind TEXT, from_t INTEGER, to_t INTEGER);
+        CREATE INDEX intervals_by_app ON intervals (app, kind);
+        """)
+        x = self.db.execute
+        for a in m["accounts"]:
+            status = "approved" if a["approved"] else "unapproved"
+            x("INSERT INTO accounts VALUES (?, ?, ?)", (a["id"], status, status))
+        for name in m["keys"]:
+            x("INSERT INTO keys VALUES (?, 'unissued', NULL, NULL, NULL, NULL)", (name,))
+        for a in m["apps"]:
+            review = "approved" if a["approved"] else "pending"
+            x("INSERT INTO apps VALUES (?, ?, ?, 'approved', 0, ?, NULL, NULL)", (a["id"], a["account"], review, a["key"]))
+            x("UPDATE keys SET state = 'current', app = ?, issued_at = 0 WHERE name = ?", (a["id"], a["key"]))
+        self.app_count = len(m["apps"])
+        self.device_count = m["devices"]
+        x("INSERT INTO devices SELECT value, NULL, NULL, 0, 0, 0, '', 0 FROM json_each(?)",
+          (json.dumps(list(range(self.device_count))),))
+        self.note_access(0)
+        return {"ok": True}
+
+    # -- reads and writes -----------------------------------------------------------------
+    # A time that may be NEVER is stored as NULL (2^64 - 1 does not fit SQLite's integers).
+
+    def key(self, name):
+        r = self.db.execute("SELECT state, app, deadline, issued_at, stopped_at FROM keys WHERE name = ?", (name,)).fetchone()
+        if r is None:
+            return None
+        return {"name": name, "state": r[0], "app": r[1], "deadline": t_out(r[2]), "issued_at": t_out(r[3]), "stopped_at": t_out(r[4])}
+
+    def app(self, a):
+        r = self.db.execute("SELECT account, review, before_revocation, disabled, current_key, refused_since, pending_since "
+                            "FROM apps WHERE id = ?", (a,)).fetchone()
+        return {"account": r[0], "review": r[1], "before_revocation": r[2], "disabled": bool(r[3]),
+                "current_key": r[4], "refused_since": t_out(r[5]), "pending_since": t_out(r[6])}
+
+    def account_status(self, c):
+        return self.db.execute("SELECT status FROM accounts WHERE id = ?", (c,)).fetchone()[0]
+
+    def device(self, d):
+        r = self.db.execute("SELECT last_judged_at, servable_at, generation, owner, seen_build, seen_key, live "
+                            "FROM devices WHERE id = ?", (d,)).fetchone()
+        return {"last_judged_at": t_out(r[0]), "servable_at": t_out(r[1]), "generation": r[2], "owner": r[3],
+                "seen_build": r[4], "seen_key": r[5], "live": bool(r[6])}
+
+    def put_device(self, d, s):
+        self.db.execute("UPDATE devices SET last_judged_at = ?, servable_at = ?, generation = ?, owner = ?, seen_build = ?, "
+                        "seen_key = ?, live = ? WHERE id = ?",
+                        (t_in(s["last_judged_at"]), t_in(s["servable_at"]), s["generation"], s["owner"], s["seen_build"],
+                         s["seen_key"], int(s["live"]), d))
+
+    def intervals(self, a, kind):
+        return self.db.execute("SELECT from_t, to_t, rowid FROM intervals WHERE app = ? AND kind = ? ORDER BY rowid",
+                               (a, kind)).fetchall()
+
+    def record(self, d):
+        s = self.device(d)
+        return {"owner": s["owner"], "generation": s["generation"]} if s["live"] else None
+
+    # -- S2: the verdict ----------------------------------------------------------------
+
+    def app_answer(self, a):
+        r = self.app(a)
+        if r["disabled"] or r["review"] in ("rejected", "revoked") or self.account_status(r["account"]) != "approved":
+            return "app_disabled"
+        if r["review"] == "pending":
+            return "app_pending"
+        return "ok"
+
+    def key_verdict(self, name, now):
+        k = self.key(name)
+        if k is None or k["state"] in ("unissued", "stopped"):
+            return "app_key_invalid", 0
+        a = k["app"]
+        if k["state"] == "previous":
+            if not now < k["deadline"]:
+                return "app_key_invalid", 0
+            if self.bug == "disable-spares-grace-keys":
+                return ("app_pending" if self.app(a)["review"] == "pending" else "ok"), a
+        return self.app_answer(a), a
+
+    def known(self, cred):
+        if cred is None or not (0 <= cred["device"] < self.device_count):
+            return False
+        s = self.device(cred["device"])
+        return s["live"] and s["generation"] == cred["generation"]
+
+    def handle(self, m):
+        now = m["now"]
+        if m["kind"] == "reset":
+            return self.reply(m, self.reset_request(m))
+        status, credential = self.judge(m, now)
+        stopped_since = self.note_judged(m, status, now)
+        return self.reply(m, status, credential, stopped_since)
+
+    def reply(self, m, status, credential=None, stopped_since=None):
+        out = {"status": status, "servedAt": m["now"], "record": self.record(m["device"])}
+        if credential is not None:
+            out["credential"] = credential
+        if stopped_since is not None:
+            out["stoppedSince"] = stopped_since
+        return out
+
+    def judge(self, m, now):
+        verdict, a = self.key_verdict(m["key"], now)          # S1, S2.1-S2.3
+        if verdict != "ok":
+            return verdict, None
+        d = m["device"]
+        if m["kind"] == "register":                          # S6: App Attest
+            if m["attestedApp"] != a:
+                return "attestation_failed", None
+            s = self.device(d)
+            s["generation"] += 1
+            s["owner"] = a
+            s["live"] = True
+            self.put_device(d, s)
+            return "ok", {"device": d, "generation": s["generation"]}
+        cred = m["credential"]
+        if not self.known(cred):                             # S2.4
+            return "device_unknown", None
+        if m["attestedApp"] is None or cred["device"] != d:  # S6: the assertion
+            return "attestation_failed", None
+        if self.device(cred["device"])["owner"] != a:        # S2.5
+            return "app_key_mismatch", None
+        return "ok", None                                    # S2.6, S7
+
+    def reset_request(self, m):
+        """S8: deletes the record its credential names, whatever the key's state."""
+        cred = m["credential"]
+        if not self.known(cred):
+            return "ok"
+        if m["attestedApp"] is None or cred["device"] != m["device"]:
+            return "attestation_failed"
+        s = self.device(cred["device"])
+        s["live"] = False
+        self.put_device(cred["device"], s)
+        return "ok"
+
+    # -- S2: stoppedSince -------------------------------------------------------------
+
+    def note_judged(self, m, status, now):
+        d = m["device"]
+        stopped_since = None
+        if status in LOCK_ERRORS:
+            servable = self.latest_servable(m, now)
+            s = self.device(d)
+            if servable != NEVER:
+                s["servable_at"] = servable
+            stopped_since = 0 if s["servable_at"] == NEVER else min(s["servable_at"] + 1, now)
+        else:
+            s = self.device(d)
+            s["servable_at"] = now
+        s["last_judged_at"] = now
+        s["seen_build"] = m["build"]
+        s["seen_key"] = m["key"]
+        self.put_device(d, s)
+        return stopped_since
+
+    def latest_servable(self, m, now):
+        s = self.device(m["device"])
+        cred = m["credential"]
+        holds = s["live"] and cred is not None and cred["device"] == m["device"] and cred["generation"] == s["generation"]
+        first = s["last_judged_at"] == NEVER
+        frm = 0 if first else s["last_judged_at"] + 1
+        build = m["build"]
+        new_build = build != 0 if first else (build != s["seen_build"] or m["key"] != s["seen_key"])
+        skipped = build != 0 if first else (new_build and build != (s["seen_build"] + 1) & 0xFFFF)
+        candidates = [self.latest_unrefused_key(m["key"], holds, s["owner"], frm, now)]
+        if new_build and not first:
+            candidates.append(self.latest_unrefused_key(s["seen_key"], holds, s["owner"], frm, now))
+        if skipped:
+            for a in range(self.app_count):
+                foreign = holds and a != s["owner"]
+                candidates.append(self.latest_pending(a, frm, now) if foreign else self.latest_unrefused_app(a, frm, now))
+        found = [t for t in candidates if t is not None]
+        return max(found) if found else NEVER
+
+    def latest_unrefused_key(self, name, holds, owner, frm, now):
+        k = self.key(name)
+        a = None if k is None or k["state"] == "unissued" else k["app"]
+        mismatch = holds and a is not None and a != owner
+        refusals = self.intervals(a, "refused") if a is not None else []
+        pendings = self.intervals(a, "pending") if mismatch else []
+        app = self.app(a) if a is not None else None
+        t = now
+        for _ in range(WALK_MAX):
+            if not t > frm:
+                return None
+            x = t - 1
+            start = t
+            s = self.key_invalidity(k, x)
+            if s is not None:
+                start = min(start, s)
+            if a is not None:
+                s = self.app_refusal(app, refusals, x)
+                if s is not None:
+                    start = min(start, s)
+            if mismatch:
+                s = self.mismatch_refusal(app, pendings, x)
+                if s is not None:
+                    start = min(start, s)
+            if not start < t:
+                return x
+            t = start
+        return t - 1 if t > frm else None
+
+    @staticmethod
+    def key_invalidity(k, x):
+        if k is None or x < k["issued_at"]:
+            return 0
+        frm = k["stopped_at"]
+        if k["state"] == "previous":
+            frm = min(frm, k["deadline"])
+        return frm if frm <= x else None
+
+    @staticmethod
+    def app_refusal(app, refusals, x):
+        if app["refused_since"] <= x:
+            return app["refused_since"]
+        for (f, t, _) in reversed(refusals):
+            if f <= x < t:
+                return f
+            if t <= x:
+                break
+        return None
+
+    @staticmethod
+    def mismatch_refusal(app, pendings, x):
+        if app["pending_since"] <= x:
+            return None
+        for (f, t, _) in reversed(pendings):
+            if f <= x < t:
+                return None
+            if t <= x:
+                return t
+        return 0
+
+    def latest_unrefused_app(self, a, frm, now):
+        app, refusals = self.app(a), self.intervals(a, "refused")
+        t = now
+        for _ in range(WALK_MAX):
+            if not t > frm:
+                return None
+            s = self.app_refusal(app, refusals, t - 1)
+            if s is None or not s < t:
+                return t - 1
+            t = s
+        return t - 1 if t > frm else None
+
+    def latest_pending(self, a, frm, now):
+        app = self.app(a)
+        latest = None
+        if app["pending_since"] < now:
+            latest = now - 1
+        else:
+            older = [r for r in self.intervals(a, "pending") if r[0] < now]
+            if older:
+                latest = min(older[-1][1], now) - 1
+        if latest is None or latest < frm:
+            return None
+        return latest
+
+    # -- the history behind stoppedSince ------------------------------------------------
+
+    def note_access(self, now):
+        for a in range(self.app_count):
+            answer = self.app_answer(a)
+            self.note_app(a, answer == "app_disabled", now)
+            self.note_app_pending(a, answer == "app_pending", now)
+
+    def note_app(self, a, refused, now):
+        since = self.app(a)["refused_since"]
+        if refused and since == NEVER:
+            self.end_refusal_before_now(a, now)
+            self.db.execute("UPDATE apps SET refused_since = ? WHERE id = ?", (now, a))
+        elif not refused and since != NEVER:
+            if since < now:
+                self.db.execute("INSERT INTO intervals VALUES (?, 'refused', ?, ?)", (a, since, now))
+            self.db.execute("UPDATE apps SET refused_since = NULL WHERE id = ?", (a,))
+
+    def note_app_pending(self, a, pending, now):
+        since = self.app(a)["pending_since"]
+        if pending and since == NEVER:
+            self.db.execute("UPDATE apps SET pending_since = ? WHERE id = ?", (now, a))
+        elif not pending and since != NEVER:
+            if since < now:
+                self.db.execute("INSERT INTO intervals VALUES (?, 'pending', ?, ?)", (a, since, now))
+            self.db.execute("UPDATE apps SET pending_since = NULL WHERE id = ?", (a,))
+
+    def note_key_stopped(self, name, a, now):
+        k = self.key(name)
+        self.db.execute("UPDATE keys SET stopped_at = ? WHERE name = ?", (t_in(min(now, k["stopped_at"])), name))
+        if self.app(a)["refused_since"] == NEVER:
+            self.end_refusal_before_now(a, now)
+
+    def end_refusal_before_now(self, a, now):
+        """Access that came back and stops again in one millisecond is a break all the same."""
+        refusals = self.intervals(a, "refused")
+        if not refusals or refusals[-1][1] != now:
+            return
+        f, _, rowid = refusals[-1]
+        if f < now - 1:
+            self.db.execute("UPDATE intervals SET to_t = ? WHERE rowid = ?", (now - 1, rowid))
+        else:
+            self.db.execute("DELETE FROM intervals WHERE rowid = ?", (rowid,))
+
+    # -- the dashboard and Rollup (S3-S5) ---------------------------------------------
+
+    def rotate(self, m):
+        a, new, now = m["app"], m["newKey"], m["now"]
+        k = self.key(new)
+        if k is None or k["state"] != "unissued":
+            return {"outcome": "new-key-already-issued"}
+        old = self.app(a)["current_key"]
+        if m["oldKey"] == "keep":
+            deadline = min(now + m["graceMs"], NEVER)
+            self.db.execute("UPDATE keys SET state = 'previous', deadline = ? WHERE name = ?", (t_in(deadline), old))
+        else:
+            self.db.execute("UPDATE keys SET state = 'stopped' WHERE name = ?", (old,))
+            self.note_key_stopped(old, a, now)
+        self.db.execute("UPDATE keys SET state = 'current', app = ?, issued_at = ? WHERE name = ?", (a, now, new))
+        self.db.execute("UPDATE apps SET current_key = ? WHERE id = ?", (new, a))
+        return {"outcome": "rotated"}
+
+    def stop_old_key(self, m):
+        a, name, now = m["app"], m["key"], m["now"]
+        k = self.key(name)
+        if k is None or k["state"] != "previous" or k["app"] != a:
+            return {"applied": False}
+        self.db.execute("UPDATE keys SET state = 'stopped' WHERE name = ?", (name,))
+        if k["deadline"] > now:
+            self.note_key_stopped(name, a, now)
+        else:
+            self.db.execute("UPDATE keys SET stopped_at = ? WHERE name = ?", (t_in(min(k["deadline"], k["stopped_at"])), name))
+        return {"applied": True}
+
+    def disable(self, m):
+        a = m["app"]
+        if self.app(a)["disabled"]:
+            return {"applied": False}
+        self.db.execute("UPDATE apps SET disabled = 1 WHERE id = ?", (a,))
+        self.note_access(m["now"])
+        return {"applied": True}
+
+    def enable(self, m):
+        a = m["app"]
+        r = self.app(a)
+        applied = r["disabled"]
+        self.db.execute("UPDATE apps SET disabled = 0 WHERE id = ?", (a,))
+        if self.bug == "enable-lifts-rollup" and r["review"] in ("revoked", "rejected"):
+            self.db.execute("UPDATE apps SET review = 'approved' WHERE id = ?", (a,))
+            applied = True
+        self.note_access(m["now"])
+        return {"applied": applied}
+
+    APP_MOVES = {("approve", "pending"): "approved", ("approve", "rejected"): "approved",
+                 ("reject", "pending"): "rejected", ("reject", "approved"): "rejected",
+                 ("revoke", "pending"): "revoked", ("revoke", "approved"): "revoked", ("revoke", "rejected"): "revoked"}
+    ACCOUNT_MOVES = {("approve", "unapproved"): "approved", ("revoke", "unapproved"): "revoked",
+                     ("revoke", "approved"): "revoked"}
+
+    def rollup_app(self, m):
+        a, action = m["app"], m["action"]
+        r = self.app(a)
+        frm = r["review"]
+        to = r["before_revocation"] if (action, frm) == ("restore", "revoked") else self.APP_MOVES.get((action, frm))
+        if to is None:
+            return {"applied": False}
+        if to == "revoked":
+            self.db.execute("UPDATE apps SET before_revocation = ? WHERE id = ?", (frm, a))
+        self.db.execute("UPDATE apps SET review = ? WHERE id = ?", (to, a))
+        self.note_access(m["now"])
+        return {"applied": True}
+
+    def rollup_account(self, m):
+        c, action = m["account"], m["action"]
+        frm = self.account_status(c)
+        before = self.db.execute("SELECT before_revocation FROM accounts WHERE id = ?", (c,)).fetchone()[0]
+        to = before if (action, frm) == ("restore", "revoked") else self.ACCOUNT_MOVES.get((action, frm))
+        if to is None:
+            return {"applied": False}
+        if to == "revoked":
+            self.db.execute("UPDATE accounts SET before_revocation = ? WHERE id = ?", (frm, c))
+        self.db.execute("UPDATE accounts SET status = ? WHERE id = ?", (to, c))
+        self.note_access(m["now"])
+        return {"applied": True}
+
+    def forget_device(self, m):
+        d = m["device"]
+        s = self.device(d)
+        if not s["live"]:
+            return {"applied": False}
+        s["live"] = False
+        self.put_device(d, s)
+        return {"applied": True}
+
+    # -- the protocol -------------------------------------------------------------------
+
+    def message(self, m):
+        op = m.get("op")
+        if op == "hello":
+            out = {"protocol": PROTOCOL, "server": "python-example" + (f" --bug {self.bug}" if self.bug else "")}
+        elif op == "reset":
+            out = self.reset(m)
+        elif op == "request":
+            out = self.handle(m)
+        elif op == "record":
+            out = {"record": self.record(m["device"])}
+        elif op == "rotate":
+            out = self.rotate(m)
+        elif op == "stop-old-key":
+            out = self.stop_old_key(m)
+        elif op == "disable":
+            out = self.disable(m)
+        elif op == "enable":
+            out = self.enable(m)
+        elif op == "rollup-app":
+            out = self.rollup_app(m)
+        elif op == "rollup-account":
+            out = self.rollup_account(m)
+        elif op == "forget-device":
+            out = self.forget_device(m)
+        else:
+            out = {"error": f"unknown op {op!r}"}
+        out["re"] = m.get("seq")
+        return out
+
+
+def serve_stdio(server):
+    out = sys.stdout
+    for line in sys.stdin:          # ends when SimKit closes the connection
+        if not line.strip():
+            continue
+        reply = server.message(json.loads(line))
+        out.write(json.dumps(reply, separators=(",", ":")) + "\n")
+        out.flush()
+
+
+def serve_http(make, port):
+    """One state per X-SimKit-Session header (each SimKit job sends its own), one thread per connection."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    servers, lock = {}, threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"   # keep-alive: one connection for a whole run
+        disable_nagle_algorithm = True  # headers and body go in two writes: do not hold the second
+
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            session = self.headers.get("X-SimKit-Session", "")
+            with lock:
+                if session not in servers:
+                    servers[session] = make()
+                server = servers[session]
+            try:
+                reply = json.dumps(server.message(json.loads(body)), separators=(",", ":")).encode()
+                code = 200
+            except Exception as e:  # a bad message is the client's error: say so
+                reply, code = json.dumps({"error": str(e)}).encode(), 400
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(reply)))
+            self.end_headers()
+            self.wfile.write(reply)
+
+        def log_message(self, *args):
+            pass
+
+    ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
+
+
+def main(argv):
+    bug, port, db = None, None, ":memory:"
+    i = 0
+    while i < len(argv):
+        if argv[i] == "--bug" and i + 1 < len(argv) and argv[i + 1] in BUGS:
+            bug = argv[i + 1]; i += 2
+        elif argv[i] == "--http" and i + 1 < len(argv):
+            port = int(argv[i + 1]); i += 2
+        elif argv[i] == "--db" and i + 1 < len(argv):
+            db = argv[i + 1]; i += 2
+        else:
+            sys.stderr.write(f"usage: server.py [--http PORT] [--db FILE] [--bug {'|'.join(BUGS)}]\n")
+            return 2
+    if port is None:
+        serve_stdio(Server(db, bug))
+    else:
+        sys.stderr.write(f"listening on http://127.0.0.1:{port}/simkit\n")
+        serve_http(lambda: Server(":memory:", bug), port)   # a state per session: in memory
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,244 @@
+import Foundation
+import SimKit
+
+/// Where a wire server is: a process SimKit starts (`process:CMD`) or an HTTP service
+/// already running (`http://HOST:PORT`).
+public enum WireEndpoint: Hashable, Sendable, CustomStringConvertible {
+    case process(String)
+    case http(String)
+
+    public var description: String {
+        switch self {
+        case .process(let c): "process:\(c)"
+        case .http(let u): u
+        }
+    }
+
+    /// The endpoint the next `WireServer` built on this thread talks to (set where the
+    /// run's server is resolved, `WireEndpoint.use`), or nil.
+    public static var current: WireEndpoint? {
+        Thread.current.threadDictionary[currentKey] as? WireEndpoint
+    }
+
+    /// Makes `endpoint` the one the next `WireServer` built on this thread talks to.
+    public static func use(_ endpoint: WireEndpoint?) {
+        Thread.current.threadDictionary[currentKey] = endpoint
+    }
+
+    static let currentKey = "simkit.wire.endpoint"
+}
+
+/// A seed that ended because the server did not keep the protocol: its own verdict,
+/// never an invariant's and never a pass.
+public struct WireFailure: Error, Equatable, Sendable {
+    public enum Kind: String, Sendable, CaseIterable {
+        /// A reply that is not JSON, not an object, or not what the message asks for.
+        case protocolError = "server-protocol"
+        /// No reply within the bound.
+        case unresponsive = "server-unresponsive"
+        /// The process exited, the connection closed, or could not be made.
+        case exited = "server-exited"
+    }
+    public var kind: Kind
+    /// What was wrong, one sentence.
+    public var reason: String
+    /// The message SimKit sent (one line), or "" when none was sent yet.
+    public var sent: String
+    /// What came back (possibly partial), or nil when nothing did.
+    public var received: String?
+    /// The server process's last lines of standard error.
+    public var stderr: [String]
+    /// Where: the endpoint.
+    public var endpoint: String
+    /// The message's number in this world (1 is the `reset`).
+    public var message: UInt64
+
+    /// The verdict's headline and its evidence, each on a line of its own.
+    public var text: String {
+        var s = "\(kind.rawValue): \(reason) (message \(message) to \(endpoint))\n"
+        s += "  sent:     \(sent.isEmpty ? "(nothing)" : WireFailure.clip(sent))\n"
+        s += "  received: \(received.map { $0.isEmpty ? "(an empty line)" : WireFailure.clip($0) } ?? "(nothing)")\n"
+        if stderr.isEmpty { s += "  stderr:   (nothing)\n" } else {
+            s += "  stderr (last \(stderr.count) lines):\n"
+            for l in stderr { s += "    \(WireFailure.clip(l))\n" }
+        }
+        return s
+    }
+
+    /// The headline alone.
+    public var headline: String { "\(kind.rawValue): \(reason)" }
+
+    static func clip(_ s: String) -> String { s.count > 400 ? String(s.prefix(400)) + "… (\(s.count) characters)" : s }
+}
+
+/// One connection to a wire server, reused by the worlds one thread runs in turn: each
+/// world begins with a `reset` (the first on a fresh process after the `hello`). A
+/// failure ends the connection; the next world starts the process again.
+public final class WireSession: @unchecked Sendable {
+    public let endpoint: WireEndpoint
+    var transport: WireTransport?
+    /// Message numbers in the current world (the reset is 1; a connection's hello is 0).
+    var seq: UInt64 = 0
+    /// Which world owns the session: one more at each `begin`.
+    public private(set) var epoch: UInt64 = 0
+    /// The current world's failure, if any: after it the session sends nothing more.
+    public private(set) var failure: WireFailure?
+    /// Every line sent (`> `) and received (`< `) in the current world, when recording.
+    public private(set) var transcript: [String] = []
+    public var recording = false
+    /// Lines exchanged since the process started, for the bench.
+    public private(set) var exchanged: UInt64 = 0
+    /// The wall-clock bound on each reply of this session, in seconds (`replyTimeout` when
+    /// the session was made).
+    public var timeout: Double = WireSession.replyTimeout
+    /// The server's name from its hello.
+    public private(set) var serverName: String?
+    let log: FileHandle?
+
+    init(endpoint: WireEndpoint) {
+        self.endpoint = endpoint
+        if let path = ProcessInfo.processInfo.environment["SIMKIT_SERVER_LOG"] {
+            // Appended, so the sessions of several jobs add whole lines to one file.
+            let fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0o644)
+            log = fd >= 0 ? FileHandle(fileDescriptor: fd, closeOnDealloc: true) : nil
+        } else {
+            log = nil
+        }
+    }
+
+    deinit { transport?.close() }
+
+    /// The wall-clock bound on one reply, in seconds: `SIMKIT_SERVER_TIMEOUT` (a duration
+    /// such as `2s` or `500ms`) or 5 s. It never reaches the trace.
+    public static var replyTimeout: Double {
+        get { timeoutLock.withLock { timeoutOverride } ?? environmentTimeout }
+        set { timeoutLock.withLock { timeoutOverride = newValue } }
+    }
+    nonisolated(unsafe) static var timeoutOverride: Double?
+    static let timeoutLock = NSLock()
+    static let environmentTimeout: Double = {
+        guard let text = ProcessInfo.processInfo.environment["SIMKIT_SERVER_TIMEOUT"], let ms = DurationText.parse(text), ms > 0 else { return 5 }
+        return Double(ms) / 1000
+    }()
+
+    /// Starts a world: (re)starts the connection if needed, says hello to a fresh one and
+    /// sends the `reset` with the world's setup. Returns the world's epoch.
+    func begin(resetFields: String) -> UInt64 {
+        epoch += 1
+        seq = 0
+        failure = nil
+        transcript = []
+        if transport == nil {
+            do {
+                switch endpoint {
+                case .process(let command): transport = try ProcessTransport(command: command)
+                case .http(let url): transport = try HTTPTransport(url: url)
+                }
+            } catch {
+                fail(.exited, "the server could not be reached: \(Self.describe(error))", sent: "", received: nil)
+                return epoch
+            }
+            // The hello is message 0 of the connection; each world's messages count from its reset, 1.
+            guard let hello = call("hello", ",\"protocol\":\(WireProtocol.version),\"client\":\"simkit\"", advance: false) else { return epoch }
+            guard let v = hello["protocol"]?.uint, v == WireProtocol.version else {
+                fail(.protocolError, "the hello reply's \"protocol\" must be \(WireProtocol.version)", sent: lastSent, received: lastReceived)
+                return epoch
+            }
+            serverName = hello["server"]?.string
+        }
+        if let r = call("reset", resetFields), r["ok"]?.bool != true {
+            fail(.protocolError, "the reset reply must say \"ok\":true", sent: lastSent, received: lastReceived)
+        }
+        return epoch
+    }
+
+    var lastSent = ""
+    var lastReceived: String?
+
+    /// Sends `{"op":OP,"seq":N` + `fields` + `}` and returns the reply object, or nil
+    /// once the session failed (the failure recorded, the connection closed).
+    /// The bound on the hello's reply, which waits for the process to start as well: at
+    /// least 20 s (an interpreter or a JVM under load), or the reply bound if longer.
+    public static let startupTimeout: Double = 20
+
+    func call(_ op: String, _ fields: String, advance: Bool = true) -> WireJSON? {
+        guard failure == nil, let transport else { return nil }
+        if advance { seq += 1 }
+        let line = "{\"op\":\"\(op)\",\"seq\":\(seq)" + fields + "}"
+        lastSent = line
+        lastReceived = nil
+        if recording { transcript.append("> " + line) }
+        log?.write(Data(("> " + line + "\n").utf8))
+        let bound = op == "hello" ? max(timeout, Self.startupTimeout) : timeout
+        switch transport.exchange(line, timeout: bound) {
+        case .success(let bytes):
+            exchanged += 1
+            let text = String(decoding: bytes, as: UTF8.self)
+            lastReceived = text
+            if recording { transcript.append("< " + text) }
+            log?.write(Data(("< " + text + "\n").utf8))
+            guard let json = WireJSON.parse(ArraySlice(bytes)), case .object = json else {
+                fail(.protocolError, "the reply is not a JSON object on one line", sent: line, received: text)
+                return nil
+            }
+            guard let re = json["re"]?.uint, re == seq else {
+                fail(.protocolError, "the reply's \"re\" must be \(seq), the message's \"seq\"", sent: line, received: text)
+                return nil
+            }
+            return json
+        case .failure(let f):
+            switch f {
+            case .timedOut(let s, let partial):
+                fail(.unresponsive, "no reply line within \(Self.seconds(s)) of wall time" + (op == "hello" ? " (the process's start included)" : ""),
+                     sent: line, received: partial.isEmpty ? nil : partial)
+            case .closed(let partial, let status):
+                let how = status.map { "the server exited with status \($0)" } ?? "the server closed the connection"
+                fail(.exited, how + " before it replied", sent: line, received: partial.isEmpty ? nil : partial)
+            case .tooLong(let n):
+                fail(.protocolError, "the reply is longer than \(ProcessTransport.lineLimit) bytes (\(n) read, no newline)", sent: line, received: nil)
+            case .broken(let why):
+                fail(.exited, why, sent: line, received: nil)
+            case .httpStatus(let code, let body):
+                fail(.protocolError, "the server answered HTTP \(code), not 200", sent: line, received: body)
+            }
+            return nil
+        }
+    }
+
+    /// Records the world's failure and ends the connection (the next world starts anew).
+    func fail(_ kind: WireFailure.Kind, _ reason: String, sent: String, received: String?) {
+        guard failure == nil else { return }
+        let stderr = transport?.stderrTail(lines: 8) ?? []
+        failure = WireFailure(kind: kind, reason: reason, sent: sent, received: received, stderr: stderr,
+                              endpoint: endpoint.description, message: seq)
+        transport?.close()
+        transport = nil
+        serverName = nil
+    }
+
+    /// Ends the connection (the process exits); the next world starts it again.
+    public func close() {
+        transport?.close()
+        transport = nil
+    }
+
+    static func seconds(_ s: Double) -> String {
+        s < 1 ? "\(Int((s * 1000).rounded())) ms" : s == s.rounded() ? "\(Int(s)) s" : "\(s) s"
+    }
+
+    static func describe(_ error: Error) -> String {
+        if let f = error as? TransportFailure, case .broken(let why) = f { return why }
+        return "\(error)"
+    }
+
+    /// The session for `endpoint` on this thread: each thread (each `--jobs` job) has its
+    /// own process, started at its first world.
+    public static func onThisThread(_ endpoint: WireEndpoint) -> WireSession {
+        let dict = Thread.current.threadDictionary
+        let key = "simkit.wire.session." + endpoint.description
+        if let s = dict[key] as? WireSession { return s }
+        let s = WireSession(endpoint: endpoint)
+        dict[key] = s
+        return s
+    }
+}

@@ -1,0 +1,238 @@
+import Foundation
+import Testing
+import SimKit
+import Scenarios
+import ServerWire
+import SimKitTestSupport
+
+/// A server in any language under SimKit: the wire protocol (docs/server-protocol.md) over
+/// a child process, the Python example server that keeps every S rule, and hostile servers
+/// (Tests/WireFixtures) that each get a verdict of their own within the reply bound.
+@Suite("Server on the wire", .serialized)
+struct ServerWireTests {
+    static let python = "python3 " + PackageRoot.path + "/Examples/PythonServer/server.py"
+    static func fixture(_ name: String) -> String { "python3 " + PackageRoot.path + "/Tests/WireFixtures/" + name }
+
+    /// Fuzz seed `seed` on the server `command`, as `simkit fuzz --server process:CMD` runs it,
+    /// with the reply bound `timeout` on this thread's session.
+    static func seed(_ seed: UInt64, _ command: String, timeout: Double = 5, devices: UInt64 = 8,
+                     checkDeterminism: Bool = false) -> SeedResult {
+        WireSession.onThisThread(.process(command)).timeout = timeout
+        var options = GeneratorOptions(maxDevicesPerGroup: devices, maxDurationDays: 20)
+        options.server = .process(command)
+        return checkDeterminism
+            ? Fuzz.run(seed: seed, options: options, cores: SDKCores(), checkDeterminism: true).0
+            : Fuzz.run(seed: seed, options: options, cores: SDKCores()).0
+    }
+
+    @Test("the JSON reader reads what servers write and refuses what is not JSON")
+    func json() throws {
+        let j = try #require(WireJSON.parse(#"{"re":3,"status":"ok","servedAt":12,"record":{"owner":0,"generation":2},"x":[1,-2.5e3,null,true],"s":"a\"\u00e9"}"#))
+        #expect(j["re"]?.uint == 3 && j["status"]?.string == "ok" && j["record"]?["generation"]?.uint == 2)
+        #expect(j["s"]?.string == "a\"é")
+        #expect(j["x"] == .array([.number("1"), .number("-2.5e3"), .null, .bool(true)]))
+        for bad in ["", "{", "{status: ok", "{\"a\":1}x", "[1,]", "nul", "{\"a\" 1}"] { #expect(WireJSON.parse(bad) == nil, "\(bad)") }
+        #expect(WireJSON.quote("a\"b\\\n") == #""a\"b\\\n""#)
+    }
+
+    @Test("the Python example server keeps every rule: fuzz seeds over stdio break nothing")
+    func pythonServerPasses() {
+        for s: UInt64 in 0..<4 {
+            let r = Self.seed(s, Self.python)
+            #expect(r.passed, "seed \(s): \(r.broken) \(r.firstViolation ?? "")")
+            #expect(r.events > 0)
+        }
+    }
+
+    @Test("a server that never answers: server-unresponsive within the bound, and the next seed runs")
+    func sleeps() {
+        let start = Date()
+        let first = Self.seed(1, Self.fixture("sleeps.py"), timeout: 0.4)
+        let second = Self.seed(2, Self.fixture("sleeps.py"), timeout: 0.4)
+        let took = Date().timeIntervalSince(start)
+        for r in [first, second] {
+            #expect(!r.passed && r.broken == ["server-unresponsive"], "\(r.broken)")
+            #expect(r.firstViolation?.contains("no reply line within 400 ms of wall time") == true, "\(r.firstViolation ?? "")")
+            #expect(r.firstViolation?.contains("sent:     {\"op\":\"request\",\"seq\":2,") == true, "\(r.firstViolation ?? "")")
+        }
+        #expect(took < 4, "two seeds with a 0.4 s bound took \(took) s")
+    }
+
+    @Test("a server that exits at the third message: server-exited with its status and last stderr; restarted for the next seed")
+    func exitsAtThird() {
+        for s: UInt64 in 0..<3 {
+            let r = Self.seed(s, Self.fixture("exits_at_third.py"))
+            #expect(r.broken == ["server-exited"], "\(r.broken)")
+            let text = r.firstViolation ?? ""
+            #expect(text.contains("the server exited with status 7 before it replied (message 2 to process:"), "\(text)")
+            #expect(text.contains("exits_at_third: giving up at message 3"), "\(text)")
+        }
+    }
+
+    @Test("a server that answers garbage: server-protocol with what was sent and what came back")
+    func invalidJSON() {
+        let r = Self.seed(3, Self.fixture("invalid_json.py"))
+        #expect(r.broken == ["server-protocol"], "\(r.broken)")
+        let text = r.firstViolation ?? ""
+        #expect(text.contains("server-protocol: the reply is not a JSON object on one line"), "\(text)")
+        #expect(text.contains("received: {status: ok"), "\(text)")
+    }
+
+    @Test("a valid reply with the wrong status is the checkers' to catch")
+    func wrongStatus() {
+        let broken = (0..<6).flatMap { Self.seed($0, Self.fixture("wrong_status.py"), devices: 20).broken }
+        #expect(broken.contains("server-enforces-access"), "\(broken)")
+        #expect(!broken.contains { Fuzz.isServerFailure($0) }, "\(broken)")
+    }
+
+    @Test("a server whose replies depend on the wall clock is NONDETERMINISTIC, with the first differing reply")
+    func wallClock() throws {
+        let found = (0..<4).compactMap { Self.seed($0, Self.fixture("wall_clock.py"), checkDeterminism: true).nondeterminism }
+        let n = try #require(found.first, "no seed was found nondeterministic")
+        #expect(n.text().contains("server answered check"), "\(n.text())")
+        #expect(n.text().contains("the server on the wire answered the same message differently"), "\(n.text())")
+    }
+
+    @Test("replies out of the protocol are refused, each with its reason")
+    func outOfProtocol() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("simkit-wire-\(ProcessInfo.processInfo.processIdentifier)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        // Each replaces the example server's reply to the first request with a broken one.
+        let cases: [(String, String)] = [
+            ("out['servedAt'] = m['now'] + 1", "not the message's \"now\""),
+            ("out['status'] = 'teapot'", "\"status\" is \"teapot\", not one of ok,"),
+            ("del out['record']", "the reply has no \"record\""),
+            ("out['re'] = 99", "the reply's \"re\" must be"),
+            ("out['status'] = 'app_disabled'; out.pop('stoppedSince', None)", "needs \"stoppedSince\""),
+        ]
+        for (i, (edit, reason)) in cases.enumerated() {
+            let file = dir.appendingPathComponent("broken\(i).py")
+            try """
+            import sys
+            sys.path.insert(0, \(WireJSON.quote(PackageRoot.path + "/Examples/PythonServer")))
+            import server
+            class Broken(server.Server):
+                def message(self, m):
+                    out = super().message(m)
+                    if m["op"] == "request":
+                        \(edit)
+                    return out
+            server.serve_stdio(Broken())
+            """.write(to: file, atomically: true, encoding: .utf8)
+            let r = Self.seed(0, "python3 " + file.path)
+            #expect(r.broken == ["server-protocol"], "\(edit): \(r.broken)")
+            #expect(r.firstViolation?.contains(reason) == true, "\(edit): \(r.firstViolation ?? "")")
+        }
+    }
+
+    @Test("scenario lines: server process and server http, with located errors for bad ones")
+    func language() throws {
+        let head = "scenario \"w\"\nduration 1d\n"
+        let good = ScenarioParser.parse(head + "server process \"python3 s.py --bug x\"\n", file: "a.scenario", context: ScenarioRunner.standardContext)
+        #expect(good.scenario?.server == .process("python3 s.py --bug x"), "\(good.rendered)")
+        let printed = ScenarioPrinter.print(try #require(good.scenario))
+        #expect(printed.contains("server process \"python3 s.py --bug x\"\n"))
+        let http = ScenarioParser.parse(head + "server http \"http://127.0.0.1:8035\"\n", file: "b.scenario", context: ScenarioRunner.standardContext)
+        #expect(http.scenario?.server == .http("http://127.0.0.1:8035"), "\(http.rendered)")
+        for (line, message) in [("server process \"\"", "c.scenario:3:16: error: empty server command"),
+                                ("server process python3", "c.scenario:3:16: error: expected quoted command"),
+                                ("server http \"ftp://x\"", "c.scenario:3:13: error: invalid server URL \"ftp://x\""),
+                                ("server proces \"x\"", "c.scenario:3:8: error: unknown server 'proces'")] {
+            let bad = ScenarioParser.parse(head + line + "\n", file: "c.scenario", context: ScenarioRunner.standardContext)
+            #expect(bad.hasErrors && bad.rendered.contains(message), "\(line): \(bad.rendered)")
+        }
+    }
+
+    @Test("the command line: --server process:CMD and http URLs; bad values are bad input; a dead server fails the seed, exit 1")
+    func commandLine() throws {
+        #expect(try SimkitProcess.run(["fuzz", "--seeds", "1", "--server", "process:"]).status == 2)
+        #expect(try SimkitProcess.run(["fuzz", "--seeds", "1", "--server", "http://nope"]).status == 2)
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("simkit-wire-cli-\(ProcessInfo.processInfo.processIdentifier)").path
+        let r = try SimkitProcess.run(["fuzz", "--seeds", "2", "--jobs", "2", "--devices", "5", "--out", out,
+                                       "--server", "process:" + Self.fixture("exits_at_third.py")])
+        #expect(r.status == 1, "\(r.stdout)\(r.stderr)")
+        #expect(r.stdout.contains("server-exited                        2 seeds (first: 0)"), "\(r.stdout)")
+        #expect(r.stdout.contains("replay:     simkit run \(out)/server-exited-seed0.scenario   or   simkit replay 0 --sdk reference --server 'process:python3 "), "\(r.stdout)")
+        let stopped = try SimkitProcess.run(["fuzz", "--seeds", "50", "--jobs", "1", "--max-server-failures", "3", "--quiet", "--out", out,
+                                             "--server", "process:" + Self.fixture("exits_at_third.py")])
+        #expect(stopped.status == 1 && stopped.stdout.contains("3 of 50 seeds")
+                && stopped.stdout.contains("stopped by --max-server-failures (3 seeds ended by the server)"), "\(stopped.stdout)")
+        let nowhere = try SimkitProcess.run(["fuzz", "--seeds", "1", "--out", out, "--server", "http://127.0.0.1:1"])
+        #expect(nowhere.status == 1 && nowhere.stdout.contains("server-exited: the server could not be reached: cannot connect to 127.0.0.1:1"), "\(nowhere.stdout)")
+    }
+
+    /// The example keeps the reference's rules so closely that the standard workload's whole
+    /// trace is the same: the same fingerprint as the reference server's.
+    @Test("simkit fingerprint on the Python example server prints the reference's; on a broken server, its failure and exit 1")
+    func fingerprintMatchesTheReference() throws {
+        let reference = try SimkitProcess.run(["fingerprint", "--devices", "30", "--days", "10"])
+        let python = try SimkitProcess.run(["fingerprint", "--devices", "30", "--days", "10", "--server", "process:" + Self.python])
+        #expect(reference.status == 0 && python.status == 0, "\(python.stdout)\(python.stderr)")
+        #expect(python.stdout == reference.stdout && reference.stdout.hasPrefix("fingerprint "), "\(python.stdout) vs \(reference.stdout)")
+        let broken = try SimkitProcess.run(["fingerprint", "--devices", "5", "--days", "2", "--server", "process:" + Self.fixture("invalid_json.py")])
+        #expect(broken.status == 1 && broken.stdout.hasPrefix("server-protocol: "), "\(broken.stdout)")
+    }
+
+    /// docs/server-protocol.md shows every line of one short scenario's exchange; it must be
+    /// what SimKit and the example server say (regenerate it: see the page).
+    @Test("the protocol page's exchange is what SimKit and the example server send")
+    func documentedExchange() throws {
+        let session = WireSession.onThisThread(.process(Self.python))
+        session.recording = true
+        defer { session.recording = false }
+        let file = PackageRoot.path + "/Examples/PythonServer/short.scenario"
+        let source = try String(contentsOfFile: file, encoding: .utf8)
+        let outcome = ScenarioRunner(server: .process(Self.python)).run(file: "short.scenario", source: source)
+        #expect(outcome.passed, "\(ScenarioReport.block(outcome))")
+        let page = try String(contentsOfFile: PackageRoot.path + "/docs/server-protocol.md", encoding: .utf8)
+        let block = page.components(separatedBy: "<!-- exchange: Examples/PythonServer/short.scenario -->\n```text\n").dropFirst().first?
+            .components(separatedBy: "\n```").first
+        let shown = try #require(block, "docs/server-protocol.md has no exchange block").split(separator: "\n").map(String.init)
+        let real = session.transcript.filter { !$0.contains("\"op\":\"hello\"") && !$0.contains("\"server\":\"python-example") }
+        #expect(shown == real, "the page shows:\n\(shown.joined(separator: "\n"))\nSimKit sent and got:\n\(real.joined(separator: "\n"))")
+    }
+
+    /// The example's CI run: plain fuzzing over stdio and over HTTP breaks nothing, and each
+    /// planted bug is caught by plain fuzzing.
+    @Test("the Python example server: 200 fuzz seeds over stdio and 40 over HTTP break nothing; each planted bug is caught",
+          .tags(.slow), .slowTier)
+    func pythonServerCampaigns() throws {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("simkit-wire-slow-\(ProcessInfo.processInfo.processIdentifier)").path
+        let stdio = try SimkitProcess.run(["fuzz", "--seeds", "200", "--jobs", "2", "--quiet", "--out", out,
+                                           "--server", "process:python3 Examples/PythonServer/server.py"])
+        #expect(stdio.status == 0 && stdio.stdout.contains("no invariant broken"), "\(stdio.stdout)\(stdio.stderr)")
+
+        let port = 18_000 + Int(ProcessInfo.processInfo.processIdentifier % 10_000)
+        let service = Process()
+        service.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        service.arguments = ["python3", PackageRoot.path + "/Examples/PythonServer/server.py", "--http", "\(port)"]
+        service.standardError = FileHandle.nullDevice
+        try service.run()
+        // SIGKILL: a child of the test process may start with SIGTERM blocked (as libdispatch's threads have it).
+        defer { kill(service.processIdentifier, SIGKILL); service.waitUntilExit() }
+        usleep(500_000)   // it listens within a few ms; a refused connection would fail the run, not hang it
+        let http = try SimkitProcess.run(["fuzz", "--seeds", "40", "--jobs", "2", "--quiet", "--out", out,
+                                          "--server", "http://127.0.0.1:\(port)"])
+        #expect(http.status == 0 && http.stdout.contains("no invariant broken"), "\(http.stdout)\(http.stderr)")
+
+        for (bug, invariant) in [("enable-lifts-rollup", "only-rollup-restores"), ("disable-spares-grace-keys", "disable-stops-every-key")] {
+            let r = try SimkitProcess.run(["fuzz", "--seeds", "40", "--jobs", "2", "--quiet", "--no-shrink", "--out", out,
+                                           "--server", "process:python3 Examples/PythonServer/server.py --bug \(bug)"])
+            #expect(r.status == 1 && r.stdout.contains(invariant), "\(bug): \(r.stdout)")
+        }
+    }
+
+    /// The conformance kit on the Python example server: every scenario file but the
+    /// mutants' and fuzz seeds, over stdio. A dead server is a problem, never a pass.
+    @Test("the conformance kit: the Python example server keeps every rule; a server that exits is not judged a pass",
+          .tags(.slow), .slowTier)
+    func pythonServerConformance() {
+        let report = SimKitTest.conformance(sdk: .reference, server: .process(Self.python), cores: SDKCores(),
+                                            scenarios: PackageRoot.path + "/scenarios", seeds: 0..<20, devices: 20)
+        #expect(report.passed, "\(report)")
+        #expect(report.scenarioFiles > 30 && report.seeds == 20)
+        let dead = SimKitTest.conformance(sdk: .reference, server: .process(Self.fixture("exits_at_third.py")), cores: SDKCores(),
+                                          scenarios: PackageRoot.path + "/scenarios", seeds: 0..<2, devices: 5)
+        #expect(!dead.passed && dead.problems.contains { $0.contains("server-exited") }, "\(dead)")
+    }
+}
