@@ -107,7 +107,7 @@ public struct WireServer: ServerCore {
     var lastDevice: DeviceIndex = .max
     var lastRecord: DeviceRecord?
 
-    public init(setup: ServerSetup, flaws: ServerFlaws) {
+    public init(setup: ServerSetup) {
         var names = setup.keyNames
         if names.count < setup.keyCount { names += (names.count..<setup.keyCount).map { "rk_live_key\($0)" } }
         keyNames = names

@@ -49,7 +49,7 @@ enum FingerprintCommand {
         do { resolved = try cores.resolve(sdk: sdk, server: server) } catch { throw UsageError("\(error)") }
         var setup = StandardWorkload.setup(seed: seed, devices: UInt32(devices), days: days)
         if case .mutant(let name) = sdk, let m = Mutants.named(name) {
-            setup.sdk.flaws = m.sdkFlaws
+            setup.sdkFlaws = m.sdkFlaws
             setup.serverFlaws = m.serverFlaws
         }
         guard resolved.isReference else { return measure(resolved.sdk, resolved.server, setup: setup, check: a.has("check")) }

@@ -524,7 +524,7 @@ enum MutantWorlds {
 
     static func run(_ setup: WorldSetup, _ mutant: Mutant? = nil) -> InvariantChecker {
         var s = setup
-        if let mutant { s.sdk.flaws = mutant.sdkFlaws; s.serverFlaws = mutant.serverFlaws }
+        if let mutant { s.sdkFlaws = mutant.sdkFlaws; s.serverFlaws = mutant.serverFlaws }
         var world = World<ReferenceSDK, InvariantChecker>(setup: s, observer: InvariantChecker())
         world.run()
         return world.observer

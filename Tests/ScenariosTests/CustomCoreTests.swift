@@ -8,12 +8,10 @@ import SimKitCommand
 /// A user's core with a bug of its own: it treats a 5xx as a lock error (the flaw of the
 /// mutant `lock-on-5xx`, but plugged in as a core of its own, not named as a mutant).
 struct LocksOn5xxCore: SDKCore {
-    var core = ReferenceSDK()
+    var core = ReferenceSDK(flaws: .locksOn5xx)
     mutating func handle(_ input: SDKInput, now: SimTime, context: SDKContext, config: SDKConfig, disk: LocalData,
                          effects: inout EffectBuffer) {
-        var c = config
-        c.flaws = .locksOn5xx
-        core.handle(input, now: now, context: context, config: c, disk: disk, effects: &effects)
+        core.handle(input, now: now, context: context, config: config, disk: disk, effects: &effects)
     }
     func ignoresTimer(_ kind: TimerKind, arg: UInt32) -> Bool { core.ignoresTimer(kind, arg: arg) }
 }

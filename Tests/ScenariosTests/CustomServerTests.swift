@@ -11,7 +11,7 @@ import SimKitCommand
 /// `ServerModel` to the engine: it runs through the generic `ServerCore` seam.
 struct DelegatingServer: ServerCore {
     var inner: ServerModel
-    init(setup: ServerSetup, flaws: ServerFlaws) { inner = ServerModel(setup: setup, flaws: flaws) }
+    init(setup: ServerSetup) { inner = ServerModel(setup: setup) }
     mutating func handle(_ request: Request, now: SimTime) -> ServerReply { inner.handle(request, now: now) }
     func deviceRecord(_ device: DeviceIndex) -> DeviceRecord? { inner.deviceRecord(device) }
     mutating func rotate(app: AppID, newKey: KeyID, oldKey: SimKit.OldKeyPolicy, now: SimTime) -> RotateOutcome {
@@ -34,8 +34,8 @@ struct IgnoresDisableServer: ServerCore {
     var inner: ServerModel
     /// Per app, whether the developer disabled it, as this server's dashboard table says.
     var disabled: [Bool]
-    init(setup: ServerSetup, flaws: ServerFlaws) {
-        inner = ServerModel(setup: setup, flaws: flaws)
+    init(setup: ServerSetup) {
+        inner = ServerModel(setup: setup)
         disabled = Array(repeating: false, count: setup.apps.count)
     }
     mutating func handle(_ request: Request, now: SimTime) -> ServerReply { inner.handle(request, now: now) }

@@ -11,11 +11,10 @@ import Scenarios
 /// checkers must pass it: an oracle that needs the reference's numbers judges the
 /// implementation, not the promise (issue 18).
 struct OtherConstantsSDK: SDKCore {
-    var core = ReferenceSDK()
+    var core = ReferenceSDK(requestWindow: 6)
 
     static func constants(_ world: SDKConfig) -> SDKConfig {
         var c = world
-        c.requestWindow = 6
         c.retryFirstMs = 5 * Ms.second
         c.retryMaxMs = Ms.hour
         c.requestTimeoutMs = min(world.requestTimeoutMs, 20 * Ms.second)

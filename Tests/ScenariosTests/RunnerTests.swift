@@ -136,17 +136,17 @@ struct ScenarioCompilerTests {
     @Test("sdk lines: reference, mutant flaws on both sides, custom without flaws; overrides win")
     func sdkChoice() throws {
         let ref = try ScenarioCompiler.compile(parsed("seed 5\n" + twoGroups))
-        #expect(ref.setup.sdk.flaws.isEmpty && ref.setup.serverFlaws.isEmpty && ref.setup.seed == 5)
+        #expect(ref.setup.sdkFlaws.isEmpty && ref.setup.serverFlaws.isEmpty && ref.setup.seed == 5)
         let sdkMutant = try ScenarioCompiler.compile(parsed("sdk mutant purge-at-29-days\n" + twoGroups))
-        #expect(sdkMutant.setup.sdk.flaws == .purgesAt29Days)
+        #expect(sdkMutant.setup.sdkFlaws == .purgesAt29Days)
         let serverMutant = try ScenarioCompiler.compile(parsed(twoGroups), sdk: .mutant("reset-keeps-record"), seed: 99)
-        #expect(serverMutant.setup.serverFlaws == .resetKeepsRecord && serverMutant.setup.sdk.flaws.isEmpty)
+        #expect(serverMutant.setup.serverFlaws == .resetKeepsRecord && serverMutant.setup.sdkFlaws.isEmpty)
         #expect(serverMutant.setup.seed == 99)
         let overridden = try ScenarioCompiler.compile(parsed("sdk mutant never-purge\n" + twoGroups), sdk: .reference)
-        #expect(overridden.setup.sdk.flaws.isEmpty)
+        #expect(overridden.setup.sdkFlaws.isEmpty)
         // The compiler does not know the cores: a custom one runs with the world's settings.
         let custom = try ScenarioCompiler.compile(ScenarioParser.parse("sdk custom mine\n" + twoGroups, file: "t").scenario!)
-        #expect(custom.setup.sdk.flaws.isEmpty && custom.setup.serverFlaws.isEmpty)
+        #expect(custom.setup.sdkFlaws.isEmpty && custom.setup.serverFlaws.isEmpty)
     }
 }
 

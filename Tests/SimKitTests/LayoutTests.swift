@@ -9,8 +9,9 @@ import Testing
         #expect(MemoryLayout<LocalData>.stride == 48)
         #expect(MemoryLayout<DeviceState>.stride == 88)
         #expect(MemoryLayout<Event>.stride == 32)
-        // 40 since the SDK keeps the newest verdict it acted on (D4, D9); 32 before.
-        #expect(MemoryLayout<ReferenceSDK>.stride <= 40)
+        // 40 for the state of D4 and D9, and 8 for the flaws a mutant runs with (they
+        // left the settings every core receives, `SDKConfig`).
+        #expect(MemoryLayout<ReferenceSDK>.stride <= 48)
     }
 }
 
@@ -21,7 +22,7 @@ import Testing
 @Suite struct CopyAlignmentTests {
     @Test func stepCopiesAreWholeWords() {
         #expect(MemoryLayout<LocalData>.size == 48)
-        #expect(MemoryLayout<SDKConfig>.size == 64)
+        #expect(MemoryLayout<SDKConfig>.size == 56)
         #expect(MemoryLayout<SDKContext>.size <= 16)
     }
 }

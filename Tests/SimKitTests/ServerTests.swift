@@ -617,8 +617,8 @@ private let keyRuleCases: [ServerKeyRuleCase] = [
             let cred = register(&server, device: 0, key: W.keyA, app: W.appA, now: 0)
             server.disable(app: W.appA, now: 1000)
             return [check(&server, key: W.keyA, cred, now: 1000),                          // cached ok from t=0
-                    check(&server, key: W.keyA, cred, now: ServerModel.keyCacheMs - 1),
-                    check(&server, key: W.keyA, cred, now: ServerModel.keyCacheMs)]        // re-checked
+                    check(&server, key: W.keyA, cred, now: ServerMutation.keyCacheMs - 1),
+                    check(&server, key: W.keyA, cred, now: ServerMutation.keyCacheMs)]        // re-checked
         }
         #expect(script([]) == [.appDisabled, .appDisabled, .appDisabled])
         #expect(script(.cachesKeyChecks) == [.ok, .ok, .appDisabled])

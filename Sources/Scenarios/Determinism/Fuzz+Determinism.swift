@@ -4,7 +4,7 @@ import ServerWire
 
 extension Fuzz {
     /// Generates and runs one seed on the SDK core `sdk` (a mutant's flaws, if `options`
-    /// name one, reach it through `SDKConfig`) with every invariant checked. With
+    /// name one, reach it through `WorldSetup.sdkFlaws`) with every invariant checked. With
     /// `checkDeterminism` the seed then runs a second time and the two traces are compared
     /// record by record (`DeterminismCheck`): a difference sets `nondeterminism`, and the
     /// seed fails with the verdict NONDETERMINISTIC.

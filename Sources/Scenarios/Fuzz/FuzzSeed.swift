@@ -69,7 +69,7 @@ public enum Fuzz {
     }
 
     /// Runs `scenario` on the SDK core `sdk` (its mutant flaws, if the scenario names a
-    /// mutant, reach it through `SDKConfig`) and the reference server, with every
+    /// mutant, reach it through `WorldSetup.sdkFlaws`) and the reference server, with every
     /// invariant checked.
     public static func check<SDK: SDKCore>(_ scenario: ScenarioFile, sdk: SDK.Type,
                                            ringDepth: Int = 12) throws(CompileError) -> World<SDK, InvariantChecker> {
@@ -77,7 +77,7 @@ public enum Fuzz {
     }
 
     /// Runs `scenario` on the SDK core `sdk` and the server core `server` (a mutant's
-    /// server flaws reach it through `init(setup:flaws:)`) with every invariant checked.
+    /// flaws reach the reference cores, `WorldSetup.sdkFlaws`) with every invariant checked.
     public static func check<SDK: SDKCore, Server: ServerCore>(
         _ scenario: ScenarioFile, sdk: SDK.Type, server: Server.Type, ringDepth: Int = 12
     ) throws(CompileError) -> SimWorld<SDK, Server, InvariantChecker> {

@@ -95,8 +95,8 @@ public struct SDKCores: Sendable, ExpressibleByDictionaryLiteral {
         return nil
     }
 
-    /// What a choice runs: the reference SDK (also for a mutant, whose flaws reach it
-    /// through `SDKConfig` and the server), or a registered core.
+    /// What a choice runs: the reference SDK (also for a mutant, whose flaws reach the
+    /// reference SDK and server through `WorldSetup.sdkFlaws` and `serverFlaws`), or a registered core.
     public enum Core {
         case reference
         case custom(name: String, type: any SDKCore.Type)

@@ -55,6 +55,7 @@ public enum ScenarioCompiler {
         var names = NameTable(scenario)
         var config = SDKConfig()
         config.requestTimeoutMs = scenario.network.timeout
+        var sdkFlaws: SDKFlaws = []
         var serverFlaws: ServerFlaws = []
         switch sdk ?? scenario.sdk {
         case .reference: break
@@ -62,7 +63,7 @@ public enum ScenarioCompiler {
             guard let mutant = Mutants.named(name) else {
                 throw CompileError("unknown mutant '\(name)'; known: \(Mutants.names.joined(separator: ", "))")
             }
-            config.flaws = mutant.sdkFlaws
+            sdkFlaws = mutant.sdkFlaws
             serverFlaws = mutant.serverFlaws
         case .custom:
             // A registered core runs with the world's settings and no flaws; which type it
@@ -119,7 +120,9 @@ public enum ScenarioCompiler {
             seed: seed ?? scenario.seed, durationMs: scenario.duration, keyNames: names.keys,
             accounts: accounts, apps: apps, groups: groups,
             network: NetworkSpec(latencyMinMs: scenario.network.latencyMin, latencyMaxMs: scenario.network.latencyMax),
-            sdk: config, serverFlaws: serverFlaws, schedule: schedule)
+            sdk: config, schedule: schedule)
+        setup.sdkFlaws = sdkFlaws
+        setup.serverFlaws = serverFlaws
         setup.pinnedFates = pinned
         return CompiledScenario(setup: setup, expectations: expectations, expectedViolations: expected)
     }

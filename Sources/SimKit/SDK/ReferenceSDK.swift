@@ -2,8 +2,11 @@
 ///
 /// One value is one app process (40 bytes). Persistent state lives in `LocalData`;
 /// this value holds only what a process forgets when it dies: requests in flight, the
-/// indexing run, and the state last reported. With `SDKConfig.flaws` set it becomes a
-/// mutant; every flaw is tested at the one spot where it bends a rule.
+/// indexing run, and the state last reported.
+///
+/// Calls named `mutant…` are the decision points where a deliberate bug (a mutant, see
+/// `Sources/SimKit/Mutants`) may bend a rule: each takes the rule's own answer and, in the
+/// reference (no flaws), returns it unchanged and does nothing else.
 public struct ReferenceSDK: SDKCore {
     /// The phase of the current indexing run.
     enum RunPhase: UInt8, Sendable { case none, checking, models, placeData, indexing }
@@ -30,7 +33,7 @@ public struct ReferenceSDK: SDKCore {
     var reportsUploading: UInt16 = 0
     /// `query` and `profile` calls in flight, at most `apiCallsMax`.
     var apiCallsInFlight: UInt8 = 0
-    /// The window of awaited ids, from `SDKConfig.requestWindow` (1…32), taken at each input.
+    /// The window of awaited ids (1…32), a choice of this SDK's (`init(requestWindow:)`).
     @usableFromInline var window: UInt8 = 32
     var phase: RunPhase = .none
     var runInBackground = false
@@ -51,14 +54,27 @@ public struct ReferenceSDK: SDKCore {
     /// Server-backed API calls in flight at once; more fail at once (a bound, not a rule).
     static let apiCallsMax: UInt8 = 8
 
-    public init() {}
+    /// The deliberate bugs this process runs with (`SDKFlaws`); none in the reference.
+    let flaws: SDKFlaws
+
+    public init() { flaws = [] }
+
+    /// The reference with another window of awaited request ids for queries, profiles and
+    /// resets (1…32, default 32): a request further back is abandoned, its answer stale. A
+    /// choice of the SDK's, not a rule: the checkers know nothing of it.
+    public init(requestWindow: UInt8) {
+        flaws = []
+        window = min(max(requestWindow, 1), UInt8(ReferenceSDK.inFlightWindow))
+    }
+
+    /// A mutant: the reference with the deliberate bugs `flaws`.
+    @usableFromInline package init(flaws: SDKFlaws) { self.flaws = flaws }
 
     public mutating func handle(_ input: SDKInput, now: SimTime, context: SDKContext, config: SDKConfig, disk: LocalData,
                                 effects: inout EffectBuffer) {
         // Two inputs need no step built: going to the background only clears a flag, and
         // the timeout of a request already answered is ignored (as `timer` would ignore
         // it; the engine drops most of those before they get here, see `ignoresTimer`).
-        window = min(max(config.requestWindow, 1), UInt8(ReferenceSDK.inFlightWindow))
         switch input {
         case .wentToBackground: foreground = false; return
         case .timer(let kind, let arg) where ignoresTimer(kind, arg: arg): return
@@ -73,9 +89,8 @@ public struct ReferenceSDK: SDKCore {
     }
 
     /// D9: the timeout of a request no longer awaited (answered, abandoned, or forgotten by
-    /// a reset or purge) does nothing, so the engine may drop it unseen. In the standard
-    /// workload one event in five is such a timeout (10k devices × 60 days: checked in
-    /// 0.784 s with every one handed to `handle`, 0.745 s with them dropped).
+    /// a reset or purge) does nothing, so the engine may drop it unseen: in the standard
+    /// workload one event in five is such a timeout (`docs/performance.md`).
     @inlinable @inline(__always)
     public func ignoresTimer(_ kind: TimerKind, arg: UInt32) -> Bool {
         kind == .requestTimeout && !awaiting(arg >> 3)
@@ -89,7 +104,7 @@ public struct ReferenceSDK: SDKCore {
         case .wentToBackground: break   // handled before a step is built, above
         case .backgroundRun:
             if configured, !step.disk.isLocked, phase == .none { startRun(background: true, &step) }
-            else if step.flaws.contains(.restartsRunOnBackgroundWake) { restartRunOnBackgroundWake(&step) }
+            else { mutantIgnoredWake(&step) }
         case .call(let call): apiCall(call, &step)
         case .reset: reset(&step)
         case .response(let id, let kind, let reply): response(id: id, kind: kind, reply: reply, &step)
@@ -118,7 +133,6 @@ public struct ReferenceSDK: SDKCore {
             get { out.pointee }
             nonmutating _modify { yield &out.pointee }
         }
-        var flaws: SDKFlaws { config.flaws }
         mutating func store(_ op: StoreOp) { disk.apply(op); effects.append(.store(op)) }
     }
 
@@ -150,7 +164,7 @@ public struct ReferenceSDK: SDKCore {
         foreground = true
         deleteIndexIfPhotosRevoked(&s)
         if s.disk.isLocked {
-            if s.flaws.contains(.noCheckOnActivationWhenLocked) { return }
+            guard mutantChecksOnLockedActivation(true) else { return }
             resumeAfterUnlock = true
             // D4: checks again every time, even with a check in flight: that one may have
             // been judged before access came back, and its answer would keep the lock.
@@ -164,17 +178,14 @@ public struct ReferenceSDK: SDKCore {
 
     /// D8: without Photos access the index is deleted when the app runs.
     mutating func deleteIndexIfPhotosRevoked(_ s: inout Step) {
-        if !s.context.photosAllowed, s.disk.indexedCount > 0, !s.flaws.contains(.ignoresPhotosRevoked) {
+        if mutantDeletesIndexWithoutPhotos(!s.context.photosAllowed && s.disk.indexedCount > 0) {
             s.store(.deleteIndex)
         }
     }
 
     func checkIsDue(_ s: Step) -> Bool {
-        let interval = s.flaws.contains(.checksEvery48h) ? 2 * s.config.checkIntervalMs : s.config.checkIntervalMs
-        if s.flaws.contains(.checksAgeInWholeSeconds), s.disk.lastAnsweredCheck != LocalData.never {
-            return (s.now - s.disk.lastAnsweredCheck) / Ms.second > interval / Ms.second
-        }
-        return s.disk.lastAnsweredCheck == LocalData.never || s.now - s.disk.lastAnsweredCheck > interval
+        let due = s.disk.lastAnsweredCheck == LocalData.never || s.now - s.disk.lastAnsweredCheck > s.config.checkIntervalMs
+        return mutantCheckIsDue(due, s)
     }
 
     func hasWork(_ s: Step) -> Bool {
@@ -187,7 +198,7 @@ public struct ReferenceSDK: SDKCore {
     /// D3: a locked SDK throws from search, query and profile without contacting the server.
     mutating func apiCall(_ call: APICall, _ s: inout Step) {
         guard configured else { s.effects.append(.callResult(call, .failed)); return }
-        if s.disk.isLocked, !(s.flaws.contains(.queriesWhileLocked) && call != .search) {
+        if mutantThrowsWhenLocked(s.disk.isLocked, call) {
             s.effects.append(.callResult(call, .threwAccessRevoked))
             return
         }
@@ -210,7 +221,7 @@ public struct ReferenceSDK: SDKCore {
         if s.disk.placeDataPresent { s.store(.deletePlaceData) }
         if s.disk.reportsQueued > 0 { s.store(.dropReports) }
         reportsUploading = 0; uploadInFlight = 0
-        if !s.disk.credential.isNone, !s.flaws.contains(.resetKeepsCredential) { s.store(.deleteCredential) }
+        if !s.disk.credential.isNone, mutantResetDeletesCredential(true) { s.store(.deleteCredential) }
         if s.disk.isLocked { s.store(.unlock) }
         if s.disk.lockedSince != LocalData.never { s.store(.setLockedSince(LocalData.never)) }
         if s.disk.lastAnsweredCheck != LocalData.never { s.store(.setLastAnsweredCheck(LocalData.never)) }
@@ -238,25 +249,7 @@ public struct ReferenceSDK: SDKCore {
         runInBackground = background
         s.effects.append(.runStarted(background: background))
         report(.indexing, &s)
-        if background, s.flaws.contains(.skipsBackgroundCheck) {
-            continueRun(&s)
-        } else if background, s.flaws.contains(.skipsBackgroundCheckAfterRecentCheck),
-                  s.disk.lastAnsweredCheck != LocalData.never, s.now - s.disk.lastAnsweredCheck < Ms.minute {
-            continueRun(&s)
-        } else {
-            sendCheck(&s)
-        }
-    }
-
-    /// The mutant `background-wake-drops-check`: a background wake while a foreground run
-    /// waits for its key check starts the run again and forgets that check. A function of
-    /// its own, not inlined: inlined, it pushed `handle`'s other helpers out of the
-    /// optimiser's inlining budget (+0.4% instructions in callgrind).
-    @inline(never)
-    mutating func restartRunOnBackgroundWake(_ s: inout Step) {
-        guard phase == .checking, !runInBackground, !foreground, configured, !s.disk.isLocked else { return }
-        _ = take(checkInFlight)
-        startRun(background: true, &s)
+        if mutantChecksAtRunStart(true, background: background, s) { sendCheck(&s) } else { continueRun(&s) }
     }
 
     /// Takes the run as far as it can go now: models, place data, then chunks of photos.
@@ -383,10 +376,7 @@ public struct ReferenceSDK: SDKCore {
     }
 
     mutating func response(id: UInt32, kind: RequestKind, reply: ServerReply, _ s: inout Step) {
-        guard take(id) else {
-            if s.flaws.contains(.appliesStaleResponses) { answer(kind, reply, &s) }
-            return   // D9: stale
-        }
+        guard take(id) else { mutantStaleAnswer(kind, reply, &s); return }   // D9: stale
         answer(kind, reply, &s)
     }
 
@@ -407,17 +397,8 @@ public struct ReferenceSDK: SDKCore {
     }
 
     /// Whether `answer` stops access: the three lock errors of D2, and nothing else (D6).
-    func stopsAccess(_ answer: Answer, _ flaws: SDKFlaws) -> Bool {
-        if answer.isLockError { return true }
-        if flaws.isEmpty { return false }
-        switch answer {
-        case .serverError: return flaws.contains(.locksOn5xx)
-        case .timedOut: return flaws.contains(.locksOnTimeout)
-        case .appPending: return flaws.contains(.locksOnPending)
-        case .deviceUnknown: return flaws.contains(.locksOnDeviceUnknown)
-        case .offline: return flaws.contains(.locksOffline)
-        default: return false
-        }
+    func stopsAccess(_ answer: Answer) -> Bool {
+        mutantStopsAccess(answer.isLockError, answer)
     }
 
     mutating func answer(_ kind: RequestKind, _ reply: ServerReply, _ s: inout Step) {
@@ -425,23 +406,21 @@ public struct ReferenceSDK: SDKCore {
         let isCheck = kind == .check || kind == .register
         if isCheck { checkInFlight = 0 }
         if kind == .query || kind == .profile { apiCallsInFlight -= min(apiCallsInFlight, 1) }
-        if a == .offline, s.flaws.contains(.forgetsVerdictsWhenOffline) { newestVerdictAt = 0 }
+        if a == .offline { newestVerdictAt = mutantNewestVerdictAfterOffline(newestVerdictAt) }
         // D4, D9: act only on a verdict at least as new as the newest acted on. A reset's
         // 200 says nothing of access (S8) and does not count; a lock error to it does (D2).
         if a.isVerdict, kind != .reset || a.isLockError {
-            if reply.servedAt < newestVerdictAt, !staleVerdictActsAnyway(a, s.flaws) {
+            if mutantIgnoresOlderVerdict(reply.servedAt < newestVerdictAt, a) {
                 olderVerdictIgnored(kind, &s)
                 return
             }
-            if !(s.disk.isLocked && a == .ok && isCheck && s.flaws.contains(.unlockForgetsItsVerdict)) {
-                newestVerdictAt = max(newestVerdictAt, reply.servedAt)
-            }
+            if mutantRecordsVerdict(true, a, isCheck: isCheck, s) { newestVerdictAt = max(newestVerdictAt, reply.servedAt) }
         }
         // D1: an answered check, unless it was ignored above as older than one acted on.
         if isCheck, a.isVerdict { s.store(.setLastAnsweredCheck(s.now)) }
         // D10: an upload's answer settles exactly the reports it carried, locked or not.
         if kind == .runReport {
-            if a == .ok || (a == .deviceUnknown && s.flaws.contains(.settlesReportsOnDeviceUnknown)) {
+            if mutantUploadDelivered(a == .ok, a) {
                 if reportsUploading > 0 { s.store(.reportsUploaded(UInt32(reportsUploading))) }
                 reportsUploading = 0; uploadInFlight = 0
                 reportAttempts = 0
@@ -451,13 +430,10 @@ public struct ReferenceSDK: SDKCore {
         }
         if kind == .reset { resetAnswered(a, &s) }
 
-        if a.isLockError, kind == .modelDownload || kind == .placeData, s.flaws.contains(.ignoresLockOnDownload) {
-            endRun(&s)
-            return
-        }
-        if stopsAccess(a, s.flaws) {
+        if mutantIgnoredLockOnDownload(a, kind, &s) { return }
+        if stopsAccess(a) {
             lockOrPurge(reply, byCheck: isCheck, &s)
-            if s.flaws.contains(.keepsIndexingWhenLocked), isCheck { continueRun(&s) }
+            mutantLockedByAnswer(isCheck: isCheck, &s)
             if let call = kind.apiCall { s.effects.append(.callResult(call, .threwAccessRevoked)) }
             return
         }
@@ -491,12 +467,6 @@ public struct ReferenceSDK: SDKCore {
         }
     }
 
-    /// Whether a flaw makes the SDK act on a verdict older than the newest it acted on.
-    func staleVerdictActsAnyway(_ a: Answer, _ flaws: SDKFlaws) -> Bool {
-        guard !flaws.isEmpty else { return false }
-        return (a == .ok && flaws.contains(.unlocksOnStaleOK)) || (a.isLockError && flaws.contains(.locksOnStaleRefusal))
-    }
-
     /// D4, D9: a verdict older than one already acted on is ignored: it neither locks, nor
     /// unlocks, nor purges. The request is settled as if it had failed, so nothing waits
     /// for it: a call fails, an upload is retried, a run goes on (or ends, if locked).
@@ -519,7 +489,7 @@ public struct ReferenceSDK: SDKCore {
         if !s.disk.isLocked {
             if s.disk.lockedSince == LocalData.never { s.store(.setLockedSince(s.now)) }
             s.store(.lock)
-            if !s.flaws.contains(.keepsIndexingWhenLocked) { stopRun(queueReport: true, &s) }
+            if mutantStopsRunOnLock(true) { stopRun(queueReport: true, &s) }
             if s.disk.backgroundScheduled { s.store(.cancelBackground) }
             s.effects.append(.cancelTimer(.reportRetry))   // an upload in flight still settles its reports
             report(.locked, &s)
@@ -529,22 +499,8 @@ public struct ReferenceSDK: SDKCore {
 
     /// D5: the server says access has been stopped for 30 days in a row.
     func purgeIsDue(_ reply: ServerReply, byCheck: Bool, _ s: Step) -> Bool {
-        if s.disk.purged || s.flaws.contains(.neverPurges) { return false }
-        if !byCheck, s.flaws.contains(.purgesOnlyOnCheck) { return false }
-        if s.flaws.contains(.purgesFromFirstLockSeen) {
-            return byCheck && s.now >= s.disk.lockedSince &+ s.config.purgeAfterMs
-        }
-        let after = s.flaws.contains(.purgesAt29Days) ? s.config.purgeAfterMs - Ms.day
-            : s.flaws.contains(.purgesHalfHourLate) ? s.config.purgeAfterMs + 30 * Ms.minute : s.config.purgeAfterMs
-        if s.flaws.contains(.purgesStrictlyAfter30Days) {
-            return reply.stoppedSince != ServerReply.none && reply.stoppedForMs > after
-        }
-        return reply.stoppedSince != ServerReply.none && reply.stoppedForMs >= after
-    }
-
-    /// The `purgesOnTransientCheck` flaw's deadline: 30 days after the lock it saw.
-    func lockedForPurge(_ s: Step) -> Bool {
-        !s.disk.purged && s.now >= s.disk.lockedSince &+ s.config.purgeAfterMs
+        let due = !s.disk.purged && reply.stoppedSince != ServerReply.none && reply.stoppedForMs >= s.config.purgeAfterMs
+        return mutantPurgeIsDue(due, reply, byCheck: byCheck, s)
     }
 
     /// D5: delete the index, the models and the credential, and the place data with them
@@ -554,7 +510,7 @@ public struct ReferenceSDK: SDKCore {
         if s.disk.indexedCount > 0 { s.store(.deleteIndex) }
         if s.disk.modelsPresent { s.store(.deleteModels) }
         if s.disk.placeDataPresent { s.store(.deletePlaceData) }
-        if s.flaws.contains(.dropsReportsOnPurge), s.disk.reportsQueued > 0 { s.store(.dropReports) }
+        mutantPurging(&s)
         if !s.disk.credential.isNone { s.store(.deleteCredential) }
         s.store(.markPurged)
         report(.purged, &s)
@@ -565,13 +521,12 @@ public struct ReferenceSDK: SDKCore {
         switch reply.answer {
         case .ok:
             if kind == .register { s.store(.setCredential(reply.credential)) }
-            if !foreground, s.flaws.contains(.unlocksOnlyInForeground) { return }
-            unlock(&s)
+            if mutantUnlocks(true, s) { unlock(&s) }
         case .deviceUnknown:
             if !s.disk.credential.isNone { s.store(.deleteCredential) }
-            if !s.flaws.contains(.noRegisterWhenLocked) { sendCheck(&s) }
+            if mutantRegistersWhenLocked(true) { sendCheck(&s) }
         case .timedOut, .offline, .serverError:
-            if s.flaws.contains(.purgesOnTransientCheck), lockedForPurge(s) { purge(&s) }
+            mutantTransientWhileLocked(&s)
         default:
             break
         }
@@ -579,15 +534,13 @@ public struct ReferenceSDK: SDKCore {
 
     mutating func unlock(_ s: inout Step) {
         s.store(.unlock)
-        if !s.flaws.contains(.lockedSinceSurvivesUnlock) { s.store(.setLockedSince(LocalData.never)) }
-        if !s.disk.backgroundScheduled, !s.flaws.contains(.noBackgroundAfterUnlock) { s.store(.scheduleBackground) }
-        if s.flaws.contains(.redownloadsModelsOnUnlock), s.disk.modelsPresent { s.store(.deleteModels) }
-        if s.flaws.contains(.reindexesOnUnlock), s.disk.indexedCount > 0 { s.store(.deleteIndex) }
-        if s.flaws.contains(.redownloadsPlaceDataOnUnlock), s.disk.placeDataPresent { s.store(.deletePlaceData) }
+        if mutantClearsLockedSince(true) { s.store(.setLockedSince(LocalData.never)) }
+        if !s.disk.backgroundScheduled, mutantSchedulesBackgroundOnUnlock(true) { s.store(.scheduleBackground) }
+        mutantUnlocking(&s)
         report(.idle, &s)
         // D4: indexing resumes where it stopped: in the foreground at once, and after a
         // launch or activation that checked while locked.
-        let resume = (resumeAfterUnlock || phase != .none || foreground) && !s.flaws.contains(.noRunAfterUnlock)
+        let resume = mutantRunsAfterUnlock(resumeAfterUnlock || phase != .none || foreground)
         resumeAfterUnlock = false
         if phase == .none, resume, hasWork(s) {
             phase = .checking
@@ -595,7 +548,7 @@ public struct ReferenceSDK: SDKCore {
             s.effects.append(.runStarted(background: false))
             report(.indexing, &s)
         }
-        if s.flaws.contains(.noResumeAfterUnlock) { endRun(&s); return }
+        if mutantEndedRunAtUnlock(&s) { return }
         if phase != .none { report(.indexing, &s); continueRun(&s) }
         uploadReports(&s)
     }
@@ -603,7 +556,7 @@ public struct ReferenceSDK: SDKCore {
     mutating func uploadFailed(_ s: inout Step) {
         guard reportsUploading > 0 else { return }
         reportsUploading = 0; uploadInFlight = 0
-        if s.flaws.contains(.dropsReportsOnFailedUpload), s.disk.reportsQueued > 0 { s.store(.dropReports) }
+        mutantUploadFailing(&s)
         guard !s.disk.isLocked else { return }
         reportAttempts = min(reportAttempts + 1, 30)
         s.effects.append(.setTimer(.reportRetry, at: s.now + backoff(reportAttempts, s.config), arg: 0))

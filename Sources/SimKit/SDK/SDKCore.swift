@@ -107,9 +107,9 @@ public struct SDKContext: Sendable {
     }
 }
 
-/// Settings shared by every SDK in a world; times in milliseconds.
+/// Settings shared by every SDK in a world, what the rules are about; times in milliseconds.
 ///
-/// Its size is a whole number of words (64 bytes; see `CopyAlignmentTests`): a struct
+/// Its size is a whole number of words (56 bytes; see `CopyAlignmentTests`): a struct
 /// with a ragged end is copied in overlapping 16-byte moves, which defeat store forwarding.
 public struct SDKConfig: Sendable, Equatable {
     /// D9: every request times out after this long.
@@ -123,16 +123,10 @@ public struct SDKConfig: Sendable, Equatable {
     /// Retries of the reset and report uploads back off from the first to the largest delay.
     public var retryFirstMs: SimTime = 30 * Ms.second
     public var retryMaxMs: SimTime = 6 * Ms.hour
-    /// Deliberate bugs for mutation testing; only `ReferenceSDK` reads them.
-    public var flaws: SDKFlaws = []
     /// Photos indexed per chunk.
     public var chunkPhotos: UInt16 = 200
-    /// The reference SDK's window of awaited request ids (1…32): a request is abandoned
-    /// once this many newer ones were sent (its answer is then stale). A choice of the
-    /// SDK's, not a rule: the checkers know nothing of it.
-    public var requestWindow: UInt8 = 32
-    /// Pad the size to a whole number of words (see above), 64 bytes; always 0.
-    var padding: UInt8 = 0
+    /// Pad the size to a whole number of words (see above), 56 bytes; always 0.
+    var padding: UInt16 = 0
     var padding4: UInt32 = 0
     public init() {}
 }

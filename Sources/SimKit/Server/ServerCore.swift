@@ -25,12 +25,7 @@
 public protocol ServerCore: Sendable {
     /// The server `setup` declares at time 0: its accounts and apps as declared (approved
     /// or not), each app's first key issued and current, no device registered.
-    ///
-    /// `flaws` are the reference's deliberate bugs (mutants, `ServerFlaws`): the world
-    /// passes the scenario's, `[]` unless it runs a server mutant. A custom core may ignore
-    /// them (a mutant's name then runs the custom core unchanged); `ServerModel` breaks the
-    /// rule each flaw names.
-    init(setup: ServerSetup, flaws: ServerFlaws)
+    init(setup: ServerSetup)
 
     /// Judges `request` at `now` (S1, S2, S6, S8) and applies it: a served `register`
     /// creates the device's record with a new generation and answers its credential; a

@@ -16,9 +16,8 @@ extension ServerModel {
         assert(keys[old] == .current(app), "app \(app): current key \(old) is \(keys[old])")
         switch policy {
         case .keep(let graceMs): keys[old] = .previous(app, deadline: Self.sum(now, graceMs))
-        case .stopNow where flaws.contains(.stopNowOneMsLate):
-            keys[old] = .previous(app, deadline: Self.sum(now, 1)); history.keyStoppedAt[old] = now
-        case .stopNow: keys[old] = .stopped(app); history.noteKeyStopped(old, app: a, now: now)
+        case .stopNow:
+            if !mutantStoppedLate(old, app: app, now: now) { keys[old] = .stopped(app); history.noteKeyStopped(old, app: a, now: now) }
         }
         keys[k] = .current(app)
         history.keyIssuedAt[k] = now
@@ -68,10 +67,7 @@ extension ServerModel {
             apps[a].disabledByDeveloper = false
             applied = true
         }
-        if flaws.contains(.enableLiftsRollup), apps[a].review == .revoked || apps[a].review == .rejected {
-            apps[a].review = .approved
-            applied = true
-        }
+        if mutantEnableLiftedRollup(a) { applied = true }
         noteAccess(now: now)
         return applied
     }
@@ -105,7 +101,7 @@ extension ServerModel {
         }
         if to == .revoked { apps[a].reviewBeforeRevocation = from }
         apps[a].review = to
-        if action == .restore, flaws.contains(.restoreLiftsDisable) { apps[a].disabledByDeveloper = false }
+        if action == .restore { mutantRestoredApp(a) }
         noteAccess(now: now)
         return true
     }
@@ -134,11 +130,7 @@ extension ServerModel {
         }
         if to == .revoked { accountsBeforeRevocation[c] = from }
         accounts[c] = to
-        if action == .restore, flaws.contains(.accountRestoreLiftsAppRevoke) {
-            for a in apps.indices where apps[a].account == account && apps[a].review == .revoked {
-                apps[a].review = apps[a].reviewBeforeRevocation
-            }
-        }
+        if action == .restore { mutantRestoredAccount(account) }
         noteAccess(now: now)
         return true
     }

@@ -2,8 +2,9 @@
 /// applies dashboard and Rollup actions. It reads no clock: every call takes `now`.
 ///
 /// All state lives in arrays indexed by id (accounts, apps, keys, devices), so nothing
-/// depends on hashing order and `handle` allocates nothing. With `flaws: []` it is the
-/// reference server; a non-empty `ServerFlaws` makes a mutant.
+/// depends on hashing order and `handle` allocates nothing. Calls named `mutant…` are the
+/// decision points where a deliberate bug (a mutant, `Sources/SimKit/Mutants`) may bend a
+/// rule; in the reference (no flaws) each returns the rule's own answer unchanged.
 ///
 /// Choices the specification leaves open (documented here and in the tests):
 /// - A `reset` deletes the record whatever the state of its key, app or account (S8): it is
@@ -36,11 +37,9 @@
 public struct ServerModel: Sendable {
     /// The dashboard's default grace for an old key after rotation: 30 days (S3).
     public static let defaultGraceMs: SimTime = 30 * Ms.day
-    /// How long the `cachesKeyChecks` flaw keeps a key's verdict: 5 minutes.
-    public static let keyCacheMs: SimTime = 5 * Ms.minute
 
-    /// The deliberate bugs of this server; `[]` for the reference.
-    public let flaws: ServerFlaws
+    /// The deliberate bugs of this server and their state; none for the reference.
+    @usableFromInline var mutation: ServerMutation
 
     @usableFromInline var accounts: [AccountStatus]
     /// Per account, the status it had when Rollup revoked it, which `restore` gives back.
@@ -48,8 +47,6 @@ public struct ServerModel: Sendable {
     @usableFromInline var apps: [AppRecord]
     @usableFromInline var keys: [KeyState]
     @usableFromInline var devices: [DeviceSlot]
-    /// Per key, the cached verdict of S2.1–S2.3; empty unless `cachesKeyChecks`.
-    @usableFromInline var keyCache: [CachedVerdict]
     /// The history behind `stoppedSince` (S2): when each key was issued and stopped, and
     /// when each app was refused (`app_disabled`) by rules S2.2.
     @usableFromInline var history: AccessHistory
@@ -74,23 +71,17 @@ public struct ServerModel: Sendable {
         @usableFromInline var isLive = false
     }
 
-    /// The verdict of S2.1–S2.3 for one key: `.ok` (with the key's app) or the error.
-    @usableFromInline struct CachedVerdict: Sendable {
-        /// The verdict is used while `now < validUntil`; 0 means empty.
-        @usableFromInline var validUntil: SimTime = 0
-        @usableFromInline var answer: Answer = .ok
-        @usableFromInline var app: AppID = 0
-    }
-
     /// Builds the server that `setup` declares: its apps' first keys issued and current,
     /// no device registered.
     /// - Complexity: O(accounts + apps + keyCount + deviceCount).
-    public init(setup: ServerSetup, flaws: ServerFlaws = []) {
+    public init(setup: ServerSetup) { self.init(setup: setup, flaws: []) }
+
+    /// A mutant: the server `setup` declares, with the deliberate bugs `flaws`.
+    @usableFromInline package init(setup: ServerSetup, flaws: ServerFlaws) {
         precondition(setup.keyCount <= Int(KeyID.max) + 1, "keyCount \(setup.keyCount) does not fit KeyID")
         precondition(setup.deviceCount <= Int(DeviceIndex.max), "deviceCount \(setup.deviceCount) does not fit DeviceIndex")
         precondition(setup.accounts.count <= Int(AccountID.max) + 1, "\(setup.accounts.count) accounts do not fit AccountID")
         precondition(setup.apps.count <= Int(AppID.max) + 1, "\(setup.apps.count) apps do not fit AppID")
-        self.flaws = flaws
         accounts = setup.accounts.map { $0.approved ? .approved : .unapproved }
         accountsBeforeRevocation = accounts
         keys = Array(repeating: .unissued, count: setup.keyCount)
@@ -108,8 +99,7 @@ public struct ServerModel: Sendable {
                                   disabledByDeveloper: false, currentKey: app.key))
         }
         devices = Array(repeating: DeviceSlot(), count: setup.deviceCount)
-        keyCache = flaws.contains(.cachesKeyChecks)
-            ? Array(repeating: CachedVerdict(), count: setup.keyCount) : []
+        mutation = ServerMutation(flaws: flaws, keyCount: setup.keyCount)
         history = AccessHistory(keyCount: setup.keyCount, appCount: setup.apps.count)
         for app in setup.apps { history.keyIssuedAt[Int(app.key)] = 0 }
         noteAccess(now: 0)
@@ -127,19 +117,19 @@ public struct ServerModel: Sendable {
         let key = Int(request.key)
         precondition(key < keys.count, "request key \(request.key) out of range (keyCount \(keys.count))")
         precondition(Int(request.device) < devices.count, "request from device \(request.device) out of range (deviceCount \(devices.count))")
-        if request.kind == .reset, !flaws.contains(.resetJudgesKey) { return reset(request, now: now) }
+        if request.kind == .reset, mutantResetSkipsJudging(true) { return reset(request, now: now) }
         var reply = judge(request, now: now)
         noteJudged(request, &reply, now: now)
         return reply
     }
 
-    /// Rules S2 and S6 in order for a request other than a reset (or any, under the
-    /// `resetJudgesKey` flaw); a lock error is dated afterwards, by `noteJudged`.
+    /// Rules S2 and S6 in order for a request other than a reset; a lock error is dated
+    /// afterwards, by `noteJudged`.
     @usableFromInline
     mutating func judge(_ request: Request, now: SimTime) -> ServerReply {
         let key = Int(request.key)
         // S2.1–S2.3: the key, its app and the app's account.
-        let verdict = flaws.contains(.cachesKeyChecks) ? cachedKeyVerdict(key, now: now) : keyVerdict(key, now: now)
+        let verdict = mutantKeyVerdict(keyVerdict(key, now: now), key: key, now: now)
         guard verdict.answer == .ok else {
             return ServerReply(verdict.answer, servedAt: now)
         }
@@ -147,7 +137,7 @@ public struct ServerModel: Sendable {
 
         if request.kind == .register {
             // S6: App Attest — a genuine install of the key's app, or a clone.
-            if request.attestedApp != app && !flaws.contains(.skipsAttestation) {
+            if mutantRefusesAttestation(request.attestedApp != app) {
                 return ServerReply(.attestationFailed, servedAt: now)
             }
             let d = Int(request.device)
@@ -170,17 +160,15 @@ public struct ServerModel: Sendable {
             return ServerReply(request.kind == .reset ? .ok : .deviceUnknown, servedAt: now)
         }
         // S6: the assertion of the install that registered the credential; a copy fails it.
-        if !request.assertionMatchesCredential && !flaws.contains(.assertionOnlyAtRegistration) {
+        if mutantRefusesAssertion(!request.assertionMatchesCredential) {
             return ServerReply(.attestationFailed, servedAt: now)
         }
         // S2.5: every device belongs to the app that registered it.
-        if devices[d].owner != app && !flaws.contains(.skipsDeviceAppCheck) {
+        if mutantRefusesOtherApp(devices[d].owner != app) {
             return ServerReply(.appKeyMismatch, servedAt: now)
         }
-        // S2.6: served; a reset (under the `resetJudgesKey` flaw) deletes the record (S8).
-        if request.kind == .reset && !flaws.contains(.resetKeepsRecord) {
-            devices[d].isLive = false
-        }
+        // S2.6: served; a reset judged here (by a mutant) deletes the record (S8).
+        if request.kind == .reset, mutantResetDeletesRecord(true) { devices[d].isLive = false }
         return ServerReply(.ok, servedAt: now)
     }
 
@@ -194,10 +182,10 @@ public struct ServerModel: Sendable {
         let known = !credential.isNone && d < devices.count
             && devices[d].isLive && devices[d].generation == credential.generation
         guard known else { return ServerReply(.ok, servedAt: now) }
-        if !request.assertionMatchesCredential && !flaws.contains(.assertionOnlyAtRegistration) && !flaws.contains(.resetSkipsAssertion) {
+        if mutantRefusesResetAssertion(!request.assertionMatchesCredential) {
             return ServerReply(.attestationFailed, servedAt: now)
         }
-        if !flaws.contains(.resetKeepsRecord) { devices[d].isLive = false }
+        if mutantResetDeletesRecord(true) { devices[d].isLive = false }
         return ServerReply(.ok, servedAt: now)
     }
 
@@ -211,9 +199,8 @@ public struct ServerModel: Sendable {
         if reply.answer.isLockError {
             let servable = latestServable(request, now: now)
             if servable != AccessHistory.never { devices[d].servableAt = servable }
-            let since = flaws.contains(.stoppedSinceFromFirstStop)
-                ? history.earliestStop(key: Int(request.key), app: keys[Int(request.key)].app.map(Int.init), now: now)
-                : devices[d].servableAt == AccessHistory.never ? 0 : min(devices[d].servableAt + 1, now)
+            let since = mutantStoppedSince(devices[d].servableAt == AccessHistory.never ? 0 : min(devices[d].servableAt + 1, now),
+                                           request, now: now)
             reply = ServerReply(reply.answer, servedAt: now, stoppedSince: since)
         } else if reply.answer.isVerdict {
             devices[d].servableAt = now
@@ -241,8 +228,8 @@ public struct ServerModel: Sendable {
         let build = request.build
         let newBuild = first ? build != 0 : build != slot.seenBuild || request.key != slot.seenKey
         let skipped = first ? build != 0 : newBuild && build != slot.seenBuild &+ 1
-        if newBuild, flaws.contains(.datesUpdateFromItsFirstRequest), skipped || request.key != slot.seenKey {
-            return now > from ? now - 1 : AccessHistory.never
+        if newBuild, let dated = mutantDatesUpdate(skippedOrRekeyed: skipped || request.key != slot.seenKey, from: from, now: now) {
+            return dated
         }
         var latest = AccessHistory.never
         func consider(_ t: SimTime?) {
@@ -285,14 +272,9 @@ public struct ServerModel: Sendable {
             app = a
         case .previous(let a, let deadline):
             // Works while now < deadline: at the deadline itself the key is invalid.
-            let end = flaws.contains(.graceOneDayLate) ? Self.sum(deadline, Ms.day)
-                : flaws.contains(.graceDeadlineInclusive) ? Self.sum(deadline, 1) : deadline
-            guard now < end else { return (.appKeyInvalid, 0) }
+            guard now < mutantGraceEnd(deadline) else { return (.appKeyInvalid, 0) }
             app = a
-            if flaws.contains(.disableSparesGraceKeys) {
-                let record = apps[Int(a)]
-                return (record.review == .pending ? .appPending : .ok, a)
-            }
+            if let spared = mutantSparedGraceKey(a) { return spared }
         }
         let answer = appAnswer(app)
         return (answer, app)
@@ -315,15 +297,5 @@ public struct ServerModel: Sendable {
     @usableFromInline static func sum(_ a: SimTime, _ b: SimTime) -> SimTime {
         let (total, overflow) = a.addingReportingOverflow(b)
         return overflow ? .max : total
-    }
-
-    /// The `cachesKeyChecks` flaw: answers from a per-key cache filled by `keyVerdict`.
-    @usableFromInline
-    mutating func cachedKeyVerdict(_ key: Int, now: SimTime) -> (answer: Answer, app: AppID) {
-        let cached = keyCache[key]
-        if now < cached.validUntil { return (cached.answer, cached.app) }
-        let fresh = keyVerdict(key, now: now)
-        keyCache[key] = CachedVerdict(validUntil: Self.sum(now, Self.keyCacheMs), answer: fresh.answer, app: fresh.app)
-        return fresh
     }
 }

@@ -73,7 +73,7 @@ extension SimWorld {
         _devices[i].hasProcess = true
         _devices[i].foreground = !inBackground
         _devices[i].processEpoch &+= 1
-        _sdks[i] = SDK()
+        _sdks[i] = Self.freshProcess(flaws: _setup.sdkFlaws)
         if !_devices[i].genuine { copyCredential(toClone: d) }
         trace(d, .processStarted(inBackground: inBackground))
         step(d, .launch(inBackground: inBackground))

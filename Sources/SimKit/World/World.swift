@@ -154,14 +154,14 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
         serverSetup.keyNames = setup.keyNames
         for a in setup.accounts { _ = serverSetup.addAccount(approved: a.approved) }
         for a in setup.apps { _ = serverSetup.addApp(account: a.account, key: a.initialKey, approved: !a.pending) }
-        server = Server(setup: serverSetup, flaws: setup.serverFlaws)
+        server = Self.freshServer(serverSetup, setup)
         currentKey = setup.apps.map(\.initialKey)
         let network = setup.network.latencyMinMs...max(setup.network.latencyMinMs, setup.network.latencyMaxMs)
         networkLink = network
         groupLinks = setup.groups.contains { $0.latencyMs != nil } ? setup.groups.map { $0.latencyMs ?? network } : nil
         _rings = DeviceRings(devices: n, depth: setup.ringDepth)
         requests.reserve(n)
-        _sdks = DeviceTable(repeating: SDK(), count: n)
+        _sdks = DeviceTable(repeating: Self.freshProcess(flaws: setup.sdkFlaws), count: n)
         var built: [DeviceState] = []
         built.reserveCapacity(n)
         groupStart = []

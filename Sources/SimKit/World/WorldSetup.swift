@@ -13,7 +13,11 @@ public struct WorldSetup: Sendable {
     public var groups: [GroupSpec]
     public var network: NetworkSpec
     public var sdk: SDKConfig
-    public var serverFlaws: ServerFlaws
+    /// The deliberate bugs of a mutant (`simkit mutants`): they reach the reference SDK
+    /// and server only, the cores that can run with them (`SDKCoreWithFlaws`,
+    /// `ServerCoreWithFlaws`); another core runs unchanged. None by default.
+    @usableFromInline package var sdkFlaws: SDKFlaws = []
+    @usableFromInline package var serverFlaws: ServerFlaws = []
     /// Statements in file order; same-time statements run in this order.
     public var schedule: [ScheduledAction]
     /// The run stops after this many events even if time is left (a guard, not a goal).
@@ -37,11 +41,11 @@ public struct WorldSetup: Sendable {
 
     public init(seed: UInt64, durationMs: SimTime, keyNames: [String] = [], accounts: [AccountSpec] = [],
                 apps: [AppSpec] = [], groups: [GroupSpec] = [], network: NetworkSpec = .init(),
-                sdk: SDKConfig = .init(), serverFlaws: ServerFlaws = [], schedule: [ScheduledAction] = [],
+                sdk: SDKConfig = .init(), schedule: [ScheduledAction] = [],
                 eventBudget: UInt64 = 2_000_000_000, ringDepth: Int = 8) {
         self.seed = seed; self.durationMs = durationMs; self.keyNames = keyNames
         self.accounts = accounts; self.apps = apps; self.groups = groups; self.network = network
-        self.sdk = sdk; self.serverFlaws = serverFlaws; self.schedule = schedule
+        self.sdk = sdk; self.schedule = schedule
         self.eventBudget = eventBudget; self.ringDepth = ringDepth
     }
 

@@ -1,5 +1,6 @@
 /// Deliberate, realistic bugs that turn the reference SDK into a mutant. Each is one
-/// small wrong decision at one spot of `ReferenceSDK`; with none set it is the reference.
+/// small wrong decision at a named decision point of `ReferenceSDK` (its bend is in
+/// `ReferenceSDK+Mutants.swift`); with none set it is the reference.
 public struct SDKFlaws: OptionSet, Sendable, Hashable {
     public let rawValue: UInt64
     public init(rawValue: UInt64) { self.rawValue = rawValue }
@@ -60,7 +61,7 @@ public struct SDKFlaws: OptionSet, Sendable, Hashable {
     public static let noResumeAfterUnlock = SDKFlaws(rawValue: 1 << 24)
     /// A purge drops the queued run reports too (breaks D5, D10).
     public static let dropsReportsOnPurge = SDKFlaws(rawValue: 1 << 25)
-    /// Deep flaws (issue 20): each shows only in a rare situation or at an exact boundary.
+    /// Deep flaws: each shows only in a rare situation or at an exact boundary.
     /// Purges only when the server's word says *more* than 30 days (`>` for `>=`): a lock
     /// error served exactly 30 days after the stop began keeps the data (breaks D5 liveness).
     public static let purgesStrictlyAfter30Days = SDKFlaws(rawValue: 1 << 26)
@@ -79,7 +80,7 @@ public struct SDKFlaws: OptionSet, Sendable, Hashable {
     /// that starts a fresh session), so a verdict served before the partition and delivered
     /// after it is acted on although a newer one was (breaks D4, D9).
     public static let forgetsVerdictsWhenOffline = SDKFlaws(rawValue: 1 << 31)
-    /// An ordering flaw (issue 22): a background wake that comes while a foreground run
+    /// An ordering flaw: a background wake that comes while a foreground run
     /// waits for its key check (the app was closed meanwhile) starts the run again as a
     /// background run and forgets the check in flight, so that check's answer, a lock
     /// error among them, arrives unawaited and is ignored. Only the order "check sent,
@@ -97,7 +98,7 @@ public struct SDKFlaws: OptionSet, Sendable, Hashable {
     /// Takes a `device_unknown` answer to a run-report upload as delivery: the reports it
     /// carried leave the queue though the server never received them (breaks D10).
     public static let settlesReportsOnDeviceUnknown = SDKFlaws(rawValue: 1 << 36)
-    /// Interleaving flaws (issue 38): each shows only when an action lands while a request
+    /// Interleaving flaws: each shows only when an action lands while a request
     /// is in flight, or when a request of an unusual kind meets a boundary.
     /// Applies an unlocking 200 only while the app is in the foreground: a key check sent
     /// on activation whose 200 arrives after the app went to the background keeps the SDK

@@ -1,5 +1,6 @@
 /// Deliberate server bugs, for mutants that prove the invariants catch real faults.
-/// `[]` is the reference server. Each flaw is one branch at the spot of the bug.
+/// `[]` is the reference server. Each flaw bends one rule at a named decision point of
+/// `ServerModel` (its bend is in `ServerModel+Mutants.swift`).
 public struct ServerFlaws: OptionSet, Sendable, Hashable {
     public let rawValue: UInt32
     /// Creates a set from its raw bits.

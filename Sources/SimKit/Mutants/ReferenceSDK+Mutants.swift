@@ -1,0 +1,220 @@
+/// The reference SDK's decision points (the `mutant…` calls in `ReferenceSDK.swift`): where
+/// each deliberate bug of `SDKFlaws` bends a rule. Each takes the rule's own answer; with
+/// no flaws (the reference) it returns that answer and does nothing else. Adding a mutant
+/// means a flaw in `SDKFlaws`, its bend here, and its entry in the catalogue (`Mutant.all`).
+extension ReferenceSDK {
+    // MARK: Lifecycle
+
+    /// A background wake the rules ignore (a run is going, or the SDK is locked).
+    /// `restartsRunOnBackgroundWake`: a wake while a foreground run waits for its key check
+    /// starts the run again and forgets that check. Not inlined: inlined, it pushed
+    /// `handle`'s other helpers out of the optimiser's inlining budget.
+    @inline(never)
+    mutating func mutantIgnoredWake(_ s: inout Step) {
+        guard flaws.contains(.restartsRunOnBackgroundWake) else { return }
+        guard phase == .checking, !runInBackground, !foreground, configured, !s.disk.isLocked else { return }
+        _ = take(checkInFlight)
+        startRun(background: true, &s)
+    }
+
+    /// D4: a locked SDK becoming active checks again. `noCheckOnActivationWhenLocked`: it does not.
+    @inline(__always)
+    func mutantChecksOnLockedActivation(_ rule: Bool) -> Bool {
+        rule && !flaws.contains(.noCheckOnActivationWhenLocked)
+    }
+
+    /// D8: without Photos access the index is deleted. `ignoresPhotosRevoked`: it is kept.
+    @inline(__always)
+    func mutantDeletesIndexWithoutPhotos(_ rule: Bool) -> Bool {
+        rule && !flaws.contains(.ignoresPhotosRevoked)
+    }
+
+    /// D1: a check is due when the last answered one is older than the interval.
+    /// `checksEvery48h` doubles the interval; `checksAgeInWholeSeconds` compares whole seconds.
+    func mutantCheckIsDue(_ rule: Bool, _ s: Step) -> Bool {
+        guard !flaws.isEmpty else { return rule }
+        let interval = flaws.contains(.checksEvery48h) ? 2 * s.config.checkIntervalMs : s.config.checkIntervalMs
+        if flaws.contains(.checksAgeInWholeSeconds), s.disk.lastAnsweredCheck != LocalData.never {
+            return (s.now - s.disk.lastAnsweredCheck) / Ms.second > interval / Ms.second
+        }
+        return s.disk.lastAnsweredCheck == LocalData.never || s.now - s.disk.lastAnsweredCheck > interval
+    }
+
+    /// D3: a locked SDK throws from every call. `queriesWhileLocked`: query and profile go to the server.
+    @inline(__always)
+    func mutantThrowsWhenLocked(_ rule: Bool, _ call: APICall) -> Bool {
+        rule && !(call != .search && flaws.contains(.queriesWhileLocked))
+    }
+
+    /// D7: a reset deletes the credential. `resetKeepsCredential`: it keeps it.
+    func mutantResetDeletesCredential(_ rule: Bool) -> Bool {
+        rule && !flaws.contains(.resetKeepsCredential)
+    }
+
+    // MARK: Runs
+
+    /// D1: every run starts with a key check. `skipsBackgroundCheck`: a background run
+    /// does not; `skipsBackgroundCheckAfterRecentCheck`: not within a minute of an answer.
+    @inline(__always)
+    func mutantChecksAtRunStart(_ rule: Bool, background: Bool, _ s: Step) -> Bool {
+        guard background, !flaws.isEmpty else { return rule }
+        if flaws.contains(.skipsBackgroundCheck) { return false }
+        if flaws.contains(.skipsBackgroundCheckAfterRecentCheck), s.disk.lastAnsweredCheck != LocalData.never,
+           s.now - s.disk.lastAnsweredCheck < Ms.minute { return false }
+        return rule
+    }
+
+    // MARK: Answers
+
+    /// D9: an answer no longer awaited is ignored. `appliesStaleResponses`: it is applied.
+    @inline(__always)
+    mutating func mutantStaleAnswer(_ kind: RequestKind, _ reply: ServerReply, _ s: inout Step) {
+        if flaws.contains(.appliesStaleResponses) { answer(kind, reply, &s) }
+    }
+
+    /// D2, D6: only the three lock errors stop access. The `locksOn…` flaws add one more.
+    @inline(__always)
+    func mutantStopsAccess(_ rule: Bool, _ answer: Answer) -> Bool {
+        if rule || flaws.isEmpty { return rule }
+        switch answer {
+        case .serverError: return flaws.contains(.locksOn5xx)
+        case .timedOut: return flaws.contains(.locksOnTimeout)
+        case .appPending: return flaws.contains(.locksOnPending)
+        case .deviceUnknown: return flaws.contains(.locksOnDeviceUnknown)
+        case .offline: return flaws.contains(.locksOffline)
+        default: return false
+        }
+    }
+
+    /// D4, D9: an offline failure changes no verdict. `forgetsVerdictsWhenOffline`: it
+    /// forgets the newest one acted on.
+    @inline(__always)
+    func mutantNewestVerdictAfterOffline(_ rule: SimTime) -> SimTime {
+        flaws.contains(.forgetsVerdictsWhenOffline) ? 0 : rule
+    }
+
+    /// D4, D9: a verdict older than the newest acted on is ignored. `unlocksOnStaleOK`
+    /// acts on an older 200, `locksOnStaleRefusal` on an older lock error.
+    @inline(__always)
+    func mutantIgnoresOlderVerdict(_ rule: Bool, _ a: Answer) -> Bool {
+        guard rule, !flaws.isEmpty else { return rule }
+        return !((a == .ok && flaws.contains(.unlocksOnStaleOK)) || (a.isLockError && flaws.contains(.locksOnStaleRefusal)))
+    }
+
+    /// D4, D9: every verdict acted on becomes the newest. `unlockForgetsItsVerdict`: the
+    /// 200 of a check that unlocks does not.
+    @inline(__always)
+    func mutantRecordsVerdict(_ rule: Bool, _ a: Answer, isCheck: Bool, _ s: Step) -> Bool {
+        rule && !(s.disk.isLocked && a == .ok && isCheck && flaws.contains(.unlockForgetsItsVerdict))
+    }
+
+    /// D10: an upload's 200 settles its reports. `settlesReportsOnDeviceUnknown`: so does `device_unknown`.
+    @inline(__always)
+    func mutantUploadDelivered(_ rule: Bool, _ a: Answer) -> Bool {
+        rule || (a == .deviceUnknown && flaws.contains(.settlesReportsOnDeviceUnknown))
+    }
+
+    /// D2, D3: a lock error to a download locks like any other. `ignoresLockOnDownload`:
+    /// it ends the run as a failed download; returns true when it did.
+    @inline(__always)
+    mutating func mutantIgnoredLockOnDownload(_ a: Answer, _ kind: RequestKind, _ s: inout Step) -> Bool {
+        guard a.isLockError, kind == .modelDownload || kind == .placeData, flaws.contains(.ignoresLockOnDownload) else { return false }
+        endRun(&s)
+        return true
+    }
+
+    // MARK: Locks and purges
+
+    /// D3: a lock stops the run. `keepsIndexingWhenLocked`: it goes on.
+    @inline(__always)
+    func mutantStopsRunOnLock(_ rule: Bool) -> Bool {
+        rule && !flaws.contains(.keepsIndexingWhenLocked)
+    }
+
+    /// After an answer locked (or purged). `keepsIndexingWhenLocked`: a check's lock
+    /// error takes the run on.
+    @inline(__always)
+    mutating func mutantLockedByAnswer(isCheck: Bool, _ s: inout Step) {
+        if isCheck, flaws.contains(.keepsIndexingWhenLocked) { continueRun(&s) }
+    }
+
+    /// D5: purge when the server says access has been stopped for 30 days in a row. The
+    /// purge flaws move the deadline, use the first lock seen, or never purge.
+    func mutantPurgeIsDue(_ rule: Bool, _ reply: ServerReply, byCheck: Bool, _ s: Step) -> Bool {
+        guard !flaws.isEmpty else { return rule }
+        if s.disk.purged || flaws.contains(.neverPurges) { return false }
+        if !byCheck, flaws.contains(.purgesOnlyOnCheck) { return false }
+        if flaws.contains(.purgesFromFirstLockSeen) {
+            return byCheck && s.now >= s.disk.lockedSince &+ s.config.purgeAfterMs
+        }
+        let after = flaws.contains(.purgesAt29Days) ? s.config.purgeAfterMs - Ms.day
+            : flaws.contains(.purgesHalfHourLate) ? s.config.purgeAfterMs + 30 * Ms.minute : s.config.purgeAfterMs
+        if flaws.contains(.purgesStrictlyAfter30Days) {
+            return reply.stoppedSince != ServerReply.none && reply.stoppedForMs > after
+        }
+        return reply.stoppedSince != ServerReply.none && reply.stoppedForMs >= after
+    }
+
+    /// D5 keeps queued run reports through a purge. `dropsReportsOnPurge`: it drops them.
+    mutating func mutantPurging(_ s: inout Step) {
+        if flaws.contains(.dropsReportsOnPurge), s.disk.reportsQueued > 0 { s.store(.dropReports) }
+    }
+
+    /// D5, D6: a transient failure of a locked SDK's check decides nothing.
+    /// `purgesOnTransientCheck`: it purges 30 days after the lock the SDK saw.
+    mutating func mutantTransientWhileLocked(_ s: inout Step) {
+        guard flaws.contains(.purgesOnTransientCheck) else { return }
+        if !s.disk.purged && s.now >= s.disk.lockedSince &+ s.config.purgeAfterMs { purge(&s) }
+    }
+
+    // MARK: Unlocking
+
+    /// D4: a locked check's 200 unlocks. `unlocksOnlyInForeground`: only in the foreground.
+    func mutantUnlocks(_ rule: Bool, _ s: Step) -> Bool {
+        rule && !(!foreground && flaws.contains(.unlocksOnlyInForeground))
+    }
+
+    /// D6: a locked SDK whose credential is unknown registers again. `noRegisterWhenLocked`: it does not.
+    func mutantRegistersWhenLocked(_ rule: Bool) -> Bool {
+        rule && !flaws.contains(.noRegisterWhenLocked)
+    }
+
+    /// D5: unlocking ends the stop the SDK saw. `lockedSinceSurvivesUnlock`: it keeps its start.
+    func mutantClearsLockedSince(_ rule: Bool) -> Bool {
+        rule && !flaws.contains(.lockedSinceSurvivesUnlock)
+    }
+
+    /// D4: unlocking registers the background task again. `noBackgroundAfterUnlock`: it does not.
+    func mutantSchedulesBackgroundOnUnlock(_ rule: Bool) -> Bool {
+        rule && !flaws.contains(.noBackgroundAfterUnlock)
+    }
+
+    /// D4: unlocking keeps the index, models and place data. The `redownloads…` and
+    /// `reindexesOnUnlock` flaws delete one of them.
+    mutating func mutantUnlocking(_ s: inout Step) {
+        guard !flaws.isEmpty else { return }
+        if flaws.contains(.redownloadsModelsOnUnlock), s.disk.modelsPresent { s.store(.deleteModels) }
+        if flaws.contains(.reindexesOnUnlock), s.disk.indexedCount > 0 { s.store(.deleteIndex) }
+        if flaws.contains(.redownloadsPlaceDataOnUnlock), s.disk.placeDataPresent { s.store(.deletePlaceData) }
+    }
+
+    /// D4: indexing resumes after an unlock. `noRunAfterUnlock`: no new run starts.
+    func mutantRunsAfterUnlock(_ rule: Bool) -> Bool {
+        rule && !flaws.contains(.noRunAfterUnlock)
+    }
+
+    /// D4: the run resumes where it stopped. `noResumeAfterUnlock`: it ends instead;
+    /// returns true when it did.
+    mutating func mutantEndedRunAtUnlock(_ s: inout Step) -> Bool {
+        guard flaws.contains(.noResumeAfterUnlock) else { return false }
+        endRun(&s)
+        return true
+    }
+
+    // MARK: Run reports
+
+    /// D10: a failed upload keeps its reports queued. `dropsReportsOnFailedUpload`: it drops them.
+    mutating func mutantUploadFailing(_ s: inout Step) {
+        if flaws.contains(.dropsReportsOnFailedUpload), s.disk.reportsQueued > 0 { s.store(.dropReports) }
+    }
+}
