@@ -6,15 +6,15 @@ public struct Mutant: Sendable, Equatable {
     public enum Side: String, Sendable { case sdk, server }
     public var name: String
     public var side: Side
-    public var sdkFlaws: SDKFlaws
-    public var serverFlaws: ServerFlaws
+    package var sdkFlaws: SDKFlaws
+    package var serverFlaws: ServerFlaws
     /// The invariant it should break.
     public var expected: InvariantID
     /// Other invariants it may plausibly break as well.
     public var alsoPlausible: [InvariantID]
     /// The bug, in a line.
     public var summary: String
-    /// A deep mutant (issue 20): its bug shows only at an exact boundary or in a rare
+    /// A deep mutant: its bug shows only at an exact boundary or in a rare
     /// situation, so it measures how well fuzzing aims, not how much it runs.
     public var isDeep: Bool { Mutants.deepNames.contains(name) }
 }

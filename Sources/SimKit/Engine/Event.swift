@@ -4,27 +4,27 @@
 /// schedule); `kind`, `arg`, `sub` and `aux` are interpreted by the handler (the last two
 /// fit in what would otherwise be padding). `seq` is the insertion
 /// order, set by the queue, which breaks ties so equal times run first-in first-out.
-public struct Event: Sendable, Equatable {
-    public var time: SimTime
-    public var seq: UInt64
-    public var target: UInt32
-    public var arg: UInt32
-    public var kind: UInt8
-    public var sub: UInt8
-    public var aux: UInt16
+@usableFromInline package struct Event: Sendable, Equatable {
+    @usableFromInline package var time: SimTime
+    @usableFromInline package var seq: UInt64
+    @usableFromInline package var target: UInt32
+    @usableFromInline package var arg: UInt32
+    @usableFromInline package var kind: UInt8
+    @usableFromInline package var sub: UInt8
+    @usableFromInline package var aux: UInt16
 
     /// The target of events that belong to the world rather than to one device.
-    public static let world: UInt32 = .max
+    @usableFromInline package static let world: UInt32 = .max
 
     @inlinable
-    public init(time: SimTime, seq: UInt64 = 0, target: UInt32, kind: UInt8, arg: UInt32 = 0, sub: UInt8 = 0, aux: UInt16 = 0) {
+    package init(time: SimTime, seq: UInt64 = 0, target: UInt32, kind: UInt8, arg: UInt32 = 0, sub: UInt8 = 0, aux: UInt16 = 0) {
         self.time = time; self.seq = seq; self.target = target; self.arg = arg
         self.kind = kind; self.sub = sub; self.aux = aux
     }
 
     /// The queue's order: earlier time first, then earlier insertion.
     @inlinable
-    public static func precedes(_ a: Event, _ b: Event) -> Bool {
+    package static func precedes(_ a: Event, _ b: Event) -> Bool {
         a.time < b.time || (a.time == b.time && a.seq < b.seq)
     }
 }

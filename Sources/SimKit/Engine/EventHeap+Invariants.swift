@@ -1,7 +1,7 @@
 extension EventHeap {
     /// Checks the heap property over the whole array; for tests and debug builds.
     /// - Complexity: O(n).
-    public func checkInvariants() -> String? {
+    @usableFromInline package func checkInvariants() -> String? {
         for i in 1..<Swift.max(heap.count, 1) {
             let parent = (i - 1) >> 2
             if Event.precedes(heap[i], heap[parent]) {

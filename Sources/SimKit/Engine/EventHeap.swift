@@ -6,30 +6,30 @@
 /// Storage is one contiguous array that only grows to the high-water mark: pushing and
 /// popping allocate nothing once it is warm. The size is bounded by `capacityLimit`,
 /// and `push` refuses to go past it (a runaway schedule is a bug, not a slow run).
-public struct EventHeap: Sendable {
+@usableFromInline package struct EventHeap: Sendable {
     @usableFromInline var heap: [Event] = []
     @usableFromInline var nextSeq: UInt64 = 0
     /// The most events that may be pending at once.
-    public let capacityLimit: Int
+    @usableFromInline package let capacityLimit: Int
 
-    public init(capacityLimit: Int = 1 << 28, reserving: Int = 0) {
+    @usableFromInline package init(capacityLimit: Int = 1 << 28, reserving: Int = 0) {
         precondition(capacityLimit > 0, "capacityLimit must be positive")
         self.capacityLimit = capacityLimit
         heap.reserveCapacity(min(reserving, capacityLimit))
     }
 
     /// The number of pending events.
-    @inlinable public var count: Int { heap.count }
-    @inlinable public var isEmpty: Bool { heap.isEmpty }
+    @inlinable package var count: Int { heap.count }
+    @inlinable package var isEmpty: Bool { heap.isEmpty }
     /// The time of the earliest pending event.
-    @inlinable public var nextTime: SimTime? { heap.first?.time }
+    @inlinable package var nextTime: SimTime? { heap.first?.time }
     /// How many events have been pushed in all; also the next insertion sequence.
-    @inlinable public var pushedTotal: UInt64 { nextSeq }
+    @inlinable package var pushedTotal: UInt64 { nextSeq }
 
     /// Schedules `event`, stamping its insertion sequence; false when the heap is full.
     /// - Complexity: O(log n).
     @inlinable @discardableResult
-    public mutating func push(_ event: Event) -> Bool {
+    package mutating func push(_ event: Event) -> Bool {
         guard heap.count < capacityLimit else { return false }
         var e = event
         e.seq = nextSeq
@@ -53,7 +53,7 @@ public struct EventHeap: Sendable {
     /// Removes and returns the earliest event.
     /// - Complexity: O(log n).
     @inlinable
-    public mutating func pop() -> Event? {
+    package mutating func pop() -> Event? {
         guard let last = heap.popLast() else { return nil }
         if heap.isEmpty {
             if heap.capacity > EventHeap.keptCapacity { releaseStorage() }
@@ -65,7 +65,7 @@ public struct EventHeap: Sendable {
     }
 
     /// Removes every pending event, keeping the storage.
-    public mutating func removeAll() { heap.removeAll(keepingCapacity: true) }
+    @usableFromInline package mutating func removeAll() { heap.removeAll(keepingCapacity: true) }
 
     /// The most slots an empty heap keeps: a drained burst bigger than this (a million
     /// devices launching at once) gives its memory back, so that the queue's later peaks

@@ -3,7 +3,7 @@ extension EventQueue {
     /// before the cursor's bucket, every fine bucket holding only its own events, and the
     /// bitmap and the count in step with the lists. For tests and debug builds.
     /// - Complexity: O(n + buckets).
-    public func checkInvariants() -> String? {
+    @usableFromInline package func checkInvariants() -> String? {
         if let broken = open.checkInvariants() { return "open bucket: \(broken)" }
         for e in open.events where e.time >> shift > cursor {
             return "open bucket holds t=\(e.time) (seq=\(e.seq)), after its bucket \(cursor) (shift \(shift))"
@@ -37,7 +37,7 @@ extension EventQueue {
     /// lower than the least of the two bounds it stands for and no higher than the queue's
     /// bound. For tests and debug builds.
     /// - Complexity: O(n).
-    public func checkLevels() -> String? {
+    @usableFromInline package func checkLevels() -> String? {
         if blockEnd != cursor | mask { return "blockEnd \(blockEnd) is not the end of the cursor's block \(cursor | mask)" }
         // Runs that ended since it was set leave it above min(pendingToGrow + runs.pending,
         // capacityLimit), never beyond the bound.

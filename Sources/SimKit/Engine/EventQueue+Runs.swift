@@ -208,7 +208,7 @@ extension EventQueue {
     /// one by one (and learns of the bound from `push`). `entries` are left as they were.
     /// A popped event of a run carries the run's first sequence number, not one of its own.
     /// - Complexity: O(n), a radix sort of the offsets in at most two passes.
-    public mutating func pushRun(at time: SimTime, kind: UInt8, arg: UInt32, entries: inout [UInt64]) -> Bool {
+    @usableFromInline package mutating func pushRun(at time: SimTime, kind: UInt8, arg: UInt32, entries: inout [UInt64]) -> Bool {
         let n = entries.count
         guard takesRuns, n >= EventQueue.runMin, runs.count < EventQueue.runsMax, pending &+ n <= capacityLimit else { return false }
         var maxOffset: UInt64 = 0
@@ -272,7 +272,7 @@ extension EventQueue {
     /// head in that run, if it has one. Its moments are known in advance, unlike the
     /// calendar's, so a big world can ask for that device's state several events early.
     @inlinable @inline(__always)
-    public func runTarget(ahead: Int) -> UInt32? {
+    package func runTarget(ahead: Int) -> UInt32? {
         guard runs.count > 0 else { return nil }
         let r = runs.slots.base + runs.firstSlot
         let i = r.pointee.next &+ ahead

@@ -45,7 +45,7 @@
 /// high-water mark: once warm, push and pop allocate nothing. The size is bounded by
 /// `capacityLimit`, and `push` refuses to go past it (a runaway schedule is a bug, not a
 /// slow run).
-public struct EventQueue: Sendable {
+@usableFromInline package struct EventQueue: Sendable {
     /// The open bucket: events with `time >> shift <= cursor`.
     @usableFromInline var open = OpenBucket()
     /// The pooled events of the fine and coarse lists, each with the next node of its
@@ -91,7 +91,7 @@ public struct EventQueue: Sendable {
     /// Whether `pushRun` takes runs at all (tests turn it off to compare the two ways),
     /// and how many it has taken.
     var takesRuns = true
-    public internal(set) var runsTaken = 0
+    @usableFromInline package internal(set) var runsTaken = 0
     /// Events pending in all (the runs' too), kept so `push` checks the bound cheaply.
     @usableFromInline var pending = 0
     @usableFromInline var nextSeq: UInt64 = 0
@@ -101,13 +101,13 @@ public struct EventQueue: Sendable {
     @usableFromInline var arrivals = 0
     @usableFromInline var arrivalsSinceLayout = 0
     /// The most events that may be pending at once.
-    public let capacityLimit: Int
+    @usableFromInline package let capacityLimit: Int
     /// Whether the queue gives itself cache hints, for a pool too big for the cache (a world
     /// sets it from 32,768 devices): `advance` aims `lookahead` at the next bucket's list
     /// (see `walkAhead`), and taking a node off the free list requests the next one (a burst
     /// of pushes otherwise waits on a miss for each: 1M devices × 4 days, 21.6 and 21.1 s
     /// without, 20.8 and 20.7 s with). Off, they cost a test: at 10k they gained nothing.
-    public var prefetches = false
+    @usableFromInline package var prefetches = false
     /// A node of the list of the next bucket to open, which `walkAhead` follows one node
     /// a call; only a cache hint (any node, or `none`, is safe: nothing reads it for order).
     @usableFromInline var lookahead: UInt32 = EventQueue.none
@@ -137,7 +137,7 @@ public struct EventQueue: Sendable {
     @usableFromInline static let shiftMax: UInt64 = 40
 
     /// An empty queue of at most `capacityLimit` events, with room for `reserving`.
-    public init(capacityLimit: Int = 1 << 28, reserving: Int = 0) {
+    @usableFromInline package init(capacityLimit: Int = 1 << 28, reserving: Int = 0) {
         precondition(capacityLimit > 0, "capacityLimit must be positive")
         precondition(capacityLimit < Int(EventQueue.none), "capacityLimit must fit a node index")
         self.capacityLimit = capacityLimit
@@ -156,16 +156,16 @@ public struct EventQueue: Sendable {
     }
 
     /// The number of pending events.
-    @inlinable public var count: Int { pending }
-    @inlinable public var isEmpty: Bool { pending == 0 }
+    @inlinable package var count: Int { pending }
+    @inlinable package var isEmpty: Bool { pending == 0 }
     /// How many events have been pushed in all; also the next insertion sequence.
-    @inlinable public var pushedTotal: UInt64 { nextSeq }
+    @inlinable package var pushedTotal: UInt64 { nextSeq }
     /// Buckets in a block (for tests and tuning).
-    public var bucketCount: Int { heads.count }
+    @usableFromInline package var bucketCount: Int { heads.count }
 
     /// The time of the earliest pending event.
     /// - Complexity: O(1) when the open bucket holds events; else a scan of one list.
-    public var nextTime: SimTime? {
+    @usableFromInline package var nextTime: SimTime? {
         let listed = listedNextTime
         guard runs.count > 0 else { return listed }
         return Swift.min(listed ?? .max, runs.firstTime)
@@ -192,7 +192,7 @@ public struct EventQueue: Sendable {
     /// instructions (callgrind, queue bench at 10k: 1,595 M -> 1,471 M in all).
     /// - Complexity: O(1) on average; O(log n) for an event beyond the coarse level.
     @inlinable @inline(__always) @discardableResult
-    public mutating func push(_ event: Event) -> Bool {
+    package mutating func push(_ event: Event) -> Bool {
         makeUnique()
         return pushUnique(event)
     }
@@ -228,12 +228,12 @@ public struct EventQueue: Sendable {
     /// Removes and returns the earliest event.
     /// - Complexity: O(1) on average.
     @inlinable
-    public mutating func pop() -> Event? { pop(notAfter: .max) }
+    package mutating func pop() -> Event? { pop(notAfter: .max) }
 
     /// Removes and returns the earliest event if it is due at or before `limit`.
     /// - Complexity: O(1) on average.
     @inlinable
-    public mutating func pop(notAfter limit: SimTime) -> Event? {
+    package mutating func pop(notAfter limit: SimTime) -> Event? {
         if runs.firstTime != .max { return popMergingRunsMakingUnique(notAfter: limit) }
         return popCalendar(notAfter: limit)
     }
@@ -275,7 +275,7 @@ public struct EventQueue: Sendable {
     /// each is a miss; walked ahead a node per pop while the bucket before it is consumed,
     /// the list is in cache when it opens. Changes no result.
     @inlinable @inline(__always)
-    public mutating func walkAhead() {
+    package mutating func walkAhead() {
         let n = lookahead
         guard n != EventQueue.none, Int(n) < nodesUsed else { return }
         let next = nodes.base[Int(n)].next
@@ -285,7 +285,7 @@ public struct EventQueue: Sendable {
 
     /// Removes every pending event, keeping the storage and the sequence count.
     /// - Complexity: O(buckets).
-    public mutating func removeAll() {
+    @usableFromInline package mutating func removeAll() {
         makeUnique()
         open.removeAll()
         far.removeAll()

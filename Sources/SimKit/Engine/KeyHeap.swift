@@ -1,14 +1,14 @@
 /// A binary min-heap of `UInt64` keys. The world packs (time, statement index) into one
 /// key so that statements due at the same time come out in file order.
-public struct KeyHeap: Sendable {
+@usableFromInline package struct KeyHeap: Sendable {
     @usableFromInline var keys: [UInt64] = []
-    public init() {}
-    @inlinable public var isEmpty: Bool { keys.isEmpty }
-    @inlinable public var count: Int { keys.count }
-    @inlinable public var min: UInt64? { keys.first }
+    package init() {}
+    @inlinable package var isEmpty: Bool { keys.isEmpty }
+    @inlinable package var count: Int { keys.count }
+    @inlinable package var min: UInt64? { keys.first }
 
     /// - Complexity: O(log n).
-    public mutating func push(_ key: UInt64) {
+    @usableFromInline package mutating func push(_ key: UInt64) {
         keys.append(key)
         var i = keys.count - 1
         while i > 0 {
@@ -21,7 +21,7 @@ public struct KeyHeap: Sendable {
     }
 
     /// - Complexity: O(log n).
-    public mutating func pop() -> UInt64? {
+    @usableFromInline package mutating func pop() -> UInt64? {
         guard let last = keys.popLast() else { return nil }
         guard let top = keys.first else { return last }
         var i = 0

@@ -3,11 +3,11 @@ import SimKitPrefetch
 /// Cache hints for the engine's hot loop: at a million devices every event touches a
 /// different device, so `World.run` asks for the next event's device state while it
 /// handles the current one. A hint never changes a result, only when memory arrives.
-public enum Prefetch {
+@usableFromInline package enum Prefetch {
     /// Starts loading the cache lines of `array[index]` (all of them, for an element that
     /// straddles lines); does nothing for an index out of range.
     @inlinable @inline(__always)
-    public static func element<T>(of array: [T], at index: Int) {
+    package static func element<T>(of array: [T], at index: Int) {
         array.withUnsafeBufferPointer { buffer in
             guard index < buffer.count, let base = buffer.baseAddress else { return }
             bytes(UnsafeRawPointer(base + index), count: MemoryLayout<T>.size)
@@ -16,7 +16,7 @@ public enum Prefetch {
 
     /// `element(of:at:)` for a `DeviceTable`.
     @inlinable @inline(__always)
-    public static func element<T>(of table: DeviceTable<T>, at index: Int) {
+    package static func element<T>(of table: DeviceTable<T>, at index: Int) {
         guard index < table.count else { return }
         bytes(UnsafeRawPointer(table.baseAddress + index), count: MemoryLayout<T>.size)
     }
@@ -27,7 +27,7 @@ public enum Prefetch {
     /// for its ends left the middle one a miss (at 10,000 devices, checked, the load that
     /// waited on it was a seventh of the run's time in `perf`).
     @inlinable @inline(__always)
-    public static func bytes(_ start: UnsafeRawPointer, count: Int) {
+    package static func bytes(_ start: UnsafeRawPointer, count: Int) {
         forEachHint(count: count) { simkit_prefetch(start + $0) }
     }
 
@@ -51,7 +51,7 @@ public enum Prefetch {
 
     /// Starts loading the cache line at `pointer`.
     @inlinable @inline(__always)
-    public static func line(_ pointer: UnsafeRawPointer) {
+    package static func line(_ pointer: UnsafeRawPointer) {
         simkit_prefetch(pointer)
     }
 }

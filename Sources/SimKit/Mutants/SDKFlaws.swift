@@ -1,114 +1,114 @@
 /// Deliberate, realistic bugs that turn the reference SDK into a mutant. Each is one
 /// small wrong decision at a named decision point of `ReferenceSDK` (its bend is in
 /// `ReferenceSDK+Mutants.swift`); with none set it is the reference.
-public struct SDKFlaws: OptionSet, Sendable, Hashable {
-    public let rawValue: UInt64
-    public init(rawValue: UInt64) { self.rawValue = rawValue }
+@usableFromInline package struct SDKFlaws: OptionSet, Sendable, Hashable {
+    @usableFromInline package let rawValue: UInt64
+    @usableFromInline package init(rawValue: UInt64) { self.rawValue = rawValue }
 
     /// Treats a 5xx as a lock error (breaks D6).
-    public static let locksOn5xx = SDKFlaws(rawValue: 1 << 0)
+    @usableFromInline package static let locksOn5xx = SDKFlaws(rawValue: 1 << 0)
     /// Treats a timeout as a lock error (breaks D6).
-    public static let locksOnTimeout = SDKFlaws(rawValue: 1 << 1)
+    @usableFromInline package static let locksOnTimeout = SDKFlaws(rawValue: 1 << 1)
     /// Treats `app_pending` as a lock error (breaks D6).
-    public static let locksOnPending = SDKFlaws(rawValue: 1 << 2)
+    @usableFromInline package static let locksOnPending = SDKFlaws(rawValue: 1 << 2)
     /// Treats `device_unknown` as a lock error instead of registering again (breaks D6).
-    public static let locksOnDeviceUnknown = SDKFlaws(rawValue: 1 << 3)
+    @usableFromInline package static let locksOnDeviceUnknown = SDKFlaws(rawValue: 1 << 3)
     /// Forgets to clear `lockedSince` on unlock, so a later lock purges early (breaks D5).
-    public static let lockedSinceSurvivesUnlock = SDKFlaws(rawValue: 1 << 4)
+    @usableFromInline package static let lockedSinceSurvivesUnlock = SDKFlaws(rawValue: 1 << 4)
     /// Purges after 29 days instead of 30 (breaks D5).
-    public static let purgesAt29Days = SDKFlaws(rawValue: 1 << 5)
+    @usableFromInline package static let purgesAt29Days = SDKFlaws(rawValue: 1 << 5)
     /// Purges on a transient check failure past the deadline (breaks D5).
-    public static let purgesOnTransientCheck = SDKFlaws(rawValue: 1 << 6)
+    @usableFromInline package static let purgesOnTransientCheck = SDKFlaws(rawValue: 1 << 6)
     /// Deletes and downloads the models again on unlock (breaks D4).
-    public static let redownloadsModelsOnUnlock = SDKFlaws(rawValue: 1 << 7)
+    @usableFromInline package static let redownloadsModelsOnUnlock = SDKFlaws(rawValue: 1 << 7)
     /// Starts the index over on unlock (breaks D4).
-    public static let reindexesOnUnlock = SDKFlaws(rawValue: 1 << 8)
+    @usableFromInline package static let reindexesOnUnlock = SDKFlaws(rawValue: 1 << 8)
     /// Starts background runs without a key check (breaks D1).
-    public static let skipsBackgroundCheck = SDKFlaws(rawValue: 1 << 9)
+    @usableFromInline package static let skipsBackgroundCheck = SDKFlaws(rawValue: 1 << 9)
     /// Acts on responses that arrive after their timeout or after a reset (breaks D9).
-    public static let appliesStaleResponses = SDKFlaws(rawValue: 1 << 10)
+    @usableFromInline package static let appliesStaleResponses = SDKFlaws(rawValue: 1 << 10)
     /// `reset()` keeps the device credential (breaks D7).
-    public static let resetKeepsCredential = SDKFlaws(rawValue: 1 << 11)
+    @usableFromInline package static let resetKeepsCredential = SDKFlaws(rawValue: 1 << 11)
     /// A locked SDK does not check again when the app becomes active (breaks D4).
-    public static let noCheckOnActivationWhenLocked = SDKFlaws(rawValue: 1 << 12)
+    @usableFromInline package static let noCheckOnActivationWhenLocked = SDKFlaws(rawValue: 1 << 12)
     /// Keeps the index after Photos access is revoked (breaks D8).
-    public static let ignoresPhotosRevoked = SDKFlaws(rawValue: 1 << 13)
+    @usableFromInline package static let ignoresPhotosRevoked = SDKFlaws(rawValue: 1 << 13)
     /// A locked SDK still sends `query` and `profile` to the server (breaks D3).
-    public static let queriesWhileLocked = SDKFlaws(rawValue: 1 << 14)
+    @usableFromInline package static let queriesWhileLocked = SDKFlaws(rawValue: 1 << 14)
     /// Drops queued run reports when an upload fails (breaks D10).
-    public static let dropsReportsOnFailedUpload = SDKFlaws(rawValue: 1 << 15)
+    @usableFromInline package static let dropsReportsOnFailedUpload = SDKFlaws(rawValue: 1 << 15)
     /// Never deletes anything, however long access stays stopped (breaks D5 liveness).
-    public static let neverPurges = SDKFlaws(rawValue: 1 << 16)
+    @usableFromInline package static let neverPurges = SDKFlaws(rawValue: 1 << 16)
     /// Checks on activation only after 48 h instead of 24 h (breaks D1).
-    public static let checksEvery48h = SDKFlaws(rawValue: 1 << 17)
+    @usableFromInline package static let checksEvery48h = SDKFlaws(rawValue: 1 << 17)
     /// Treats being offline as a lock error (breaks D6).
-    public static let locksOffline = SDKFlaws(rawValue: 1 << 18)
+    @usableFromInline package static let locksOffline = SDKFlaws(rawValue: 1 << 18)
     /// Keeps the indexing run going after a lock error, even one answering the run's own
     /// key check (breaks D3).
-    public static let keepsIndexingWhenLocked = SDKFlaws(rawValue: 1 << 19)
+    @usableFromInline package static let keepsIndexingWhenLocked = SDKFlaws(rawValue: 1 << 19)
     /// A 200 to a key check unlocks even when its verdict is older than the lock error
     /// that locked (breaks D4, D9).
-    public static let unlocksOnStaleOK = SDKFlaws(rawValue: 1 << 20)
+    @usableFromInline package static let unlocksOnStaleOK = SDKFlaws(rawValue: 1 << 20)
     /// A lock error locks even when its verdict is older than a 200 already acted on
     /// (breaks D4, D9).
-    public static let locksOnStaleRefusal = SDKFlaws(rawValue: 1 << 21)
+    @usableFromInline package static let locksOnStaleRefusal = SDKFlaws(rawValue: 1 << 21)
     /// Counts the 30 days from the first lock error it saw (`lockedSince`), not from the
     /// server's `stoppedSince`: a stop that ended and began again unseen purges early (breaks D5).
-    public static let purgesFromFirstLockSeen = SDKFlaws(rawValue: 1 << 22)
+    @usableFromInline package static let purgesFromFirstLockSeen = SDKFlaws(rawValue: 1 << 22)
     /// Deletes the place data on unlock, so it is downloaded again (breaks D4).
-    public static let redownloadsPlaceDataOnUnlock = SDKFlaws(rawValue: 1 << 23)
+    @usableFromInline package static let redownloadsPlaceDataOnUnlock = SDKFlaws(rawValue: 1 << 23)
     /// After an unlock the resumed run ends at once without indexing (breaks D4).
-    public static let noResumeAfterUnlock = SDKFlaws(rawValue: 1 << 24)
+    @usableFromInline package static let noResumeAfterUnlock = SDKFlaws(rawValue: 1 << 24)
     /// A purge drops the queued run reports too (breaks D5, D10).
-    public static let dropsReportsOnPurge = SDKFlaws(rawValue: 1 << 25)
+    @usableFromInline package static let dropsReportsOnPurge = SDKFlaws(rawValue: 1 << 25)
     /// Deep flaws: each shows only in a rare situation or at an exact boundary.
     /// Purges only when the server's word says *more* than 30 days (`>` for `>=`): a lock
     /// error served exactly 30 days after the stop began keeps the data (breaks D5 liveness).
-    public static let purgesStrictlyAfter30Days = SDKFlaws(rawValue: 1 << 26)
+    @usableFromInline package static let purgesStrictlyAfter30Days = SDKFlaws(rawValue: 1 << 26)
     /// Purges only once the stop is 30 days and 30 minutes old (breaks D5 liveness).
-    public static let purgesHalfHourLate = SDKFlaws(rawValue: 1 << 27)
+    @usableFromInline package static let purgesHalfHourLate = SDKFlaws(rawValue: 1 << 27)
     /// Measures the age of the last answered check in whole seconds, so an activation
     /// 24 h + 1 ms to 24 h + 999 ms after it does not check (breaks D1).
-    public static let checksAgeInWholeSeconds = SDKFlaws(rawValue: 1 << 28)
+    @usableFromInline package static let checksAgeInWholeSeconds = SDKFlaws(rawValue: 1 << 28)
     /// A background run that starts less than a minute after a check was answered (as
     /// right after a launch) trusts that answer and skips its own check (breaks D1).
-    public static let skipsBackgroundCheckAfterRecentCheck = SDKFlaws(rawValue: 1 << 29)
+    @usableFromInline package static let skipsBackgroundCheckAfterRecentCheck = SDKFlaws(rawValue: 1 << 29)
     /// A lock error answering a model or place-data download ends the run like a failed
     /// download, without locking: only a stop while a download is in flight shows it (breaks D2, D3).
-    public static let ignoresLockOnDownload = SDKFlaws(rawValue: 1 << 30)
+    @usableFromInline package static let ignoresLockOnDownload = SDKFlaws(rawValue: 1 << 30)
     /// Forgets the newest verdict it acted on when a request fails offline (a "reconnect"
     /// that starts a fresh session), so a verdict served before the partition and delivered
     /// after it is acted on although a newer one was (breaks D4, D9).
-    public static let forgetsVerdictsWhenOffline = SDKFlaws(rawValue: 1 << 31)
+    @usableFromInline package static let forgetsVerdictsWhenOffline = SDKFlaws(rawValue: 1 << 31)
     /// An ordering flaw: a background wake that comes while a foreground run
     /// waits for its key check (the app was closed meanwhile) starts the run again as a
     /// background run and forgets the check in flight, so that check's answer, a lock
     /// error among them, arrives unawaited and is ignored. Only the order "check sent,
     /// app closed, background wake, answer delivered" shows it (breaks D2).
-    public static let restartsRunOnBackgroundWake = SDKFlaws(rawValue: 1 << 32)
+    @usableFromInline package static let restartsRunOnBackgroundWake = SDKFlaws(rawValue: 1 << 32)
     /// Does not register its background task again when it unlocks, so a device that was
     /// locked once never indexes in the background again (breaks D4).
-    public static let noBackgroundAfterUnlock = SDKFlaws(rawValue: 1 << 33)
+    @usableFromInline package static let noBackgroundAfterUnlock = SDKFlaws(rawValue: 1 << 33)
     /// A locked SDK whose key check is answered `device_unknown` deletes its credential but
     /// does not register again, so it stays locked until the next activation (breaks D6).
-    public static let noRegisterWhenLocked = SDKFlaws(rawValue: 1 << 34)
+    @usableFromInline package static let noRegisterWhenLocked = SDKFlaws(rawValue: 1 << 34)
     /// Starts no indexing run when it unlocks unless one was going: the photos a lock cut
     /// short wait for the next activation or background run (breaks D4).
-    public static let noRunAfterUnlock = SDKFlaws(rawValue: 1 << 35)
+    @usableFromInline package static let noRunAfterUnlock = SDKFlaws(rawValue: 1 << 35)
     /// Takes a `device_unknown` answer to a run-report upload as delivery: the reports it
     /// carried leave the queue though the server never received them (breaks D10).
-    public static let settlesReportsOnDeviceUnknown = SDKFlaws(rawValue: 1 << 36)
+    @usableFromInline package static let settlesReportsOnDeviceUnknown = SDKFlaws(rawValue: 1 << 36)
     /// Interleaving flaws: each shows only when an action lands while a request
     /// is in flight, or when a request of an unusual kind meets a boundary.
     /// Applies an unlocking 200 only while the app is in the foreground: a key check sent
     /// on activation whose 200 arrives after the app went to the background keeps the SDK
     /// locked until the next activation (breaks D4).
-    public static let unlocksOnlyInForeground = SDKFlaws(rawValue: 1 << 37)
+    @usableFromInline package static let unlocksOnlyInForeground = SDKFlaws(rawValue: 1 << 37)
     /// The 200 that unlocks a locked SDK is not recorded as the newest verdict, so an older
     /// check still in flight (sent before an enable, refused) locks it again (breaks D4, D9).
-    public static let unlockForgetsItsVerdict = SDKFlaws(rawValue: 1 << 38)
+    @usableFromInline package static let unlockForgetsItsVerdict = SDKFlaws(rawValue: 1 << 38)
     /// Deletes only when the 30-day lock error answers a key check: one answering a query,
     /// profile, upload or download only locks, and the data waits for the next check
     /// (breaks D5 liveness).
-    public static let purgesOnlyOnCheck = SDKFlaws(rawValue: 1 << 39)
+    @usableFromInline package static let purgesOnlyOnCheck = SDKFlaws(rawValue: 1 << 39)
 }

@@ -1,58 +1,58 @@
 /// Deliberate server bugs, for mutants that prove the invariants catch real faults.
 /// `[]` is the reference server. Each flaw bends one rule at a named decision point of
 /// `ServerModel` (its bend is in `ServerModel+Mutants.swift`).
-public struct ServerFlaws: OptionSet, Sendable, Hashable {
-    public let rawValue: UInt32
+@usableFromInline package struct ServerFlaws: OptionSet, Sendable, Hashable {
+    @usableFromInline package let rawValue: UInt32
     /// Creates a set from its raw bits.
-    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    @usableFromInline package init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// Breaks S1: the verdict of rules S2.1–S2.3 for a key is cached for `keyCacheMs`
     /// of virtual time, so dashboard and Rollup changes take effect late.
-    public static let cachesKeyChecks = ServerFlaws(rawValue: 1 << 0)
+    @usableFromInline package static let cachesKeyChecks = ServerFlaws(rawValue: 1 << 0)
     /// Breaks S3: a previous key keeps working one extra day past its deadline.
-    public static let graceOneDayLate = ServerFlaws(rawValue: 1 << 1)
+    @usableFromInline package static let graceOneDayLate = ServerFlaws(rawValue: 1 << 1)
     /// Breaks S4/S5: the developer's `enable` also lifts a Rollup rejection or revocation
     /// of the app.
-    public static let enableLiftsRollup = ServerFlaws(rawValue: 1 << 2)
+    @usableFromInline package static let enableLiftsRollup = ServerFlaws(rawValue: 1 << 2)
     /// Breaks S6: rule S2.5 is never applied, so a device answers to any app's key.
-    public static let skipsDeviceAppCheck = ServerFlaws(rawValue: 1 << 3)
+    @usableFromInline package static let skipsDeviceAppCheck = ServerFlaws(rawValue: 1 << 3)
     /// Breaks S8: a reset answers 200 but keeps the device's record.
-    public static let resetKeepsRecord = ServerFlaws(rawValue: 1 << 4)
+    @usableFromInline package static let resetKeepsRecord = ServerFlaws(rawValue: 1 << 4)
     /// Breaks S6: registration skips App Attest, so a clone gets a credential.
-    public static let skipsAttestation = ServerFlaws(rawValue: 1 << 5)
+    @usableFromInline package static let skipsAttestation = ServerFlaws(rawValue: 1 << 5)
     /// Breaks S8: a reset is judged by S2.1–S2.3 first, so while the key, app or account is
     /// stopped the reset is refused and the record survives.
-    public static let resetJudgesKey = ServerFlaws(rawValue: 1 << 6)
+    @usableFromInline package static let resetJudgesKey = ServerFlaws(rawValue: 1 << 6)
     /// Breaks S6: the App Attest assertion is checked only at registration, so a clone
     /// with a copy of a genuine device's credential is served.
-    public static let assertionOnlyAtRegistration = ServerFlaws(rawValue: 1 << 7)
+    @usableFromInline package static let assertionOnlyAtRegistration = ServerFlaws(rawValue: 1 << 7)
     /// Breaks S2: `stoppedSince` counts from the first stop ever of the key or its app,
     /// not from the start of the unbroken stop (too early: unsound).
-    public static let stoppedSinceFromFirstStop = ServerFlaws(rawValue: 1 << 8)
+    @usableFromInline package static let stoppedSinceFromFirstStop = ServerFlaws(rawValue: 1 << 8)
     /// Breaks S3 at one millisecond: a previous key still works at its grace deadline
     /// itself (`>` for `>=`: invalid only after it).
-    public static let graceDeadlineInclusive = ServerFlaws(rawValue: 1 << 9)
+    @usableFromInline package static let graceDeadlineInclusive = ServerFlaws(rawValue: 1 << 9)
     /// Breaks S3 at one millisecond: `stop-old now` gives the old key a grace of 1 ms, so a
     /// request in the very millisecond of the rotation is still served with it.
-    public static let stopNowOneMsLate = ServerFlaws(rawValue: 1 << 10)
+    @usableFromInline package static let stopNowOneMsLate = ServerFlaws(rawValue: 1 << 10)
     /// Breaks S4: Rollup's `restore` of an app also clears the developer's disable.
-    public static let restoreLiftsDisable = ServerFlaws(rawValue: 1 << 11)
+    @usableFromInline package static let restoreLiftsDisable = ServerFlaws(rawValue: 1 << 11)
     /// Breaks S5: restoring an account also restores its apps that Rollup revoked.
-    public static let accountRestoreLiftsAppRevoke = ServerFlaws(rawValue: 1 << 12)
+    @usableFromInline package static let accountRestoreLiftsAppRevoke = ServerFlaws(rawValue: 1 << 12)
     /// Breaks S4: a previous key in its grace is judged by its deadline alone, so it keeps
     /// working while the app is disabled.
-    public static let disableSparesGraceKeys = ServerFlaws(rawValue: 1 << 13)
+    @usableFromInline package static let disableSparesGraceKeys = ServerFlaws(rawValue: 1 << 13)
     /// Breaks S2's tightness: an install seen on a new build (one skipped, or another key)
     /// is dated from that build's first request, as if the server could not know what
     /// the builds in between carried, even when its app has refused every key since earlier.
-    public static let datesUpdateFromItsFirstRequest = ServerFlaws(rawValue: 1 << 14)
+    @usableFromInline package static let datesUpdateFromItsFirstRequest = ServerFlaws(rawValue: 1 << 14)
     /// Breaks S6 on one path only: a reset deletes the record its credential names without
     /// checking the App Attest assertion (S8's "whatever the state" read as coming first),
     /// so a clone with a live copy of a genuine device's credential deletes its record.
-    public static let resetSkipsAssertion = ServerFlaws(rawValue: 1 << 15)
+    @usableFromInline package static let resetSkipsAssertion = ServerFlaws(rawValue: 1 << 15)
 
     /// Every flaw, with its stable kebab-case name (for scenario files and reports).
-    public static let named: [(name: String, flaw: ServerFlaws)] = [
+    @usableFromInline package static let named: [(name: String, flaw: ServerFlaws)] = [
         ("caches-key-checks", .cachesKeyChecks),
         ("grace-one-day-late", .graceOneDayLate),
         ("enable-lifts-rollup", .enableLiftsRollup),

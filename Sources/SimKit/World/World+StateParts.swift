@@ -40,7 +40,7 @@ extension World {
 
     /// The pending events in the order they will run, from a copy of the queue.
     /// - Complexity: O(pending events) plus copying the queue's buffers.
-    public func pendingEvents() -> [Event] {
+    package func pendingEvents() -> [Event] {
         var q = queue
         q.makeUnique()
         var out: [Event] = []

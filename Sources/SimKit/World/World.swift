@@ -32,8 +32,8 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
         @inlinable _modify { yield &_now }
     }
     @usableFromInline var _now: SimTime = 0
-    public var queue: EventQueue
-    /// The server core; built from the setup's accounts, apps and flaws.
+    @usableFromInline package var queue: EventQueue
+    /// The server core; built from the setup's accounts and apps (and a mutant's flaws).
     public var server: Server
     /// Per-device state and SDK processes; written without per-write uniqueness checks
     /// (see `DeviceTable`), so only this module writes them.
