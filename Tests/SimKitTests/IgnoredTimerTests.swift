@@ -102,3 +102,17 @@ import Testing
         #expect(ignored > 1_000 && handled > 1_000, "ignored \(ignored), handled \(handled)")
     }
 }
+
+/// A request's timeout travels in a timer's `arg` without its users knowing the layout.
+@Suite struct RequestTimeoutTests {
+    @Test func roundTripsEveryKindAndIdRange() {
+        for kind in RequestKind.allCases {
+            for id: UInt32 in [1, 2, 1_000, (1 << 29) - 1] {
+                let timeout = RequestTimeout(id: id, kind: kind)
+                #expect(RequestTimeout(arg: timeout.arg) == timeout)
+                #expect(RequestTimeout.id(inArg: timeout.arg) == id)
+                #expect(Effect.setTimeout(of: id, kind: kind, at: 5) == .setTimer(.requestTimeout, at: 5, arg: timeout.arg))
+            }
+        }
+    }
+}

@@ -93,7 +93,7 @@ public struct ReferenceSDK: SDKCore {
     /// workload one event in five is such a timeout (`docs/performance.md`).
     @inlinable @inline(__always)
     public func ignoresTimer(_ kind: TimerKind, arg: UInt32) -> Bool {
-        kind == .requestTimeout && !awaiting(arg >> 3)
+        kind == .requestTimeout && !awaiting(RequestTimeout.id(inArg: arg))
     }
 
     @inline(__always)
@@ -339,7 +339,7 @@ public struct ReferenceSDK: SDKCore {
         nextRequestID += 1
         inFlight = (inFlight << 1) | 1
         s.effects.append(.send(id: id, kind: kind, credential: credential))
-        s.effects.append(.setTimer(.requestTimeout, at: s.now + s.config.requestTimeoutMs, arg: id << 3 | UInt32(kind.rawValue)))
+        s.effects.append(.setTimeout(of: id, kind: kind, at: s.now + s.config.requestTimeoutMs))
         return id
     }
 
@@ -385,10 +385,8 @@ public struct ReferenceSDK: SDKCore {
         switch kind {
         case .indexChunk: indexChunk(&s)
         case .requestTimeout:
-            let id = arg >> 3
-            guard take(id) else { return }
-            guard let requestKind = RequestKind(rawValue: UInt8(arg & 7)) else { return }
-            answer(requestKind, ServerReply(.timedOut), &s)
+            guard let timeout = RequestTimeout(arg: arg), take(timeout.id) else { return }
+            answer(timeout.kind, ServerReply(.timedOut), &s)
         case .resetRetry:
             if !s.disk.pendingReset.isNone { sendReset(&s) }
         case .reportRetry:

@@ -47,15 +47,36 @@ public enum CallOutcome: UInt8, Sendable, CustomStringConvertible {
 public enum TimerKind: UInt8, Sendable, CaseIterable {
     /// The next chunk of an indexing run.
     case indexChunk
-    /// A request's timeout (D9); `arg` is `id << 3 | kind.rawValue` of the request it
-    /// guards: the engine traces its firing as that request's timeout (`delivered`, answer
-    /// `timedOut`). Not cancellable, many may be live; the timeout of a request already
-    /// answered is dropped if the SDK says it would ignore it (`SDKCore.ignoresTimer`).
+    /// A request's timeout (D9): arm it with `Effect.setTimeout(of:kind:at:)`; its `arg`
+    /// names the request it guards (`RequestTimeout(arg:)`), and the engine traces its
+    /// firing as that request's timeout (`delivered`, answer `timedOut`). Not cancellable,
+    /// many may be live; the timeout of a request already answered is dropped if the SDK
+    /// says it would ignore it (`SDKCore.ignoresTimer`).
     case requestTimeout
     /// Retry of the server-side reset (D7).
     case resetRetry
     /// Retry of the run-report upload (D10).
     case reportRetry
+}
+
+/// The request a `requestTimeout` timer guards, carried in the timer's `arg`.
+public struct RequestTimeout: Sendable, Equatable {
+    /// The request's id (below 2^29).
+    public var id: UInt32
+    public var kind: RequestKind
+    @inlinable public init(id: UInt32, kind: RequestKind) {
+        precondition(id < 1 << 29, "request id \(id) does not fit a timer's argument")
+        self.id = id; self.kind = kind
+    }
+    /// The request a firing's `arg` names, or nil when it names none.
+    @inlinable public init?(arg: UInt32) {
+        guard let kind = RequestKind(rawValue: UInt8(arg & 7)) else { return nil }
+        self.id = arg >> 3; self.kind = kind
+    }
+    /// The id alone, for a look-up on every firing.
+    @inlinable public static func id(inArg arg: UInt32) -> UInt32 { arg >> 3 }
+    /// The timer argument that carries this timeout.
+    @inlinable public var arg: UInt32 { id << 3 | UInt32(kind.rawValue) }
 }
 
 /// Something that happens to the SDK: a lifecycle event, an API call, a response or a timer.
@@ -129,6 +150,13 @@ public struct SDKConfig: Sendable, Equatable {
     var padding: UInt16 = 0
     var padding4: UInt32 = 0
     public init() {}
+}
+
+extension Effect {
+    /// Arms the timeout of request `id` of `kind` at `at` (D9).
+    @inlinable public static func setTimeout(of id: UInt32, kind: RequestKind, at: SimTime) -> Effect {
+        .setTimer(.requestTimeout, at: at, arg: RequestTimeout(id: id, kind: kind).arg)
+    }
 }
 
 /// The SDK core as a sans-IO state machine: it takes an input with the current virtual

@@ -130,8 +130,8 @@ extension SimWorld {
             return
         }
         if kind == .requestTimeout {
-            guard let requestKind = RequestKind(rawValue: UInt8(e.arg & 7)) else { return }
-            trace(d, .delivered(id: e.arg >> 3, kind: requestKind, answer: .timedOut, viaTimer: true, sentAt: 0,
+            guard let timeout = RequestTimeout(arg: e.arg) else { return }
+            trace(d, .delivered(id: timeout.id, kind: timeout.kind, answer: .timedOut, viaTimer: true, sentAt: 0,
                                 servedAt: ServerReply.none, stoppedSince: ServerReply.none))
         } else {
             trace(d, .timerFired(kind, arg: e.arg))

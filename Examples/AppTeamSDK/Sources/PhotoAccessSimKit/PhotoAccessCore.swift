@@ -32,7 +32,7 @@ public struct PhotoAccessCore<Bugs: BugChoice>: SDKCore {
         case .reset: controller.reset()
         case .response(let id, _, let reply): controller.received(Reply(reply), for: id)
         case .timer(let kind, let arg):
-            controller.fired(TimerName(kind), tag: kind == .requestTimeout ? arg >> 3 : arg)
+            controller.fired(TimerName(kind), tag: kind == .requestTimeout ? RequestTimeout.id(inArg: arg) : arg)
         }
         for effect in device.effects { effects.append(effect) }
         device.effects.removeAll(keepingCapacity: true)
@@ -40,7 +40,7 @@ public struct PhotoAccessCore<Bugs: BugChoice>: SDKCore {
 
     /// The deadline of a request no longer awaited does nothing: the engine may drop it.
     public func ignoresTimer(_ kind: TimerKind, arg: UInt32) -> Bool {
-        kind == .requestTimeout && !box.controller.isAwaiting(arg >> 3)
+        kind == .requestTimeout && !box.controller.isAwaiting(RequestTimeout.id(inArg: arg))
     }
 
     /// One device's SDK process: the controller and its I/O.

@@ -12,8 +12,8 @@ final class SimulatedDevice: IndexStore, AccessAPI, Timers, AppHost {
     var photosAccessAllowed = false
     /// This step's effects, in order.
     var effects: [Effect] = []
-    /// The request just sent: its deadline timer carries its kind (SimKit traces a
-    /// `requestTimeout` firing with arg `id << 3 | kind` as that request's timeout).
+    /// The request just sent: its deadline timer carries its kind (`Effect.setTimeout`), so
+    /// SimKit traces the firing as that request's timeout.
     var lastSent: (id: UInt32, kind: RequestKind)?
 
     func begin(now: SimTime, context: SDKContext, disk: LocalData) {
@@ -75,12 +75,12 @@ final class SimulatedDevice: IndexStore, AccessAPI, Timers, AppHost {
     // MARK: Timers
 
     func start(_ timer: TimerName, at: Millis, tag: UInt32) {
-        var arg = tag
         if timer == .requestDeadline {
             guard let sent = lastSent, sent.id == tag else { preconditionFailure("a request deadline for a request not just sent") }
-            arg = tag << 3 | UInt32(sent.kind.rawValue)
+            effects.append(.setTimeout(of: tag, kind: sent.kind, at: at))
+        } else {
+            effects.append(.setTimer(TimerKind(timer), at: at, arg: tag))
         }
-        effects.append(.setTimer(TimerKind(timer), at: at, arg: arg))
     }
 
     func cancel(_ timer: TimerName) { effects.append(.cancelTimer(TimerKind(timer))) }
