@@ -44,6 +44,40 @@ struct ServerWireTests {
         }
     }
 
+    /// A world on a server that announced batches runs ahead of its replies; every reply is
+    /// checked at the end, and a world whose replies were not the reference's answers runs
+    /// again in lock step. So batches change no result: the same verdicts, fingerprints and
+    /// events as one message a round trip, for a server that keeps the rules and for one
+    /// with a planted bug (whose failing seeds are the ones run again).
+    @Test("batches change nothing: the same verdicts, fingerprints and events as lock step, planted bugs included")
+    func batchesChangeNothing() {
+        // Seeds 5 and 17 are where plain fuzzing first catches the two planted bugs
+        // (docs/server-protocol.md): there the batches do not hold and the world runs again.
+        for (command, seeds) in [(Self.python, [0, 1, 2, 3] as [UInt64]),
+                                 (Self.python + " --bug enable-lifts-rollup", [16, 17]),
+                                 (Self.python + " --bug disable-spares-grace-keys", [4, 5])] {
+            let session = WireSession.onThisThread(.process(command))
+            let (ahead, again) = (session.worldsAhead, session.worldsRunAgain)
+            var broken: UInt64 = 0
+            for s in seeds {
+                var options = GeneratorOptions()
+                options.server = .process(command)
+                let batched = Fuzz.run(seed: s, options: options, cores: SDKCores()).0
+                options.server = .process(command + " --no-batch")
+                let lockStep = Fuzz.run(seed: s, options: options, cores: SDKCores()).0
+                #expect(batched.fingerprint == lockStep.fingerprint && batched.events == lockStep.events
+                        && batched.broken == lockStep.broken && batched.firstViolation == lockStep.firstViolation,
+                        "\(command) seed \(s): \(batched.broken) \(batched.fingerprint) vs \(lockStep.broken) \(lockStep.fingerprint)")
+                if !batched.passed { broken += 1 }
+            }
+            #expect(session.batches && session.worldsAhead - ahead == UInt64(seeds.count), "\(command): the worlds did not run ahead")
+            #expect(WireSession.onThisThread(.process(command + " --no-batch")).batches == false)
+            // A planted bug breaks its seed: that world's batches did not hold, and it ran again.
+            #expect(broken == (command == Self.python ? 0 : 1) && session.worldsRunAgain - again == broken,
+                    "\(command): \(broken) broken, \(session.worldsRunAgain - again) run again")
+        }
+    }
+
     @Test("a server that never answers: server-unresponsive within the bound, and the next seed runs")
     func sleeps() {
         let start = Date()
@@ -175,21 +209,24 @@ struct ServerWireTests {
 
     /// docs/server-protocol.md shows every line of one short scenario's exchange; it must be
     /// what SimKit and the example server say (regenerate it: see the page).
-    @Test("the protocol page's exchange is what SimKit and the example server send")
+    @Test("the protocol page's exchanges are what SimKit and the example server send, in lock step and in a batch")
     func documentedExchange() throws {
-        let session = WireSession.onThisThread(.process(Self.python))
-        session.recording = true
-        defer { session.recording = false }
-        let file = PackageRoot.path + "/Examples/PythonServer/short.scenario"
-        let source = try String(contentsOfFile: file, encoding: .utf8)
-        let outcome = ScenarioRunner(server: .process(Self.python)).run(file: "short.scenario", source: source)
-        #expect(outcome.passed, "\(ScenarioReport.block(outcome))")
         let page = try String(contentsOfFile: PackageRoot.path + "/docs/server-protocol.md", encoding: .utf8)
-        let block = page.components(separatedBy: "<!-- exchange: Examples/PythonServer/short.scenario -->\n```text\n").dropFirst().first?
-            .components(separatedBy: "\n```").first
-        let shown = try #require(block, "docs/server-protocol.md has no exchange block").split(separator: "\n").map(String.init)
-        let real = session.transcript.filter { !$0.contains("\"op\":\"hello\"") && !$0.contains("\"server\":\"python-example") }
-        #expect(shown == real, "the page shows:\n\(shown.joined(separator: "\n"))\nSimKit sent and got:\n\(real.joined(separator: "\n"))")
+        for (marker, command) in [("exchange: Examples/PythonServer/short.scenario", Self.python + " --no-batch"),
+                                  ("exchange, batched: Examples/PythonServer/short.scenario", Self.python)] {
+            let session = WireSession.onThisThread(.process(command))
+            session.recording = true
+            defer { session.recording = false }
+            let file = PackageRoot.path + "/Examples/PythonServer/short.scenario"
+            let source = try String(contentsOfFile: file, encoding: .utf8)
+            let outcome = ScenarioRunner(server: .process(command)).run(file: "short.scenario", source: source)
+            #expect(outcome.passed, "\(ScenarioReport.block(outcome))")
+            let block = page.components(separatedBy: "<!-- \(marker) -->\n```text\n").dropFirst().first?
+                .components(separatedBy: "\n```").first
+            let shown = try #require(block, "docs/server-protocol.md has no block '\(marker)'").split(separator: "\n").map(String.init)
+            let real = session.transcript.filter { !$0.contains("\"op\":\"hello\"") && !$0.contains("\"server\":\"python-example") }
+            #expect(shown == real, "the page shows:\n\(shown.joined(separator: "\n"))\nSimKit sent and got:\n\(real.joined(separator: "\n"))")
+        }
     }
 
     /// The example's CI run: plain fuzzing over stdio and over HTTP breaks nothing, and each
