@@ -347,3 +347,10 @@ public struct WireServer: ServerCore {
         return done
     }
 }
+
+extension WireServer: UnforkableServer {
+    public static var forkRefusal: String {
+        "its server is on the wire (a process or a service), whose state cannot be copied: a copy of the world would "
+            + "share the server and interleave two worlds' messages on it (simkit explore forks, and runs the reference server only)"
+    }
+}

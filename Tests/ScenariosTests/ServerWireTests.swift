@@ -78,6 +78,19 @@ struct ServerWireTests {
         }
     }
 
+    /// A world on the wire holds a connection: a fork would share the process.
+    @Test("forking a world whose server is on the wire stops the tool: exit 2 and the reason")
+    func forkRefused() async throws {
+        let result = await #expect(processExitsWith: .exitCode(2), observing: [\.standardErrorContent]) {
+            let world = SimWorld<ReferenceSDK, WireServer, NoObserver>(setup: StandardWorkload.setup(seed: 1, devices: 2, days: 1),
+                                                                      observer: NoObserver())
+            _ = world.fork()
+        }
+        let stderr = String(decoding: try #require(result).standardErrorContent, as: UTF8.self)
+        #expect(stderr.contains("error: cannot fork this world: its server is on the wire (a process or a service), whose state cannot be copied"),
+                "\(stderr)")
+    }
+
     @Test("a server that never answers: server-unresponsive within the bound, and the next seed runs")
     func sleeps() {
         let start = Date()
