@@ -91,6 +91,28 @@ struct ServerWireTests {
                 "\(stderr)")
     }
 
+    /// A server mutant plants its bug in the reference server, which a server on the wire
+    /// replaces: asking for both is bad input, never the wire server run under the mutant's name.
+    @Test("a server mutant with a server on the wire, mutants or explore with --server: bad input, exit 2, with the reason")
+    func serverMutantsRefuseTheWire() throws {
+        let wire = "process:" + Self.python
+        for argv in [["fuzz", "--seeds", "1", "--sdk", "mutant:enable-lifts-rollup", "--server", wire],
+                     ["replay", "3", "--sdk", "mutant:grace-one-day-late", "--server", wire],
+                     ["fingerprint", "--devices", "5", "--days", "2", "--sdk", "mutant:enable-lifts-rollup", "--server", wire],
+                     ["run", "--server", wire, PackageRoot.path + "/scenarios/mutant-enable-lifts-rollup.scenario"]] {
+            let r = try SimkitProcess.run(argv)
+            #expect(r.status == 2 && (r.stdout + r.stderr).contains("a server mutant cannot reach a server on the wire"),
+                    "\(argv): \(r.status) \(r.stdout)\(r.stderr)")
+        }
+        // An SDK mutant's bug is in the SDK: it runs on the wire as on the reference.
+        let sdkMutant = try SimkitProcess.run(["fingerprint", "--devices", "5", "--days", "2", "--sdk", "mutant:no-resume-after-unlock", "--server", wire])
+        #expect(sdkMutant.status == 0, "\(sdkMutant.stdout)\(sdkMutant.stderr)")
+        let mutants = try SimkitProcess.run(["mutants", "--server", wire])
+        #expect(mutants.status == 2 && mutants.stderr.contains("mutants takes no --server"), "\(mutants.stderr)")
+        let explore = try SimkitProcess.run(["explore", "--server", wire])
+        #expect(explore.status == 2 && explore.stderr.contains("explore takes no --server: it forks worlds mid-run"), "\(explore.stderr)")
+    }
+
     @Test("a server that never answers: server-unresponsive within the bound, and the next seed runs")
     func sleeps() {
         let start = Date()
