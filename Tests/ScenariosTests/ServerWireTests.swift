@@ -238,6 +238,12 @@ struct ServerWireTests {
         let python = try SimkitProcess.run(["fingerprint", "--devices", "30", "--days", "10", "--server", "process:" + Self.python])
         #expect(reference.status == 0 && python.status == 0, "\(python.stdout)\(python.stderr)")
         #expect(python.stdout == reference.stdout && reference.stdout.hasPrefix("fingerprint "), "\(python.stdout) vs \(reference.stdout)")
+        // The reference itself behind the wire (the bench's ceiling), in batches and in lock step.
+        for flags in ["", " --no-batch"] {
+            let wired = try SimkitProcess.run(["fingerprint", "--devices", "30", "--days", "10",
+                                               "--server", "process:" + SimkitProcess.binary + " serve-reference" + flags])
+            #expect(wired.status == 0 && wired.stdout == reference.stdout, "serve-reference\(flags): \(wired.stdout)\(wired.stderr)")
+        }
         let broken = try SimkitProcess.run(["fingerprint", "--devices", "5", "--days", "2", "--server", "process:" + Self.fixture("invalid_json.py")])
         #expect(broken.status == 1 && broken.stdout.hasPrefix("server-protocol: "), "\(broken.stdout)")
     }
