@@ -272,11 +272,11 @@ struct ServerWireTests {
 
     /// The example's CI run: plain fuzzing over stdio and over HTTP breaks nothing, and each
     /// planted bug is caught by plain fuzzing.
-    @Test("the Python example server: 200 fuzz seeds over stdio and 40 over HTTP break nothing; each planted bug is caught",
+    @Test("the Python example server: 500 fuzz seeds over stdio and 40 over HTTP break nothing; each planted bug is caught",
           .tags(.slow), .slowTier)
     func pythonServerCampaigns() throws {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("simkit-wire-slow-\(ProcessInfo.processInfo.processIdentifier)").path
-        let stdio = try SimkitProcess.run(["fuzz", "--seeds", "200", "--jobs", "2", "--quiet", "--out", out,
+        let stdio = try SimkitProcess.run(["fuzz", "--seeds", "500", "--jobs", "2", "--quiet", "--out", out,
                                            "--server", "process:python3 Examples/PythonServer/server.py"])
         #expect(stdio.status == 0 && stdio.stdout.contains("no invariant broken"), "\(stdio.stdout)\(stdio.stderr)")
 
