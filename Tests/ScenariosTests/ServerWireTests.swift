@@ -194,6 +194,44 @@ struct ServerWireTests {
         }
     }
 
+    /// A server that announces batches and then fails inside one (it exits, or breaks a
+    /// reply) gets the verdict lock step gives it: the world runs again in lock step, on a
+    /// fresh process, and that run's message, reply and stderr are the report.
+    @Test("a batch server that exits or breaks a reply mid-batch gets the lock step's verdict, word for word")
+    func failsInsideABatch() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("simkit-wire-batch-\(ProcessInfo.processInfo.processIdentifier)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        for (i, (edit, verdict)) in [("sys.stderr.write('dying at request 40\\n'); sys.stderr.flush(); os._exit(7)", "server-exited"),
+                                     ("out['servedAt'] = m['now'] + 1", "server-protocol")].enumerated() {
+            let file = dir.appendingPathComponent("fails\(i).py")
+            try """
+            import os, sys
+            sys.path.insert(0, \(WireJSON.quote(PackageRoot.path + "/Examples/PythonServer")))
+            import server
+            class Fails(server.Server):
+                requests = 0
+                def message(self, m):
+                    out = super().message(m)
+                    if m["op"] == "reset":
+                        self.requests = 0   # each world the same after its reset, as the protocol asks
+                    if m["op"] == "request":
+                        self.requests += 1
+                        if self.requests == 40:
+                            \(edit)
+                    return out
+            server.serve_stdio(Fails(batch="--no-batch" not in sys.argv))
+            """.write(to: file, atomically: true, encoding: .utf8)
+            let batched = Self.seed(2, "python3 " + file.path)
+            let lockStep = Self.seed(2, "python3 " + file.path + " --no-batch")
+            #expect(batched.broken == [verdict] && lockStep.broken == [verdict], "\(batched.broken) \(lockStep.broken)")
+            // The same words but the command's own flag.
+            #expect(batched.firstViolation == lockStep.firstViolation?.replacingOccurrences(of: " --no-batch", with: "")
+                    && batched.fingerprint == lockStep.fingerprint,
+                    "batched:\n\(batched.firstViolation ?? "")\nlock step:\n\(lockStep.firstViolation ?? "")")
+            #expect(WireSession.onThisThread(.process("python3 " + file.path)).worldsRunAgain == 1)
+        }
+    }
+
     @Test("scenario lines: server process and server http, with located errors for bad ones")
     func language() throws {
         let head = "scenario \"w\"\nduration 1d\n"
