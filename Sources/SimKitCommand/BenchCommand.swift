@@ -48,7 +48,9 @@ enum BenchCommand {
       --small-pages    run the children without the huge-page tunable, to compare
       --wire SERVER    instead: the messages per second to a server on the wire
                        (process:CMD or http://HOST:PORT, docs/server-protocol.md) over
-                       --seeds N fuzz seeds (default 20) on one job, round trips included
+                       --seeds N fuzz seeds (default 20) on one job, the server's work
+                       included; in batches when the server announces them
+                       (process:'simkit serve-reference' measures the wire alone)
 
     """
 
