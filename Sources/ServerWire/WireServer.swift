@@ -166,9 +166,14 @@ public enum WireRun {
 /// actions refused, without a message, and `failure` says what happened; the runners
 /// then give the seed the failure's verdict, whatever the checkers found.
 ///
+/// Built inside `WireRun.run` for a server that announced batches, the core runs ahead:
+/// it answers from the reference's rules (`model`), queues each message for the next
+/// batch, and `settle()` at the world's end says whether every reply was that answer.
+///
 /// A `WireServer` holds a connection, not the server's state: a copy of it (`fork()`)
-/// talks to the same process and would interleave two worlds' messages. Do not fork a
-/// world on it (`simkit explore` runs the reference server only).
+/// would talk to the same process and interleave two worlds' messages, so
+/// `SimWorld.fork()` refuses a world on it (`UnforkableServer`; `simkit explore` runs the
+/// reference server only).
 public struct WireServer: ServerCore {
     /// The connection, or nil when no endpoint was set.
     public let session: WireSession?
