@@ -6,6 +6,7 @@ its state in SQLite, speaking SimKit's wire protocol (docs/server-protocol.md).
     python3 server.py --http 8035          # HTTP: POST /simkit, one message a body
     python3 server.py --bug NAME           # a planted bug (see BUGS)
     python3 server.py --db FILE            # stdio: keep the state in FILE instead of memory
+    python3 server.py --no-batch           # do not announce batches: one message a round trip
 
 It reads no clock: every message carries the virtual time ("now"). A port of
 Sources/SimKit/Server/ServerModel*.swift and AccessHistory.swift: see there, and
@@ -40,7 +41,8 @@ def t_out(v):
 
 
 class Server:
-    def __init__(self, db=":memory:", bug=None):
+    def __init__(self, db=":memory:", bug=None, batch=True):
+        self.batch = batch
         self.db = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=OFF")
         self.db.execute("PRAGMA synchronous=OFF")
@@ -464,6 +466,10 @@ class Server:
         op = m.get("op")
         if op == "hello":
             out = {"protocol": PROTOCOL, "server": "python-example" + (f" --bug {self.bug}" if self.bug else "")}
+            if self.batch:
+                out["batch"] = True         # answers "batch": several messages a line, in order
+        elif op == "batch" and self.batch:
+            out = {"replies": [self.message(c) for c in m["calls"]]}
         elif op == "reset":
             out = self.reset(m)
         elif op == "request":
@@ -536,7 +542,7 @@ def serve_http(make, port):
 
 
 def main(argv):
-    bug, port, db = None, None, ":memory:"
+    bug, port, db, batch = None, None, ":memory:", True
     i = 0
     while i < len(argv):
         if argv[i] == "--bug" and i + 1 < len(argv) and argv[i + 1] in BUGS:
@@ -545,14 +551,16 @@ def main(argv):
             port = int(argv[i + 1]); i += 2
         elif argv[i] == "--db" and i + 1 < len(argv):
             db = argv[i + 1]; i += 2
+        elif argv[i] == "--no-batch":
+            batch = False; i += 1
         else:
-            sys.stderr.write(f"usage: server.py [--http PORT] [--db FILE] [--bug {'|'.join(BUGS)}]\n")
+            sys.stderr.write(f"usage: server.py [--http PORT] [--db FILE] [--no-batch] [--bug {'|'.join(BUGS)}]\n")
             return 2
     if port is None:
-        serve_stdio(Server(db, bug))
+        serve_stdio(Server(db, bug, batch))
     else:
         sys.stderr.write(f"listening on http://127.0.0.1:{port}/simkit\n")
-        serve_http(lambda: Server(":memory:", bug), port)   # a state per session: in memory
+        serve_http(lambda: Server(":memory:", bug, batch), port)   # a state per session: in memory
     return 0
 
 

@@ -76,7 +76,12 @@ public final class HTTPTransport: WireTransport, @unchecked Sendable {
     }
 
     public func exchange(_ line: String, timeout: Double) -> Result<[UInt8], TransportFailure> {
-        guard fd >= 0 else { return .failure(.closed(partial: "", status: nil)) }
+        if let f = sendLine(line, timeout: timeout) { return .failure(f) }
+        return receiveLine(timeout: timeout)
+    }
+
+    public func sendLine(_ line: String, timeout: Double) -> TransportFailure? {
+        guard fd >= 0 else { return .closed(partial: "", status: nil) }
         let deadline = monotonic() + timeout
         let body = Array(line.utf8)
         var bytes = Array("POST \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nContent-Type: application/json\r\nX-SimKit-Session: \(session)\r\nContent-Length: \(body.count)\r\n\r\n".utf8)
@@ -86,11 +91,17 @@ public final class HTTPTransport: WireTransport, @unchecked Sendable {
             let n = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if n > 0 { sent += n; continue }
             if n < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR {
-                guard wait(Int16(POLLOUT), until: deadline) else { return .failure(.timedOut(seconds: timeout, partial: "")) }
+                guard wait(Int16(POLLOUT), until: deadline) else { return .timedOut(seconds: timeout, partial: "") }
                 continue
             }
-            return .failure(.closed(partial: "", status: nil))
+            return .closed(partial: "", status: nil)
         }
+        return nil
+    }
+
+    public func receiveLine(timeout: Double) -> Result<[UInt8], TransportFailure> {
+        guard fd >= 0 else { return .failure(.closed(partial: "", status: nil)) }
+        let deadline = monotonic() + timeout
         // Headers, then Content-Length bytes of body.
         var headerEnd: Int?
         var contentLength = 0

@@ -24,6 +24,11 @@ public protocol WireTransport: AnyObject {
     /// Sends `line` (no newline) and waits at most `timeout` seconds of wall time for one
     /// reply line (returned without its newline).
     func exchange(_ line: String, timeout: Double) -> Result<[UInt8], TransportFailure>
+    /// Sends `line` (no newline) without waiting for its reply (a batch in flight while
+    /// the world runs on); nil when it was written, or why not.
+    func sendLine(_ line: String, timeout: Double) -> TransportFailure?
+    /// Waits at most `timeout` seconds for the reply line to what `sendLine` sent.
+    func receiveLine(timeout: Double) -> Result<[UInt8], TransportFailure>
     /// The last lines the server wrote to its standard error (a process), for reports.
     func stderrTail(lines: Int) -> [String]
     /// Ends the connection (and the process).
@@ -94,7 +99,17 @@ public final class ProcessTransport: WireTransport, @unchecked Sendable {
     deinit { close() }
 
     public func exchange(_ line: String, timeout: Double) -> Result<[UInt8], TransportFailure> {
+        if let f = sendLine(line, timeout: timeout) { return .failure(f) }
+        return receiveLine(timeout: timeout)
+    }
+
+    public func receiveLine(timeout: Double) -> Result<[UInt8], TransportFailure> {
         if closed { return .failure(.closed(partial: "", status: exitStatus())) }
+        return readLine(until: monotonic() + timeout, timeout: timeout)
+    }
+
+    public func sendLine(_ line: String, timeout: Double) -> TransportFailure? {
+        if closed { return .closed(partial: "", status: exitStatus()) }
         let deadline = monotonic() + timeout
         var bytes = Array(line.utf8)
         bytes.append(0x0A)
@@ -104,13 +119,13 @@ public final class ProcessTransport: WireTransport, @unchecked Sendable {
             if n > 0 { sent += n; continue }
             if n < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR {
                 guard wait(for: Int16(POLLOUT), until: deadline) else {
-                    return .failure(.timedOut(seconds: timeout, partial: ""))
+                    return .timedOut(seconds: timeout, partial: "")
                 }
                 continue
             }
-            return .failure(.closed(partial: "", status: exitStatus(wait: true)))
+            return .closed(partial: "", status: exitStatus(wait: true))
         }
-        return readLine(until: deadline, timeout: timeout)
+        return nil
     }
 
     /// The first line in the buffer, reading more until one is whole or time is up.

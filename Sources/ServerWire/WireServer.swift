@@ -1,3 +1,4 @@
+import Foundation
 import SimKit
 
 /// The wire protocol's messages (docs/server-protocol.md), written and read.
@@ -83,6 +84,77 @@ public enum WireProtocol {
 
 struct WireReplyError: Error { var reason: String; init(_ r: String) { reason = r } }
 
+/// What a world that runs ahead used in place of a reply it did not wait for: the
+/// reference's answer, checked against the server's reply when its batch comes back.
+enum WireExpectation {
+    case reset
+    case reply(Request, now: SimTime, ServerReply, DeviceRecord?)
+    case record(DeviceRecord?)
+    case applied(Bool)
+    case outcome(RotateOutcome)
+}
+
+extension WireProtocol {
+    /// Whether `reply` says what `expected` says, read exactly as a reply in lock step is
+    /// read: a reply out of the protocol never holds.
+    static func holds(_ expected: WireExpectation, _ reply: WireJSON) -> Bool {
+        switch expected {
+        case .reset: return reply["ok"]?.bool == true
+        case .reply(let request, let now, let answer, let record):
+            guard case .success(let (r, rec)) = decodeReply(reply, request: request, now: now) else { return false }
+            return r == answer && rec == record
+        case .record(let record):
+            guard let r = reply["record"], case .success(let rec) = decodeRecord(r) else { return false }
+            return rec == record
+        case .applied(let b): return reply["applied"]?.bool == b
+        case .outcome(let o):
+            switch reply["outcome"]?.string {
+            case "rotated": return o == .rotated
+            case "new-key-already-issued": return o == .newKeyAlreadyIssued
+            default: return false
+            }
+        }
+    }
+
+    /// `reply` as a reply in lock step reads it: the credential of a served register
+    /// only, `stoppedSince` of a lock error only.
+    static func asRead(_ reply: ServerReply, request: Request, now: SimTime) -> ServerReply {
+        ServerReply(reply.answer, credential: reply.answer == .ok && request.kind == .register ? reply.credential : .none,
+                    servedAt: now, stoppedSince: reply.answer.isLockError ? reply.stoppedSince : ServerReply.none)
+    }
+}
+
+/// Runs worlds on a server on the wire, ahead of its replies when it announced batches.
+public enum WireRun {
+    /// Builds a world with `make` and runs it (`run()`). When its server is on the wire and
+    /// announced batches (and `WireSession.batching` is on), the world runs ahead: each
+    /// message is answered at once by the reference's rules, the messages go to the server
+    /// in batches, and at the end every reply is checked against the answer the world went
+    /// on with. When one differs, or the server failed, that run is thrown away and a world
+    /// built anew runs in lock step: the result is always the lock step's.
+    /// Inlinable, so that a world on another core runs specialised where it is built (the
+    /// reference's runs, through here, are exactly `make()` and `run()`).
+    @inlinable public static func run<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver>(
+        _ make: () -> SimWorld<SDK, Server, Observer>
+    ) -> SimWorld<SDK, Server, Observer> {
+        guard Server.self == WireServer.self, WireSession.batching else {
+            var world = make()
+            world.run()
+            return world
+        }
+        WireServer.nextWorldRunsAhead(true)
+        var world = make()
+        WireServer.nextWorldRunsAhead(false)
+        world.run()
+        if let wire = world.server as? WireServer, !wire.settle() {
+            var again = make()
+            again.run()
+            return again
+        }
+        return world
+    }
+}
+
 /// A server core on the wire: every `ServerCore` call is a message to a server process
 /// (or HTTP service) that speaks docs/server-protocol.md, and its reply is the answer.
 /// The checkers judge it from the trace, as they judge the reference.
@@ -94,9 +166,14 @@ struct WireReplyError: Error { var reason: String; init(_ r: String) { reason = 
 /// actions refused, without a message, and `failure` says what happened; the runners
 /// then give the seed the failure's verdict, whatever the checkers found.
 ///
+/// Built inside `WireRun.run` for a server that announced batches, the core runs ahead:
+/// it answers from the reference's rules (`model`), queues each message for the next
+/// batch, and `settle()` at the world's end says whether every reply was that answer.
+///
 /// A `WireServer` holds a connection, not the server's state: a copy of it (`fork()`)
-/// talks to the same process and would interleave two worlds' messages. Do not fork a
-/// world on it (`simkit explore` runs the reference server only).
+/// would talk to the same process and interleave two worlds' messages, so
+/// `SimWorld.fork()` refuses a world on it (`UnforkableServer`; `simkit explore` runs the
+/// reference server only).
 public struct WireServer: ServerCore {
     /// The connection, or nil when no endpoint was set.
     public let session: WireSession?
@@ -106,6 +183,15 @@ public struct WireServer: ServerCore {
     let startFailure: WireFailure?
     var lastDevice: DeviceIndex = .max
     var lastRecord: DeviceRecord?
+    /// The reference's rules, answering a world that runs ahead (`WireRun`); nil in lock step.
+    var model: ServerModel?
+    static let aheadKey = "simkit.wire.ahead"
+
+    /// Whether the next `WireServer` built on this thread may run ahead of its replies
+    /// (`WireRun.run` asks it around building a world).
+    public static func nextWorldRunsAhead(_ on: Bool) {
+        Thread.current.threadDictionary[aheadKey] = on ? true : nil
+    }
 
     public init(setup: ServerSetup) {
         var names = setup.keyNames
@@ -121,7 +207,22 @@ public struct WireServer: ServerCore {
         let s = WireSession.onThisThread(endpoint)
         session = s
         startFailure = nil
-        epoch = s.begin(resetFields: WireProtocol.resetFields(setup, keyNames: names))
+        let wanted = Thread.current.threadDictionary[WireServer.aheadKey] as? Bool == true
+        epoch = s.begin(resetFields: WireProtocol.resetFields(setup, keyNames: names), ahead: wanted)
+        if s.ahead { model = ServerModel(setup: setup) }
+    }
+
+    /// The session while this world runs ahead of it, or nil (lock step).
+    var aheadSession: WireSession? {
+        guard model != nil, let session, session.epoch == epoch, session.ahead else { return nil }
+        return session
+    }
+
+    /// Ends a world that ran ahead (`WireRun`): whether every reply was the answer the world
+    /// went on with. True for a world in lock step.
+    public func settle() -> Bool {
+        guard model != nil, let session, session.epoch == epoch else { return true }
+        return session.settle()
     }
 
     /// Why this world's conversation ended early, or nil while the server keeps the protocol.
@@ -138,6 +239,14 @@ public struct WireServer: ServerCore {
     }
 
     public mutating func handle(_ request: Request, now: SimTime) -> ServerReply {
+        if let s = aheadSession {
+            let reply = WireProtocol.asRead(model!.handle(request, now: now), request: request, now: now)
+            let record = model!.deviceRecord(request.device)
+            s.queue("request", WireProtocol.requestFields(request, now: now, keyNames: keyNames), .reply(request, now: now, reply, record))
+            lastDevice = request.device
+            lastRecord = record
+            return reply
+        }
         guard let s = live, let json = s.call("request", WireProtocol.requestFields(request, now: now, keyNames: keyNames)) else {
             return ServerReply(.serverError)
         }
@@ -154,6 +263,11 @@ public struct WireServer: ServerCore {
 
     public func deviceRecord(_ device: DeviceIndex) -> DeviceRecord? {
         if device == lastDevice { return lastRecord }
+        if let s = aheadSession {
+            let record = model!.deviceRecord(device)
+            s.queue("record", ",\"device\":\(device)", .record(record))
+            return record
+        }
         guard let s = live, let json = s.call("record", ",\"device\":\(device)") else { return nil }
         guard let r = json["record"] else {
             s.fail(.protocolError, "the reply has no \"record\"", sent: s.lastSent, received: s.lastReceived)
@@ -168,7 +282,12 @@ public struct WireServer: ServerCore {
     }
 
     /// Sends an action and reads its `applied`; false once the session failed.
-    func applied(_ op: String, _ fields: String) -> Bool {
+    mutating func applied(_ op: String, _ fields: String, ahead: (inout ServerModel) -> Bool) -> Bool {
+        if let s = aheadSession {
+            let b = ahead(&model!)
+            s.queue(op, fields, .applied(b))
+            return b
+        }
         guard let s = live, let json = s.call(op, fields) else { return false }
         guard let b = json["applied"]?.bool else {
             s.fail(.protocolError, "the reply to \(op) has no \"applied\" (true or false)", sent: s.lastSent, received: s.lastReceived)
@@ -183,7 +302,13 @@ public struct WireServer: ServerCore {
         case .keep(let g): policy = ",\"oldKey\":\"keep\",\"graceMs\":\(g)"
         case .stopNow: policy = ",\"oldKey\":\"stop-now\""
         }
-        guard let s = live, let json = s.call("rotate", ",\"now\":\(now),\"app\":\(app),\"newKey\":\(WireJSON.quote(keyNames[Int(newKey)]))" + policy) else {
+        let fields = ",\"now\":\(now),\"app\":\(app),\"newKey\":\(WireJSON.quote(keyNames[Int(newKey)]))" + policy
+        if let s = aheadSession {
+            let outcome = model!.rotate(app: app, newKey: newKey, oldKey: oldKey, now: now)
+            s.queue("rotate", fields, .outcome(outcome))
+            return outcome
+        }
+        guard let s = live, let json = s.call("rotate", fields) else {
             return .newKeyAlreadyIssued
         }
         switch json["outcome"]?.string {
@@ -196,26 +321,41 @@ public struct WireServer: ServerCore {
     }
 
     public mutating func stopOldKey(app: AppID, key: KeyID, now: SimTime) -> Bool {
-        applied("stop-old-key", ",\"now\":\(now),\"app\":\(app),\"key\":\(WireJSON.quote(keyNames[Int(key)]))")
+        applied("stop-old-key", ",\"now\":\(now),\"app\":\(app),\"key\":\(WireJSON.quote(keyNames[Int(key)]))") {
+            $0.stopOldKey(app: app, key: key, now: now)
+        }
     }
 
-    public mutating func disable(app: AppID, now: SimTime) -> Bool { applied("disable", ",\"now\":\(now),\"app\":\(app)") }
+    public mutating func disable(app: AppID, now: SimTime) -> Bool {
+        applied("disable", ",\"now\":\(now),\"app\":\(app)") { $0.disable(app: app, now: now) }
+    }
 
-    public mutating func enable(app: AppID, now: SimTime) -> Bool { applied("enable", ",\"now\":\(now),\"app\":\(app)") }
+    public mutating func enable(app: AppID, now: SimTime) -> Bool {
+        applied("enable", ",\"now\":\(now),\"app\":\(app)") { $0.enable(app: app, now: now) }
+    }
 
     public mutating func rollup(_ action: RollupAppAction, app: AppID, now: SimTime) -> Bool {
         let name = switch action { case .approve: "approve"; case .reject: "reject"; case .revoke: "revoke"; case .restore: "restore" }
-        return applied("rollup-app", ",\"now\":\(now),\"app\":\(app),\"action\":\"\(name)\"")
+        return applied("rollup-app", ",\"now\":\(now),\"app\":\(app),\"action\":\"\(name)\"") { $0.rollup(action, app: app, now: now) }
     }
 
     public mutating func rollup(_ action: RollupAccountAction, account: AccountID, now: SimTime) -> Bool {
         let name = switch action { case .approve: "approve"; case .revoke: "revoke"; case .restore: "restore" }
-        return applied("rollup-account", ",\"now\":\(now),\"account\":\(account),\"action\":\"\(name)\"")
+        return applied("rollup-account", ",\"now\":\(now),\"account\":\(account),\"action\":\"\(name)\"") {
+            $0.rollup(action, account: account, now: now)
+        }
     }
 
     public mutating func forgetDevice(_ device: DeviceIndex, now: SimTime) -> Bool {
-        let done = applied("forget-device", ",\"now\":\(now),\"device\":\(device)")
+        let done = applied("forget-device", ",\"now\":\(now),\"device\":\(device)") { $0.forgetDevice(device, now: now) }
         if done, device == lastDevice { lastRecord = nil }
         return done
+    }
+}
+
+extension WireServer: UnforkableServer {
+    public static var forkRefusal: String {
+        "its server is on the wire (a process or a service), whose state cannot be copied: a copy of the world would "
+            + "share the server and interleave two worlds' messages on it (simkit explore forks, and runs the reference server only)"
     }
 }

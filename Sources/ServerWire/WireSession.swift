@@ -93,6 +93,29 @@ public final class WireSession: @unchecked Sendable {
     public var timeout: Double = WireSession.replyTimeout
     /// The server's name from its hello.
     public private(set) var serverName: String?
+    /// Whether the server's hello announced `"batch":true` (docs/server-protocol.md,
+    /// "Batches"): it answers a `batch` message, so a world may run ahead of its replies.
+    public private(set) var batches = false
+    /// Whether the current world runs ahead: its messages go in batches, and the world
+    /// goes on with the reference's answers until each batch's replies say whether they
+    /// were the server's.
+    public private(set) var ahead = false
+    /// Set when a batch's replies were not what the world went on with (or did not come):
+    /// the world's run is not the server's, and must be run again in lock step.
+    public private(set) var aheadFailed = false
+    /// Messages waiting for the next batch, and what the world used for each reply.
+    var pendingLines: [String] = []
+    var pendingExpected: [WireExpectation] = []
+    /// The batch sent and not yet read: its calls' expectations and the first call's number.
+    var inFlight: (expected: [WireExpectation], first: UInt64)?
+    /// Worlds in a row whose batches did not hold (a server that differs from the
+    /// reference often runs in lock step for a while: see `wantsAhead`).
+    var aheadMisses = 0
+    var worldsSinceMiss = 0
+    /// Worlds that ran ahead, and of them those whose batches did not hold (each run again
+    /// in lock step), since the session was made: for the bench and the tests.
+    public private(set) var worldsAhead: UInt64 = 0
+    public private(set) var worldsRunAgain: UInt64 = 0
     let log: FileHandle?
 
     init(endpoint: WireEndpoint) {
@@ -121,13 +144,37 @@ public final class WireSession: @unchecked Sendable {
         return Double(ms) / 1000
     }()
 
+    /// The most messages in one batch (docs/server-protocol.md, "Batches").
+    public static let batchLimit = 256
+
+    /// Whether worlds may run ahead of a server's replies at all: `SIMKIT_SERVER_BATCH=off`
+    /// (or this set to false) keeps every server in lock step, batches announced or not.
+    public static var batching: Bool {
+        get { timeoutLock.withLock { batchingOverride } ?? environmentBatching }
+        set { timeoutLock.withLock { batchingOverride = newValue } }
+    }
+    nonisolated(unsafe) static var batchingOverride: Bool?
+    static let environmentBatching: Bool = ProcessInfo.processInfo.environment["SIMKIT_SERVER_BATCH"] != "off"
+
     /// Starts a world: (re)starts the connection if needed, says hello to a fresh one and
-    /// sends the `reset` with the world's setup. Returns the world's epoch.
-    func begin(resetFields: String) -> UInt64 {
+    /// sends the `reset` with the world's setup (in lock step, or as the first message of
+    /// the world's first batch when `ahead` is asked and the server announced batches).
+    /// Returns the world's epoch.
+    func begin(resetFields: String, ahead wanted: Bool = false) -> UInt64 {
         epoch += 1
         seq = 0
         failure = nil
         transcript = []
+        ahead = false
+        aheadFailed = false
+        pendingLines.removeAll(keepingCapacity: true)
+        pendingExpected.removeAll(keepingCapacity: true)
+        if inFlight != nil {
+            // A world left a batch unread (it was never settled): start a fresh connection
+            // rather than read another world's replies.
+            inFlight = nil
+            close()
+        }
         if transport == nil {
             do {
                 switch endpoint {
@@ -145,6 +192,12 @@ public final class WireSession: @unchecked Sendable {
                 return epoch
             }
             serverName = hello["server"]?.string
+            batches = hello["batch"]?.bool == true
+        }
+        if wanted, batches, wantsAhead() {
+            ahead = true
+            queue("reset", resetFields, .reset)
+            return epoch
         }
         if let r = call("reset", resetFields), r["ok"]?.bool != true {
             fail(.protocolError, "the reset reply must say \"ok\":true", sent: lastSent, received: lastReceived)
@@ -205,6 +258,88 @@ public final class WireSession: @unchecked Sendable {
         }
     }
 
+    /// Whether this world runs ahead: always, unless the last 4 worlds' batches did not
+    /// hold (the server differs from the reference's answers, or fails), then one world in
+    /// 16 (a world whose batches do not hold is run twice). Only a matter of speed: every
+    /// world's result is the lock step's.
+    func wantsAhead() -> Bool {
+        guard aheadMisses >= 4 else { return true }
+        worldsSinceMiss += 1
+        return worldsSinceMiss % 16 == 0
+    }
+
+    /// Queues a message of a world that runs ahead: `{"op":OP,"seq":N` + `fields` + `}`,
+    /// with what the world used for its reply; a full batch is sent.
+    func queue(_ op: String, _ fields: String, _ expected: WireExpectation) {
+        guard ahead, !aheadFailed else { return }
+        seq += 1
+        pendingLines.append("{\"op\":\"\(op)\",\"seq\":\(seq)" + fields + "}")
+        pendingExpected.append(expected)
+        if pendingLines.count >= Self.batchLimit { flush() }
+    }
+
+    /// Sends the waiting messages as one `batch` (after reading the replies of the batch
+    /// before it, so one batch at most is in flight while the world runs on).
+    func flush() {
+        guard ahead, !aheadFailed, !pendingLines.isEmpty else { return }
+        collect()
+        guard !aheadFailed, let transport else { aheadFailed = true; return }
+        let first = seq - UInt64(pendingLines.count) + 1
+        let line = "{\"op\":\"batch\",\"seq\":\(seq),\"calls\":[" + pendingLines.joined(separator: ",") + "]}"
+        if recording { transcript.append("> " + line) }
+        log?.write(Data(("> " + line + "\n").utf8))
+        if transport.sendLine(line, timeout: timeout) != nil { return abandon() }
+        inFlight = (pendingExpected, first)
+        pendingLines.removeAll(keepingCapacity: true)
+        pendingExpected.removeAll(keepingCapacity: true)
+    }
+
+    /// Reads the replies of the batch in flight and checks each against what the world
+    /// used; any difference, or no reply, makes the world's run not the server's.
+    func collect() {
+        guard let (expected, first) = inFlight else { return }
+        inFlight = nil
+        guard let transport else { return abandon() }
+        switch transport.receiveLine(timeout: timeout) {
+        case .success(let bytes):
+            exchanged += UInt64(expected.count)
+            if recording || log != nil {
+                let text = String(decoding: bytes, as: UTF8.self)
+                if recording { transcript.append("< " + text) }
+                log?.write(Data(("< " + text + "\n").utf8))
+            }
+            guard let json = WireJSON.parse(ArraySlice(bytes)), json["re"]?.uint == first + UInt64(expected.count) - 1,
+                  case .array(let replies)? = json["replies"], replies.count == expected.count else { return abandon() }
+            for (i, reply) in replies.enumerated() {
+                guard reply["re"]?.uint == first + UInt64(i), WireProtocol.holds(expected[i], reply) else {
+                    aheadFailed = true   // a reply the world did not go on with: the connection is sound
+                    return
+                }
+            }
+        case .failure:
+            abandon()
+        }
+    }
+
+    /// A batch that could not be sent or whose replies did not come whole: the world runs
+    /// again in lock step, on a fresh connection (which gives the failure its verdict).
+    func abandon() {
+        aheadFailed = true
+        close()
+    }
+
+    /// Ends a world that ran ahead: sends what waits, reads every reply, and says whether
+    /// they all were what the world went on with (true for a world in lock step).
+    func settle() -> Bool {
+        guard ahead else { return true }
+        flush()
+        collect()
+        ahead = false
+        worldsAhead += 1
+        if aheadFailed { aheadMisses += 1; worldsRunAgain += 1 } else { aheadMisses = 0; worldsSinceMiss = 0 }
+        return !aheadFailed
+    }
+
     /// Records the world's failure and ends the connection (the next world starts anew).
     func fail(_ kind: WireFailure.Kind, _ reason: String, sent: String, received: String?) {
         guard failure == nil else { return }
@@ -220,6 +355,9 @@ public final class WireSession: @unchecked Sendable {
     public func close() {
         transport?.close()
         transport = nil
+        serverName = nil
+        batches = false
+        inFlight = nil
     }
 
     static func seconds(_ s: Double) -> String {

@@ -48,7 +48,9 @@ enum BenchCommand {
       --small-pages    run the children without the huge-page tunable, to compare
       --wire SERVER    instead: the messages per second to a server on the wire
                        (process:CMD or http://HOST:PORT, docs/server-protocol.md) over
-                       --seeds N fuzz seeds (default 20) on one job, round trips included
+                       --seeds N fuzz seeds (default 20) on one job, the server's work
+                       included; in batches when the server announces them
+                       (process:'simkit serve-reference' measures the wire alone)
 
     """
 
@@ -242,7 +244,8 @@ struct BenchRatios: Codable {
 
 extension BenchCommand {
     /// `simkit bench --wire SERVER`: fuzz seeds 0..<seeds on the server, one job, and the
-    /// messages per second that crossed the wire (each a round trip, the server's work included).
+    /// messages per second that crossed the wire (the server's work included): in batches
+    /// when the server announces them (docs/server-protocol.md), each a round trip otherwise.
     static func wireBench(_ text: String, seeds: UInt64) throws -> Int32 {
         let choice = try serverChoice(text, cores: SDKCores())
         let endpoint: WireEndpoint
@@ -255,6 +258,7 @@ extension BenchCommand {
         options.server = choice!
         let session = WireSession.onThisThread(endpoint)
         let before = session.exchanged
+        let (aheadBefore, againBefore) = (session.worldsAhead, session.worldsRunAgain)
         var events: UInt64 = 0, failed = 0
         let start = monotonicSeconds()
         for seed in 0..<seeds {
@@ -267,6 +271,10 @@ extension BenchCommand {
         print("wire \(endpoint): \(grouped(Int(messages))) messages in \(String(format: "%.2f", seconds)) s: "
               + "\(grouped(Int(Double(messages) / seconds))) messages/s (\(plural(Int(seeds), "seed")), \(grouped(Int(events))) events"
               + (failed > 0 ? ", \(failed) not passed" : "") + ")")
+        let ahead = session.worldsAhead - aheadBefore, again = session.worldsRunAgain - againBefore
+        print(session.batches
+              ? "  batches: \(plural(Int(ahead), "world")) ran ahead of the replies, \(again) of them run again in lock step"
+              : "  lock step: the server announced no batches (one message a round trip)")
         return failed > 0 ? 1 : 0
     }
 }

@@ -107,6 +107,11 @@ enum ExploreCommand {
     """
 
     static func run(_ argv: [String], _ cores: SDKCores = SDKCores()) throws -> Int32 {
+        if argv.contains(where: { $0 == "--server" || $0.hasPrefix("--server=") }) {
+            throw UsageError("explore takes no --server: it forks worlds mid-run, and a server on the wire is a process "
+                             + "(or a service) whose state cannot be copied; it explores the reference server only "
+                             + "(fuzz a server on the wire with simkit fuzz --server process:'CMD')")
+        }
         let a = try Arguments(argv, switches: ["bfs", "each-once", "no-faults", "no-dashboard", "no-fork"],
                               options: ["devices", "actions", "sdk", "persons", "faults", "dashboard", "with", "shard", "race", "boundaries", "boundary-moments", "state-budget", "fates", "fate-kinds",
                                         "max-runs", "time-limit", "out", "json"])

@@ -71,13 +71,11 @@ enum FingerprintCommand {
     static func measure<SDK: SDKCore, Server: ServerCore>(_ sdk: SDK.Type, _ server: Server.Type, setup: WorldSetup,
                                                           check: Bool) -> (text: String, status: Int32) {
         if check {
-            var world = SimWorld<SDK, Server, InvariantChecker>(setup: setup, observer: InvariantChecker())
-            world.run()
+            let world = WireRun.run { SimWorld<SDK, Server, InvariantChecker>(setup: setup, observer: InvariantChecker()) }
             if let failure = WireFailure.of(world.server) { return (failure.text, 1) }
             return checked(fingerprint: world.fingerprint, events: world.eventsHandled, checker: world.observer)
         }
-        var world = SimWorld<SDK, Server, NoObserver>(setup: setup, observer: NoObserver())
-        world.run()
+        let world = WireRun.run { SimWorld<SDK, Server, NoObserver>(setup: setup, observer: NoObserver()) }
         // A server on the wire that left the protocol made no fingerprint of its own.
         if let failure = WireFailure.of(world.server) { return (failure.text, 1) }
         return (line(world.fingerprint, events: world.eventsHandled), 0)

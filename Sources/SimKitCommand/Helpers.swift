@@ -18,6 +18,7 @@ extension Arguments {
     func generatorOptions(cores: SDKCores = SDKCores()) throws -> GeneratorOptions {
         var options = GeneratorOptions(sdk: try FuzzCommand.sdkChoice(string("sdk"), cores: cores))
         options.server = try serverChoice(string("server"), cores: cores) ?? .reference
+        if let refusal = ServerCores.wireMutantRefusal(sdk: options.sdk, server: options.server) { throw UsageError(refusal) }
         options.maxDevicesPerGroup = try uint("devices", default: 40, range: 1...100_000)
         options.maxDurationDays = try duration("duration", default: 90 * Ms.day) / Ms.day
         guard options.maxDurationDays >= 2 else { throw UsageError("--duration must be at least 2d") }

@@ -149,6 +149,12 @@ enum MutantsCommand {
     }
 
     static func run(_ argv: [String]) throws -> Int32 {
+        if argv.contains(where: { $0 == "--server" || $0.hasPrefix("--server=") }) {
+            throw UsageError("mutants takes no --server: each mutant plants its bug in the reference SDK or the reference server, "
+                             + "and a server on the wire replaces the reference server, so a server mutant cannot reach it. "
+                             + "Plant the bug in your own server (as Examples/PythonServer/server.py --bug NAME does) and fuzz it: "
+                             + "simkit fuzz --server process:'CMD'")
+        }
         let a = try Arguments(argv, switches: ["list", "no-shrink"], options: ["seeds", "jobs", "out", "json", "modes", "corpus"])
         if a.has("help") { print(help, terminator: ""); return 0 }
         if a.has("list") {

@@ -1,4 +1,5 @@
 import Foundation
+import ServerWire
 import SimKit
 import Scenarios
 
@@ -67,6 +68,11 @@ enum Commands {
     static let hidden: [(name: String, summary: String, run: Run)] = [
     ("hostile-inputs", "check generated hostile scenario files (scripts/hostile-inputs.sh)", { a, _ in try HostileInputsCommand.run(a) }),
     ("seed-fingerprints", "fingerprints of fuzz seeds, for 'fuzz --check-determinism --processes'", { a, _ in try SeedFingerprintsCommand.run(a) }),
+    ("serve-reference", "the reference server on the wire over stdio, for 'bench --wire' (--no-batch: lock step)", { a, _ in
+        if let bad = a.first(where: { $0 != "--no-batch" }) { throw UsageError("serve-reference takes only --no-batch, got '\(bad)'") }
+        var server = WireReferenceServer(batches: !a.contains("--no-batch"))
+        return server.serve()
+    }),
     ]
 }
 

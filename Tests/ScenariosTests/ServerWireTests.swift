@@ -44,6 +44,75 @@ struct ServerWireTests {
         }
     }
 
+    /// A world on a server that announced batches runs ahead of its replies; every reply is
+    /// checked at the end, and a world whose replies were not the reference's answers runs
+    /// again in lock step. So batches change no result: the same verdicts, fingerprints and
+    /// events as one message a round trip, for a server that keeps the rules and for one
+    /// with a planted bug (whose failing seeds are the ones run again).
+    @Test("batches change nothing: the same verdicts, fingerprints and events as lock step, planted bugs included")
+    func batchesChangeNothing() {
+        // Seeds 5 and 17 are where plain fuzzing first catches the two planted bugs
+        // (docs/server-protocol.md): there the batches do not hold and the world runs again.
+        for (command, seeds) in [(Self.python, [0, 1, 2, 3] as [UInt64]),
+                                 (Self.python + " --bug enable-lifts-rollup", [16, 17]),
+                                 (Self.python + " --bug disable-spares-grace-keys", [4, 5])] {
+            let session = WireSession.onThisThread(.process(command))
+            let (ahead, again) = (session.worldsAhead, session.worldsRunAgain)
+            var broken: UInt64 = 0
+            for s in seeds {
+                var options = GeneratorOptions()
+                options.server = .process(command)
+                let batched = Fuzz.run(seed: s, options: options, cores: SDKCores()).0
+                options.server = .process(command + " --no-batch")
+                let lockStep = Fuzz.run(seed: s, options: options, cores: SDKCores()).0
+                #expect(batched.fingerprint == lockStep.fingerprint && batched.events == lockStep.events
+                        && batched.broken == lockStep.broken && batched.firstViolation == lockStep.firstViolation,
+                        "\(command) seed \(s): \(batched.broken) \(batched.fingerprint) vs \(lockStep.broken) \(lockStep.fingerprint)")
+                if !batched.passed { broken += 1 }
+            }
+            #expect(session.batches && session.worldsAhead - ahead == UInt64(seeds.count), "\(command): the worlds did not run ahead")
+            #expect(WireSession.onThisThread(.process(command + " --no-batch")).batches == false)
+            // A planted bug breaks its seed: that world's batches did not hold, and it ran again.
+            #expect(broken == (command == Self.python ? 0 : 1) && session.worldsRunAgain - again == broken,
+                    "\(command): \(broken) broken, \(session.worldsRunAgain - again) run again")
+        }
+    }
+
+    /// A world on the wire holds a connection: a fork would share the process.
+    @Test("forking a world whose server is on the wire stops the tool: exit 2 and the reason")
+    func forkRefused() async throws {
+        let result = await #expect(processExitsWith: .exitCode(2), observing: [\.standardErrorContent]) {
+            let world = SimWorld<ReferenceSDK, WireServer, NoObserver>(setup: StandardWorkload.setup(seed: 1, devices: 2, days: 1),
+                                                                      observer: NoObserver())
+            _ = world.fork()
+        }
+        let stderr = String(decoding: try #require(result).standardErrorContent, as: UTF8.self)
+        #expect(stderr.contains("error: cannot fork this world: its server is on the wire (a process or a service), whose state cannot be copied"),
+                "\(stderr)")
+    }
+
+    /// A server mutant plants its bug in the reference server, which a server on the wire
+    /// replaces: asking for both is bad input, never the wire server run under the mutant's name.
+    @Test("a server mutant with a server on the wire, mutants or explore with --server: bad input, exit 2, with the reason")
+    func serverMutantsRefuseTheWire() throws {
+        let wire = "process:" + Self.python
+        for argv in [["fuzz", "--seeds", "1", "--sdk", "mutant:enable-lifts-rollup", "--server", wire],
+                     ["replay", "3", "--sdk", "mutant:grace-one-day-late", "--server", wire],
+                     ["fingerprint", "--devices", "5", "--days", "2", "--sdk", "mutant:enable-lifts-rollup", "--server", wire],
+                     ["run", "--server", wire, PackageRoot.path + "/scenarios/mutant-enable-lifts-rollup.scenario"]] {
+            let r = try SimkitProcess.run(argv)
+            #expect(r.status == 2 && (r.stdout + r.stderr).contains("a server mutant cannot reach a server on the wire"),
+                    "\(argv): \(r.status) \(r.stdout)\(r.stderr)")
+        }
+        // An SDK mutant's bug is in the SDK: it runs on the wire as on the reference.
+        let sdkMutant = try SimkitProcess.run(["fingerprint", "--devices", "5", "--days", "2", "--sdk", "mutant:no-resume-after-unlock", "--server", wire])
+        #expect(sdkMutant.status == 0, "\(sdkMutant.stdout)\(sdkMutant.stderr)")
+        let mutants = try SimkitProcess.run(["mutants", "--server", wire])
+        #expect(mutants.status == 2 && mutants.stderr.contains("mutants takes no --server"), "\(mutants.stderr)")
+        let explore = try SimkitProcess.run(["explore", "--server", wire])
+        #expect(explore.status == 2 && explore.stderr.contains("explore takes no --server: it forks worlds mid-run"), "\(explore.stderr)")
+    }
+
     @Test("a server that never answers: server-unresponsive within the bound, and the next seed runs")
     func sleeps() {
         let start = Date()
@@ -125,6 +194,44 @@ struct ServerWireTests {
         }
     }
 
+    /// A server that announces batches and then fails inside one (it exits, or breaks a
+    /// reply) gets the verdict lock step gives it: the world runs again in lock step, on a
+    /// fresh process, and that run's message, reply and stderr are the report.
+    @Test("a batch server that exits or breaks a reply mid-batch gets the lock step's verdict, word for word")
+    func failsInsideABatch() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("simkit-wire-batch-\(ProcessInfo.processInfo.processIdentifier)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        for (i, (edit, verdict)) in [("sys.stderr.write('dying at request 40\\n'); sys.stderr.flush(); os._exit(7)", "server-exited"),
+                                     ("out['servedAt'] = m['now'] + 1", "server-protocol")].enumerated() {
+            let file = dir.appendingPathComponent("fails\(i).py")
+            try """
+            import os, sys
+            sys.path.insert(0, \(WireJSON.quote(PackageRoot.path + "/Examples/PythonServer")))
+            import server
+            class Fails(server.Server):
+                requests = 0
+                def message(self, m):
+                    out = super().message(m)
+                    if m["op"] == "reset":
+                        self.requests = 0   # each world the same after its reset, as the protocol asks
+                    if m["op"] == "request":
+                        self.requests += 1
+                        if self.requests == 40:
+                            \(edit)
+                    return out
+            server.serve_stdio(Fails(batch="--no-batch" not in sys.argv))
+            """.write(to: file, atomically: true, encoding: .utf8)
+            let batched = Self.seed(2, "python3 " + file.path)
+            let lockStep = Self.seed(2, "python3 " + file.path + " --no-batch")
+            #expect(batched.broken == [verdict] && lockStep.broken == [verdict], "\(batched.broken) \(lockStep.broken)")
+            // The same words but the command's own flag.
+            #expect(batched.firstViolation == lockStep.firstViolation?.replacingOccurrences(of: " --no-batch", with: "")
+                    && batched.fingerprint == lockStep.fingerprint,
+                    "batched:\n\(batched.firstViolation ?? "")\nlock step:\n\(lockStep.firstViolation ?? "")")
+            #expect(WireSession.onThisThread(.process("python3 " + file.path)).worldsRunAgain == 1)
+        }
+    }
+
     @Test("scenario lines: server process and server http, with located errors for bad ones")
     func language() throws {
         let head = "scenario \"w\"\nduration 1d\n"
@@ -169,36 +276,45 @@ struct ServerWireTests {
         let python = try SimkitProcess.run(["fingerprint", "--devices", "30", "--days", "10", "--server", "process:" + Self.python])
         #expect(reference.status == 0 && python.status == 0, "\(python.stdout)\(python.stderr)")
         #expect(python.stdout == reference.stdout && reference.stdout.hasPrefix("fingerprint "), "\(python.stdout) vs \(reference.stdout)")
+        // The reference itself behind the wire (the bench's ceiling), in batches and in lock step.
+        for flags in ["", " --no-batch"] {
+            let wired = try SimkitProcess.run(["fingerprint", "--devices", "30", "--days", "10",
+                                               "--server", "process:" + SimkitProcess.binary + " serve-reference" + flags])
+            #expect(wired.status == 0 && wired.stdout == reference.stdout, "serve-reference\(flags): \(wired.stdout)\(wired.stderr)")
+        }
         let broken = try SimkitProcess.run(["fingerprint", "--devices", "5", "--days", "2", "--server", "process:" + Self.fixture("invalid_json.py")])
         #expect(broken.status == 1 && broken.stdout.hasPrefix("server-protocol: "), "\(broken.stdout)")
     }
 
     /// docs/server-protocol.md shows every line of one short scenario's exchange; it must be
     /// what SimKit and the example server say (regenerate it: see the page).
-    @Test("the protocol page's exchange is what SimKit and the example server send")
+    @Test("the protocol page's exchanges are what SimKit and the example server send, in lock step and in a batch")
     func documentedExchange() throws {
-        let session = WireSession.onThisThread(.process(Self.python))
-        session.recording = true
-        defer { session.recording = false }
-        let file = PackageRoot.path + "/Examples/PythonServer/short.scenario"
-        let source = try String(contentsOfFile: file, encoding: .utf8)
-        let outcome = ScenarioRunner(server: .process(Self.python)).run(file: "short.scenario", source: source)
-        #expect(outcome.passed, "\(ScenarioReport.block(outcome))")
         let page = try String(contentsOfFile: PackageRoot.path + "/docs/server-protocol.md", encoding: .utf8)
-        let block = page.components(separatedBy: "<!-- exchange: Examples/PythonServer/short.scenario -->\n```text\n").dropFirst().first?
-            .components(separatedBy: "\n```").first
-        let shown = try #require(block, "docs/server-protocol.md has no exchange block").split(separator: "\n").map(String.init)
-        let real = session.transcript.filter { !$0.contains("\"op\":\"hello\"") && !$0.contains("\"server\":\"python-example") }
-        #expect(shown == real, "the page shows:\n\(shown.joined(separator: "\n"))\nSimKit sent and got:\n\(real.joined(separator: "\n"))")
+        for (marker, command) in [("exchange: Examples/PythonServer/short.scenario", Self.python + " --no-batch"),
+                                  ("exchange, batched: Examples/PythonServer/short.scenario", Self.python)] {
+            let session = WireSession.onThisThread(.process(command))
+            session.recording = true
+            defer { session.recording = false }
+            let file = PackageRoot.path + "/Examples/PythonServer/short.scenario"
+            let source = try String(contentsOfFile: file, encoding: .utf8)
+            let outcome = ScenarioRunner(server: .process(command)).run(file: "short.scenario", source: source)
+            #expect(outcome.passed, "\(ScenarioReport.block(outcome))")
+            let block = page.components(separatedBy: "<!-- \(marker) -->\n```text\n").dropFirst().first?
+                .components(separatedBy: "\n```").first
+            let shown = try #require(block, "docs/server-protocol.md has no block '\(marker)'").split(separator: "\n").map(String.init)
+            let real = session.transcript.filter { !$0.contains("\"op\":\"hello\"") && !$0.contains("\"server\":\"python-example") }
+            #expect(shown == real, "the page shows:\n\(shown.joined(separator: "\n"))\nSimKit sent and got:\n\(real.joined(separator: "\n"))")
+        }
     }
 
     /// The example's CI run: plain fuzzing over stdio and over HTTP breaks nothing, and each
     /// planted bug is caught by plain fuzzing.
-    @Test("the Python example server: 200 fuzz seeds over stdio and 40 over HTTP break nothing; each planted bug is caught",
+    @Test("the Python example server: 500 fuzz seeds over stdio and 40 over HTTP break nothing; each planted bug is caught",
           .tags(.slow), .slowTier)
     func pythonServerCampaigns() throws {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("simkit-wire-slow-\(ProcessInfo.processInfo.processIdentifier)").path
-        let stdio = try SimkitProcess.run(["fuzz", "--seeds", "200", "--jobs", "2", "--quiet", "--out", out,
+        let stdio = try SimkitProcess.run(["fuzz", "--seeds", "500", "--jobs", "2", "--quiet", "--out", out,
                                            "--server", "process:python3 Examples/PythonServer/server.py"])
         #expect(stdio.status == 0 && stdio.stdout.contains("no invariant broken"), "\(stdio.stdout)\(stdio.stderr)")
 

@@ -36,8 +36,7 @@ extension Fuzz {
             return (result, scenario, [])
         }
         setup.ringDepth = 0   // the checker keeps its own rings
-        var world = SimWorld<SDK, Server, InvariantChecker>(setup: setup, observer: InvariantChecker(ringDepth: 12))
-        world.run()
+        let world = WireRun.run { SimWorld<SDK, Server, InvariantChecker>(setup: setup, observer: InvariantChecker(ringDepth: 12)) }
         if let failure = WireFailure.of(world.server) {
             return (serverFailed(seed: seed, options: options, failure, events: world.eventsHandled), scenario, [])
         }

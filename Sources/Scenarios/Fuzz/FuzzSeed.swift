@@ -83,9 +83,7 @@ public enum Fuzz {
     ) throws(CompileError) -> SimWorld<SDK, Server, InvariantChecker> {
         var compiled = try ScenarioCompiler.compile(scenario)
         compiled.setup.ringDepth = 0   // the checker keeps its own rings
-        var world = SimWorld<SDK, Server, InvariantChecker>(setup: compiled.setup, observer: InvariantChecker(ringDepth: ringDepth))
-        world.run()
-        return world
+        return WireRun.run { SimWorld<SDK, Server, InvariantChecker>(setup: compiled.setup, observer: InvariantChecker(ringDepth: ringDepth)) }
     }
 
     /// Runs `scenario` on the cores its `sdk` and `server` lines name (the reference, a

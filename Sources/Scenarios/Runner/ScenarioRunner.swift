@@ -92,9 +92,10 @@ public struct ScenarioRunner: Sendable {
     func run<SDK: SDKCore, Server: ServerCore>(_ sdk: SDK.Type, _ server: Server.Type, setup: WorldSetup,
                                                compiled: CompiledScenario, name: String,
                                                file: String, choice: SDKChoice? = nil) -> ScenarioOutcome {
-        let observer = ObserverPair(InvariantChecker(), ExpectationJudge(expectations: compiled.expectations))
-        var world = SimWorld<SDK, Server, ObserverPair<InvariantChecker, ExpectationJudge>>(setup: setup, observer: observer)
-        world.run()
+        let world = WireRun.run {
+            SimWorld<SDK, Server, ObserverPair<InvariantChecker, ExpectationJudge>>(
+                setup: setup, observer: ObserverPair(InvariantChecker(), ExpectationJudge(expectations: compiled.expectations)))
+        }
         var outcome = judge(world: world, compiled: compiled, name: name, file: file)
         if let failure = WireFailure.of(world.server) {
             // The server left the protocol: that is the verdict (what the checkers saw after

@@ -1,4 +1,5 @@
 import Foundation
+import Invariants
 import ServerWire
 import SimKit
 
@@ -150,6 +151,22 @@ public struct ServerCores: Sendable, ExpressibleByDictionaryLiteral {
         return plain && !text.isEmpty ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
+    /// Why `sdk` cannot run with `server`, or nil: a server mutant (`mutant:NAME` whose
+    /// planted bug is the reference server's) with a server on the wire, which replaces the
+    /// reference server, so the bug would be nowhere and the run would test the wire server
+    /// unchanged under the mutant's name.
+    public static func wireMutantRefusal(sdk: SDKChoice, server: ServerChoice) -> String? {
+        guard case .mutant(let name) = sdk, let mutant = Mutants.named(name), mutant.side == .server else { return nil }
+        switch server {
+        case .process, .http:
+            return "mutant '\(name)' plants its bug in the reference server, which the server on the wire "
+                + "(\(ServerCores.name(server))) replaces: a server mutant cannot reach a server on the wire. "
+                + "Run it on the reference server (no --server, no server line), or plant the bug in your own server "
+                + "(as Examples/PythonServer/server.py --bug NAME does)"
+        case .reference, .custom: return nil
+        }
+    }
+
     /// The command-line flag that selects `choice`, with a leading space: empty for the
     /// reference (the default), ` --server custom:NAME` otherwise. Appended to every
     /// replay, shrink and timeline command a failure prints.
@@ -177,6 +194,7 @@ extension SDKCores {
     /// The cores `sdk` and `server` name; an unknown custom name of either is an error that
     /// lists the known ones.
     public func resolve(sdk: SDKChoice, server: ServerChoice) throws(CompileError) -> ResolvedCores {
+        if let refusal = ServerCores.wireMutantRefusal(sdk: sdk, server: server) { throw CompileError(refusal) }
         let s = try core(for: sdk)
         let v = try servers.core(for: server)
         switch (s, v) {

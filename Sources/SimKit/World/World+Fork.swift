@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Forking a world mid-run: `simkit explore` runs a path's prefix once and tries each next
 /// action on a copy of the world, instead of running every path from the start.
 ///
@@ -19,7 +25,12 @@
 extension SimWorld {
     /// A copy of this world that runs on by itself: its tables and queue are copied when
     /// it (or this world) next runs, and its observer is `observer.forked()`.
+    ///
+    /// A world whose server core is a connection (`UnforkableServer`, a server on the wire)
+    /// is refused: the copy would share the process, and two worlds' messages would
+    /// interleave on it. The tool stops with the core's reason and exit status 2.
     @inlinable public func fork() -> Self {
+        if let core = Server.self as? any UnforkableServer.Type { refuseFork(core.forkRefusal) }
         var copy = self
         copy.observer = observer.forked()
         return copy
@@ -95,4 +106,21 @@ extension SimWorld {
         }
         return true
     }
+}
+
+/// A server core that is a connection to a server elsewhere, not a value (a server on the
+/// wire: a process or a service holds the state). A world on it cannot be forked.
+public protocol UnforkableServer {
+    /// Why a world on this core cannot be forked, one sentence (printed as the error).
+    static var forkRefusal: String { get }
+}
+
+/// Stops the tool: `SimWorld.fork()` of a world whose server is a connection. Bad input to
+/// the tool (a command asked for a fork it cannot make), so exit status 2, as for every
+/// bad input, after `error: REASON` on standard error.
+@usableFromInline @inline(never)
+func refuseFork(_ reason: String) -> Never {
+    let line = Array("error: cannot fork this world: \(reason)\n".utf8)
+    _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    exit(2)
 }

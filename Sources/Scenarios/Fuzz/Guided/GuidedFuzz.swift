@@ -188,9 +188,10 @@ public enum GuidedFuzz {
         -> (InvariantChecker, GuidanceObserver, Fingerprint, UInt64, StopReason?, WireFailure?) {
         var compiled = try ScenarioCompiler.compile(scenario)
         compiled.setup.ringDepth = 0
-        var world = SimWorld<SDK, Server, ObserverPair<InvariantChecker, GuidanceObserver>>(
-            setup: compiled.setup, observer: ObserverPair(InvariantChecker(ringDepth: 12), GuidanceObserver()))
-        world.run()
+        let world = WireRun.run {
+            SimWorld<SDK, Server, ObserverPair<InvariantChecker, GuidanceObserver>>(
+                setup: compiled.setup, observer: ObserverPair(InvariantChecker(ringDepth: 12), GuidanceObserver()))
+        }
         return (world.observer.first, world.observer.second, world.fingerprint, world.eventsHandled, world.stop, WireFailure.of(world.server))
     }
 }
