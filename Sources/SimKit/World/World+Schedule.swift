@@ -60,41 +60,8 @@ extension SimWorld {
                     schedulePersonAction(statement: index, device: DeviceIndex(truncatingIfNeeded: v), after: v >> 32)
                 }
             }
-        case .offline(let selection, let forMs):
-            let until = now.saturatingAdd(forMs)
-            forEachSelected(selection, statement: index, firing: firing) { world, d in
-                let i = Int(d)
-                if world._devices[i].offlineUntil < until {
-                    world._devices[i].offlineUntil = until
-                    world.trace(d, .fault(.offline(until: until)))
-                    world.schedule(Event(time: until, target: d, kind: EventKind.offlineEnds))
-                }
-            }
-        case .serverErrors(let rate, let status, let forMs):
-            faults.errorRateBp = rate; faults.errorStatus = status
-            faults.errorsUntil = max(faults.errorsUntil, now.saturatingAdd(forMs))
-            trace(Event.world, .fault(.serverErrors(rateBp: rate, status: status, until: faults.errorsUntil)))
-            schedule(Event(time: faults.errorsUntil, target: Event.world, kind: EventKind.serverFaultEnds, arg: 0))
-        case .serverDown(let forMs):
-            faults.downUntil = max(faults.downUntil, now.saturatingAdd(forMs))
-            trace(Event.world, .fault(.serverDown(until: faults.downUntil)))
-            schedule(Event(time: faults.downUntil, target: Event.world, kind: EventKind.serverFaultEnds, arg: 1))
-        case .timeouts(let rate, let forMs):
-            faults.timeoutRateBp = rate
-            faults.timeoutsUntil = max(faults.timeoutsUntil, now.saturatingAdd(forMs))
-            trace(Event.world, .fault(.timeouts(rateBp: rate, until: faults.timeoutsUntil)))
-            schedule(Event(time: faults.timeoutsUntil, target: Event.world, kind: EventKind.serverFaultEnds, arg: 2))
-        case .lostResponses(let rate, let forMs):
-            faults.lostRateBp = rate
-            faults.lostUntil = max(faults.lostUntil, now.saturatingAdd(forMs))
-            trace(Event.world, .fault(.lostResponses(rateBp: rate, until: faults.lostUntil)))
-            faults.answersFaultedUntil = max(faults.answersFaultedUntil, faults.lostUntil)
-            schedule(Event(time: faults.lostUntil, target: Event.world, kind: EventKind.serverFaultEnds, arg: 3))
-        case .slowResponses(let selection, let byMs, let forMs):
-            let until = now.saturatingAdd(forMs)
-            forEachSelected(selection, statement: index, firing: firing) { world, d in
-                world.slowResponsesStart(device: d, byMs: SimTime(byMs), until: until)
-            }
+        case .offline, .serverErrors, .serverDown, .timeouts, .lostResponses, .slowResponses:
+            startFault(statement.action, statement: index, firing: firing)
         case .dashboard(let action):
             let applied = applyDashboard(action)
             trace(Event.world, .dashboard(action, applied: applied))

@@ -19,7 +19,7 @@ extension World {
             ("devices", Array(devices)),
             ("sdks", Array(sdks)),
             ("server", server),
-            ("faults", [faults.errorRateBp, faults.errorStatus, faults.timeoutRateBp, faults.lostRateBp] as [UInt16]),
+            ("faults", [faults.errorRateBp, faults.timeoutRateBp, faults.lostRateBp] as [UInt16]),
             ("fault-ends", [faults.errorsUntil, faults.downUntil, faults.timeoutsUntil, faults.lostUntil] as [SimTime]),
             ("current-keys", currentKey),
             ("slow-responses", slowAnswers.until + slowAnswers.byMs),

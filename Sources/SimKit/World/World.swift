@@ -267,7 +267,7 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
         case EventKind.responseArrives: responseArrives(slot: e.arg)
         case EventKind.timer: timerFires(e)
         case EventKind.offlineEnds: offlineEnds(device: e.target)
-        case EventKind.serverFaultEnds: serverFaultEnds(kind: e.arg)
+        case EventKind.serverFaultEnds: faultEnds(FaultEnd(arg: e.arg))
         default: preconditionFailure("unknown event kind \(e.kind)")
         }
     }
@@ -392,11 +392,8 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
     @usableFromInline static let responseArrives: UInt8 = 4
     @usableFromInline static let timer: UInt8 = 5
     @usableFromInline static let offlineEnds: UInt8 = 6
+    /// A fault window ends; its `arg` says which (`FaultEnd`).
     @usableFromInline static let serverFaultEnds: UInt8 = 7
-    /// Not a kind of its own: a `serverFaultEnds` event whose `arg` is this plus a device
-    /// ends that device's window of slow answers (`handle`'s switch stays as it was; a
-    /// case more there cost instructions on every run's hot loop).
-    @usableFromInline static let slowResponsesEnd: UInt32 = 4
 }
 
 /// Fork keys of the world's random streams: one per component, never reused.
@@ -405,17 +402,4 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
     @usableFromInline static let selection: UInt64 = 2
     @usableFromInline static let jitter: UInt64 = 3
     @usableFromInline static let deviceDraws: UInt64 = 4
-}
-
-/// The server-wide fault windows in force (SPEC §1.4). A new window of a kind replaces
-/// the one in force if it ends later.
-@usableFromInline struct ServerFaults: Sendable {
-    @usableFromInline var errorRateBp: UInt16 = 0, errorStatus: UInt16 = 503, errorsUntil: SimTime = 0
-    @usableFromInline var downUntil: SimTime = 0
-    @usableFromInline var timeoutRateBp: UInt16 = 0, timeoutsUntil: SimTime = 0
-    @usableFromInline var lostRateBp: UInt16 = 0, lostUntil: SimTime = 0
-    /// The latest end of the windows that act on answers after the server judged them:
-    /// lost responses, and any device's slow responses. Until then an answer takes the
-    /// rare path (`answerMeetsFault`); after it, one test a request, as before either existed.
-    @usableFromInline var answersFaultedUntil: SimTime = 0
 }

@@ -139,23 +139,6 @@ extension SimWorld {
         stepInline(d, .response(id: slot.id, kind: slot.request.kind, reply: slot.reply))
     }
 
-    /// A device's partition ends (unless a later one extended it).
-    @inlinable mutating func offlineEnds(device d: DeviceIndex) {
-        if _devices[Int(d)].offlineUntil == now { trace(d, .fault(.offlineEnded)) }
-    }
-
-    @inlinable mutating func serverFaultEnds(kind: UInt32) {
-        let ended: Bool
-        switch kind {
-        case 0: ended = faults.errorsUntil == now
-        case 1: ended = faults.downUntil == now
-        case 2: ended = faults.timeoutsUntil == now
-        case 3: ended = faults.lostUntil == now
-        default: return slowResponsesEnd(device: DeviceIndex(kind - EventKind.slowResponsesEnd))
-        }
-        if ended { trace(Event.world, .fault(.serverFaultEnded)) }
-    }
-
     /// `trace` of an answer's arrival, a function of its own (see `traceInput`).
     @inlinable @inline(never)
     mutating func traceDelivered(_ slot: RequestPool.Slot) {

@@ -26,12 +26,12 @@ extension SimWorld {
             slowAnswers.until = Array(repeating: 0, count: _devices.count)
             slowAnswers.byMs = Array(repeating: 0, count: _devices.count)
         }
-        precondition(d < Event.world - EventKind.slowResponsesEnd, "device index too large for a slow-responses window")
+        precondition(d <= FaultEnd.maxSlowDevice, "device index too large for a slow-responses window")
         let i = Int(d)
         slowAnswers.byMs[i] = byMs
         if slowAnswers.until[i] < until {
             slowAnswers.until[i] = until
-            schedule(Event(time: until, target: d, kind: EventKind.serverFaultEnds, arg: EventKind.slowResponsesEnd + UInt32(d)))
+            schedule(Event(time: until, target: d, kind: EventKind.serverFaultEnds, arg: FaultEnd.slowResponses(d).arg))
         }
         trace(d, .fault(.slowResponses(byMs: byMs, until: slowAnswers.until[i])))
         faults.answersFaultedUntil = max(faults.answersFaultedUntil, slowAnswers.until[i])
