@@ -77,7 +77,7 @@ public enum Mutants {
         server("reset-refused-keeps-record", .resetJudgesKey, .resetDeletesEverything, [.serverEnforcesAccess, .rotationGrace, .disableStopsEveryKey, .onlyRollupRestores, .lockOnRevocation], "judges the key before a reset, so a reset while access is stopped keeps the record"),
         server("clone-credential-accepted", .assertionOnlyAtRegistration, .clonesNeverServed, [.serverEnforcesAccess], "checks App Attest only at registration, so a clone with a copied credential is served"),
         server("stopped-since-from-first-stop", .stoppedSinceFromFirstStop, .serverEnforcesAccess, [.purgeOnlyAfter30ContinuousDays], "dates stoppedSince from the first stop ever, breaks or no breaks"),
-        // Deep mutants (issue 20): each needs a rare situation or an exact boundary.
+        // Deep mutants: each needs a rare situation or an exact boundary.
         sdk("purge-strictly-after-30-days", .purgesStrictlyAfter30Days, .purgeWhenDue, [], "purges only when the stop is more than 30 days old (> for >=): a lock error served at exactly 30 days keeps the data"),
         sdk("purge-30-minutes-late", .purgesHalfHourLate, .purgeWhenDue, [], "purges only once the stop is 30 days and 30 minutes old"),
         sdk("check-age-in-whole-seconds", .checksAgeInWholeSeconds, .keyCheckSchedule, [], "counts the age of the last answered check in whole seconds: no check on activation 24 h + 1..999 ms after it"),
@@ -99,7 +99,7 @@ public enum Mutants {
     ]
 
     /// Mutants whose bug needs one exact order of events that random fuzzing does not
-    /// build (issue 22): `simkit explore` finds them, `simkit fuzz` is not expected to.
+    /// build: `simkit explore` finds them, `simkit fuzz` is not expected to.
     /// Not in `all` (the mutation score of fuzzing, which `simkit mutants` measures);
     /// `--sdk mutant:NAME` and `sdk mutant NAME` select them like any other.
     public static let orderingOnly: [Mutant] = [

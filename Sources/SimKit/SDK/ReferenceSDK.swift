@@ -80,11 +80,9 @@ public struct ReferenceSDK: SDKCore {
         case .timer(let kind, let arg) where ignoresTimer(kind, arg: arg): return
         default: break
         }
-        withUnsafePointer(to: config) { settings in
-            withUnsafeMutablePointer(to: &effects) { out in
-                var step = Step(disk: disk, settings: settings, now: now, out: out, context: context)
-                handle(input, &step)
-            }
+        withUnsafeMutablePointer(to: &effects) { out in
+            var step = Step(disk: disk, config: config, now: now, out: out, context: context)
+            handle(input, &step)
         }
     }
 
@@ -118,10 +116,7 @@ public struct ReferenceSDK: SDKCore {
         // Word-sized and word-aligned fields first, the 9 bytes of `context` last: with the
         // odd-sized field in the middle, building a step copied it in overlapping pieces.
         var disk: LocalData
-        /// The caller's settings, valid for the one `handle` call that made this step: a
-        /// pointer, not a copy of its 64 bytes.
-        let settings: UnsafePointer<SDKConfig>
-        var config: SDKConfig { settings.pointee }
+        let config: SDKConfig
         let now: SimTime
         /// The caller's `effects`, valid for the one `handle` call that made this step. A
         /// pointer, not the buffer moved in and out: a step then holds no reference, so
