@@ -5,14 +5,14 @@
 /// key (a device index, a component tag), and a fork depends only on the root seed and
 /// the key, never on how much the parent has drawn. Adding a device or an action
 /// therefore does not shift the randomness of any other device.
-public struct SimRandom: RandomStream, Sendable {
+@usableFromInline package struct SimRandom: RandomStream, Sendable {
     /// The seed this stream was made from; forks derive from it, not from the state.
-    public let seed: UInt64
+    @usableFromInline package let seed: UInt64
     @usableFromInline var s0: UInt64, s1: UInt64, s2: UInt64, s3: UInt64
 
     /// A stream from `seed`; the four state words are split-mix64 outputs.
     @inlinable
-    public init(seed: UInt64) {
+    package init(seed: UInt64) {
         self.seed = seed
         var sm = seed
         s0 = SimRandom.splitMix(&sm); s1 = SimRandom.splitMix(&sm)
@@ -22,7 +22,7 @@ public struct SimRandom: RandomStream, Sendable {
 
     /// One split-mix64 step: advances `state` and returns a well-mixed word.
     @inlinable
-    public static func splitMix(_ state: inout UInt64) -> UInt64 {
+    package static func splitMix(_ state: inout UInt64) -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -32,7 +32,7 @@ public struct SimRandom: RandomStream, Sendable {
 
     /// An independent stream for `key`, derived from this stream's seed and the key only.
     @inlinable
-    public func fork(_ key: UInt64) -> SimRandom {
+    package func fork(_ key: UInt64) -> SimRandom {
         var sm = seed ^ 0x6A09_E667_F3BC_C909
         _ = SimRandom.splitMix(&sm)
         var k = key &+ SimRandom.splitMix(&sm)
@@ -41,12 +41,12 @@ public struct SimRandom: RandomStream, Sendable {
 
     /// An independent stream for a pair of keys, e.g. (component, device index).
     @inlinable
-    public func fork(_ a: UInt64, _ b: UInt64) -> SimRandom { fork(a).fork(b) }
+    package func fork(_ a: UInt64, _ b: UInt64) -> SimRandom { fork(a).fork(b) }
 
     /// The next 64 random bits (xoshiro256**).
     /// - Complexity: O(1).
     @inlinable @inline(__always)
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         let result = ((s1 &* 5) << 7 | (s1 &* 5) >> 57) &* 9
         let t = s1 << 17
         s2 ^= s0; s3 ^= s1; s1 ^= s2; s0 ^= s3
@@ -57,7 +57,7 @@ public struct SimRandom: RandomStream, Sendable {
 
     /// `k` distinct indices from `0..<n`, sorted ascending (Floyd's algorithm, then sorted).
     /// - Complexity: O(k log k).
-    public mutating func pick(_ k: Int, of n: Int) -> [Int] {
+    @usableFromInline package mutating func pick(_ k: Int, of n: Int) -> [Int] {
         precondition(k >= 0 && k <= n, "cannot pick \(k) of \(n)")
         if k == n { return Array(0..<n) }
         var chosen = Set<Int>(minimumCapacity: k)   // determinism: membership test only; the output order comes from sort()
@@ -74,7 +74,7 @@ public struct SimRandom: RandomStream, Sendable {
 
 /// A source of random words, and SimKit's own sampling on top of it (the same on every
 /// toolchain, unlike the standard library's).
-public protocol RandomStream {
+@usableFromInline package protocol RandomStream {
     /// The next 64 random bits.
     mutating func next() -> UInt64
 }
@@ -82,7 +82,7 @@ public protocol RandomStream {
 extension RandomStream {
     /// An unbiased integer in `0..<bound` (Lemire's multiply-and-reject); `bound` > 0.
     @inlinable @inline(__always)
-    public mutating func below(_ bound: UInt64) -> UInt64 {
+    package mutating func below(_ bound: UInt64) -> UInt64 {
         precondition(bound > 0, "below(0) has no value to return")
         var m = next().multipliedFullWidth(by: bound)
         if m.low < bound {
@@ -94,7 +94,7 @@ extension RandomStream {
 
     /// An unbiased integer in the closed range `lo...hi`.
     @inlinable @inline(__always)
-    public mutating func int(in range: ClosedRange<UInt64>) -> UInt64 {
+    package mutating func int(in range: ClosedRange<UInt64>) -> UInt64 {
         let span = range.upperBound &- range.lowerBound
         if span == UInt64.max { return next() }
         return range.lowerBound &+ below(span &+ 1)
@@ -102,7 +102,7 @@ extension RandomStream {
 
     /// True with probability `numerator / denominator`, an exact integer ratio.
     @inlinable @inline(__always)
-    public mutating func chance(_ numerator: UInt64, outOf denominator: UInt64) -> Bool {
+    package mutating func chance(_ numerator: UInt64, outOf denominator: UInt64) -> Bool {
         precondition(denominator > 0 && numerator <= denominator, "chance \(numerator)/\(denominator) is not a ratio")
         if numerator == 0 { return false }
         if numerator == denominator { return true }
@@ -115,15 +115,15 @@ extension RandomStream {
 /// by a key unique to the decision. Starting one costs a multiply where a `fork` of a
 /// `SimRandom` costs seven split-mix rounds, and the engine starts one for most of its
 /// events; a few draws is all it is for.
-public struct KeyedRandom: RandomStream, Sendable {
+@usableFromInline package struct KeyedRandom: RandomStream, Sendable {
     @usableFromInline var state: UInt64
     /// A stream for `key`, starting at `key × multiplier` of split-mix's sequence, so nearby
     /// keys (device 7, device 8) start far apart rather than one step apart: keys closer
     /// than 2^58 never start within 32 steps of each other (the odd multiplier is a
     /// spectrally good one of Steele and Vigna's; a test checks the distance).
-    @inlinable public init(key: UInt64) {
+    @inlinable package init(key: UInt64) {
         state = key &* KeyedRandom.multiplier
     }
     @usableFromInline static let multiplier: UInt64 = 0xD1B5_4A32_D192_ED03
-    @inlinable @inline(__always) public mutating func next() -> UInt64 { SimRandom.splitMix(&state) }
+    @inlinable @inline(__always) package mutating func next() -> UInt64 { SimRandom.splitMix(&state) }
 }

@@ -5,7 +5,7 @@
 ///
 /// Each app keeps at most `intervalsMax` closed intervals; dropping the oldest can only
 /// make a `stoppedSince` later, never earlier, so it stays sound (S2).
-public struct AccessHistory: Sendable {
+@usableFromInline package struct AccessHistory: Sendable {
     /// A closed interval `[from, to)` in which an app was refused.
     @usableFromInline struct Interval: Sendable { var from: SimTime; var to: SimTime }
 
@@ -26,9 +26,9 @@ public struct AccessHistory: Sendable {
     @usableFromInline var appPendingDroppedEnd: [SimTime]
 
     /// No such time.
-    public static let never: SimTime = .max
+    @usableFromInline package static let never: SimTime = .max
     /// The most closed refusal intervals kept per app.
-    public static let intervalsMax = 64
+    @usableFromInline package static let intervalsMax = 64
     /// The most steps `latestUnrefused` walks back (each to an earlier interval's start).
     static let walkMax = 2 * intervalsMax + 8
 

@@ -7,12 +7,12 @@
 /// A push is on the hot path of every checked run (once per trace record), so the slots
 /// and cursors share one storage object: one uniqueness check a push instead of one per
 /// array. Copies are still values: a shared storage is copied before it is written.
-public struct DeviceRings: Sendable {
-    public let depth: Int
+@usableFromInline package struct DeviceRings: Sendable {
+    @usableFromInline package let depth: Int
     @usableFromInline var storage: RingStorage
 
     /// Rings for `devices` devices, `depth` records each (0 keeps nothing).
-    public init(devices: Int, depth: Int) {
+    @usableFromInline package init(devices: Int, depth: Int) {
         precondition(depth >= 0 && depth <= 256, "ring depth \(depth) is out of 0...256")
         self.depth = depth
         storage = RingStorage(devices: depth == 0 ? 0 : devices, depth: depth)
@@ -21,7 +21,7 @@ public struct DeviceRings: Sendable {
     /// Keeps `record` in its device's ring; world records are not kept.
     /// - Complexity: O(1).
     @inlinable @inline(__always)
-    public mutating func push(_ record: TraceRecord) {
+    package mutating func push(_ record: TraceRecord) {
         let d = Int(record.device)
         guard d < storage.devices else { return }   // also when depth is 0 (no devices)
         if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
@@ -31,7 +31,7 @@ public struct DeviceRings: Sendable {
     /// Makes the storage this value's own (a copy if it is shared), so that `pushUnique`
     /// may write it: `World.run` calls it once before its loop, as for its device tables.
     @inlinable
-    public mutating func makeUnique() {
+    package mutating func makeUnique() {
         if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
     }
 
@@ -62,7 +62,7 @@ public struct DeviceRings: Sendable {
 
     /// A hint: `device` is about to get a record (see `Prefetch`).
     @inlinable
-    public func prefetch(device: DeviceIndex) {
+    package func prefetch(device: DeviceIndex) {
         let d = Int(device)
         guard d < storage.devices else { return }
         Prefetch.line(UnsafeRawPointer(storage.cursors + d))
@@ -71,7 +71,7 @@ public struct DeviceRings: Sendable {
 
     /// The device's kept records, oldest first.
     /// - Complexity: O(depth).
-    public func last(of device: DeviceIndex) -> [TraceRecord] {
+    @usableFromInline package func last(of device: DeviceIndex) -> [TraceRecord] {
         guard Int(device) < storage.devices else { return [] }
         let d = Int(device)
         let next = Int(storage.cursors[d] & 0xFFFF), filled = Int(storage.cursors[d] >> 16)

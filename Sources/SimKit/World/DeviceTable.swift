@@ -7,7 +7,7 @@
 /// run of writes (`World.run` does before its loop, `World.init` holds a fresh one), and
 /// then writes straight to memory. Only the module writes (`internal(set)`), so that
 /// discipline is enforceable: outside SimKit a table is a read-only collection.
-public struct DeviceTable<Element>: RandomAccessCollection {
+@usableFromInline package struct DeviceTable<Element>: RandomAccessCollection {
     @usableFromInline var buffer: DeviceTableBuffer<Element>
 
     /// `count` copies of `value`.
@@ -20,11 +20,11 @@ public struct DeviceTable<Element>: RandomAccessCollection {
         buffer = DeviceTableBuffer(values)
     }
 
-    @inlinable public var startIndex: Int { 0 }
-    @inlinable public var endIndex: Int { buffer.count }
+    @inlinable package var startIndex: Int { 0 }
+    @inlinable package var endIndex: Int { buffer.count }
 
     /// Device `i`'s value. Set it only after `makeUnique()` (see the type's comment).
-    @inlinable public internal(set) subscript(i: Int) -> Element {
+    @inlinable package internal(set) subscript(i: Int) -> Element {
         get {
             precondition(i >= 0 && i < buffer.count, "device \(i) out of range")
             return buffer.base[i]

@@ -37,13 +37,13 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
     public var server: Server
     /// Per-device state and SDK processes; written without per-write uniqueness checks
     /// (see `DeviceTable`), so only this module writes them.
-    public internal(set) var devices: DeviceTable<DeviceState> {
+    package internal(set) var devices: DeviceTable<DeviceState> {
         @inlinable get { _devices }
         @inlinable set { _devices = newValue }
         @inlinable _modify { yield &_devices }
     }
     @usableFromInline var _devices: DeviceTable<DeviceState>
-    public internal(set) var sdks: DeviceTable<SDK> {
+    package internal(set) var sdks: DeviceTable<SDK> {
         @inlinable get { _sdks }
         @inlinable set { _sdks = newValue }
         @inlinable _modify { yield &_sdks }
@@ -56,7 +56,7 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
         @inlinable _modify { yield &_fingerprint }
     }
     @usableFromInline var _fingerprint = Fingerprint()
-    public internal(set) var rings: DeviceRings {
+    package internal(set) var rings: DeviceRings {
         @inlinable get { _rings }
         @inlinable set { _rings = newValue }
         @inlinable _modify { yield &_rings }

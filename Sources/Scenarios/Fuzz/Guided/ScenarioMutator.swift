@@ -7,10 +7,10 @@ import SimKit
 /// or splices in statements of a second scenario. One to three changes a call. The result
 /// may not compile (a splice that names a group the first does not declare): the caller
 /// checks and falls back to a fresh scenario.
-public struct ScenarioMutator {
+package struct ScenarioMutator {
     var r: SimRandom
 
-    public init(random: SimRandom) { r = random }
+    package init(random: SimRandom) { r = random }
 
     static let deltas: [Int64] = [-Int64(Ms.hour), -Int64(Ms.minute), -Int64(Ms.second), -1, 0, 1,
                                   Int64(Ms.second), Int64(Ms.minute), Int64(Ms.hour)]
@@ -19,7 +19,7 @@ public struct ScenarioMutator {
     /// Boundaries counted from an anchor statement: at it, 24 h (D1), 29 and 30 days (D5).
     static let spans: [SimTime] = [0, 0, Ms.day, 29 * Ms.day, 30 * Ms.day, 30 * Ms.day]
 
-    public mutating func mutate(_ input: ScenarioFile, donor: ScenarioFile?) -> ScenarioFile {
+    package mutating func mutate(_ input: ScenarioFile, donor: ScenarioFile?) -> ScenarioFile {
         var s = input
         for _ in 0..<(1 + r.below(3)) { step(&s, donor: donor) }
         for i in s.timeline.indices {
