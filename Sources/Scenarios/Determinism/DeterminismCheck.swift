@@ -11,15 +11,15 @@ import Invariants
 /// same way. A normal run pays nothing for it: a checked seed's own run is unchanged, its
 /// repeat runs without observers (`again`), and only a seed that differs is run with
 /// observers that keep and compare traces (`TraceTape`, `TraceComparer`).
-public enum DeterminismCheck {
+@usableFromInline package enum DeterminismCheck {
     /// `simkit fuzz` checks one seed in this many by default (`DeterminismCheck.sampled`).
-    public static let defaultSampleOneIn: UInt64 = 64
+    @usableFromInline package static let defaultSampleOneIn: UInt64 = 64
 
     /// Whether `seed` is one of the seeds checked when one in `n` is (`n` 0: none, 1: all).
     /// A hash of the seed (the split-mix finaliser), not `seed % n`: the checked seeds
     /// spread over the shards of a campaign instead of all falling in shard 1. A function
     /// of the seed alone, so a seed's verdict does not depend on `--jobs` or sharding.
-    public static func sampled(_ seed: UInt64, oneIn n: UInt64) -> Bool {
+    @usableFromInline package static func sampled(_ seed: UInt64, oneIn n: UInt64) -> Bool {
         guard n > 1 else { return n == 1 }
         var z = seed &+ 0x9E37_79B9_7F4A_7C15
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -29,7 +29,7 @@ public enum DeterminismCheck {
     }
 
     /// The core's name in reports: its type's name, with the mutant it runs, if any.
-    public static func coreName<SDK: SDKCore>(_ sdk: SDK.Type, choice: SDKChoice? = nil) -> String {
+    @usableFromInline package static func coreName<SDK: SDKCore>(_ sdk: SDK.Type, choice: SDKChoice? = nil) -> String {
         let name = String(describing: sdk)
         if case .mutant(let m)? = choice { return "\(name) (mutant:\(m))" }
         return name
@@ -37,7 +37,7 @@ public enum DeterminismCheck {
 
     /// The cores' name in reports: the SDK core's (as above), and the server core's type
     /// when it is not the reference `ServerModel` (`MySDK on server MyServer`).
-    public static func coreName<SDK: SDKCore, Server: ServerCore>(_ sdk: SDK.Type, server: Server.Type,
+    @usableFromInline package static func coreName<SDK: SDKCore, Server: ServerCore>(_ sdk: SDK.Type, server: Server.Type,
                                                                   choice: SDKChoice? = nil) -> String {
         let name = coreName(sdk, choice: choice)
         return ObjectIdentifier(server) == ObjectIdentifier(ServerModel.self) ? name : "\(name) on server \(String(describing: server))"
@@ -56,7 +56,7 @@ public enum DeterminismCheck {
     /// `Dictionary` with its storage's address, so an order that leaks from one differs
     /// between the two runs in one process, as it would between two processes.
     /// - Complexity: one more simulation of `setup`.
-    public static func compare<SDK: SDKCore>(_ setup: WorldSetup, sdk: SDK.Type, against tape: TraceTape,
+    @usableFromInline package static func compare<SDK: SDKCore>(_ setup: WorldSetup, sdk: SDK.Type, against tape: TraceTape,
                                              fingerprint: Fingerprint, events: UInt64, core: String? = nil,
                                              names: (String, String) = ("run 1", "run 2")) -> Nondeterminism? {
         compare(setup, sdk: sdk, server: ServerModel.self, against: tape, fingerprint: fingerprint, events: events,
@@ -64,7 +64,7 @@ public enum DeterminismCheck {
     }
 
     /// `compare(_:sdk:against:fingerprint:events:core:names:)` on the server core `server`.
-    public static func compare<SDK: SDKCore, Server: ServerCore>(_ setup: WorldSetup, sdk: SDK.Type, server: Server.Type,
+    @usableFromInline package static func compare<SDK: SDKCore, Server: ServerCore>(_ setup: WorldSetup, sdk: SDK.Type, server: Server.Type,
                                                                  against tape: TraceTape, fingerprint: Fingerprint,
                                                                  events: UInt64, core: String? = nil,
                                                                  names: (String, String) = ("run 1", "run 2")) -> Nondeterminism? {
@@ -110,13 +110,13 @@ public enum DeterminismCheck {
     /// and compare their traces (`twice`) to say where; if those two agree (a leak that did
     /// not repeat), the report says the runs differed without a place.
     /// - Complexity: one simulation without checkers; three for a run that differs.
-    public static func again<SDK: SDKCore>(_ setup: WorldSetup, sdk: SDK.Type, fingerprint: Fingerprint, events: UInt64,
+    @usableFromInline package static func again<SDK: SDKCore>(_ setup: WorldSetup, sdk: SDK.Type, fingerprint: Fingerprint, events: UInt64,
                                            core: String? = nil) -> Nondeterminism? {
         again(setup, sdk: sdk, server: ServerModel.self, fingerprint: fingerprint, events: events, core: core)
     }
 
     /// `again(_:sdk:fingerprint:events:core:)` on the server core `server`.
-    public static func again<SDK: SDKCore, Server: ServerCore>(_ setup: WorldSetup, sdk: SDK.Type, server: Server.Type,
+    @usableFromInline package static func again<SDK: SDKCore, Server: ServerCore>(_ setup: WorldSetup, sdk: SDK.Type, server: Server.Type,
                                                                fingerprint: Fingerprint, events: UInt64,
                                                                core: String? = nil) -> Nondeterminism? {
         var second = SimWorld<SDK, Server, NoObserver>(setup: setup, observer: NoObserver())
@@ -140,14 +140,14 @@ public enum DeterminismCheck {
 
     /// Runs `setup` twice on the core `SDK` and compares the traces (`compare`).
     /// - Complexity: two simulations of `setup`, and its trace in memory (up to `tapeLimit` records).
-    public static func twice<SDK: SDKCore>(_ setup: WorldSetup, sdk: SDK.Type, core: String? = nil,
+    @usableFromInline package static func twice<SDK: SDKCore>(_ setup: WorldSetup, sdk: SDK.Type, core: String? = nil,
                                            names: (String, String) = ("run 1", "run 2"),
                                            tapeLimit: Int = TraceTape.defaultLimit) -> Nondeterminism? {
         twice(setup, sdk: sdk, server: ServerModel.self, core: core, names: names, tapeLimit: tapeLimit)
     }
 
     /// `twice(_:sdk:core:names:tapeLimit:)` on the server core `server`.
-    public static func twice<SDK: SDKCore, Server: ServerCore>(_ setup: WorldSetup, sdk: SDK.Type, server: Server.Type,
+    @usableFromInline package static func twice<SDK: SDKCore, Server: ServerCore>(_ setup: WorldSetup, sdk: SDK.Type, server: Server.Type,
                                                                core: String? = nil, names: (String, String) = ("run 1", "run 2"),
                                                                tapeLimit: Int = TraceTape.defaultLimit) -> Nondeterminism? {
         var first = SimWorld<SDK, Server, TraceTape>(setup: setup, observer: TraceTape(limit: tapeLimit))

@@ -7,26 +7,26 @@ import SimKit
 /// The text of a record shows every field an SDK decides; a difference only in a field
 /// it leaves out (a `served` record's audit generation, a `delivered` answer's send time)
 /// is not seen here, where fingerprints see it.
-public enum TraceDiff {
+@usableFromInline package enum TraceDiff {
     /// A trace file, split: its header line, its records, its closing line.
-    public struct Trace: Sendable {
+    @usableFromInline package struct Trace: Sendable {
         /// `# simkit trace: seed 5, 40 devices, 90d`.
-        public var header: String
+        @usableFromInline package var header: String
         /// One line per record, in order.
-        public var records: [String]
+        @usableFromInline package var records: [String]
         /// `# end at 90d00h00m00.000s, 7,205 records`, or nil when the file was cut short.
-        public var footer: String?
+        @usableFromInline package var footer: String?
     }
 
     /// A file that is not a trace: what is wrong with it.
-    public struct BadTrace: Error, Sendable, CustomStringConvertible {
-        public var description: String
+    @usableFromInline package struct BadTrace: Error, Sendable, CustomStringConvertible {
+        @usableFromInline package var description: String
     }
 
     /// Splits the text of a trace file named `name`; throws when it does not start with a
     /// trace header.
     /// - Complexity: O(length of `text`).
-    public static func parse(_ text: String, name: String) throws(BadTrace) -> Trace {
+    @usableFromInline package static func parse(_ text: String, name: String) throws(BadTrace) -> Trace {
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         if lines.last == "" { lines.removeLast() }
         guard let header = lines.first, header.hasPrefix("# simkit trace:") else {
@@ -46,7 +46,7 @@ public enum TraceDiff {
     /// place says about the cause (`Nondeterminism`); nil when they are the same, line for
     /// line. `core` names the SDK core when the caller knows it.
     /// - Complexity: O(records).
-    public static func compare(_ a: Trace, _ b: Trace, names: (String, String), core: String? = nil) -> Nondeterminism? {
+    @usableFromInline package static func compare(_ a: Trace, _ b: Trace, names: (String, String), core: String? = nil) -> Nondeterminism? {
         var detail: String? = a.header == b.header ? nil : "the headers differ: '\(a.header)' and '\(b.header)'"
         let common = min(a.records.count, b.records.count)
         var i = 0
@@ -72,12 +72,12 @@ public enum TraceDiff {
 
     /// The whole trace of a run of `setup` on `SDK`, as a trace file's text.
     /// - Complexity: one simulation; the text in memory (about 60 bytes a record).
-    public static func text<SDK: SDKCore>(of setup: WorldSetup, sdk: SDK.Type) -> String {
+    @usableFromInline package static func text<SDK: SDKCore>(of setup: WorldSetup, sdk: SDK.Type) -> String {
         text(of: setup, sdk: sdk, server: ServerModel.self)
     }
 
     /// `text(of:sdk:)` on the server core `server`.
-    public static func text<SDK: SDKCore, Server: ServerCore>(of setup: WorldSetup, sdk: SDK.Type, server: Server.Type) -> String {
+    @usableFromInline package static func text<SDK: SDKCore, Server: ServerCore>(of setup: WorldSetup, sdk: SDK.Type, server: Server.Type) -> String {
         let sink = TextSink()
         var world = SimWorld<SDK, Server, TraceWriter>(setup: setup, observer: TraceWriter { sink.text += $0 })
         world.run()

@@ -6,31 +6,31 @@ import SimKit
 /// Used only by the determinism guard, on the seeds it checks: a normal run never keeps
 /// its trace. A record takes `MemoryLayout<TraceRecord>.stride` bytes (a fuzz seed's
 /// trace, some 10,000 records, under a megabyte); past `limit` records are only counted.
-public struct TraceTape: TraceObserver {
+@usableFromInline package struct TraceTape: TraceObserver {
     /// The records kept, in trace order.
-    public private(set) var records: [TraceRecord] = []
+    @usableFromInline package private(set) var records: [TraceRecord] = []
     /// Every record seen, kept or not.
-    public private(set) var count: UInt64 = 0
+    @usableFromInline package private(set) var count: UInt64 = 0
     /// The most records kept.
-    public let limit: Int
+    @usableFromInline package let limit: Int
     /// The world's facts, to name devices in reports.
-    public private(set) var facts: WorldFacts?
+    @usableFromInline package private(set) var facts: WorldFacts?
 
     /// The default bound: 2^21 records (about 100 MB), far above any fuzz seed's trace.
-    public static let defaultLimit = 1 << 21
+    @usableFromInline package static let defaultLimit = 1 << 21
 
-    public init(limit: Int = TraceTape.defaultLimit) {
+    @usableFromInline package init(limit: Int = TraceTape.defaultLimit) {
         precondition(limit >= 0, "a tape's limit cannot be negative")
         self.limit = limit
     }
 
     /// Whether every record of the run was kept.
-    public var complete: Bool { count == UInt64(records.count) }
+    @usableFromInline package var complete: Bool { count == UInt64(records.count) }
 
-    public mutating func begin(_ facts: WorldFacts) { self.facts = facts }
+    @usableFromInline package mutating func begin(_ facts: WorldFacts) { self.facts = facts }
 
     /// - Complexity: amortised O(1).
-    public mutating func observe(_ record: TraceRecord) {
+    @usableFromInline package mutating func observe(_ record: TraceRecord) {
         if records.count < limit { records.append(record) }
         count &+= 1
     }
@@ -40,26 +40,26 @@ public struct TraceTape: TraceObserver {
 /// differs from the first run's `TraceTape`. It only compares; the run goes on to its end
 /// either way (the world has no early stop for observers), which costs one more run at
 /// most, and only on a seed that is already failing.
-public struct TraceComparer: TraceObserver {
+@usableFromInline package struct TraceComparer: TraceObserver {
     /// The first run's records.
-    public let expected: [TraceRecord]
+    @usableFromInline package let expected: [TraceRecord]
     /// Whether the tape holds every record of the first run (else records past it are
     /// not compared; the fingerprints still are).
-    public let expectedComplete: Bool
+    @usableFromInline package let expectedComplete: Bool
     /// Records seen in this run.
-    public private(set) var count: UInt64 = 0
+    @usableFromInline package private(set) var count: UInt64 = 0
     /// The 0-based index of the first record that differs, if one did (within the tape).
-    public private(set) var firstDifference: Int?
+    @usableFromInline package private(set) var firstDifference: Int?
     /// This run's record at `firstDifference`; nil when this run had ended there.
-    public private(set) var theirs: TraceRecord?
+    @usableFromInline package private(set) var theirs: TraceRecord?
 
-    public init(_ tape: TraceTape) {
+    @usableFromInline package init(_ tape: TraceTape) {
         expected = tape.records
         expectedComplete = tape.complete
     }
 
     /// - Complexity: O(1).
-    public mutating func observe(_ record: TraceRecord) {
+    @usableFromInline package mutating func observe(_ record: TraceRecord) {
         let i = Int(truncatingIfNeeded: count)
         count &+= 1
         guard firstDifference == nil else { return }
@@ -71,7 +71,7 @@ public struct TraceComparer: TraceObserver {
     }
 
     /// At the end of the run: a run that ended while the first one went on differs there.
-    public mutating func finish(at time: SimTime) {
+    @usableFromInline package mutating func finish(at time: SimTime) {
         if firstDifference == nil, count < UInt64(expected.count) { firstDifference = Int(count); theirs = nil }
     }
 }

@@ -14,23 +14,23 @@ import Synchronization
 /// An optional is marked (0x0F and its value, 0x0E for nil). How each type is read is
 /// worked out once per type and process (`Kind`), and a struct's integer and Bool members
 /// are read from its bytes; the words are those of the plain walk (`addPlain`, tested).
-public struct StateDigest: Hashable, Sendable, CustomStringConvertible {
-    public private(set) var high: UInt64 = 0x6A09_E667_F3BC_C908
-    public private(set) var low: UInt64 = 0xBB67_AE85_84CA_A73B
+@usableFromInline package struct StateDigest: Hashable, Sendable, CustomStringConvertible {
+    @usableFromInline package private(set) var high: UInt64 = 0x6A09_E667_F3BC_C908
+    @usableFromInline package private(set) var low: UInt64 = 0xBB67_AE85_84CA_A73B
     /// Class instances, raw pointers, dictionaries and sets met and not followed.
-    public private(set) var references = 0
+    @usableFromInline package private(set) var references = 0
     /// Words mixed in so far (the digest's input size, for tests and tuning).
-    public private(set) var words = 0
+    @usableFromInline package private(set) var words = 0
 
     /// An empty digest.
-    public init() {}
+    @usableFromInline package init() {}
 
     /// Bytes a digest takes in a state store, with the store's own overhead: 16 for the
     /// digest, 16 more for the hash table's slack and the depth kept beside it.
-    public static let storedBytes: UInt64 = 32
+    @usableFromInline package static let storedBytes: UInt64 = 32
 
     /// Mixes one word in (two independent multiply-rotate lanes).
-    public mutating func add(_ word: UInt64) {
+    @usableFromInline package mutating func add(_ word: UInt64) {
         words &+= 1
         high = (high ^ word) &* 0x9E37_79B9_7F4A_7C15
         high = (high << 29) | (high >> 35)
@@ -39,7 +39,7 @@ public struct StateDigest: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Mixes a string in: its length, then its UTF-8 bytes.
-    public mutating func add(_ text: String) {
+    @usableFromInline package mutating func add(_ text: String) {
         add(UInt64(text.utf8.count) | 0x5300_0000_0000_0000)
         var word: UInt64 = 0, n = 0
         for b in text.utf8 {
@@ -50,14 +50,14 @@ public struct StateDigest: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Mixes in `value`'s contents, by reflection (see the type's note).
-    public mutating func add(any value: Any) {
+    @usableFromInline package mutating func add(any value: Any) {
         var kinds = KindCache()
         add(any: value, &kinds)
         kinds.save()
     }
 
     /// Mixes in labelled parts, label first.
-    public mutating func add(parts: [(label: String, value: Any)]) {
+    @usableFromInline package mutating func add(parts: [(label: String, value: Any)]) {
         var kinds = KindCache()
         for p in parts { add(p.label); add(any: p.value, &kinds) }
         kinds.save()
@@ -361,15 +361,15 @@ public struct StateDigest: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// 32 hex digits.
-    public var description: String {
+    @usableFromInline package var description: String {
         func hex(_ v: UInt64) -> String { let s = String(v, radix: 16); return String(repeating: "0", count: 16 - s.count) + s }
         return hex(high) + hex(low)
     }
 
     /// Equal when both lanes are (the reference count takes no part).
-    public static func == (a: StateDigest, b: StateDigest) -> Bool { a.high == b.high && a.low == b.low }
+    @usableFromInline package static func == (a: StateDigest, b: StateDigest) -> Bool { a.high == b.high && a.low == b.low }
     /// Hashes both lanes.
-    public func hash(into hasher: inout Hasher) { hasher.combine(high); hasher.combine(low) }
+    @usableFromInline package func hash(into hasher: inout Hasher) { hasher.combine(high); hasher.combine(low) }
 }
 
 /// An array whose elements `StateDigest` reads at their own type (`add(typed:)`).

@@ -9,7 +9,7 @@ import SimKit
 /// fields, drawn from the index, special values and keep each statement with
 /// probability one half. Used by `ScenariosTests` and by `scripts/hostile-inputs.sh`
 /// (through the hidden `simkit hostile-inputs`).
-public enum HostileInputs {
+@usableFromInline package enum HostileInputs {
     /// What a numeric field holds, which decides its bound.
     enum Field: CaseIterable {
         case seed, duration, latency, timeout, devices, clones, time, period, jitter, forMs, keepOld
@@ -108,10 +108,10 @@ public enum HostileInputs {
     }
 
     /// How many files change one field at a time; later indexes are random mixes.
-    public static var singleFieldFiles: Int { slots.count * 6 }
+    @usableFromInline package static var singleFieldFiles: Int { slots.count * 6 }
 
     /// The text of file `index`.
-    public static func file(_ index: UInt64) -> String {
+    @usableFromInline package static func file(_ index: UInt64) -> String {
         var values: [[String]] = template.map { $0.slots.map { String($0.normal) } }
         var keep = [Bool](repeating: true, count: template.count)
         let normalDuration = template[2].slots[0].normal
@@ -164,7 +164,7 @@ public enum HostileInputs {
     }
 
     /// What one file came to.
-    public enum Outcome: String, Sendable, CaseIterable {
+    @usableFromInline package enum Outcome: String, Sendable, CaseIterable {
         /// A located error (`FILE:LINE:COL: error: …`): nothing ran.
         case error
         /// An error without a usable location: a bug in the front end.
@@ -177,7 +177,7 @@ public enum HostileInputs {
 
     /// Parses file `text` and, when valid with at most `runDevicesMax` devices, runs it
     /// with an event budget of `eventBudget` (so no run can hang).
-    public static func check(_ text: String, file: String = "hostile.scenario", eventBudget: UInt64 = 20_000,
+    @usableFromInline package static func check(_ text: String, file: String = "hostile.scenario", eventBudget: UInt64 = 20_000,
                              runDevicesMax: UInt64 = 10_000) -> Outcome {
         var runner = ScenarioRunner()
         runner.eventBudget = eventBudget

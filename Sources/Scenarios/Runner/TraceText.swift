@@ -2,9 +2,9 @@ import SimKit
 
 /// Trace records as one readable line each, for failure reports:
 /// `3d02h15m07.250s photos#17  delivered check #4: app_disabled`.
-public enum TraceText {
+@usableFromInline package enum TraceText {
     /// One record on one line; `facts` names the device.
-    public static func line(_ r: TraceRecord, facts: WorldFacts?) -> String {
+    @usableFromInline package static func line(_ r: TraceRecord, facts: WorldFacts?) -> String {
         let who = facts?.deviceName(r.device) ?? (r.device == Event.world ? "world" : "device \(r.device)")
         return "\(DurationText.clock(r.time)) \(who)  \(event(r.event))"
     }
@@ -15,7 +15,7 @@ public enum TraceText {
         since == ServerReply.none ? "" : ", stopped since \(DurationText.clock(since))"
     }
 
-    public static func event(_ e: TraceEvent) -> String {
+    @usableFromInline package static func event(_ e: TraceEvent) -> String {
         switch e {
         case .person(let a, let arg):
             switch a {

@@ -1,9 +1,9 @@
 /// Text made safe for XML 1.0 content and double-quoted attributes: the timeline page and
 /// the JUnit report share it.
-public enum XMLText {
+@usableFromInline package enum XMLText {
     /// Escapes `&`, `<`, `>`, quotes; control characters XML 1.0 forbids become spaces.
     /// - Complexity: O(n).
-    public static func escape(_ text: String) -> String {
+    @usableFromInline package static func escape(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for ch in text.unicodeScalars {

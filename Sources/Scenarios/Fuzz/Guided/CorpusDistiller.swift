@@ -6,17 +6,17 @@
 /// The order matters because a starting corpus is replayed first (`GuidedFuzz.Lane`): the
 /// scripts that reach the most of what the corpus reached run in the first seeds. Like
 /// libFuzzer's `-merge=1`, which keeps the inputs that add coverage, biggest first.
-public enum CorpusDistiller {
+@usableFromInline package enum CorpusDistiller {
     /// The most scripts a distilled corpus keeps by default.
-    public static let defaultLimit = 256
+    @usableFromInline package static let defaultLimit = 256
 
     /// One script to choose from: the features it reaches, and a key that breaks ties
     /// between scripts adding as many features (the smaller key first), so the choice never
     /// depends on the order the scripts were read in.
-    public struct Candidate: Sendable {
-        public var features: FeatureMap
-        public var key: String
-        public init(features: FeatureMap, key: String) { self.features = features; self.key = key }
+    @usableFromInline package struct Candidate: Sendable {
+        @usableFromInline package var features: FeatureMap
+        @usableFromInline package var key: String
+        @usableFromInline package init(features: FeatureMap, key: String) { self.features = features; self.key = key }
     }
 
     /// The greedy cover: indices into `candidates`, in the order chosen, and how many
@@ -27,7 +27,7 @@ public enum CorpusDistiller {
     /// recomputing every gain each round.
     /// - Complexity: O(limit · n) gain look-ups in the worst case, usually far fewer.
     /// `start`: features already covered (by scripts placed before the cover's).
-    public static func cover(_ candidates: [Candidate], limit: Int = defaultLimit, start: FeatureMap = FeatureMap()) -> [(index: Int, added: Int)] {
+    @usableFromInline package static func cover(_ candidates: [Candidate], limit: Int = defaultLimit, start: FeatureMap = FeatureMap()) -> [(index: Int, added: Int)] {
         precondition(limit >= 0, "limit \(limit) is negative")
         var gain = candidates.map { start.newFeatures(in: $0.features) }   // an upper bound on each script's gain
         var open = Array(repeating: true, count: candidates.count)
