@@ -1,7 +1,7 @@
 /// The reference SDK's decision points (the `mutant…` calls in `ReferenceSDK.swift`): where
 /// each deliberate bug of `SDKFlaws` bends a rule. Each takes the rule's own answer; with
 /// no flaws (the reference) it returns that answer and does nothing else. Adding a mutant
-/// means a flaw in `SDKFlaws`, its bend here, and its entry in the catalogue (`Mutant.all`).
+/// means a flaw in `SDKFlaws`, its bend here, and its entry in the catalogue (`Mutants.all`, Sources/Invariants/MutantCatalogue.swift).
 extension ReferenceSDK {
     // MARK: Lifecycle
 
