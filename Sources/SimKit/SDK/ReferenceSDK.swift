@@ -1,6 +1,6 @@
 /// The reference SDK core: every D rule of SPEC §1.2, as a sans-IO state machine.
 ///
-/// One value is one app process (40 bytes). Persistent state lives in `LocalData`;
+/// One value is one app process (48 bytes). Persistent state lives in `LocalData`;
 /// this value holds only what a process forgets when it dies: requests in flight, the
 /// indexing run, and the state last reported.
 ///
