@@ -320,6 +320,7 @@ struct Parser {
         return try c.duration()
     }
 
+    /// An action, the rest of an `at` or `every` line; the longer forms have their own functions.
     func action(_ c: inout Cursor) throws(ParseError) -> Action {
         let w = try c.word("action")
         if let p = PersonAction(rawValue: w.text) { return .person(p, try selector(&c)) }
@@ -335,24 +336,7 @@ struct Parser {
         case "offline":
             let sel = try selector(&c)
             return .offline(sel, for: try forDuration(&c))
-        case "server":
-            let v = try c.word("'errors' or 'down'")
-            switch v.text {
-            case "errors":
-                let s = try c.share()
-                try c.keyword("status")
-                let statusToken = c.peek()
-                let status = try c.number("status")
-                guard status <= 999 else {
-                    throw ParseError(offset: statusToken!.offset, message: "status \(statusToken!.quoted) is not between 500 and 599")
-                }
-                return .serverErrors(s, status: UInt16(status), for: try forDuration(&c))
-            case "down":
-                return .serverDown(for: try forDuration(&c))
-            default:
-                throw ParseError(offset: v.offset, message: "expected 'errors' or 'down' after 'server', found \(v.quoted)",
-                                 hint: Suggest.hint(v.text, in: ["errors", "down"]))
-            }
+        case "server": return try serverAction(&c)
         case "timeouts":
             let s = try c.share()
             return .timeouts(s, for: try forDuration(&c))
@@ -364,20 +348,7 @@ struct Parser {
             try c.keyword("by")
             let delay = try c.duration("delay")
             return .slowResponses(sel, by: delay, for: try forDuration(&c))
-        case "rotate":
-            let app = try c.name("app name")
-            try c.keyword("key")
-            let key = try c.key()
-            var old = OldKeyPolicy.default
-            if c.isWord("stop-old") {
-                c.pos += 1
-                try c.keyword("now")
-                old = .stopNow
-            } else if c.isWord("keep-old") {
-                c.pos += 1
-                old = .keep(try c.duration("grace"))
-            }
-            return .rotate(app: app, key: key, old: old)
+        case "rotate": return try rotateAction(&c)
         case "stop-old-key":
             let app = try c.name("app name")
             return .stopOldKey(app: app, key: try c.key())
@@ -395,6 +366,44 @@ struct Parser {
         default:
             throw ParseError(offset: w.offset, message: "unknown action \(w.quoted)", hint: Suggest.hint(w.text, in: Keywords.actions))
         }
+    }
+
+    /// `server errors SHARE status N for D` or `server down for D`, after the word `server`.
+    func serverAction(_ c: inout Cursor) throws(ParseError) -> Action {
+        let v = try c.word("'errors' or 'down'")
+        switch v.text {
+        case "errors":
+            let s = try c.share()
+            try c.keyword("status")
+            let statusToken = c.peek()
+            let status = try c.number("status")
+            guard status <= 999 else {
+                throw ParseError(offset: statusToken!.offset, message: "status \(statusToken!.quoted) is not between 500 and 599")
+            }
+            return .serverErrors(s, status: UInt16(status), for: try forDuration(&c))
+        case "down":
+            return .serverDown(for: try forDuration(&c))
+        default:
+            throw ParseError(offset: v.offset, message: "expected 'errors' or 'down' after 'server', found \(v.quoted)",
+                             hint: Suggest.hint(v.text, in: ["errors", "down"]))
+        }
+    }
+
+    /// `rotate APP key KEY [stop-old now | keep-old D]`, after the word `rotate`.
+    func rotateAction(_ c: inout Cursor) throws(ParseError) -> Action {
+        let app = try c.name("app name")
+        try c.keyword("key")
+        let key = try c.key()
+        var old = OldKeyPolicy.default
+        if c.isWord("stop-old") {
+            c.pos += 1
+            try c.keyword("now")
+            old = .stopNow
+        } else if c.isWord("keep-old") {
+            c.pos += 1
+            old = .keep(try c.duration("grace"))
+        }
+        return .rotate(app: app, key: key, old: old)
     }
 
     func expectation(_ c: inout Cursor) throws(ParseError) -> Expectation {
