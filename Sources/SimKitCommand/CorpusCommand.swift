@@ -73,27 +73,10 @@ enum CorpusCommand {
         }
         let out = a.string("out") ?? dir
         let inPlace = (out as NSString).standardizingPath == (dir as NSString).standardizingPath
-        if !inPlace {
-            try checkWritableDirectory(out)
-            let there = ((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).filter { $0.hasSuffix(".scenario") }
-            guard there.isEmpty else {
-                throw UsageError("--out \(out) already holds \(plural(there.count, "scenario file")): give an empty or new folder, "
-                                 + "or leave --out off to distill \(dir) in place")
-            }
-        }
+        if !inPlace { try checkEmptyOut(out, dir: dir) }
         let scripts = try GuidedCorpus.loadNamed(dir, cores: cores, limit: maxFiles)
         let texts = scripts.map { ScenarioPrinter.print($0.scenario) }
-
-        // Every script's features (and whether it passes), side by side, each in its own slot.
-        let measured = Mutex<[(FeatureMap, passed: Bool, edges: FeatureMap)?]>(Array(repeating: nil, count: scripts.count))
-        parallelForEach(count: scripts.count, jobs: jobs) { i in
-            var s = scripts[i].scenario
-            s.sdk = options.sdk; s.server = options.server
-            let (result, _, features, edges) = GuidedFuzz.measure(s, seed: s.seed, options: options, cores: cores)
-            measured.withLock { $0[i] = (features, result.passed, edges) }
-        }
-        if stopRequested.load(ordering: .relaxed) { return exitIncomplete }
-        let runs = measured.withLock { $0 }.map { $0! }
+        guard let runs = measure(scripts.map(\.scenario), options: options, jobs: jobs, cores: cores) else { return exitIncomplete }
         let failing = scripts.indices.filter { !runs[$0].passed }
         for i in failing { printError("simkit corpus distill: \(scripts[i].name) breaks an invariant on \(Fuzz.sdkName(options.sdk)): left out") }
         let passing = scripts.indices.filter { runs[$0].passed }
@@ -110,19 +93,8 @@ enum CorpusCommand {
         let parts = passing.filter { CorpusCompounder.parts(ofTitle: scripts[$0].scenario.name) == nil }.map {
             CorpusCompounder.Part(scenario: scripts[$0].scenario, features: runs[$0].0, edges: runs[$0].edges, key: GuidedCorpus.hash(texts[$0]))
         }
-        compounds += CorpusCompounder.build(parts, count: min(compoundCount, limit) - compounds.count, batch: jobs, reached: keptEdges) { merged in
-            let slots = Mutex<[(features: FeatureMap, edges: FeatureMap)?]>(Array(repeating: nil, count: merged.count))
-            parallelForEach(count: merged.count, jobs: jobs) { k in
-                var s = merged[k]
-                s.sdk = options.sdk; s.server = options.server
-                // What the written file will run: the merged script printed and parsed back.
-                guard let back = GuidedFuzz.printedAndParsed(s, cores: cores) else { return }
-                s = back
-                let (result, _, features, edges) = GuidedFuzz.measure(s, seed: s.seed, options: options, cores: cores)
-                if result.passed { slots.withLock { $0[k] = (features, edges) } }
-            }
-            return slots.withLock { $0 }
-        }
+        compounds += buildCompounds(parts, count: min(compoundCount, limit) - compounds.count, jobs: jobs, reached: keptEdges,
+                                    options: options, cores: cores)
         if stopRequested.load(ordering: .relaxed) { return exitIncomplete }
         var start = FeatureMap()
         for c in compounds { start.formUnion(c.features) }
@@ -132,27 +104,8 @@ enum CorpusCommand {
         for c in candidates { all.formUnion(c.features) }
         for c in compounds { all.formUnion(c.features) }
 
-        try makeDirectories(out)
-        var written: [String] = []
-        var outputs: [String] = compounds.enumerated().map { k, c in
-            var s = c.scenario
-            s.name = CorpusCompounder.title(k + 1, parts: c.parts)
-            return ScenarioPrinter.print(s)
-        }
-        outputs += chosen.map { texts[passing[$0.index]] }
-        for (rank, text) in outputs.enumerated() {
-            let name = String(format: "%04d-", rank + 1) + GuidedCorpus.hash(text) + ".scenario"
-            try writeAtomically(text, to: (out as NSString).appendingPathComponent(name))
-            written.append(name)
-        }
-        var removed = 0
-        if inPlace {
-            // The folder holds the distilled corpus alone afterwards.
-            for name in scripts.map(\.name) where !written.contains(name) {
-                try FileManager.default.removeItem(atPath: (dir as NSString).appendingPathComponent(name))
-                removed += 1
-            }
-        }
+        let (written, removed) = try write(compounds: compounds, chosen: chosen.map { texts[passing[$0.index]] }, to: out,
+                                           replacing: inPlace ? scripts.map(\.name) : [], in: dir)
         let covered = start.count + chosen.reduce(0) { $0 + $1.added }
         var edges = keptEdges, compoundEdges = FeatureMap()
         for p in parts { edges.formUnion(p.edges) }
@@ -166,5 +119,78 @@ enum CorpusCommand {
               + (failing.isEmpty ? "" : "; \(failing.count) left out for breaking an invariant")
               + (written.count == limit ? "; stopped at --max \(limit)" : ""))
         return 0
+    }
+
+    /// A usage error unless `out`, the folder a distillation of `dir` goes to, is writable
+    /// and holds no scenario file.
+    static func checkEmptyOut(_ out: String, dir: String) throws {
+        try checkWritableDirectory(out)
+        let there = ((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).filter { $0.hasSuffix(".scenario") }
+        guard there.isEmpty else {
+            throw UsageError("--out \(out) already holds \(plural(there.count, "scenario file")): give an empty or new folder, "
+                             + "or leave --out off to distill \(dir) in place")
+        }
+    }
+
+    /// Every script's features (and whether it passes), measured `jobs` at a time, each in
+    /// its own slot; on the core under study. Nil when an interrupt stopped the runs.
+    static func measure(_ scripts: [ScenarioFile], options: GeneratorOptions, jobs: Int,
+                        cores: SDKCores) -> [(FeatureMap, passed: Bool, edges: FeatureMap)]? {
+        let measured = Mutex<[(FeatureMap, passed: Bool, edges: FeatureMap)?]>(Array(repeating: nil, count: scripts.count))
+        parallelForEach(count: scripts.count, jobs: jobs) { i in
+            var s = scripts[i]
+            s.sdk = options.sdk; s.server = options.server
+            let (result, _, features, edges) = GuidedFuzz.measure(s, seed: s.seed, options: options, cores: cores)
+            measured.withLock { $0[i] = (features, result.passed, edges) }
+        }
+        if stopRequested.load(ordering: .relaxed) { return nil }
+        return measured.withLock { $0 }.map { $0! }
+    }
+
+    /// Up to `count` new compounds of `parts`, each merged script measured as the written
+    /// file will run (printed and parsed back), `jobs` at a time.
+    static func buildCompounds(_ parts: [CorpusCompounder.Part], count: Int, jobs: Int, reached: FeatureMap,
+                               options: GeneratorOptions, cores: SDKCores) -> [CorpusCompounder.Compound] {
+        CorpusCompounder.build(parts, count: count, batch: jobs, reached: reached) { merged in
+            let slots = Mutex<[(features: FeatureMap, edges: FeatureMap)?]>(Array(repeating: nil, count: merged.count))
+            parallelForEach(count: merged.count, jobs: jobs) { k in
+                var s = merged[k]
+                s.sdk = options.sdk; s.server = options.server
+                // What the written file will run: the merged script printed and parsed back.
+                guard let back = GuidedFuzz.printedAndParsed(s, cores: cores) else { return }
+                s = back
+                let (result, _, features, edges) = GuidedFuzz.measure(s, seed: s.seed, options: options, cores: cores)
+                if result.passed { slots.withLock { $0[k] = (features, edges) } }
+            }
+            return slots.withLock { $0 }
+        }
+    }
+
+    /// Writes the compounds (titled by rank) and then the chosen scripts to `out`, ranked
+    /// and named by their hash; then removes the files of `replacing` (the old corpus, when
+    /// distilling in place) that were not written again. Returns the names written and the
+    /// count removed.
+    static func write(compounds: [CorpusCompounder.Compound], chosen: [String], to out: String,
+                      replacing old: [String], in dir: String) throws -> (written: [String], removed: Int) {
+        try makeDirectories(out)
+        var written: [String] = []
+        var outputs: [String] = compounds.enumerated().map { k, c in
+            var s = c.scenario
+            s.name = CorpusCompounder.title(k + 1, parts: c.parts)
+            return ScenarioPrinter.print(s)
+        }
+        outputs += chosen
+        for (rank, text) in outputs.enumerated() {
+            let name = String(format: "%04d-", rank + 1) + GuidedCorpus.hash(text) + ".scenario"
+            try writeAtomically(text, to: (out as NSString).appendingPathComponent(name))
+            written.append(name)
+        }
+        var removed = 0
+        // The folder holds the distilled corpus alone afterwards.
+        for name in old where !written.contains(name) {
+            try FileManager.default.removeItem(atPath: (dir as NSString).appendingPathComponent(name))
+            removed += 1
+        }
+        return (written, removed)
     }
 }

@@ -117,6 +117,46 @@ enum ExploreCommand {
                                         "max-runs", "time-limit", "out", "json"])
         if a.has("help") { print(helpText(help, cores: cores), terminator: ""); return 0 }
         if let p = a.positionals.first { throw UsageError("explore takes no files or arguments, got '\(p)'") }
+        let options = try exploreOptions(a, cores: cores)
+        let timeLimit = try a.string("time-limit").map { text -> Double in
+            guard let v = Double(text), v > 0, v.isFinite else { throw UsageError("'--time-limit' expects seconds above 0, got '\(text)'") }
+            return v
+        }
+        if let out = a.string("out") { try checkWritableFile(out) }
+        if let json = a.string("json"), json != "-" { try checkWritableFile(json) }
+
+        var explorer: Explorer
+        do { explorer = try Explorer(options: options, cores: cores) } catch { throw UsageError(error.message) }
+        let started = monotonicSeconds()
+        explorer.shouldStop = {
+            if stopRequested.load(ordering: .relaxed) { return true }
+            if let timeLimit, monotonicSeconds() - started > timeLimit { return true }
+            return false
+        }
+        let quietProgress = a.string("json") == "-"
+        explorer.progressEvery = 20_000
+        explorer.progress = { r in
+            if !quietProgress {
+                printError("explore: \(r.runs) runs, \(r.distinctStates) distinct states, depth \(r.maxDepth), \(String(format: "%.1f", monotonicSeconds() - started)) s")
+            }
+        }
+        let result: ExploreResult
+        do { result = try explorer.run() } catch { throw UsageError(error.message) }
+        let seconds = monotonicSeconds() - started
+
+        let sdkName = sdkText(options.sdk)
+        let (lines, status) = try report(result, options: options, sdk: sdkName, seconds: seconds, out: a.string("out"))
+        if !quietProgress { print(lines.joined(separator: "\n")) }
+        if let json = a.string("json") {
+            let text = jsonText(result, options: options, sdk: sdkName, seconds: seconds, status: status)
+            if json == "-" { print(text, terminator: "") } else { try writeAtomically(text, to: json) }
+        }
+        return status
+    }
+
+    /// The search's options from the command line, checked in the order the options are
+    /// documented; a wrong one is a usage error.
+    static func exploreOptions(_ a: Arguments, cores: SDKCores) throws -> ExploreOptions {
         var options = ExploreOptions()
         options.devices = Int(try a.uint("devices", default: 2, range: 1...3))
         options.maxActions = Int(try a.uint("actions", default: 4, range: 0...20))
@@ -131,14 +171,7 @@ enum ExploreCommand {
         options.maxRuns = try a.uint("max-runs", default: options.maxRuns, range: 1...UInt64.max)
         if let text = a.string("state-budget") { options.stateBudgetBytes = try RunCommand.parseBytes(text, option: "--state-budget") }
         if let list = a.string("persons") {
-            var persons: [Scenarios.PersonAction] = []
-            for word in list.split(separator: ",", omittingEmptySubsequences: false) {
-                guard let p = Scenarios.PersonAction(rawValue: String(word)) else {
-                    let hint = nearest(String(word), in: Scenarios.PersonAction.allCases.map(\.rawValue)).map { "; did you mean '\($0)'?" } ?? ""
-                    throw UsageError("--persons: unknown action '\(word)'\(hint)")
-                }
-                if !persons.contains(p) { persons.append(p) }
-            }
+            let persons = try personActions(list)
             options.persons = persons
             options.boundaryPersons = options.boundaryPersons.filter { persons.contains($0) }
         }
@@ -168,33 +201,27 @@ enum ExploreCommand {
             options.fateKinds = try kinds(list, option: "fate-kinds", noun: "fate", name: \RequestFate.description)
         }
         if let shard = try FuzzCommand.parseShard(a.string("shard")) { options.shard = shard }
-        let timeLimit = try a.string("time-limit").map { text -> Double in
-            guard let v = Double(text), v > 0, v.isFinite else { throw UsageError("'--time-limit' expects seconds above 0, got '\(text)'") }
-            return v
-        }
-        if let out = a.string("out") { try checkWritableFile(out) }
-        if let json = a.string("json"), json != "-" { try checkWritableFile(json) }
+        return options
+    }
 
-        var explorer: Explorer
-        do { explorer = try Explorer(options: options, cores: cores) } catch { throw UsageError(error.message) }
-        let started = monotonicSeconds()
-        explorer.shouldStop = {
-            if stopRequested.load(ordering: .relaxed) { return true }
-            if let timeLimit, monotonicSeconds() - started > timeLimit { return true }
-            return false
-        }
-        let quietProgress = a.string("json") == "-"
-        explorer.progressEvery = 20_000
-        explorer.progress = { r in
-            if !quietProgress {
-                printError("explore: \(r.runs) runs, \(r.distinctStates) distinct states, depth \(r.maxDepth), \(String(format: "%.1f", monotonicSeconds() - started)) s")
+    /// The person actions a `--persons` list names, in its order, once each; an unknown
+    /// word is a usage error with the nearest known one.
+    static func personActions(_ list: String) throws -> [Scenarios.PersonAction] {
+        var persons: [Scenarios.PersonAction] = []
+        for word in list.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let p = Scenarios.PersonAction(rawValue: String(word)) else {
+                let hint = nearest(String(word), in: Scenarios.PersonAction.allCases.map(\.rawValue)).map { "; did you mean '\($0)'?" } ?? ""
+                throw UsageError("--persons: unknown action '\(word)'\(hint)")
             }
+            if !persons.contains(p) { persons.append(p) }
         }
-        let result: ExploreResult
-        do { result = try explorer.run() } catch { throw UsageError(error.message) }
-        let seconds = monotonicSeconds() - started
+        return persons
+    }
 
-        let sdkName = sdkText(options.sdk)
+    /// The lines the search prints and its exit status: 1 with a counterexample (written
+    /// to `out` when given), 3 when it stopped early, 0 when the space was exhausted.
+    static func report(_ result: ExploreResult, options: ExploreOptions, sdk sdkName: String, seconds: Double,
+                       out: String?) throws -> (lines: [String], status: Int32) {
         var lines: [String] = []
         lines.append("explore: \(options.devices) device\(options.devices == 1 ? "" : "s"), at most \(options.maxActions) action\(options.maxActions == 1 ? "" : "s"), sdk \(sdkName), \(options.breadthFirst ? "breadth" : "depth") first"
                      + (options.shard.count > 1 ? ", shard \(options.shard.index)/\(options.shard.count)" : ""))
@@ -207,7 +234,7 @@ enum ExploreCommand {
             for p in c.pins { lines.append("  pin device \(p.group)#\(p.index) request \(p.request) \(p.fate)") }
             lines.append("  " + c.headline)
             if !c.story.isEmpty { lines.append(String(c.story.dropLast(c.story.hasSuffix("\n") ? 1 : 0))) }
-            if let out = a.string("out") {
+            if let out {
                 try writeAtomically(counterexampleText(c), to: out)
                 lines.append("written to \(out); replay: simkit run \(out)")
             }
@@ -220,12 +247,7 @@ enum ExploreCommand {
             status = 0
         }
         if result.counterexample != nil, let why = result.incomplete { lines.append("(the search stopped early: \(why))") }
-        if !quietProgress { print(lines.joined(separator: "\n")) }
-        if let json = a.string("json") {
-            let text = jsonText(result, options: options, sdk: sdkName, seconds: seconds, status: status)
-            if json == "-" { print(text, terminator: "") } else { try writeAtomically(text, to: json) }
-        }
-        return status
+        return (lines, status)
     }
 
     /// The kinds a comma-separated `--OPTION` list names, in the type's own order, once

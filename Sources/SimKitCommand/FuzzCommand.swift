@@ -109,20 +109,9 @@ enum FuzzCommand {
         let out = a.string("out") ?? "simkit-out"
         let quiet = a.has("quiet")
         let shrink = !a.has("no-shrink")
+        try checkModes(a, generator: generator, shardCount: shard.count)
         let checkAll = a.has("check-determinism")
-        if a.has("processes"), !checkAll { throw UsageError("--processes needs --check-determinism") }
-        if a.has("processes"), let refusal = customCoreRefusal(sdk: generator.sdk, server: generator.server,
-                                                              what: "--processes runs the seeds again in another process") {
-            throw UsageError(refusal)
-        }
-        if checkAll, a.string("determinism-sample") != nil { throw UsageError("--determinism-sample and --check-determinism exclude each other: --check-determinism runs every seed twice") }
         let guided = a.has("guided")
-        if a.string("corpus") != nil, !guided { throw UsageError("--corpus needs --guided") }
-        if guided, checkAll { throw UsageError("--guided and --check-determinism exclude each other: the guard reruns a seed from the seed alone") }
-        if guided, a.string("determinism-sample") != nil { throw UsageError("--guided runs no determinism sample (a guided seed's scenario depends on its lane)") }
-        if guided, shard.count > Int(GuidedFuzz.lanes) {
-            throw UsageError("--guided deals seeds to \(GuidedFuzz.lanes) lanes and a shard takes whole lanes: at most \(GuidedFuzz.lanes) shards")
-        }
         let sampleOneIn = guided ? 0 : checkAll ? 1 : try a.uint("determinism-sample", default: DeterminismCheck.defaultSampleOneIn, range: 0...1_000_000_000)
         let plan = FuzzPlan(range: .init(from: from, count: count), shard: .init(index: shard.index, count: shard.count),
                             options: .init(sdk: Fuzz.sdkName(generator.sdk), devices: Int(generator.maxDevicesPerGroup),
@@ -147,15 +136,9 @@ enum FuzzCommand {
         var guidedLine: String?
         var results: [SeedResult]
         if guided {
-            let added = campaign.runGuided(start: start, firstSeed: from)
-            results = campaign.results
-            let replayed = results.filter { $0.seed - from < UInt64(start.count) }.count
-            let mutated = results.filter { $0.guided == true }.count - replayed
-            var line = "guided: \(GuidedFuzz.lanes) lanes; \(grouped(mutated)) of \(plural(results.count, "seed")) mutated from the corpus"
-                + (start.isEmpty ? "" : ", \(grouped(replayed)) replayed it")
-                + "; corpus of \(plural(start.count, "script")) at the start, \(grouped(added.count)) added"
-            if let dir = a.string("corpus") { line += " (\(grouped(try GuidedCorpus.save(added, to: dir))) new files in \(dir))" }
-            guidedLine = line
+            let run = try runGuided(campaign, start: start, from: from, corpus: a.string("corpus"))
+            results = run.results
+            guidedLine = run.line
         } else {
             results = campaign.run()
         }
@@ -174,6 +157,40 @@ enum FuzzCommand {
         if let path = a.string("json") { try writeAtomically(summary.json(), to: path) }
         if let path = a.string("junit") { try writeAtomically(summary.junit(), to: path) }
         return summary.exitStatus
+    }
+
+    /// The modes' options that exclude or need each other (determinism guard, processes,
+    /// guided, corpus, shards of guided lanes): a usage error for the first wrong pair.
+    static func checkModes(_ a: Arguments, generator: GeneratorOptions, shardCount: Int) throws {
+        let checkAll = a.has("check-determinism")
+        if a.has("processes"), !checkAll { throw UsageError("--processes needs --check-determinism") }
+        if a.has("processes"), let refusal = customCoreRefusal(sdk: generator.sdk, server: generator.server,
+                                                              what: "--processes runs the seeds again in another process") {
+            throw UsageError(refusal)
+        }
+        if checkAll, a.string("determinism-sample") != nil { throw UsageError("--determinism-sample and --check-determinism exclude each other: --check-determinism runs every seed twice") }
+        let guided = a.has("guided")
+        if a.string("corpus") != nil, !guided { throw UsageError("--corpus needs --guided") }
+        if guided, checkAll { throw UsageError("--guided and --check-determinism exclude each other: the guard reruns a seed from the seed alone") }
+        if guided, a.string("determinism-sample") != nil { throw UsageError("--guided runs no determinism sample (a guided seed's scenario depends on its lane)") }
+        if guided, shardCount > Int(GuidedFuzz.lanes) {
+            throw UsageError("--guided deals seeds to \(GuidedFuzz.lanes) lanes and a shard takes whole lanes: at most \(GuidedFuzz.lanes) shards")
+        }
+    }
+
+    /// Runs the campaign guided from the `start` scripts, saving the scripts it adds to the
+    /// `corpus` folder when given; returns the results and the summary's line on guidance.
+    static func runGuided(_ campaign: Campaign, start: [ScenarioFile], from: UInt64,
+                          corpus: String?) throws -> (results: [SeedResult], line: String) {
+        let added = campaign.runGuided(start: start, firstSeed: from)
+        let results = campaign.results
+        let replayed = results.filter { $0.seed - from < UInt64(start.count) }.count
+        let mutated = results.filter { $0.guided == true }.count - replayed
+        var line = "guided: \(GuidedFuzz.lanes) lanes; \(grouped(mutated)) of \(plural(results.count, "seed")) mutated from the corpus"
+            + (start.isEmpty ? "" : ", \(grouped(replayed)) replayed it")
+            + "; corpus of \(plural(start.count, "script")) at the start, \(grouped(added.count)) added"
+        if let dir = corpus { line += " (\(grouped(try GuidedCorpus.save(added, to: dir))) new files in \(dir))" }
+        return (results, line)
     }
 
     /// The summary's line on the determinism guard: always with --check-determinism;

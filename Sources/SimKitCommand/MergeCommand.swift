@@ -28,15 +28,7 @@ enum MergeCommand {
         guard !a.positionals.isEmpty else { throw UsageError("expected one or more JSON files from 'simkit fuzz --json'") }
         for flag in ["json", "junit"] { if let path = a.string(flag) { try checkWritableFile(path) } }
 
-        // The same file twice (by any spelling of its path) would count its seeds twice.
-        var seenPaths: [String: String] = [:]
-        for path in a.positionals {
-            let key = URL(fileURLWithPath: path).resolvingSymlinksInPath().standardizedFileURL.path
-            if let first = seenPaths[key] {
-                throw UsageError(first == path ? "'\(path)' is given twice" : "'\(first)' and '\(path)' are the same file")
-            }
-            seenPaths[key] = path
-        }
+        try checkDistinct(a.positionals)
 
         var plan: FuzzPlan?
         var firstPath = ""
@@ -45,16 +37,7 @@ enum MergeCommand {
         var stops: [String] = []
         var seconds = 0.0
         for path in a.positionals {
-            guard let data = FileManager.default.contents(atPath: path) else { throw UsageError("cannot read '\(path)'") }
-            let report: FuzzSummary.JSONReport
-            do { report = try JSONDecoder().decode(FuzzSummary.JSONReport.self, from: data) } catch {
-                if let format = (try? JSONSerialization.jsonObject(with: data) as? [String: Any])?["format"] as? String,
-                   format != FuzzSummary.JSONReport.currentFormat {
-                    throw UsageError("'\(path)' is a \(format) file from an older simkit; run its shard again (this one reads \(FuzzSummary.JSONReport.currentFormat))")
-                }
-                throw UsageError("'\(path)' is not a 'simkit fuzz --json' file")
-            }
-            guard report.format == FuzzSummary.JSONReport.currentFormat else { throw UsageError("'\(path)': unknown format '\(report.format)'") }
+            let report = try readReport(path)
             let p = report.plan
             if let first = plan {
                 if let difference = differences(first, p) {
@@ -93,6 +76,35 @@ enum MergeCommand {
         if let path = a.string("json") { try writeAtomically(summary.json(), to: path) }
         if let path = a.string("junit") { try writeAtomically(summary.junit(), to: path) }
         return summary.exitStatus
+    }
+
+    /// A usage error when two paths name the same file (by any spelling): its seeds would
+    /// count twice.
+    static func checkDistinct(_ paths: [String]) throws {
+        var seenPaths: [String: String] = [:]
+        for path in paths {
+            let key = URL(fileURLWithPath: path).resolvingSymlinksInPath().standardizedFileURL.path
+            if let first = seenPaths[key] {
+                throw UsageError(first == path ? "'\(path)' is given twice" : "'\(first)' and '\(path)' are the same file")
+            }
+            seenPaths[key] = path
+        }
+    }
+
+    /// The `simkit fuzz --json` report in `path`; a usage error for a file that cannot be
+    /// read, is not such a report, or is one of another format.
+    static func readReport(_ path: String) throws -> FuzzSummary.JSONReport {
+        guard let data = FileManager.default.contents(atPath: path) else { throw UsageError("cannot read '\(path)'") }
+        let report: FuzzSummary.JSONReport
+        do { report = try JSONDecoder().decode(FuzzSummary.JSONReport.self, from: data) } catch {
+            if let format = (try? JSONSerialization.jsonObject(with: data) as? [String: Any])?["format"] as? String,
+               format != FuzzSummary.JSONReport.currentFormat {
+                throw UsageError("'\(path)' is a \(format) file from an older simkit; run its shard again (this one reads \(FuzzSummary.JSONReport.currentFormat))")
+            }
+            throw UsageError("'\(path)' is not a 'simkit fuzz --json' file")
+        }
+        guard report.format == FuzzSummary.JSONReport.currentFormat else { throw UsageError("'\(path)': unknown format '\(report.format)'") }
+        return report
     }
 
     /// What makes two files shards of different campaigns, in words, or nil when they agree.

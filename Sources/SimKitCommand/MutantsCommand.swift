@@ -165,14 +165,7 @@ enum MutantsCommand {
         let jobs = Int(try a.uint("jobs", default: UInt64(ProcessInfo.processInfo.activeProcessorCount), range: 1...256))
         let out = a.string("out") ?? "simkit-out/mutants"
         let shrink = !a.has("no-shrink")
-        var modes: [FuzzMode] = []
-        for name in (a.string("modes") ?? "plain,guided").split(separator: ",", omittingEmptySubsequences: false) {
-            guard let mode = FuzzMode(rawValue: String(name)) else {
-                throw UsageError("--modes takes plain and guided, separated by commas; not '\(name)'")
-            }
-            if !modes.contains(mode) { modes.append(mode) }
-        }
-        if modes.first != .plain { modes.removeAll { $0 == .plain }; modes.insert(.plain, at: 0) }   // the hunt starts from plain's catch
+        let modes = try parseModes(a.string("modes") ?? "plain,guided")
         if a.string("corpus") != nil, !modes.contains(.guided) { throw UsageError("--corpus is guided mode's: add guided to --modes") }
         let start = modes.contains(.guided) ? try startCorpus(a.string("corpus")) : (dir: nil, scripts: [])
         if modes.contains(.guided) { print("guided starts \(corpusLabel(start.dir, start.scripts.count))") }
@@ -202,6 +195,39 @@ enum MutantsCommand {
                        interrupted: true)
         }
         let interrupted = stopRequested.load(ordering: .relaxed)
+        printTable(table, modes: modes)
+        printMedians(table, modes: modes, guided: corpusLabel(start.dir, start.scripts.count), jobs: jobs)
+        let caught = table.filter(\.caught).count
+        let survived = table.filter { !$0.caught && $0.interrupted != true }.count
+        print("mutation score: \(caught)/\(Mutants.all.count) caught (\(caught * 100 / max(1, Mutants.all.count))%) within \(plural(seeds, "seed")) each, in \(String(format: "%.1f", monotonicSeconds() - t0)) s")
+        if interrupted {
+            let unfinished = Mutants.all.count - table.filter { $0.interrupted != true }.count
+            print("INCOMPLETE: stopped by \(signalName(stopSignal.load(ordering: .relaxed))); \(plural(unfinished, "mutant")) of \(Mutants.all.count) not finished")
+        }
+        if let path = a.string("json") {
+            let enc = JSONEncoder(); enc.outputFormatting = [.sortedKeys, .prettyPrinted]
+            try writeAtomically(String(decoding: try enc.encode(table), as: UTF8.self) + "\n", to: path)
+        }
+        return survived > 0 ? 1 : interrupted ? exitIncomplete : 0
+    }
+
+    /// The fuzzing modes `--modes` names, once each, plain first: the hunt starts from
+    /// plain's catch.
+    static func parseModes(_ list: String) throws -> [FuzzMode] {
+        var modes: [FuzzMode] = []
+        for name in list.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let mode = FuzzMode(rawValue: String(name)) else {
+                throw UsageError("--modes takes plain and guided, separated by commas; not '\(name)'")
+            }
+            if !modes.contains(mode) { modes.append(mode) }
+        }
+        if modes.first != .plain { modes.removeAll { $0 == .plain }; modes.insert(.plain, at: 0) }   // the hunt starts from plain's catch
+        return modes
+    }
+
+    /// The table: a line per mutant with each mode's time to bug, the seeds to its own
+    /// invariant, the invariant broken first and the reproducer's size.
+    static func printTable(_ table: [Row], modes: [FuzzMode]) {
         let modeHeader = modes.map { "\(($0.rawValue + " seeds").padding(toLength: 12, withPad: " ", startingAt: 0)) \(($0.rawValue + " s").padding(toLength: 8, withPad: " ", startingAt: 0))" }.joined(separator: " ")
         print("\(pad("mutant", nameWidth)) side    \(modeHeader) own@   invariant broken (first)              reproducer")
         for r in table {
@@ -216,27 +242,20 @@ enum MutantsCommand {
             }.joined(separator: " ")
             print("\(pad(r.mutant, nameWidth)) \(r.side.padding(toLength: 7, withPad: " ", startingAt: 0)) \(modeColumns) \(own.padding(toLength: 6, withPad: " ", startingAt: 0)) \((first + (r.expectedBroken || r.interrupted == true ? "" : " (expected \(r.expected))")).padding(toLength: 38, withPad: " ", startingAt: 0)) \(size)")
         }
+    }
+
+    /// The median time to bug of each mode, over all mutants and over the deep ones;
+    /// `guided` names the corpus guided mode started from.
+    static func printMedians(_ table: [Row], modes: [FuzzMode], guided: String, jobs: Int) {
         for (label, subset) in [("", table), (" deep", table.filter { Mutants.deepNames.contains($0.mutant) })] {
             for mode in modes {
                 let caughtBy = subset.compactMap { r in r.timeToBug.first { $0.mode == mode.rawValue && $0.seeds != nil } }
-                let name = mode.rawValue + label + (mode == .guided ? " " + corpusLabel(start.dir, start.scripts.count) : "")
+                let name = mode.rawValue + label + (mode == .guided ? " " + guided : "")
                 guard !caughtBy.isEmpty else { print("median time to bug (\(name)): none caught"); continue }
                 let seedsMedian = median(caughtBy.map { Double($0.seeds!) }), secondsMedian = median(caughtBy.map(\.seconds))
                 print("median time to bug (\(name), \(caughtBy.count) of \(subset.count) mutants caught, --jobs \(jobs)): \(seedsMedian.formatted(.number.precision(.fractionLength(0...1)))) seeds, \(String(format: "%.3f", secondsMedian)) s; slowest \(caughtBy.map { $0.seeds! }.max()!) seeds, \(String(format: "%.2f", caughtBy.map(\.seconds).max()!)) s")
             }
         }
-        let caught = table.filter(\.caught).count
-        let survived = table.filter { !$0.caught && $0.interrupted != true }.count
-        print("mutation score: \(caught)/\(Mutants.all.count) caught (\(caught * 100 / max(1, Mutants.all.count))%) within \(plural(seeds, "seed")) each, in \(String(format: "%.1f", monotonicSeconds() - t0)) s")
-        if interrupted {
-            let unfinished = Mutants.all.count - table.filter { $0.interrupted != true }.count
-            print("INCOMPLETE: stopped by \(signalName(stopSignal.load(ordering: .relaxed))); \(plural(unfinished, "mutant")) of \(Mutants.all.count) not finished")
-        }
-        if let path = a.string("json") {
-            let enc = JSONEncoder(); enc.outputFormatting = [.sortedKeys, .prettyPrinted]
-            try writeAtomically(String(decoding: try enc.encode(table), as: UTF8.self) + "\n", to: path)
-        }
-        return survived > 0 ? 1 : interrupted ? exitIncomplete : 0
     }
 
     /// The median of `values` (not empty): the middle one, or the mean of the two middle ones.

@@ -63,20 +63,7 @@ enum RunCommand {
         let files = try ScenarioFiles.expand(a.positionals)
 
         // Every file is read and validated before anything runs.
-        var scenarios: [(file: String, scenario: ScenarioFile)] = []
-        var bad = false
-        for file in files {
-            let bytes: [UInt8]
-            switch ScenarioFiles.read(file) {
-            case .success(let b): bytes = b
-            case .failure(let e): printError(e.message); bad = true; continue
-            }
-            var parsed = ScenarioParser.parse(bytes: bytes, file: file, context: runner.context)
-            if a.has("strict") { parsed = parsed.strict() }
-            if !parsed.diagnostics.isEmpty { FileHandle.standardError.write(Data(parsed.rendered.utf8)) }
-            if let s = parsed.scenario, !parsed.hasErrors { scenarios.append((file, s)) } else { bad = true }
-        }
-        if bad { return 2 }
+        guard let scenarios = readAll(files, context: runner.context, strict: a.has("strict")) else { return 2 }
         if a.string("trace") != nil, scenarios.count != 1 {
             throw UsageError("--trace writes one scenario's trace; \(plural(scenarios.count, "scenario")) given")
         }
@@ -104,25 +91,7 @@ enum RunCommand {
                 return 2
             }
             if a.has("processes") || a.string("trace") != nil {
-                let setup: WorldSetup
-                do { setup = try ScenarioCompiler.compile(scenario, sdk: runner.sdk, seed: runner.seed).setup } catch { throw UsageError("\(error)") }
-                var limited = setup
-                if let budget = runner.eventBudget { limited.eventBudget = budget }
-                limited.memoryBudgetBytes = runner.memoryBudgetBytes
-                // The trace streams to its file (a big run's text never sits in memory); the
-                // check across processes reads it back, or keeps a run's text when there is no file.
-                if let path = a.string("trace") { try streamTrace(limited, to: path) }
-                if a.has("processes"), outcome.nondeterminism == nil {
-                    let text = a.string("trace").flatMap { FileManager.default.contents(atPath: $0) }.map { String(decoding: $0, as: UTF8.self) }
-                        ?? TraceDiff.text(of: limited, sdk: ReferenceSDK.self)
-                    var child = ["run", "--quiet", "--max-memory", "\(runner.memoryBudgetBytes)"]
-                    if let sdk = a.string("sdk") { child += ["--sdk", sdk] }
-                    if let seed = runner.seed { child += ["--seed", "\(seed)"] }
-                    outcome.nondeterminism = try CrossProcess.compare(
-                        own: text, childArguments: child + [file],
-                        core: DeterminismCheck.coreName(ReferenceSDK.self, choice: runner.sdk ?? scenario.sdk))
-                    if outcome.nondeterminism != nil { outcome.verdict = .failed }
-                }
+                try traceAndCompare(&outcome, scenario, file: file, runner: runner, a)
             }
             progress.clear()
             if !a.has("quiet") { FileHandle.standardOutput.write(Data(ScenarioReport.block(outcome).utf8)) }
@@ -132,6 +101,51 @@ enum RunCommand {
         progress.clear()
         print(ScenarioReport.summary(outcomes))
         return exitCode(outcomes)
+    }
+
+    /// Reads, parses and validates every file, printing each one's diagnostics; nil when a
+    /// file is unreadable or has errors (then nothing runs).
+    static func readAll(_ files: [String], context: ValidationContext, strict: Bool) -> [(file: String, scenario: ScenarioFile)]? {
+        var scenarios: [(file: String, scenario: ScenarioFile)] = []
+        var bad = false
+        for file in files {
+            let bytes: [UInt8]
+            switch ScenarioFiles.read(file) {
+            case .success(let b): bytes = b
+            case .failure(let e): printError(e.message); bad = true; continue
+            }
+            var parsed = ScenarioParser.parse(bytes: bytes, file: file, context: context)
+            if strict { parsed = parsed.strict() }
+            if !parsed.diagnostics.isEmpty { FileHandle.standardError.write(Data(parsed.rendered.utf8)) }
+            if let s = parsed.scenario, !parsed.hasErrors { scenarios.append((file, s)) } else { bad = true }
+        }
+        return bad ? nil : scenarios
+    }
+
+    /// For `--trace` and `--processes`: runs `scenario` again on the built-in runner,
+    /// streaming its trace to the file, and compares it with a run in a second process
+    /// (a difference makes `outcome` failed and nondeterministic).
+    static func traceAndCompare(_ outcome: inout ScenarioOutcome, _ scenario: ScenarioFile, file: String,
+                                runner: ScenarioRunner, _ a: Arguments) throws {
+        let setup: WorldSetup
+        do { setup = try ScenarioCompiler.compile(scenario, sdk: runner.sdk, seed: runner.seed).setup } catch { throw UsageError("\(error)") }
+        var limited = setup
+        if let budget = runner.eventBudget { limited.eventBudget = budget }
+        limited.memoryBudgetBytes = runner.memoryBudgetBytes
+        // The trace streams to its file (a big run's text never sits in memory); the
+        // check across processes reads it back, or keeps a run's text when there is no file.
+        if let path = a.string("trace") { try streamTrace(limited, to: path) }
+        if a.has("processes"), outcome.nondeterminism == nil {
+            let text = a.string("trace").flatMap { FileManager.default.contents(atPath: $0) }.map { String(decoding: $0, as: UTF8.self) }
+                ?? TraceDiff.text(of: limited, sdk: ReferenceSDK.self)
+            var child = ["run", "--quiet", "--max-memory", "\(runner.memoryBudgetBytes)"]
+            if let sdk = a.string("sdk") { child += ["--sdk", sdk] }
+            if let seed = runner.seed { child += ["--seed", "\(seed)"] }
+            outcome.nondeterminism = try CrossProcess.compare(
+                own: text, childArguments: child + [file],
+                core: DeterminismCheck.coreName(ReferenceSDK.self, choice: runner.sdk ?? scenario.sdk))
+            if outcome.nondeterminism != nil { outcome.verdict = .failed }
+        }
     }
 
     /// Runs `setup` once more with a `TraceWriter` streaming to `path`.

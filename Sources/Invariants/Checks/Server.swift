@@ -48,27 +48,7 @@ extension InvariantChecker {
         if !genuine, actual == .ok, kind != .reset || cause != .resetOfUnknown {
             violate(.clonesNeverServed, d, "the server served a \(kind) request from a clone (a non-genuine install sending \(keyName)\(credential.isNone ? "" : " and a copy of credential \(credential)"))")
         } else if actual != expected {
-            let said = "the server answered a \(kind) request with \(keyName) \(actual), but S2 requires \(expected)"
-            switch (expected, cause) {
-            case (.appKeyInvalid, .graceEnded):
-                violate(.rotationGrace, d, "\(said): the old key's grace had ended")
-            case (.appKeyInvalid, .stoppedKey):
-                violate(.rotationGrace, d, "\(said): the old key was stopped")
-            case (.appDisabled, .developerDisabled):
-                violate(.disableStopsEveryKey, d, "\(said): the developer disabled the app")
-            case (.appDisabled, .rollup):
-                violate(.onlyRollupRestores, d, "\(said): Rollup stopped the app or its account and has not lifted it")
-            case (.appKeyMismatch, _) where actual == .ok:
-                violate(.deviceBelongsToApp, d, "\(said): the device was registered by another app")
-            case (.attestationFailed, _) where actual == .ok:
-                violate(.deviceBelongsToApp, d, "\(said): App Attest names another app than the key's")
-            case (.deviceUnknown, .resetRecord) where actual == .ok:
-                violate(.resetDeletesEverything, d, "\(said): the device's record was deleted by a reset")
-            case (.ok, .served) where kind == .reset:
-                violate(.resetDeletesEverything, d, "\(said): a reset deletes the record whatever the state of its key, app or account (S8)")
-            default:
-                violate(.serverEnforcesAccess, d, said)
-            }
+            wrongAnswer(d, kind: kind, keyName: keyName, actual: actual, expected: expected, cause: cause)
         }
         switch cause {
         case .graceEnded where actual == expected: hit(.oldKeyGraceEnded)
@@ -105,6 +85,33 @@ extension InvariantChecker {
             if recordAfter != 0 {
                 violate(.resetDeletesEverything, d, "the server answered the reset 200 but kept the device's record")
             }
+        }
+    }
+
+    /// A verdict other than S2's: the rule its cause names (a grace, a disable, Rollup, the
+    /// device's app, a reset) or, failing those, server-enforces-access.
+    mutating func wrongAnswer(_ d: DeviceIndex, kind: RequestKind, keyName: String, actual: Answer, expected: Answer,
+                              cause: ServerTruth.Cause) {
+        let said = "the server answered a \(kind) request with \(keyName) \(actual), but S2 requires \(expected)"
+        switch (expected, cause) {
+        case (.appKeyInvalid, .graceEnded):
+            violate(.rotationGrace, d, "\(said): the old key's grace had ended")
+        case (.appKeyInvalid, .stoppedKey):
+            violate(.rotationGrace, d, "\(said): the old key was stopped")
+        case (.appDisabled, .developerDisabled):
+            violate(.disableStopsEveryKey, d, "\(said): the developer disabled the app")
+        case (.appDisabled, .rollup):
+            violate(.onlyRollupRestores, d, "\(said): Rollup stopped the app or its account and has not lifted it")
+        case (.appKeyMismatch, _) where actual == .ok:
+            violate(.deviceBelongsToApp, d, "\(said): the device was registered by another app")
+        case (.attestationFailed, _) where actual == .ok:
+            violate(.deviceBelongsToApp, d, "\(said): App Attest names another app than the key's")
+        case (.deviceUnknown, .resetRecord) where actual == .ok:
+            violate(.resetDeletesEverything, d, "\(said): the device's record was deleted by a reset")
+        case (.ok, .served) where kind == .reset:
+            violate(.resetDeletesEverything, d, "\(said): a reset deletes the record whatever the state of its key, app or account (S8)")
+        default:
+            violate(.serverEnforcesAccess, d, said)
         }
     }
 

@@ -97,22 +97,7 @@ extension InvariantChecker {
         // (an older one is ignored, D9), dated when it arrived.
         if isCheck { devices[i].lastAnswered = now }
         if InvariantChecker.isLockError(answer) {
-            step.freshLockError = true
-            let dev = devices[i]
-            if !dev.locked {
-                devices[i].lock(at: now)
-                hitLock(answer, kind)
-            }
-            // D5: deleting is allowed when access had in truth been stopped 30 days in a row
-            // when this verdict was served, and due when the server's word says so too.
-            if !dev.purged, dev.stoppedThirtyDays(at: servedAt) {
-                step.purgeAllowed = true
-                if stoppedSince != ServerReply.none, stoppedSince <= servedAt,
-                   servedAt - stoppedSince >= InvariantChecker.purgeAfterMs {
-                    step.purgeDue = true
-                    if !isCheck { hit(.purgeDueFromNonCheck) }
-                }
-            }
+            judgeFreshLockError(d, kind: kind, answer: answer, servedAt: servedAt, stoppedSince: stoppedSince)
         } else if answer == .ok, devices[i].locked {
             let dev = devices[i]
             step.mayUnlock = true
@@ -124,6 +109,30 @@ extension InvariantChecker {
                 if !dev.foreground { hit(.unlockInBackground) }
                 devices[i].unlock()
                 if devices[i].awaiting != 0 { devices[i].unlockedWithRequestInFlight = true }
+            }
+        }
+    }
+
+    /// A fresh, newest lock error: the SDK must lock (D2) and, when access had in truth been
+    /// stopped 30 days in a row when it was served, may purge, and must when the server's
+    /// `stoppedSince` says so too (D5).
+    mutating func judgeFreshLockError(_ d: DeviceIndex, kind: RequestKind, answer: Answer, servedAt: SimTime, stoppedSince: SimTime) {
+        let i = Int(d)
+        let isCheck = kind == .check || kind == .register
+        step.freshLockError = true
+        let dev = devices[i]
+        if !dev.locked {
+            devices[i].lock(at: now)
+            hitLock(answer, kind)
+        }
+        // D5: deleting is allowed when access had in truth been stopped 30 days in a row
+        // when this verdict was served, and due when the server's word says so too.
+        if !dev.purged, dev.stoppedThirtyDays(at: servedAt) {
+            step.purgeAllowed = true
+            if stoppedSince != ServerReply.none, stoppedSince <= servedAt,
+               servedAt - stoppedSince >= InvariantChecker.purgeAfterMs {
+                step.purgeDue = true
+                if !isCheck { hit(.purgeDueFromNonCheck) }
             }
         }
     }

@@ -118,57 +118,9 @@ extension InvariantChecker {
     /// D4 (unlock resumes), D5 (purge when due), D7, D8, D10.
     @inline(never) mutating func checkData(_ d: DeviceIndex) {
         let dev = devices[Int(d)]   // the device's truth at the end of the step
-        if step.mustUnlock, !step.unlockFromPurge, dev.photosAllowed {
-            if dev.disk.indexedCount < dev.indexAtLock {
-                violate(.unlockResumesUnchanged, d, "unlocked with \(dev.disk.indexedCount) photos indexed; it had \(dev.indexAtLock) when access stopped")
-            }
-            if dev.modelsAtLock, !dev.disk.modelsPresent {
-                violate(.unlockResumesUnchanged, d, "unlocked without the models it had when access stopped")
-            }
-        }
-        // D4: indexing resumes where it stopped, once the SDK has unlocked in this step:
-        if step.mustUnlock, !dev.disk.locked, !InvariantChecker.revoked(dev.state) {
-            // background runs too: the task the lock cancelled (D3) is registered again;
-            if dev.backgroundAtLock, !dev.disk.backgroundScheduled {
-                violate(.unlockResumesUnchanged, d, "unlocked without registering its background task again; it had one when access stopped (indexing resumes where it stopped)")
-            }
-            // and in the foreground at once: with work to do (Photos allowed, and photos not
-            // indexed or the models or place data missing) a run is going when the step ends,
-            // not at the next activation.
-            if dev.foreground, !dev.running, dev.photosAllowed,
-               dev.disk.indexedCount < dev.photoCount || !dev.disk.modelsPresent || !dev.disk.placeDataPresent {
-                let missing = dev.disk.indexedCount < dev.photoCount ? "\(dev.photoCount - dev.disk.indexedCount) of \(dev.photoCount) photos not indexed" : "its models or place data missing"
-                violate(.unlockResumesUnchanged, d, "unlocked in the foreground with \(missing) but started no indexing run (indexing resumes where it stopped)")
-            }
-        }
-        if step.purgeDue {
-            // D5: the index, the models and the credential; place data may stay.
-            var kept: [String] = []
-            if dev.disk.indexedCount > 0 { kept.append("index (\(dev.disk.indexedCount) photos)") }
-            if dev.disk.modelsPresent { kept.append("models") }
-            if dev.disk.hasCredential { kept.append("credential") }
-            if kept.isEmpty, dev.state == .purged {
-                devices[Int(d)].purged = true
-                hit(.purge)
-            } else {
-                let answer: String
-                if case .response(let kind, let a, _) = step.input { answer = "\(a) to its \(kind)" } else { answer = "a lock error" }
-                violate(.purgeWhenDue, d, "got \(answer), served at \(clock(step.servedAt)) when access had been stopped without a break since \(clock(dev.stopStart(servedAt: step.servedAt))) (30 days or more, as the answer said), but kept its " + (kept.isEmpty ? "state (\(dev.state), not purged)" : kept.joined(separator: ", ")))
-            }
-        }
-        if step.isReset {
-            var kept: [String] = []
-            if dev.disk.indexedCount > 0 { kept.append("index (\(dev.disk.indexedCount) photos)") }
-            if dev.disk.modelsPresent { kept.append("models") }
-            if dev.disk.placeDataPresent { kept.append("place data") }
-            if dev.disk.reportsQueued > 0 { kept.append("\(dev.disk.reportsQueued) queued report(s)") }
-            if dev.disk.hasCredential { kept.append("device credential") }
-            if !kept.isEmpty { violate(.resetDeletesEverything, d, "reset() kept its " + kept.joined(separator: ", ")) }
-            let hadRecord = step.diskBefore.hasCredential || step.diskBefore.hasPendingReset
-            if hadRecord, !step.sentReset {
-                violate(.resetDeletesEverything, d, "reset() did not ask the server to delete the device's record")
-            }
-        }
+        checkUnlockResumes(d, dev)
+        if step.purgeDue { checkPurged(d, dev) }
+        if step.isReset { checkResetDeleted(d, dev) }
         if step.isActivation, !dev.photosAllowed {
             if dev.disk.indexedCount > 0 {
                 violate(.photosRevokedDeletesIndex, d, "\(inputName) with Photos access revoked but kept \(dev.disk.indexedCount) indexed photos")
@@ -206,6 +158,68 @@ extension InvariantChecker {
         if let upTo = step.uploadCarriedUpTo, !step.olderVerdict, !step.checkInFlightBefore, !step.sentCheck, !dev.locked, !dev.disk.locked, dev.disk.hasCredential, dev.disk.reportsQueued > 0,
            dev.reportsSettled < upTo, !step.sentReport, !dev.reportAwaited(at: now) {
             violate(.reportsNotLost, d, "its upload was answered 200 but \(upTo - dev.reportsSettled) run report(s) queued before it was sent are still queued, and it sent no upload for them")
+        }
+    }
+
+    /// D4: an SDK that unlocked in this step has what it had when access stopped (index,
+    /// models, background task) and, in the foreground with work to do, is indexing.
+    mutating func checkUnlockResumes(_ d: DeviceIndex, _ dev: DeviceTruth) {
+        if step.mustUnlock, !step.unlockFromPurge, dev.photosAllowed {
+            if dev.disk.indexedCount < dev.indexAtLock {
+                violate(.unlockResumesUnchanged, d, "unlocked with \(dev.disk.indexedCount) photos indexed; it had \(dev.indexAtLock) when access stopped")
+            }
+            if dev.modelsAtLock, !dev.disk.modelsPresent {
+                violate(.unlockResumesUnchanged, d, "unlocked without the models it had when access stopped")
+            }
+        }
+        // D4: indexing resumes where it stopped, once the SDK has unlocked in this step:
+        if step.mustUnlock, !dev.disk.locked, !InvariantChecker.revoked(dev.state) {
+            // background runs too: the task the lock cancelled (D3) is registered again;
+            if dev.backgroundAtLock, !dev.disk.backgroundScheduled {
+                violate(.unlockResumesUnchanged, d, "unlocked without registering its background task again; it had one when access stopped (indexing resumes where it stopped)")
+            }
+            // and in the foreground at once: with work to do (Photos allowed, and photos not
+            // indexed or the models or place data missing) a run is going when the step ends,
+            // not at the next activation.
+            if dev.foreground, !dev.running, dev.photosAllowed,
+               dev.disk.indexedCount < dev.photoCount || !dev.disk.modelsPresent || !dev.disk.placeDataPresent {
+                let missing = dev.disk.indexedCount < dev.photoCount ? "\(dev.photoCount - dev.disk.indexedCount) of \(dev.photoCount) photos not indexed" : "its models or place data missing"
+                violate(.unlockResumesUnchanged, d, "unlocked in the foreground with \(missing) but started no indexing run (indexing resumes where it stopped)")
+            }
+        }
+    }
+
+    /// D5, in a step where the purge is due: the index, the models and the credential are
+    /// gone and the state is purged.
+    mutating func checkPurged(_ d: DeviceIndex, _ dev: DeviceTruth) {
+        // D5: the index, the models and the credential; place data may stay.
+        var kept: [String] = []
+        if dev.disk.indexedCount > 0 { kept.append("index (\(dev.disk.indexedCount) photos)") }
+        if dev.disk.modelsPresent { kept.append("models") }
+        if dev.disk.hasCredential { kept.append("credential") }
+        if kept.isEmpty, dev.state == .purged {
+            devices[Int(d)].purged = true
+            hit(.purge)
+        } else {
+            let answer: String
+            if case .response(let kind, let a, _) = step.input { answer = "\(a) to its \(kind)" } else { answer = "a lock error" }
+            violate(.purgeWhenDue, d, "got \(answer), served at \(clock(step.servedAt)) when access had been stopped without a break since \(clock(dev.stopStart(servedAt: step.servedAt))) (30 days or more, as the answer said), but kept its " + (kept.isEmpty ? "state (\(dev.state), not purged)" : kept.joined(separator: ", ")))
+        }
+    }
+
+    /// D7, in a step that reset the SDK: nothing is kept, and the server is asked to
+    /// delete the device's record if it had one.
+    mutating func checkResetDeleted(_ d: DeviceIndex, _ dev: DeviceTruth) {
+        var kept: [String] = []
+        if dev.disk.indexedCount > 0 { kept.append("index (\(dev.disk.indexedCount) photos)") }
+        if dev.disk.modelsPresent { kept.append("models") }
+        if dev.disk.placeDataPresent { kept.append("place data") }
+        if dev.disk.reportsQueued > 0 { kept.append("\(dev.disk.reportsQueued) queued report(s)") }
+        if dev.disk.hasCredential { kept.append("device credential") }
+        if !kept.isEmpty { violate(.resetDeletesEverything, d, "reset() kept its " + kept.joined(separator: ", ")) }
+        let hadRecord = step.diskBefore.hasCredential || step.diskBefore.hasPendingReset
+        if hadRecord, !step.sentReset {
+            violate(.resetDeletesEverything, d, "reset() did not ask the server to delete the device's record")
         }
     }
 

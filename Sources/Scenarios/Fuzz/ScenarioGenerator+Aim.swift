@@ -89,42 +89,11 @@ extension ScenarioGenerator {
         return Ms.hour + aimStream.below(durationMs - room - 2 * Ms.hour)
     }
 
+    /// Writes the statements of probe `p`; the longer probes have functions of their own.
     mutating func probe(_ p: Probe) {
         switch p {
-        case .purgeEdge:
-            // The stop: a disable, or (half the time) a rotation that stops the old key
-            // now, which nothing but an update lifts. Then the boundary itself, and a delta.
-            let t: SimTime
-            if aimStream.chance(1, outOf: 2) {
-                guard let r = aimRotation(room: 30 * Ms.day + 2 * Ms.hour, .stopNow) else { return }
-                t = r
-            } else {
-                guard let d = aimTime(room: 30 * Ms.day + 2 * Ms.hour) else { return }
-                t = d
-                at(t, .disable(app: "photos"))
-            }
-            at(t + Ms.minute, .person(.launch, .all))
-            at(sendTime(judgedAt: t + 30 * Ms.day, 0), .person(.launch, .all))
-            if aimStream.chance(1, outOf: 2) { at(sendTime(judgedAt: t + 30 * Ms.day, aimDelta()), .person(.launch, .all)) }
-        case .activationEdge:
-            // The launch's check is answered by t + answerMax; the activation comes 24 h
-            // and a little after that (the age then exceeds 24 h by 0 to (max - min) ms
-            // plus the delta), or just before.
-            guard let t = aimTime(room: Ms.day + 2 * Ms.hour) else { return }
-            at(t, .person(.launch, .all))
-            at(t + Ms.hour, .person(.close, .all))
-            // First just past the boundary (an age of 24 h + 1 ms to 24 h + 999 ms when the
-            // latency is pinned), then, half the time, once more around it.
-            let first: Int64 = [1, 2, 500, 998][Int(aimStream.below(4))]
-            var deltas = [first]
-            if aimStream.chance(1, outOf: 2) {
-                deltas.append([999, Int64(Ms.second), Int64(Ms.minute), -1, -Int64(Ms.second)][Int(aimStream.below(5))])
-            }
-            for delta in deltas.sorted() {
-                let open = shifted(t + answerMax + Ms.day, delta)
-                at(open, .person(.close, .all))
-                at(open, .person(.open, .all))
-            }
+        case .purgeEdge: purgeEdgeProbe()
+        case .activationEdge: activationEdgeProbe()
         case .backgroundAfterLaunch:
             guard let t = aimTime(room: Ms.hour) else { return }
             at(t, .person(.launch, .all))
@@ -142,34 +111,8 @@ extension ScenarioGenerator {
             guard let r = aimRotation(room: Ms.hour, .stopNow) else { return }
             at(r, .person(.launch, .all))
             at(r + Ms.minute, .person(.launch, .all))
-        case .stopDuringDownload:
-            // The first launch registers (judged at min/2 at the earliest, answered by
-            // answerMax), then downloads the models, then the place data: a disable between
-            // the registration's verdict and the download's catches it in flight.
-            let l = s.network.latencyMin
-            let stop: SimTime = pinned ? (aimStream.chance(1, outOf: 2) ? l + l / 4 + 1 : 2 * l + l / 4 + 2)
-                : l / 2 + 1 + aimStream.below(max(1, 2 * answerMax))
-            at(stop, .disable(app: "photos"))
-            at(stop + Ms.hour, .enable(app: "photos"))
-            at(stop + Ms.hour + Ms.minute, .person(.launch, .all))
-        case .staleAfterPartition:
-            // The launch's check is served app_disabled at once but answered late (slow
-            // answers while it is served, arriving before its timeout when the timeout
-            // leaves room); access comes back and a query is served 200; then a query
-            // fails offline; the late lock error, older than that 200, arrives after
-            // (D4, D9: ignored).
-            guard let t = aimTime(room: Ms.hour) else { return }
-            if s.network.timeout > 5 * Ms.second, aimStream.chance(3, outOf: 4) { s.network.timeout = 5 * Ms.second }
-            let gap = max(Ms.second, answerMax)
-            let earliest = 2 * gap + answerMax
-            let late = earliest + aimStream.below(max(1, s.network.timeout - min(s.network.timeout, earliest + answerMax)))
-            at(t, .disable(app: "photos"))
-            at(t, .slowResponses(.all, by: late, for: answerMax))
-            at(t, .person(.launch, .all))
-            at(t + gap, .enable(app: "photos"))
-            at(t + gap, .person(.query, .all))
-            at(t + 2 * gap, .offline(.all, for: Ms.minute))
-            at(t + 2 * gap, .person(.query, .all))
+        case .stopDuringDownload: stopDuringDownloadProbe()
+        case .staleAfterPartition: staleAfterPartitionProbe()
         case .restoreWhileDisabled:
             guard let t = aimTime(room: 3 * Ms.hour) else { return }
             at(t, .disable(app: "photos"))
@@ -191,6 +134,83 @@ extension ScenarioGenerator {
             at(r + Ms.hour + Ms.minute, .person(.launch, .all))
             at(r + 2 * Ms.hour, .enable(app: "photos"))
         }
+    }
+
+    /// Access stops (a disable, or a rotation that stops the old key now), then launches
+    /// judged at the 30-day purge boundary itself and, half the time, around it.
+    mutating func purgeEdgeProbe() {
+        // The stop: a disable, or (half the time) a rotation that stops the old key
+        // now, which nothing but an update lifts. Then the boundary itself, and a delta.
+        let t: SimTime
+        if aimStream.chance(1, outOf: 2) {
+            guard let r = aimRotation(room: 30 * Ms.day + 2 * Ms.hour, .stopNow) else { return }
+            t = r
+        } else {
+            guard let d = aimTime(room: 30 * Ms.day + 2 * Ms.hour) else { return }
+            t = d
+            at(t, .disable(app: "photos"))
+        }
+        at(t + Ms.minute, .person(.launch, .all))
+        at(sendTime(judgedAt: t + 30 * Ms.day, 0), .person(.launch, .all))
+        if aimStream.chance(1, outOf: 2) { at(sendTime(judgedAt: t + 30 * Ms.day, aimDelta()), .person(.launch, .all)) }
+    }
+
+    /// A launch and its check; then activations just past the 24 h check age and, half
+    /// the time, once more around it.
+    mutating func activationEdgeProbe() {
+        // The launch's check is answered by t + answerMax; the activation comes 24 h
+        // and a little after that (the age then exceeds 24 h by 0 to (max - min) ms
+        // plus the delta), or just before.
+        guard let t = aimTime(room: Ms.day + 2 * Ms.hour) else { return }
+        at(t, .person(.launch, .all))
+        at(t + Ms.hour, .person(.close, .all))
+        // First just past the boundary (an age of 24 h + 1 ms to 24 h + 999 ms when the
+        // latency is pinned), then, half the time, once more around it.
+        let first: Int64 = [1, 2, 500, 998][Int(aimStream.below(4))]
+        var deltas = [first]
+        if aimStream.chance(1, outOf: 2) {
+            deltas.append([999, Int64(Ms.second), Int64(Ms.minute), -1, -Int64(Ms.second)][Int(aimStream.below(5))])
+        }
+        for delta in deltas.sorted() {
+            let open = shifted(t + answerMax + Ms.day, delta)
+            at(open, .person(.close, .all))
+            at(open, .person(.open, .all))
+        }
+    }
+
+    /// A disable while the first launch downloads its models or place data.
+    mutating func stopDuringDownloadProbe() {
+        // The first launch registers (judged at min/2 at the earliest, answered by
+        // answerMax), then downloads the models, then the place data: a disable between
+        // the registration's verdict and the download's catches it in flight.
+        let l = s.network.latencyMin
+        let stop: SimTime = pinned ? (aimStream.chance(1, outOf: 2) ? l + l / 4 + 1 : 2 * l + l / 4 + 2)
+            : l / 2 + 1 + aimStream.below(max(1, 2 * answerMax))
+        at(stop, .disable(app: "photos"))
+        at(stop + Ms.hour, .enable(app: "photos"))
+        at(stop + Ms.hour + Ms.minute, .person(.launch, .all))
+    }
+
+    /// A lock error answered late, after a newer 200 and an offline query (D4, D9: the
+    /// late lock error is ignored).
+    mutating func staleAfterPartitionProbe() {
+        // The launch's check is served app_disabled at once but answered late (slow
+        // answers while it is served, arriving before its timeout when the timeout
+        // leaves room); access comes back and a query is served 200; then a query
+        // fails offline; the late lock error, older than that 200, arrives after
+        // (D4, D9: ignored).
+        guard let t = aimTime(room: Ms.hour) else { return }
+        if s.network.timeout > 5 * Ms.second, aimStream.chance(3, outOf: 4) { s.network.timeout = 5 * Ms.second }
+        let gap = max(Ms.second, answerMax)
+        let earliest = 2 * gap + answerMax
+        let late = earliest + aimStream.below(max(1, s.network.timeout - min(s.network.timeout, earliest + answerMax)))
+        at(t, .disable(app: "photos"))
+        at(t, .slowResponses(.all, by: late, for: answerMax))
+        at(t, .person(.launch, .all))
+        at(t + gap, .enable(app: "photos"))
+        at(t + gap, .person(.query, .all))
+        at(t + 2 * gap, .offline(.all, for: Ms.minute))
+        at(t + 2 * gap, .person(.query, .all))
     }
 
     /// A rotation of the main app with `policy`, after every rotation already written (so

@@ -160,6 +160,8 @@ public struct ScenarioGenerator {
 
     // MARK: - Events
 
+    /// One event of an enabled feature, at a random time; the longer ones have their own
+    /// functions below. Every draw keeps its place: the scripts depend on their order.
     mutating func event() {
         let enabled = Feature.allCases.filter { has($0) }
         guard !enabled.isEmpty else { return }
@@ -173,43 +175,11 @@ public struct ScenarioGenerator {
         case .lostResponses: at(t, .lostResponses(share(), for: faultLength())); poke(t + Ms.minute)
         case .rotate, .update: rotation(at: t)
         case .stopOldKey: rotation(at: t, stopEarly: true)
-        case .disable:
-            if r.chance(1, outOf: 3) {
-                // Race the first launch's downloads (lock from a model or place-data request)
-                // or its indexing (a run cut short, to be resumed after the unlock, D4).
-                let offset = r.chance(1, outOf: 2) ? 50 + r.below(3 * Ms.second) : 10 * Ms.second + r.below(80 * Ms.second)
-                at(offset, .disable(app: "photos"))
-                at(offset + Ms.hour, .enable(app: "photos"))
-            } else {
-                window(at: t, length: [Ms.hour, 2 * Ms.day, 5 * Ms.day][Int(r.below(3))])
-            }
+        case .disable: disableEvent(at: t)
         case .longLock: window(at: r.below(max(1, durationMs / 4)), length: [29 * Ms.day + 12 * Ms.hour, 30 * Ms.day, 31 * Ms.day, 60 * Ms.day][Int(r.below(4))])
-        case .relock:
-            // Access stops, comes back, stops again. Half the time nobody hears that it came
-            // back (every device offline in between): the SDK stays locked through the break,
-            // yet the 30 days count from the second stop only (D5).
-            let first = r.below(max(1, durationMs / 8))
-            let firstLength = Ms.day + r.below(5 * Ms.day)
-            let second = first + 10 * Ms.day + r.below(5 * Ms.day)
-            window(at: first, length: firstLength, pokeAfterEnable: r.chance(1, outOf: 2))
-            if r.chance(1, outOf: 2) { at(first + firstLength, .offline(.all, for: second - first - firstLength)) }
-            window(at: second, length: 25 * Ms.day, edgesFrom: first)
-            for days in [30, 31] as [SimTime] { poke(shifted(second + days * Ms.day, delta())) }
-        case .rollupApp:
-            warm(t)
-            let verb: RollupAppVerb = [.revoke, .reject, .revoke, .approve][Int(r.below(4))]
-            at(t, .rollupApp(verb, app: "photos"))
-            if r.chance(1, outOf: 2) { at(t + Ms.hour, .disable(app: "photos")) }
-            at(t + 2 * Ms.hour, .enable(app: "photos"))
-            poke(t + 2 * Ms.hour + Ms.minute)
-            if r.chance(1, outOf: 2) { at(t + 3 * Ms.day, .rollupApp(verb == .reject ? .approve : .restore, app: "photos")) }
-        case .rollupAccount:
-            warm(t)
-            // An unapproved account is approved, or revoked (and maybe restored: still not
-            // approved, S5), half the seeds each.
-            at(t, .rollupAccount(has(.unapprovedAccount) && r.chance(1, outOf: 2) ? .approve : .revoke, account: "acme"))
-            poke(t + Ms.minute)
-            if r.chance(1, outOf: 2) { at(t + 2 * Ms.day, .rollupAccount(.restore, account: "acme")) }
+        case .relock: relockEvent()
+        case .rollupApp: rollupAppEvent(at: t)
+        case .rollupAccount: rollupAccountEvent(at: t)
         case .pendingApp: warm(t); at(t, .rollupApp(.approve, app: "photos")); poke(t + Ms.minute)
         case .unapprovedAccount: warm(t); at(t, .rollupAccount(.approve, account: "acme")); poke(t + Ms.minute)
         case .forget: at(t, .forgetDevice(selector())); poke(t + Ms.hour)
@@ -222,13 +192,7 @@ public struct ScenarioGenerator {
             let key = otherKeys.isEmpty || r.chance(1, outOf: 4) ? "rk_live_zz" : otherKeys[0]
             at(t, .update(selector(), key: key))
             at(t + Ms.minute, .person(.launch, .all))
-        case .reset:
-            // Half the time while access is stopped: the record goes all the same (S8).
-            let stopped = r.chance(1, outOf: 2)
-            if stopped { at(t, .disable(app: "photos")); poke(t + Ms.second) }
-            at(t + Ms.minute, .person(.reset, selector()))
-            if r.chance(1, outOf: 2) { at(t + 2 * Ms.minute, .person(.open, .all)) }
-            if stopped { at(t + Ms.hour, .enable(app: "photos")) }
+        case .reset: resetEvent(at: t)
         case .photos:
             at(t, .person(.revokePhotos, selector()))
             at(t + r.below(Ms.day) + 1, .person(.open, .all))
@@ -241,102 +205,178 @@ public struct ScenarioGenerator {
             at(t, .person(.open, .all))
             at(t + Ms.hour, .person(.close, .all))
             at(shifted(t + Ms.day, delta()), .person(.open, .all))
-        case .verdictRace:
-            // Two requests on either side of a dashboard change, a few hundred milliseconds
-            // apart on a link whose round trips vary from 1 ms to seconds: the first is
-            // served before the change and the newer verdict often arrives first (D4, D9).
-            // Eight races, 20 minutes apart, so one race is likely under any seed (and a
-            // shrunk reproducer still draws one when a statement before it goes).
-            s.network.latencyMin = 1
-            if s.network.latencyMax < 2 * Ms.second { s.network.latencyMax = 2 * Ms.second + r.below(2 * Ms.second) }
-            let gap = 1 + r.below(max(1, s.network.latencyMax / 4))
-            let lockFirst = r.chance(1, outOf: 2)
-            for k: SimTime in 0..<8 {
-                let at0 = t + k * 20 * Ms.minute
-                if lockFirst {
-                    at(at0, .person(.launch, .all))                      // a check served 200 …
-                    at(at0 + gap, .disable(app: "photos"))               // … then access stops …
-                    at(at0 + gap + 1, .person(.query, .all))             // … and a query is refused
-                    at(at0 + 10 * Ms.minute, .enable(app: "photos"))
-                } else {
-                    at(at0, .disable(app: "photos"))
-                    at(at0 + 1, .person(.query, .all))                   // refused …
-                    at(at0 + 1 + gap, .enable(app: "photos"))            // … access comes back …
-                    at(at0 + 2 + gap, .person(.background, .all))        // … a run's check is served 200
-                }
-            }
-            poke(t + 4 * Ms.hour)
-        case .otherAppActions:
-            guard s.apps.count > 1 else { return }   // declared whenever this feature is on
-            warm(t)
-            switch r.below(4) {
-            case 0:
-                at(t, .disable(app: "notes"))
-                at(t + [Ms.hour, 2 * Ms.day][Int(r.below(2))], .enable(app: "notes"))
-            case 1:
-                let key = "rk_live_n\(otherKeys.count)"
-                otherKeys.append(key)
-                at(t, .rotate(app: "notes", key: key, old: r.chance(1, outOf: 2) ? .stopNow : .keep(Ms.hour)))
-                at(t + Ms.minute, .update(.group("notes"), key: nil))
-            case 2:
-                at(t, .rollupApp(.revoke, app: "notes"))
-                if r.chance(1, outOf: 2) { at(t + Ms.day, .rollupApp(.restore, app: "notes")) }
-            default:
-                at(t, .rollupAccount(.revoke, account: "globex"))
-                if r.chance(1, outOf: 2) { at(t + Ms.day, .rollupAccount(.restore, account: "globex")) }
-            }
-            poke(t + Ms.minute)
-        case .oldKeys:
-            // Two rotations; then stop the oldest key (expired, or still in its grace, or not
-            // the newest previous one), or ship an old key again in an update.
-            rotation(at: t)
-            rotation(at: t + Ms.hour + r.below(Ms.day))
-            guard keys.count >= 3, let last = lastRotationAt else { return }
-            let oldest = keys[keys.count - 3], previous = keys[keys.count - 2]
-            let when = last + [Ms.minute, 2 * Ms.hour, 8 * Ms.day][Int(r.below(3))]
-            switch r.below(3) {
-            case 0: at(when, .stopOldKey(app: "photos", key: oldest))
-            case 1: at(when, .stopOldKey(app: "photos", key: previous))
-            default: at(when, .update(selector(), key: r.chance(1, outOf: 2) ? oldest : previous))
-            }
-            poke(when + Ms.minute)
-        case .cutInFlight:
-            // Requests go out at t; the link drops a few milliseconds later, before most
-            // answers are back, and comes back after a second to an hour.
-            poke(t)
-            let cut = t + 1 + r.below(max(1, s.network.latencyMin + (s.network.latencyMax - s.network.latencyMin) / 2))
-            at(cut, .offline(r.chance(1, outOf: 2) ? .all : selector(), for: [Ms.second, Ms.minute, Ms.hour][Int(r.below(3))]))
-            if r.chance(1, outOf: 2) { at(cut + 1, .disable(app: "photos")); at(cut + 2 * Ms.hour, .enable(app: "photos")) }
-            poke(cut + 2 * Ms.hour + Ms.minute)
+        case .verdictRace: verdictRaceEvent(at: t)
+        case .otherAppActions: otherAppEvent(at: t)
+        case .oldKeys: oldKeysEvent(at: t)
+        case .cutInFlight: cutInFlightEvent(at: t)
         case .links:
             // Everyone talks at once over links of different speeds.
             poke(t)
-        case .surface:
-            let n = s.groups[0].count
-            switch r.below(3) {
-            case 0:
-                let period = [Ms.hour, 6 * Ms.hour][Int(r.below(2))]
-                s.timeline.append(TimedStatement(schedule: .every(Repeat(period: period, jitter: nil, from: t, until: min(durationMs, t + 2 * Ms.day))),
-                                                 body: .action(.person(.open, .count(1 + r.below(n), of: "photos")))))
-            case 1:
-                // The first key is a previous key once any rotation has happened, whatever
-                // other rotations of the second app this script places earlier or later.
-                guard s.apps.count > 1 else { return }
-                let key = "rk_live_n\(otherKeys.count)"
-                otherKeys.append(key)
-                at(t, .rotate(app: "notes", key: key, old: .keep(Ms.day)))
-                at(t + Ms.minute, .update(.share(share(), of: "notes"), key: nil))
-                at(t + Ms.hour, .stopOldKey(app: "notes", key: "rk_live_n0"))
-                poke(t + Ms.hour + Ms.minute)
-            default:
-                at(t, .person([.query, .profile, .search][Int(r.below(3))], .count(1 + r.below(n), of: "photos")))
-            }
+        case .surface: surfaceEvent(at: t)
         case .cacheProbe:
             at(t, .person(.query, .all))
             at(t + Ms.minute, .disable(app: "photos"))
             at(t + 2 * Ms.minute + r.below(3 * Ms.minute), .person(.query, .all))
             at(t + Ms.hour, .enable(app: "photos"))
             at(t + Ms.hour + 2 * Ms.minute, .person(.query, .all))
+        }
+    }
+
+    /// Access stops: a third of the time early, racing the first launch; otherwise a
+    /// window of an hour to five days from `t`.
+    mutating func disableEvent(at t: SimTime) {
+        if r.chance(1, outOf: 3) {
+            // Race the first launch's downloads (lock from a model or place-data request)
+            // or its indexing (a run cut short, to be resumed after the unlock, D4).
+            let offset = r.chance(1, outOf: 2) ? 50 + r.below(3 * Ms.second) : 10 * Ms.second + r.below(80 * Ms.second)
+            at(offset, .disable(app: "photos"))
+            at(offset + Ms.hour, .enable(app: "photos"))
+        } else {
+            window(at: t, length: [Ms.hour, 2 * Ms.day, 5 * Ms.day][Int(r.below(3))])
+        }
+    }
+
+    /// Access stops, comes back, stops again. Half the time nobody hears that it came
+    /// back (every device offline in between): the SDK stays locked through the break,
+    /// yet the 30 days count from the second stop only (D5).
+    mutating func relockEvent() {
+        let first = r.below(max(1, durationMs / 8))
+        let firstLength = Ms.day + r.below(5 * Ms.day)
+        let second = first + 10 * Ms.day + r.below(5 * Ms.day)
+        window(at: first, length: firstLength, pokeAfterEnable: r.chance(1, outOf: 2))
+        if r.chance(1, outOf: 2) { at(first + firstLength, .offline(.all, for: second - first - firstLength)) }
+        window(at: second, length: 25 * Ms.day, edgesFrom: first)
+        for days in [30, 31] as [SimTime] { poke(shifted(second + days * Ms.day, delta())) }
+    }
+
+    /// The dashboard revokes, rejects or approves the app; access comes back two hours
+    /// later, and half the time the verdict is undone after three days.
+    mutating func rollupAppEvent(at t: SimTime) {
+        warm(t)
+        let verb: RollupAppVerb = [.revoke, .reject, .revoke, .approve][Int(r.below(4))]
+        at(t, .rollupApp(verb, app: "photos"))
+        if r.chance(1, outOf: 2) { at(t + Ms.hour, .disable(app: "photos")) }
+        at(t + 2 * Ms.hour, .enable(app: "photos"))
+        poke(t + 2 * Ms.hour + Ms.minute)
+        if r.chance(1, outOf: 2) { at(t + 3 * Ms.day, .rollupApp(verb == .reject ? .approve : .restore, app: "photos")) }
+    }
+
+    /// An unapproved account is approved, or revoked (and maybe restored: still not
+    /// approved, S5), half the seeds each.
+    mutating func rollupAccountEvent(at t: SimTime) {
+        warm(t)
+        at(t, .rollupAccount(has(.unapprovedAccount) && r.chance(1, outOf: 2) ? .approve : .revoke, account: "acme"))
+        poke(t + Ms.minute)
+        if r.chance(1, outOf: 2) { at(t + 2 * Ms.day, .rollupAccount(.restore, account: "acme")) }
+    }
+
+    /// A person resets the app; half the time while access is stopped: the record goes
+    /// all the same (S8).
+    mutating func resetEvent(at t: SimTime) {
+        let stopped = r.chance(1, outOf: 2)
+        if stopped { at(t, .disable(app: "photos")); poke(t + Ms.second) }
+        at(t + Ms.minute, .person(.reset, selector()))
+        if r.chance(1, outOf: 2) { at(t + 2 * Ms.minute, .person(.open, .all)) }
+        if stopped { at(t + Ms.hour, .enable(app: "photos")) }
+    }
+
+    /// Two requests on either side of a dashboard change, a few hundred milliseconds
+    /// apart on a link whose round trips vary from 1 ms to seconds: the first is
+    /// served before the change and the newer verdict often arrives first (D4, D9).
+    /// Eight races, 20 minutes apart, so one race is likely under any seed (and a
+    /// shrunk reproducer still draws one when a statement before it goes).
+    mutating func verdictRaceEvent(at t: SimTime) {
+        s.network.latencyMin = 1
+        if s.network.latencyMax < 2 * Ms.second { s.network.latencyMax = 2 * Ms.second + r.below(2 * Ms.second) }
+        let gap = 1 + r.below(max(1, s.network.latencyMax / 4))
+        let lockFirst = r.chance(1, outOf: 2)
+        for k: SimTime in 0..<8 {
+            let at0 = t + k * 20 * Ms.minute
+            if lockFirst {
+                at(at0, .person(.launch, .all))                      // a check served 200 …
+                at(at0 + gap, .disable(app: "photos"))               // … then access stops …
+                at(at0 + gap + 1, .person(.query, .all))             // … and a query is refused
+                at(at0 + 10 * Ms.minute, .enable(app: "photos"))
+            } else {
+                at(at0, .disable(app: "photos"))
+                at(at0 + 1, .person(.query, .all))                   // refused …
+                at(at0 + 1 + gap, .enable(app: "photos"))            // … access comes back …
+                at(at0 + 2 + gap, .person(.background, .all))        // … a run's check is served 200
+            }
+        }
+        poke(t + 4 * Ms.hour)
+    }
+
+    /// The second app or its account is disabled, rotated, revoked or restored.
+    mutating func otherAppEvent(at t: SimTime) {
+        guard s.apps.count > 1 else { return }   // declared whenever this feature is on
+        warm(t)
+        switch r.below(4) {
+        case 0:
+            at(t, .disable(app: "notes"))
+            at(t + [Ms.hour, 2 * Ms.day][Int(r.below(2))], .enable(app: "notes"))
+        case 1:
+            let key = "rk_live_n\(otherKeys.count)"
+            otherKeys.append(key)
+            at(t, .rotate(app: "notes", key: key, old: r.chance(1, outOf: 2) ? .stopNow : .keep(Ms.hour)))
+            at(t + Ms.minute, .update(.group("notes"), key: nil))
+        case 2:
+            at(t, .rollupApp(.revoke, app: "notes"))
+            if r.chance(1, outOf: 2) { at(t + Ms.day, .rollupApp(.restore, app: "notes")) }
+        default:
+            at(t, .rollupAccount(.revoke, account: "globex"))
+            if r.chance(1, outOf: 2) { at(t + Ms.day, .rollupAccount(.restore, account: "globex")) }
+        }
+        poke(t + Ms.minute)
+    }
+
+    /// Two rotations; then stop the oldest key (expired, or still in its grace, or not
+    /// the newest previous one), or ship an old key again in an update.
+    mutating func oldKeysEvent(at t: SimTime) {
+        rotation(at: t)
+        rotation(at: t + Ms.hour + r.below(Ms.day))
+        guard keys.count >= 3, let last = lastRotationAt else { return }
+        let oldest = keys[keys.count - 3], previous = keys[keys.count - 2]
+        let when = last + [Ms.minute, 2 * Ms.hour, 8 * Ms.day][Int(r.below(3))]
+        switch r.below(3) {
+        case 0: at(when, .stopOldKey(app: "photos", key: oldest))
+        case 1: at(when, .stopOldKey(app: "photos", key: previous))
+        default: at(when, .update(selector(), key: r.chance(1, outOf: 2) ? oldest : previous))
+        }
+        poke(when + Ms.minute)
+    }
+
+    /// Requests go out at t; the link drops a few milliseconds later, before most
+    /// answers are back, and comes back after a second to an hour.
+    mutating func cutInFlightEvent(at t: SimTime) {
+        poke(t)
+        let cut = t + 1 + r.below(max(1, s.network.latencyMin + (s.network.latencyMax - s.network.latencyMin) / 2))
+        at(cut, .offline(r.chance(1, outOf: 2) ? .all : selector(), for: [Ms.second, Ms.minute, Ms.hour][Int(r.below(3))]))
+        if r.chance(1, outOf: 2) { at(cut + 1, .disable(app: "photos")); at(cut + 2 * Ms.hour, .enable(app: "photos")) }
+        poke(cut + 2 * Ms.hour + Ms.minute)
+    }
+
+    /// Counted selectors, repeated opens and the second app's previous key: the language's
+    /// less common forms.
+    mutating func surfaceEvent(at t: SimTime) {
+        let n = s.groups[0].count
+        switch r.below(3) {
+        case 0:
+            let period = [Ms.hour, 6 * Ms.hour][Int(r.below(2))]
+            s.timeline.append(TimedStatement(schedule: .every(Repeat(period: period, jitter: nil, from: t, until: min(durationMs, t + 2 * Ms.day))),
+                                             body: .action(.person(.open, .count(1 + r.below(n), of: "photos")))))
+        case 1:
+            // The first key is a previous key once any rotation has happened, whatever
+            // other rotations of the second app this script places earlier or later.
+            guard s.apps.count > 1 else { return }
+            let key = "rk_live_n\(otherKeys.count)"
+            otherKeys.append(key)
+            at(t, .rotate(app: "notes", key: key, old: .keep(Ms.day)))
+            at(t + Ms.minute, .update(.share(share(), of: "notes"), key: nil))
+            at(t + Ms.hour, .stopOldKey(app: "notes", key: "rk_live_n0"))
+            poke(t + Ms.hour + Ms.minute)
+        default:
+            at(t, .person([.query, .profile, .search][Int(r.below(3))], .count(1 + r.below(n), of: "photos")))
         }
     }
 

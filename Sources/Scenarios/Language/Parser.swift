@@ -55,6 +55,7 @@ struct Parser {
         seenHeaders.append(t.text)
     }
 
+    /// One statement line: dispatches on its first word; each kind of line has its own function.
     mutating func statement(_ c: inout Cursor) throws(ParseError) {
         let first = c.peek()!
         guard first.kind == .word else {
@@ -76,151 +77,19 @@ struct Parser {
             scenario.duration = try c.duration()
         case "sdk":
             try header(first)
-            let w = try c.word("'reference', 'mutant NAME' or 'custom NAME'")
-            switch w.text {
-            case "reference": scenario.sdk = .reference
-            case "mutant": scenario.sdk = .mutant(try c.name("mutant name"))
-            case "custom": scenario.sdk = .custom(try c.name("core name"))
-            default:
-                throw ParseError(offset: w.offset, message: "unknown sdk \(w.quoted)",
-                                 hint: Suggest.hint(w.text, in: ["reference", "mutant", "custom"]),
-                                 note: "use 'sdk reference', 'sdk mutant NAME' or 'sdk custom NAME'")
-            }
+            try sdkHeader(&c)
         case "server":
             try header(first)
-            let w = try c.word("'reference', 'custom NAME', 'process \"CMD\"' or 'http \"URL\"'")
-            switch w.text {
-            case "reference": scenario.server = .reference
-            case "custom": scenario.server = .custom(try c.name("server core name"))
-            case "process":
-                guard let t = c.peek(), t.kind == .string else { throw c.expected("quoted command", hint: "server process \"python3 server.py\"") }
-                guard !t.text.trimmingCharacters(in: .whitespaces).isEmpty else {
-                    throw ParseError(offset: t.offset, message: "empty server command", hint: "server process \"python3 server.py\"")
-                }
-                c.pos += 1
-                scenario.server = .process(t.text)
-            case "http":
-                guard let t = c.peek(), t.kind == .string else { throw c.expected("quoted URL", hint: "server http \"http://127.0.0.1:8035\"") }
-                guard HTTPTransport.parse(t.text) != nil else {
-                    throw ParseError(offset: t.offset, message: "invalid server URL \(WireJSON.quote(t.text))",
-                                     hint: "use http://HOST:PORT or http://HOST:PORT/PATH, e.g. \"http://127.0.0.1:8035\"")
-                }
-                c.pos += 1
-                scenario.server = .http(t.text)
-            default:
-                throw ParseError(offset: w.offset, message: "unknown server \(w.quoted)",
-                                 hint: Suggest.hint(w.text, in: ["reference", "custom", "process", "http"]),
-                                 note: "use 'server reference', 'server custom NAME', 'server process \"CMD\"' or 'server http \"URL\"' (server faults go in the timeline: 'at 1d server down for 1h')")
-            }
-        case "account":
-            let name = try c.name("account name")
-            var approved = true
-            if c.isWord("unapproved") { c.pos += 1; approved = false }
-            try c.end()
-            scenario.accounts.append(AccountDecl(name: name, approved: approved, mark: mark))
-        case "app":
-            let name = try c.name("app name")
-            try c.keyword("account")
-            let account = try c.name("account name")
-            try c.keyword("key")
-            let key = try c.key()
-            var pending = false
-            if c.isWord("pending") { c.pos += 1; pending = true }
-            try c.end()
-            scenario.apps.append(AppDecl(name: name, account: account, key: key, pending: pending, mark: mark))
-        case "devices", "clones":
-            let count = try c.number("number of devices")
-            try c.keyword("app")
-            let app = try c.name("app name")
-            var group: String? = nil
-            if c.isWord("as") { c.pos += 1; group = try c.name("group name") }
-            var copying: String? = nil
-            if first.text == "clones", c.isWord("copying") { c.pos += 1; copying = try c.name("group name") }
-            // Either order reads naturally: `as fakes copying photos`, `copying photos as fakes`.
-            if group == nil, copying != nil, c.isWord("as") { c.pos += 1; group = try c.name("group name") }
-            var latency: ClosedRange<SimTime>? = nil
-            if c.isWord("latency") {
-                c.pos += 1
-                let lowToken = c.peek()
-                let low = try c.duration("latency")
-                guard c.peek()?.kind == .dotDot else { throw c.expected("'..'") }
-                c.pos += 1
-                let highToken = c.peek()
-                let high = try c.duration("latency")
-                guard low <= high else {
-                    throw ParseError(offset: lowToken?.offset ?? 0, message: "latency range '\(lowToken?.text ?? "")..\(highToken?.text ?? "")' is empty")
-                }
-                guard high <= ScenarioLimits.maxLatencyMs else {
-                    throw ParseError(offset: highToken?.offset ?? 0,
-                                     message: "latency '\(highToken?.text ?? "")' is longer than the limit of \(DurationText.format(ScenarioLimits.maxLatencyMs))")
-                }
-                latency = low...high
-            }
-            try c.end()
-            var decl = DeviceGroupDecl(kind: first.text == "devices" ? .devices : .clones,
-                                       count: count, app: app, name: group, copying: copying, mark: mark)
-            decl.latency = latency
-            scenario.groups.append(decl)
+            try serverHeader(&c)
+        case "account": try accountDecl(&c, mark: mark)
+        case "app": try appDecl(&c, mark: mark)
+        case "devices", "clones": try deviceGroupDecl(&c, clones: first.text == "clones", mark: mark)
         case "network":
             try header(first)
-            var net = NetworkDecl()
-            net.mark = mark
-            if c.isWord("latency") {
-                c.pos += 1
-                net.latencyMin = try c.duration("latency")
-                guard c.peek()?.kind == .dotDot else { throw c.expected("'..'") }
-                c.pos += 1
-                net.latencyMax = try c.duration("latency")
-            }
-            if c.isWord("timeout") {
-                c.pos += 1
-                net.timeout = try c.duration("timeout")
-            }
-            scenario.network = net
-        case "at":
-            let time = try c.duration("time")
-            if c.isWord("expect") {
-                c.pos += 1
-                let e = try expectation(&c)
-                scenario.timeline.append(TimedStatement(schedule: .at(time), body: .expect(e), mark: mark))
-            } else {
-                let a = try action(&c)
-                scenario.timeline.append(TimedStatement(schedule: .at(time), body: .action(a), mark: mark))
-            }
-        case "every":
-            var r = Repeat(period: try c.duration("period"))
-            var seen: [String] = []
-            while let t = c.peek(), t.kind == .word, ["jitter", "from", "until"].contains(t.text) {
-                if seen.contains(t.text) { throw ParseError(offset: t.offset, message: "duplicate \(t.quoted)") }
-                seen.append(t.text)
-                c.pos += 1
-                switch t.text {
-                case "jitter": r.jitter = try c.duration("jitter")
-                case "from": r.from = try c.duration("time")
-                default: r.until = try c.duration("time")
-                }
-            }
-            if let t = c.peek(), t.kind == .word, t.text == "expect" {
-                throw ParseError(offset: t.offset, message: "'expect' needs 'at', not 'every'",
-                                 hint: "write 'at T expect QUANT GROUP STATE'")
-            }
-            let a = try action(&c)
-            scenario.timeline.append(TimedStatement(schedule: .every(r), body: .action(a), mark: mark))
-        case "pin":
-            try c.keyword("device")
-            let group = try c.name("group name")
-            guard c.peek()?.kind == .hash else { throw c.expected("'#'", hint: "a pin names one device: 'pin device GROUP#I request N FATE'") }
-            c.pos += 1
-            let index = try c.number("device number")
-            try c.keyword("request")
-            let request = try c.number("request number")
-            let w = try c.word("a fate: " + RequestFate.allCases.map(\.description).joined(separator: ", "))
-            guard let fate = RequestFate(name: w.text) else {
-                throw ParseError(offset: w.offset, message: "unknown fate \(w.quoted)",
-                                 hint: Suggest.hint(w.text, in: RequestFate.allCases.map(\.description)),
-                                 note: "fates are: " + RequestFate.allCases.map(\.description).joined(separator: ", "))
-            }
-            scenario.pins.append(PinDecl(group: group, index: index, request: request, fate: fate, mark: mark))
+            try networkDecl(&c, mark: mark)
+        case "at": try atStatement(&c, mark: mark)
+        case "every": try everyStatement(&c, mark: mark)
+        case "pin": try pinDecl(&c, mark: mark)
         case "expect":
             guard c.isWord("violation") else {
                 throw c.expected("'violation'", hint: "a timed expectation starts with a time: 'at 11d expect all photos locked'")
@@ -237,6 +106,184 @@ struct Parser {
                              hint: Suggest.hint(first.text, in: Keywords.statements))
         }
         try c.end()
+    }
+
+    /// `sdk reference`, `sdk mutant NAME` or `sdk custom NAME`, after the word `sdk`.
+    mutating func sdkHeader(_ c: inout Cursor) throws(ParseError) {
+        let w = try c.word("'reference', 'mutant NAME' or 'custom NAME'")
+        switch w.text {
+        case "reference": scenario.sdk = .reference
+        case "mutant": scenario.sdk = .mutant(try c.name("mutant name"))
+        case "custom": scenario.sdk = .custom(try c.name("core name"))
+        default:
+            throw ParseError(offset: w.offset, message: "unknown sdk \(w.quoted)",
+                             hint: Suggest.hint(w.text, in: ["reference", "mutant", "custom"]),
+                             note: "use 'sdk reference', 'sdk mutant NAME' or 'sdk custom NAME'")
+        }
+    }
+
+    /// `server reference`, `server custom NAME`, `server process "CMD"` or `server http "URL"`,
+    /// after the word `server`.
+    mutating func serverHeader(_ c: inout Cursor) throws(ParseError) {
+        let w = try c.word("'reference', 'custom NAME', 'process \"CMD\"' or 'http \"URL\"'")
+        switch w.text {
+        case "reference": scenario.server = .reference
+        case "custom": scenario.server = .custom(try c.name("server core name"))
+        case "process":
+            guard let t = c.peek(), t.kind == .string else { throw c.expected("quoted command", hint: "server process \"python3 server.py\"") }
+            guard !t.text.trimmingCharacters(in: .whitespaces).isEmpty else {
+                throw ParseError(offset: t.offset, message: "empty server command", hint: "server process \"python3 server.py\"")
+            }
+            c.pos += 1
+            scenario.server = .process(t.text)
+        case "http":
+            guard let t = c.peek(), t.kind == .string else { throw c.expected("quoted URL", hint: "server http \"http://127.0.0.1:8035\"") }
+            guard HTTPTransport.parse(t.text) != nil else {
+                throw ParseError(offset: t.offset, message: "invalid server URL \(WireJSON.quote(t.text))",
+                                 hint: "use http://HOST:PORT or http://HOST:PORT/PATH, e.g. \"http://127.0.0.1:8035\"")
+            }
+            c.pos += 1
+            scenario.server = .http(t.text)
+        default:
+            throw ParseError(offset: w.offset, message: "unknown server \(w.quoted)",
+                             hint: Suggest.hint(w.text, in: ["reference", "custom", "process", "http"]),
+                             note: "use 'server reference', 'server custom NAME', 'server process \"CMD\"' or 'server http \"URL\"' (server faults go in the timeline: 'at 1d server down for 1h')")
+        }
+    }
+
+    /// `account NAME [unapproved]`, after the word `account`.
+    mutating func accountDecl(_ c: inout Cursor, mark: SourceMark) throws(ParseError) {
+        let name = try c.name("account name")
+        var approved = true
+        if c.isWord("unapproved") { c.pos += 1; approved = false }
+        try c.end()
+        scenario.accounts.append(AccountDecl(name: name, approved: approved, mark: mark))
+    }
+
+    /// `app NAME account ACCOUNT key KEY [pending]`, after the word `app`.
+    mutating func appDecl(_ c: inout Cursor, mark: SourceMark) throws(ParseError) {
+        let name = try c.name("app name")
+        try c.keyword("account")
+        let account = try c.name("account name")
+        try c.keyword("key")
+        let key = try c.key()
+        var pending = false
+        if c.isWord("pending") { c.pos += 1; pending = true }
+        try c.end()
+        scenario.apps.append(AppDecl(name: name, account: account, key: key, pending: pending, mark: mark))
+    }
+
+    /// `devices N app APP [as GROUP] [latency A..B]` or the same for `clones`, which may also
+    /// say `copying GROUP`; after the first word.
+    mutating func deviceGroupDecl(_ c: inout Cursor, clones: Bool, mark: SourceMark) throws(ParseError) {
+        let count = try c.number("number of devices")
+        try c.keyword("app")
+        let app = try c.name("app name")
+        var group: String? = nil
+        if c.isWord("as") { c.pos += 1; group = try c.name("group name") }
+        var copying: String? = nil
+        if clones, c.isWord("copying") { c.pos += 1; copying = try c.name("group name") }
+        // Either order reads naturally: `as fakes copying photos`, `copying photos as fakes`.
+        if group == nil, copying != nil, c.isWord("as") { c.pos += 1; group = try c.name("group name") }
+        var latency: ClosedRange<SimTime>? = nil
+        if c.isWord("latency") {
+            c.pos += 1
+            latency = try groupLatency(&c)
+        }
+        try c.end()
+        var decl = DeviceGroupDecl(kind: clones ? .clones : .devices,
+                                   count: count, app: app, name: group, copying: copying, mark: mark)
+        decl.latency = latency
+        scenario.groups.append(decl)
+    }
+
+    /// A group's `A..B` latency range, after the word `latency`: not empty, within the limit.
+    func groupLatency(_ c: inout Cursor) throws(ParseError) -> ClosedRange<SimTime> {
+        let lowToken = c.peek()
+        let low = try c.duration("latency")
+        guard c.peek()?.kind == .dotDot else { throw c.expected("'..'") }
+        c.pos += 1
+        let highToken = c.peek()
+        let high = try c.duration("latency")
+        guard low <= high else {
+            throw ParseError(offset: lowToken?.offset ?? 0, message: "latency range '\(lowToken?.text ?? "")..\(highToken?.text ?? "")' is empty")
+        }
+        guard high <= ScenarioLimits.maxLatencyMs else {
+            throw ParseError(offset: highToken?.offset ?? 0,
+                             message: "latency '\(highToken?.text ?? "")' is longer than the limit of \(DurationText.format(ScenarioLimits.maxLatencyMs))")
+        }
+        return low...high
+    }
+
+    /// `network [latency A..B] [timeout T]`, after the word `network`.
+    mutating func networkDecl(_ c: inout Cursor, mark: SourceMark) throws(ParseError) {
+        var net = NetworkDecl()
+        net.mark = mark
+        if c.isWord("latency") {
+            c.pos += 1
+            net.latencyMin = try c.duration("latency")
+            guard c.peek()?.kind == .dotDot else { throw c.expected("'..'") }
+            c.pos += 1
+            net.latencyMax = try c.duration("latency")
+        }
+        if c.isWord("timeout") {
+            c.pos += 1
+            net.timeout = try c.duration("timeout")
+        }
+        scenario.network = net
+    }
+
+    /// `at T ACTION` or `at T expect …`, after the word `at`.
+    mutating func atStatement(_ c: inout Cursor, mark: SourceMark) throws(ParseError) {
+        let time = try c.duration("time")
+        if c.isWord("expect") {
+            c.pos += 1
+            let e = try expectation(&c)
+            scenario.timeline.append(TimedStatement(schedule: .at(time), body: .expect(e), mark: mark))
+        } else {
+            let a = try action(&c)
+            scenario.timeline.append(TimedStatement(schedule: .at(time), body: .action(a), mark: mark))
+        }
+    }
+
+    /// `every P [jitter J] [from T] [until T] ACTION`, after the word `every`; each option once.
+    mutating func everyStatement(_ c: inout Cursor, mark: SourceMark) throws(ParseError) {
+        var r = Repeat(period: try c.duration("period"))
+        var seen: [String] = []
+        while let t = c.peek(), t.kind == .word, ["jitter", "from", "until"].contains(t.text) {
+            if seen.contains(t.text) { throw ParseError(offset: t.offset, message: "duplicate \(t.quoted)") }
+            seen.append(t.text)
+            c.pos += 1
+            switch t.text {
+            case "jitter": r.jitter = try c.duration("jitter")
+            case "from": r.from = try c.duration("time")
+            default: r.until = try c.duration("time")
+            }
+        }
+        if let t = c.peek(), t.kind == .word, t.text == "expect" {
+            throw ParseError(offset: t.offset, message: "'expect' needs 'at', not 'every'",
+                             hint: "write 'at T expect QUANT GROUP STATE'")
+        }
+        let a = try action(&c)
+        scenario.timeline.append(TimedStatement(schedule: .every(r), body: .action(a), mark: mark))
+    }
+
+    /// `pin device GROUP#I request N FATE`, after the word `pin`.
+    mutating func pinDecl(_ c: inout Cursor, mark: SourceMark) throws(ParseError) {
+        try c.keyword("device")
+        let group = try c.name("group name")
+        guard c.peek()?.kind == .hash else { throw c.expected("'#'", hint: "a pin names one device: 'pin device GROUP#I request N FATE'") }
+        c.pos += 1
+        let index = try c.number("device number")
+        try c.keyword("request")
+        let request = try c.number("request number")
+        let w = try c.word("a fate: " + RequestFate.allCases.map(\.description).joined(separator: ", "))
+        guard let fate = RequestFate(name: w.text) else {
+            throw ParseError(offset: w.offset, message: "unknown fate \(w.quoted)",
+                             hint: Suggest.hint(w.text, in: RequestFate.allCases.map(\.description)),
+                             note: "fates are: " + RequestFate.allCases.map(\.description).joined(separator: ", "))
+        }
+        scenario.pins.append(PinDecl(group: group, index: index, request: request, fate: fate, mark: mark))
     }
 
     func selector(_ c: inout Cursor) throws(ParseError) -> DeviceSelector {
@@ -273,6 +320,7 @@ struct Parser {
         return try c.duration()
     }
 
+    /// An action, the rest of an `at` or `every` line; the longer forms have their own functions.
     func action(_ c: inout Cursor) throws(ParseError) -> Action {
         let w = try c.word("action")
         if let p = PersonAction(rawValue: w.text) { return .person(p, try selector(&c)) }
@@ -288,24 +336,7 @@ struct Parser {
         case "offline":
             let sel = try selector(&c)
             return .offline(sel, for: try forDuration(&c))
-        case "server":
-            let v = try c.word("'errors' or 'down'")
-            switch v.text {
-            case "errors":
-                let s = try c.share()
-                try c.keyword("status")
-                let statusToken = c.peek()
-                let status = try c.number("status")
-                guard status <= 999 else {
-                    throw ParseError(offset: statusToken!.offset, message: "status \(statusToken!.quoted) is not between 500 and 599")
-                }
-                return .serverErrors(s, status: UInt16(status), for: try forDuration(&c))
-            case "down":
-                return .serverDown(for: try forDuration(&c))
-            default:
-                throw ParseError(offset: v.offset, message: "expected 'errors' or 'down' after 'server', found \(v.quoted)",
-                                 hint: Suggest.hint(v.text, in: ["errors", "down"]))
-            }
+        case "server": return try serverAction(&c)
         case "timeouts":
             let s = try c.share()
             return .timeouts(s, for: try forDuration(&c))
@@ -317,20 +348,7 @@ struct Parser {
             try c.keyword("by")
             let delay = try c.duration("delay")
             return .slowResponses(sel, by: delay, for: try forDuration(&c))
-        case "rotate":
-            let app = try c.name("app name")
-            try c.keyword("key")
-            let key = try c.key()
-            var old = OldKeyPolicy.default
-            if c.isWord("stop-old") {
-                c.pos += 1
-                try c.keyword("now")
-                old = .stopNow
-            } else if c.isWord("keep-old") {
-                c.pos += 1
-                old = .keep(try c.duration("grace"))
-            }
-            return .rotate(app: app, key: key, old: old)
+        case "rotate": return try rotateAction(&c)
         case "stop-old-key":
             let app = try c.name("app name")
             return .stopOldKey(app: app, key: try c.key())
@@ -348,6 +366,44 @@ struct Parser {
         default:
             throw ParseError(offset: w.offset, message: "unknown action \(w.quoted)", hint: Suggest.hint(w.text, in: Keywords.actions))
         }
+    }
+
+    /// `server errors SHARE status N for D` or `server down for D`, after the word `server`.
+    func serverAction(_ c: inout Cursor) throws(ParseError) -> Action {
+        let v = try c.word("'errors' or 'down'")
+        switch v.text {
+        case "errors":
+            let s = try c.share()
+            try c.keyword("status")
+            let statusToken = c.peek()
+            let status = try c.number("status")
+            guard status <= 999 else {
+                throw ParseError(offset: statusToken!.offset, message: "status \(statusToken!.quoted) is not between 500 and 599")
+            }
+            return .serverErrors(s, status: UInt16(status), for: try forDuration(&c))
+        case "down":
+            return .serverDown(for: try forDuration(&c))
+        default:
+            throw ParseError(offset: v.offset, message: "expected 'errors' or 'down' after 'server', found \(v.quoted)",
+                             hint: Suggest.hint(v.text, in: ["errors", "down"]))
+        }
+    }
+
+    /// `rotate APP key KEY [stop-old now | keep-old D]`, after the word `rotate`.
+    func rotateAction(_ c: inout Cursor) throws(ParseError) -> Action {
+        let app = try c.name("app name")
+        try c.keyword("key")
+        let key = try c.key()
+        var old = OldKeyPolicy.default
+        if c.isWord("stop-old") {
+            c.pos += 1
+            try c.keyword("now")
+            old = .stopNow
+        } else if c.isWord("keep-old") {
+            c.pos += 1
+            old = .keep(try c.duration("grace"))
+        }
+        return .rotate(app: app, key: key, old: old)
     }
 
     func expectation(_ c: inout Cursor) throws(ParseError) -> Expectation {

@@ -100,7 +100,24 @@ struct Validator {
 
     // MARK: Checks
 
+    /// All checks, in the order their diagnostics are reported: headers, network, the
+    /// declarations in file order, expected violations, pins, then the timeline.
     mutating func run() {
+        checkHeaders()
+        checkNetwork()
+        let accounts = checkAccounts()
+        let (apps, declaredKeys) = checkApps(accounts: accounts)
+        var keysUsed = declaredKeys
+        let (groups, sizes) = checkGroups(apps: apps)
+        checkExpectedViolations()
+        checkPins(groups: groups, sizes: sizes)
+        checkTimeline(groups: groups, sizes: sizes, apps: apps, accounts: accounts, keysUsed: &keysUsed)
+        checkKeyHistory()
+        checkTestsSomething()
+    }
+
+    /// The duration's bounds, and that a named mutant or custom core is one this tool knows.
+    mutating func checkHeaders() {
         let s = scenario
         let d = DurationText.format
         if s.duration == 0 { error(headerMark("duration"), after: "duration", "duration must be longer than 0s") }
@@ -121,7 +138,12 @@ struct Validator {
                   note: servers.isEmpty ? "this tool knows no custom server core; a package registers its own with SimKitCommand.main(servers: [\"\(c)\": MyServer.self])"
                                         : "custom server cores are: " + servers.joined(separator: ", "))
         }
-        let net = s.network
+    }
+
+    /// The network line: a latency range that is not empty, and timeout and latency within limits.
+    mutating func checkNetwork() {
+        let d = DurationText.format
+        let net = scenario.network
         if net.latencyMin > net.latencyMax {
             error(net.mark, after: "latency", "latency range '\(d(net.latencyMin))..\(d(net.latencyMax))' is empty")
         }
@@ -135,19 +157,33 @@ struct Validator {
             let spelledMax = ts.firstIndex { $0.kind == .dotDot }.flatMap { $0 + 1 < ts.count ? ts[$0 + 1].text : nil } ?? d(net.latencyMax)
             error(net.mark, spelledMax, "latency '\(spelledMax)' is longer than the limit of \(d(ScenarioLimits.maxLatencyMs))")
         }
+    }
 
-        // Accounts, apps, groups: duplicates and references, in file order.
+    /// Duplicate accounts; returns the accounts declared.
+    mutating func checkAccounts() -> NameTable {
         var accounts = NameTable()
-        for a in s.accounts {
+        for a in scenario.accounts {
             if accounts.contains(a.name) { error(a.mark, a.name, "duplicate account '\(a.name)'") } else { accounts.append(a.name) }
         }
+        return accounts
+    }
+
+    /// Duplicate apps and keys, and apps of unknown accounts; returns the apps and keys declared.
+    mutating func checkApps(accounts: NameTable) -> (apps: NameTable, keysUsed: NameTable) {
         var apps = NameTable()
         var keysUsed = NameTable()
-        for a in s.apps {
+        for a in scenario.apps {
             if apps.contains(a.name) { error(a.mark, a.name, "duplicate app '\(a.name)'") } else { apps.append(a.name) }
             if !accounts.contains(a.account) { unknown("account", "accounts", a.account, accounts.names, a.mark) }
             if keysUsed.contains(a.key) { error(a.mark, a.key, "key '\(a.key)' is already used") } else { keysUsed.append(a.key) }
         }
+        return (apps, keysUsed)
+    }
+
+    /// Device groups: names, apps, what clones copy and the total device limit; sets
+    /// `allDevices` and returns the groups declared with their sizes.
+    mutating func checkGroups(apps: NameTable) -> (groups: NameTable, sizes: [UInt64]) {
+        let s = scenario
         var groups = NameTable()
         var sizes: [UInt64] = []
         var total: UInt64 = 0
@@ -175,20 +211,25 @@ struct Validator {
             }
         }
         allDevices = total
+        return (groups, sizes)
+    }
 
-        // Expected violations.
+    /// Expected violations: no duplicates, and invariants this tool knows.
+    mutating func checkExpectedViolations() {
         var violations: [String] = []
-        for v in s.expectedViolations {
+        for v in scenario.expectedViolations {
             if violations.contains(v.invariant) { error(v.mark, v.invariant, "duplicate expected violation '\(v.invariant)'") }
             violations.append(v.invariant)
             if !context.knownInvariants.isEmpty, !context.knownInvariants.contains(v.invariant) {
                 error(v.mark, v.invariant, "unknown invariant '\(v.invariant)'", hint: Suggest.hint(v.invariant, in: context.knownInvariants))
             }
         }
+    }
 
-        // Pins: one device each, a request number from 1, at most one pin a request.
+    /// Pins: one device each, a request number from 1, at most one pin a request.
+    mutating func checkPins(groups: NameTable, sizes: [UInt64]) {
         var pinned: Set<String> = []   // determinism: a membership test, never iterated
-        for p in s.pins {
+        for p in scenario.pins {
             checkSelector(.device(group: p.group, index: p.index), p.mark, groups: groups, sizes: sizes)
             if p.request < 1 || p.request > UInt64(UInt32.max) {
                 error(p.mark, "\(p.request)", after: "request", "request number \(p.request) is out of range; requests count from 1 to \(UInt32.max)")
@@ -197,37 +238,20 @@ struct Validator {
                 error(p.mark, "\(p.request)", after: "request", "request \(p.request) of device '\(p.group)#\(p.index)' is pinned twice")
             }
         }
+    }
 
-        // The timeline, statement by statement.
-        let end = s.duration
-        for st in s.timeline {
+    /// The timeline, statement by statement: its schedule, then its expectation or action.
+    mutating func checkTimeline(groups: NameTable, sizes: [UInt64], apps: NameTable, accounts: NameTable,
+                                keysUsed: inout NameTable) {
+        let d = DurationText.format
+        let end = scenario.duration
+        for st in scenario.timeline {
             let m = st.mark
             switch st.schedule {
             case let .at(t):
                 if t > end { error(m, after: "at", "time '\(d(t))' is past the scenario's duration '\(d(end))'") }
             case let .every(r):
-                if r.period == 0 { error(m, after: "every", "'every' needs a period longer than 0s") }
-                if r.period > ScenarioLimits.maxDuration {
-                    error(m, after: "every", "period '\(spelled(m, after: "every", r.period))' is longer than the limit of \(d(ScenarioLimits.maxDuration))")
-                }
-                if let j = r.jitter, j > ScenarioLimits.maxDuration {
-                    error(m, after: "jitter", "jitter '\(spelled(m, after: "jitter", j))' is longer than the limit of \(d(ScenarioLimits.maxDuration))")
-                } else if let j = r.jitter, j > end {
-                    warning(m, after: "jitter", "jitter '\(d(j))' is longer than the scenario's duration '\(d(end))'; most firings would fall past the end",
-                            hint: "a jitter shorter than the period spreads the firings without losing them")
-                }
-                if r.from == nil, r.period <= ScenarioLimits.maxDuration, r.period > end {
-                    warning(m, after: "every", "this statement never fires: its first firing at '\(d(r.period))' is past the scenario's duration '\(d(end))'",
-                            hint: "add 'from 0s' or a shorter period")
-                }
-                if let f = r.from, f > end { error(m, after: "from", "time '\(d(f))' is past the scenario's duration '\(d(end))'") }
-                if let u = r.until, u > end { error(m, after: "until", "time '\(d(u))' is past the scenario's duration '\(d(end))'") }
-                if let u = r.until, u < r.firstFiring {
-                    let what = r.from == nil ? "the first firing at '\(d(r.firstFiring))'" : "'from' '\(d(r.firstFiring))'"
-                    error(m, after: "until", "'until' '\(d(u))' is before \(what)")
-                }
-                if case .action(.rotate) = st.body { error(m, after: "every", "'rotate' can only be used with 'at'", hint: "each rotation needs a new key") }
-                if case .action(.stopOldKey) = st.body { error(m, after: "every", "'stop-old-key' can only be used with 'at'") }
+                checkEvery(r, st)
             }
             switch st.body {
             case let .expect(e):
@@ -242,8 +266,36 @@ struct Validator {
                 checkAction(a, m, groups: groups, sizes: sizes, apps: apps, accounts: accounts, keysUsed: &keysUsed)
             }
         }
-        checkKeyHistory()
-        checkTestsSomething()
+    }
+
+    /// An `every` statement's repeat: period, jitter, from and until within limits and the
+    /// duration, and an action that may repeat.
+    mutating func checkEvery(_ r: Repeat, _ st: TimedStatement) {
+        let d = DurationText.format
+        let end = scenario.duration
+        let m = st.mark
+        if r.period == 0 { error(m, after: "every", "'every' needs a period longer than 0s") }
+        if r.period > ScenarioLimits.maxDuration {
+            error(m, after: "every", "period '\(spelled(m, after: "every", r.period))' is longer than the limit of \(d(ScenarioLimits.maxDuration))")
+        }
+        if let j = r.jitter, j > ScenarioLimits.maxDuration {
+            error(m, after: "jitter", "jitter '\(spelled(m, after: "jitter", j))' is longer than the limit of \(d(ScenarioLimits.maxDuration))")
+        } else if let j = r.jitter, j > end {
+            warning(m, after: "jitter", "jitter '\(d(j))' is longer than the scenario's duration '\(d(end))'; most firings would fall past the end",
+                    hint: "a jitter shorter than the period spreads the firings without losing them")
+        }
+        if r.from == nil, r.period <= ScenarioLimits.maxDuration, r.period > end {
+            warning(m, after: "every", "this statement never fires: its first firing at '\(d(r.period))' is past the scenario's duration '\(d(end))'",
+                    hint: "add 'from 0s' or a shorter period")
+        }
+        if let f = r.from, f > end { error(m, after: "from", "time '\(d(f))' is past the scenario's duration '\(d(end))'") }
+        if let u = r.until, u > end { error(m, after: "until", "time '\(d(u))' is past the scenario's duration '\(d(end))'") }
+        if let u = r.until, u < r.firstFiring {
+            let what = r.from == nil ? "the first firing at '\(d(r.firstFiring))'" : "'from' '\(d(r.firstFiring))'"
+            error(m, after: "until", "'until' '\(d(u))' is before \(what)")
+        }
+        if case .action(.rotate) = st.body { error(m, after: "every", "'rotate' can only be used with 'at'", hint: "each rotation needs a new key") }
+        if case .action(.stopOldKey) = st.body { error(m, after: "every", "'stop-old-key' can only be used with 'at'") }
     }
 
     /// Warnings for a file that would pass while testing nothing: no device, no action,

@@ -86,9 +86,31 @@ public enum ScenarioCompiler {
             groups.append(spec)
         }
 
+        let (schedule, expectations) = try timeline(scenario.timeline, names: &names)
+
+        var expected: [String] = []
+        for v in scenario.expectedViolations where !expected.contains(v.invariant) { expected.append(v.invariant) }
+
+        let pinned = try pinnedFates(scenario.pins, names: names, groups: groups)
+
+        var setup = WorldSetup(
+            seed: seed ?? scenario.seed, durationMs: scenario.duration, keyNames: names.keys,
+            accounts: accounts, apps: apps, groups: groups,
+            network: NetworkSpec(latencyMinMs: scenario.network.latencyMin, latencyMaxMs: scenario.network.latencyMax),
+            sdk: config, schedule: schedule)
+        setup.sdkFlaws = sdkFlaws
+        setup.serverFlaws = serverFlaws
+        setup.pinnedFates = pinned
+        return CompiledScenario(setup: setup, expectations: expectations, expectedViolations: expected)
+    }
+
+    /// The timeline in file order as the world's schedule; each `at T expect` becomes a
+    /// probe action numbered in order, with its expectation. Interns keys as it goes.
+    static func timeline(_ statements: [TimedStatement],
+                         names: inout NameTable) throws(CompileError) -> (schedule: [ScheduledAction], expectations: [TimedExpectation]) {
         var schedule: [ScheduledAction] = []
         var expectations: [TimedExpectation] = []
-        for statement in scenario.timeline {
+        for statement in statements {
             let action: WorldAction
             switch statement.body {
             case .action(let a):
@@ -103,28 +125,21 @@ public enum ScenarioCompiler {
             }
             schedule.append(scheduled(statement.schedule, action))
         }
+        return (schedule, expectations)
+    }
 
-        var expected: [String] = []
-        for v in scenario.expectedViolations where !expected.contains(v.invariant) { expected.append(v.invariant) }
-
+    /// The pins as fates of world devices: a group's devices are numbered after those of
+    /// the groups before it.
+    static func pinnedFates(_ pins: [PinDecl], names: NameTable, groups: [GroupSpec]) throws(CompileError) -> [PinnedFate] {
         var pinned: [PinnedFate] = []
-        for p in scenario.pins {
+        for p in pins {
             let g = try names.group(p.group)
             guard p.index >= 1, p.index <= UInt64(groups[g].count) else { throw CompileError("pin: device \(p.group)#\(p.index) is out of range") }
             guard p.request >= 1, p.request <= UInt64(UInt32.max) else { throw CompileError("pin: request \(p.request) is out of range") }
             let start = groups[..<g].reduce(0) { $0 + Int($1.count) }
             pinned.append(PinnedFate(device: DeviceIndex(start + Int(p.index) - 1), request: UInt32(p.request), fate: p.fate))
         }
-
-        var setup = WorldSetup(
-            seed: seed ?? scenario.seed, durationMs: scenario.duration, keyNames: names.keys,
-            accounts: accounts, apps: apps, groups: groups,
-            network: NetworkSpec(latencyMinMs: scenario.network.latencyMin, latencyMaxMs: scenario.network.latencyMax),
-            sdk: config, schedule: schedule)
-        setup.sdkFlaws = sdkFlaws
-        setup.serverFlaws = serverFlaws
-        setup.pinnedFates = pinned
-        return CompiledScenario(setup: setup, expectations: expectations, expectedViolations: expected)
+        return pinned
     }
 
     /// `at T` fires once; `every D` first at `from` (default one period after the start).

@@ -57,137 +57,180 @@ public enum TimelineHTML {
         return (chosen, note)
     }
 
-    /// The page.
+    /// The page: the time axis, the server lane, a lane per chosen device, the dashboard
+    /// marks and the violations, drawn in that order (later parts lie on top).
     /// - Complexity: O(lanes × (segments + ticks) + violations + marks); the output is
     ///   bounded by the observer's bounds and `lanesMax`.
     public static func render(_ t: TimelineObserver, violations: [Violation], options: TimelineOptions) -> String {
         guard let facts = t.facts else { return page(options, note: "nothing ran", body: "") }
         let (lanes, note) = chooseLanes(deviceCount: t.lanes.count, violations: violations, options: options)
-        let cols = t.columns
-        // Few lanes get room to read; many stay compact.
-        let laneHeight = lanes.count <= 40 ? 22 : 14, barHeight = lanes.count <= 40 ? 17 : 11
-        func x(_ time: SimTime) -> Int { labelWidth + Int(t.column(time)) }
-        func xc(_ c: UInt16) -> Int { labelWidth + Int(c) }
-        let marksTop = 4
-        let markLabels = layoutMarks(t.marks, x: x, right: labelWidth + cols + rightPad - 2)
-        // Room for the last labels: they start right of their line, not before the edge.
-        let width = markLabels.reduce(labelWidth + cols + rightPad) { max($0, $1.x + $1.width + 4) }
-        let rows = markLabels.reduce(0) { max($0, $1.row + 1) }
-        let axisTop = marksTop + rows * marksRowHeight + 4
-        let serverTop = axisTop + axisHeight
-        let lanesTop = serverTop + laneHeight + 6
-        let height = lanesTop + lanes.count * laneHeight + 8
-        let duration = max(1, facts.durationMs)
+        let l = Layout(t, laneCount: lanes.count, durationMs: facts.durationMs)
 
         var s = ""
         s.reserveCapacity(64 * 1024)
-        s += "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"tl\" width=\"\(width)\" height=\"\(height)\" data-cols=\"\(cols)\" data-dur=\"\(duration)\" data-left=\"\(labelWidth)\">\n"
+        s += "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"tl\" width=\"\(l.width)\" height=\"\(l.height)\" data-cols=\"\(l.cols)\" data-dur=\"\(l.duration)\" data-left=\"\(labelWidth)\">\n"
         s += "<defs><pattern id=\"hatch\" width=\"5\" height=\"5\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\"><rect width=\"2\" height=\"5\" fill=\"#5b6573\" opacity=\"0.55\"/></pattern></defs>\n"
-
-        // Time axis in days and hours, with grid lines across every lane.
-        let step = axisStep(duration)
-        s += "<g class=\"axis\">"
-        var at: SimTime = 0
-        while at <= duration {
-            let px = labelWidth + Int(UInt64(cols) * at / duration)
-            s += "<line class=\"grid\" x1=\"\(px)\" x2=\"\(px)\" y1=\"\(axisTop + 14)\" y2=\"\(height - 8)\"/>"
-            s += "<text x=\"\(px)\" y=\"\(axisTop + 11)\" text-anchor=\"middle\">\(axisLabel(at, step: step))</text>"
-            at += step
-        }
-        s += "<text class=\"unit\" x=\"\(labelWidth - 16)\" y=\"\(axisTop + 11)\" text-anchor=\"end\">virtual time</text></g>\n"
-
-        // Server-wide fault windows: shaded across every lane, solid on the server lane.
-        s += "<g class=\"server\"><text class=\"lane-name\" x=\"\(labelWidth - 8)\" y=\"\(serverTop + barHeight - 1)\" text-anchor=\"end\">server faults</text>"
-        s += "<rect class=\"srv-bg\" x=\"\(labelWidth)\" y=\"\(serverTop)\" width=\"\(cols)\" height=\"\(barHeight)\"/>"
-        for w in t.serverWindows {
-            let x0 = x(w.from), x1 = max(x0 + 1, x(w.to))
-            let tip = esc("\(w.label) from \(FailureStory.time(w.from)) to \(FailureStory.time(w.to))")
-            s += "<rect class=\"fault-span\" x=\"\(x0)\" y=\"\(lanesTop)\" width=\"\(x1 - x0)\" height=\"\(lanes.count * laneHeight)\"/>"
-            s += "<rect class=\"fault\" x=\"\(x0)\" y=\"\(serverTop)\" width=\"\(x1 - x0)\" height=\"\(barHeight)\" data-t=\"\(tip)\"/>"
-        }
-        s += "</g>\n"
-
-        // Lanes.
+        s += axisSVG(l)
+        s += serverSVG(t, l)
         var violatingLane = [Bool](repeating: false, count: t.lanes.count)
         for v in violations where Int(v.device) < violatingLane.count { violatingLane[Int(v.device)] = true }
         for (row, d) in lanes.enumerated() {
-            let lane = t.lanes[d]
-            let y = lanesTop + row * laneHeight
-            let name = facts.deviceName(DeviceIndex(d))
-            s += "<g class=\"lane\" transform=\"translate(0,\(y))\" data-n=\"\(esc(name))\" data-k=\"\(tickData(lane.ticks))\">"
-            s += "<text class=\"lane-name\(violatingLane[d] ? " bad" : "")\" x=\"\(labelWidth - 8)\" y=\"\(barHeight - 1)\" text-anchor=\"end\">\(esc(name))</text>"
-            // The state covering most of the lane is one rect; the others are one path each.
-            var widths = [Int](repeating: 0, count: SDKState.allCases.count)
-            var paths = [String](repeating: "", count: SDKState.allCases.count)
-            for (i, seg) in lane.segments.enumerated() {
-                let end = i + 1 < lane.segments.count ? Int(lane.segments[i + 1].column) : cols
-                widths[Int(seg.state.rawValue)] += end - Int(seg.column)
-            }
-            let base = widths.indices.max { widths[$0] < widths[$1] || (widths[$0] == widths[$1] && $0 > $1) }!
-            s += "<rect class=\"s\(base)\" x=\"\(labelWidth)\" width=\"\(cols)\" height=\"\(barHeight)\"/>"
-            for (i, seg) in lane.segments.enumerated() where Int(seg.state.rawValue) != base {
-                let w = (i + 1 < lane.segments.count ? Int(lane.segments[i + 1].column) : cols) - Int(seg.column)
-                paths[Int(seg.state.rawValue)] += "M\(xc(seg.column)) 0h\(w)v\(barHeight)h-\(w)z"
-            }
-            for (state, d) in paths.enumerated() where !d.isEmpty { s += "<path class=\"s\(state)\" d=\"\(d)\"/>" }
-            for w in lane.offline {
-                s += "<rect class=\"off\" x=\"\(xc(w.from))\" width=\"\(Int(w.to) - Int(w.from) + 1)\" height=\"\(barHeight)\"/>"
-            }
-            // 200s in the lower half, transient failures in the upper half, refusals full height.
-            let half = barHeight / 2
-            for cls in AnswerClass.allCases {
-                let (top, size) = switch cls { case .ok: (barHeight - half, half); case .transient: (0, half); default: (0, barHeight) }
-                var d = ""
-                for k in lane.ticks where AnswerClass(k.answer) == cls { d += "M\(xc(k.column)) \(top)v\(size)" }
-                if !d.isEmpty { s += "<path class=\"\(cls.cssClass)\" d=\"\(d)\"/>" }
-            }
-            s += "</g>\n"
+            s += laneSVG(t.lanes[d], name: facts.deviceName(DeviceIndex(d)), violating: violatingLane[d], y: l.lanesTop + row * l.laneHeight, l)
+        }
+        s += marksSVG(t, l)
+        s += violationsSVG(violations, lanes: lanes, deviceCount: t.lanes.count, l)
+        s += "</svg>\n"
+
+        var body = legend()
+        body += "<div class=\"scroll\">\n" + s + "</div>\n"
+        body += storyList(violations, facts: facts)
+        return page(options, note: note + " · one pixel ≈ \(pixelText(l.duration / UInt64(l.cols)))" + droppedText(t, lanes: lanes), body: body)
+    }
+
+    /// Where the picture's parts go, from the number of lanes and the dashboard labels'
+    /// rows; few lanes get room to read, many stay compact.
+    struct Layout {
+        let t: TimelineObserver
+        let cols: Int
+        let laneCount: Int
+        let laneHeight: Int, barHeight: Int
+        let marksTop = 4
+        let markLabels: [MarkLabel]
+        let width: Int, height: Int
+        let axisTop: Int, serverTop: Int, lanesTop: Int
+        let duration: SimTime
+
+        init(_ t: TimelineObserver, laneCount: Int, durationMs: SimTime) {
+            self.t = t
+            self.cols = t.columns
+            self.laneCount = laneCount
+            laneHeight = laneCount <= 40 ? 22 : 14
+            barHeight = laneCount <= 40 ? 17 : 11
+            markLabels = layoutMarks(t.marks, x: { labelWidth + Int(t.column($0)) }, right: labelWidth + cols + rightPad - 2)
+            // Room for the last labels: they start right of their line, not before the edge.
+            width = markLabels.reduce(labelWidth + cols + rightPad) { max($0, $1.x + $1.width + 4) }
+            let rows = markLabels.reduce(0) { max($0, $1.row + 1) }
+            axisTop = marksTop + rows * marksRowHeight + 4
+            serverTop = axisTop + axisHeight
+            lanesTop = serverTop + laneHeight + 6
+            height = lanesTop + laneCount * laneHeight + 8
+            duration = max(1, durationMs)
         }
 
-        // Dashboard and Rollup actions: a dashed line across every lane from its label's row;
-        // a label moved right of its line gets a leader to it, a cluster one label over a
-        // bracket spanning its lines. Labels go last, haloed, so no line crosses their text.
-        s += "<g class=\"marks\">"
-        for l in markLabels {
-            let labelY = marksTop + l.row * marksRowHeight + 10
-            for i in l.marks {
-                let m = t.marks[i], px = x(m.time)
-                s += "<line class=\"mark\(m.applied ? "" : " refused")\" x1=\"\(px)\" x2=\"\(px)\" y1=\"\(labelY + 3)\" y2=\"\(height - 8)\" data-t=\"\(esc(markTip(m)))\"/>"
-            }
-            let x0 = x(t.marks[l.marks.lowerBound].time), x1 = x(t.marks[l.marks.upperBound - 1].time)
-            if x1 > x0 { s += "<line class=\"mark-span\" x1=\"\(x0)\" x2=\"\(x1)\" y1=\"\(labelY + 3)\" y2=\"\(labelY + 3)\"/>" }
-            if l.x > x1 + 3 { s += "<line class=\"mark-lead\" x1=\"\(x1)\" x2=\"\(l.x - 1)\" y1=\"\(labelY + 3)\" y2=\"\(labelY + 3)\"/>" }
+        /// The x of virtual time `time`.
+        func x(_ time: SimTime) -> Int { labelWidth + Int(t.column(time)) }
+        /// The x of pixel column `c`.
+        func xc(_ c: UInt16) -> Int { labelWidth + Int(c) }
+    }
+
+    /// The time axis in days and hours, with grid lines across every lane.
+    static func axisSVG(_ l: Layout) -> String {
+        let step = axisStep(l.duration)
+        var s = "<g class=\"axis\">"
+        var at: SimTime = 0
+        while at <= l.duration {
+            let px = labelWidth + Int(UInt64(l.cols) * at / l.duration)
+            s += "<line class=\"grid\" x1=\"\(px)\" x2=\"\(px)\" y1=\"\(l.axisTop + 14)\" y2=\"\(l.height - 8)\"/>"
+            s += "<text x=\"\(px)\" y=\"\(l.axisTop + 11)\" text-anchor=\"middle\">\(axisLabel(at, step: step))</text>"
+            at += step
         }
-        for l in markLabels {
-            let labelY = marksTop + l.row * marksRowHeight + 10
-            let tip = l.marks.map { esc(markTip(t.marks[$0])) }.joined(separator: "&#10;")
-            s += "<text class=\"mark-label\" x=\"\(l.x)\" y=\"\(labelY)\" data-t=\"\(tip)\">\(esc(l.text))</text>"
+        s += "<text class=\"unit\" x=\"\(labelWidth - 16)\" y=\"\(l.axisTop + 11)\" text-anchor=\"end\">virtual time</text></g>\n"
+        return s
+    }
+
+    /// Server-wide fault windows: shaded across every lane, solid on the server lane.
+    static func serverSVG(_ t: TimelineObserver, _ l: Layout) -> String {
+        var s = "<g class=\"server\"><text class=\"lane-name\" x=\"\(labelWidth - 8)\" y=\"\(l.serverTop + l.barHeight - 1)\" text-anchor=\"end\">server faults</text>"
+        s += "<rect class=\"srv-bg\" x=\"\(labelWidth)\" y=\"\(l.serverTop)\" width=\"\(l.cols)\" height=\"\(l.barHeight)\"/>"
+        for w in t.serverWindows {
+            let x0 = l.x(w.from), x1 = max(x0 + 1, l.x(w.to))
+            let tip = esc("\(w.label) from \(FailureStory.time(w.from)) to \(FailureStory.time(w.to))")
+            s += "<rect class=\"fault-span\" x=\"\(x0)\" y=\"\(l.lanesTop)\" width=\"\(x1 - x0)\" height=\"\(l.laneCount * l.laneHeight)\"/>"
+            s += "<rect class=\"fault\" x=\"\(x0)\" y=\"\(l.serverTop)\" width=\"\(x1 - x0)\" height=\"\(l.barHeight)\" data-t=\"\(tip)\"/>"
         }
         s += "</g>\n"
+        return s
+    }
 
-        // Violations: a red diamond on the device's lane (or the server lane) at its time.
-        s += "<g class=\"violations\">"
-        var rowOf = [Int](repeating: -1, count: t.lanes.count)
+    /// One device's lane at height `y`: its states, offline windows and answers.
+    static func laneSVG(_ lane: TimelineObserver.Lane, name: String, violating: Bool, y: Int, _ l: Layout) -> String {
+        let barHeight = l.barHeight, cols = l.cols
+        var s = "<g class=\"lane\" transform=\"translate(0,\(y))\" data-n=\"\(esc(name))\" data-k=\"\(tickData(lane.ticks))\">"
+        s += "<text class=\"lane-name\(violating ? " bad" : "")\" x=\"\(labelWidth - 8)\" y=\"\(barHeight - 1)\" text-anchor=\"end\">\(esc(name))</text>"
+        // The state covering most of the lane is one rect; the others are one path each.
+        var widths = [Int](repeating: 0, count: SDKState.allCases.count)
+        var paths = [String](repeating: "", count: SDKState.allCases.count)
+        for (i, seg) in lane.segments.enumerated() {
+            let end = i + 1 < lane.segments.count ? Int(lane.segments[i + 1].column) : cols
+            widths[Int(seg.state.rawValue)] += end - Int(seg.column)
+        }
+        let base = widths.indices.max { widths[$0] < widths[$1] || (widths[$0] == widths[$1] && $0 > $1) }!
+        s += "<rect class=\"s\(base)\" x=\"\(labelWidth)\" width=\"\(cols)\" height=\"\(barHeight)\"/>"
+        for (i, seg) in lane.segments.enumerated() where Int(seg.state.rawValue) != base {
+            let w = (i + 1 < lane.segments.count ? Int(lane.segments[i + 1].column) : cols) - Int(seg.column)
+            paths[Int(seg.state.rawValue)] += "M\(l.xc(seg.column)) 0h\(w)v\(barHeight)h-\(w)z"
+        }
+        for (state, d) in paths.enumerated() where !d.isEmpty { s += "<path class=\"s\(state)\" d=\"\(d)\"/>" }
+        for w in lane.offline {
+            s += "<rect class=\"off\" x=\"\(l.xc(w.from))\" width=\"\(Int(w.to) - Int(w.from) + 1)\" height=\"\(barHeight)\"/>"
+        }
+        // 200s in the lower half, transient failures in the upper half, refusals full height.
+        let half = barHeight / 2
+        for cls in AnswerClass.allCases {
+            let (top, size) = switch cls { case .ok: (barHeight - half, half); case .transient: (0, half); default: (0, barHeight) }
+            var d = ""
+            for k in lane.ticks where AnswerClass(k.answer) == cls { d += "M\(l.xc(k.column)) \(top)v\(size)" }
+            if !d.isEmpty { s += "<path class=\"\(cls.cssClass)\" d=\"\(d)\"/>" }
+        }
+        s += "</g>\n"
+        return s
+    }
+
+    /// Dashboard and Rollup actions: a dashed line across every lane from its label's row;
+    /// a label moved right of its line gets a leader to it, a cluster one label over a
+    /// bracket spanning its lines. Labels go last, haloed, so no line crosses their text.
+    static func marksSVG(_ t: TimelineObserver, _ l: Layout) -> String {
+        var s = "<g class=\"marks\">"
+        for label in l.markLabels {
+            let labelY = l.marksTop + label.row * marksRowHeight + 10
+            for i in label.marks {
+                let m = t.marks[i], px = l.x(m.time)
+                s += "<line class=\"mark\(m.applied ? "" : " refused")\" x1=\"\(px)\" x2=\"\(px)\" y1=\"\(labelY + 3)\" y2=\"\(l.height - 8)\" data-t=\"\(esc(markTip(m)))\"/>"
+            }
+            let x0 = l.x(t.marks[label.marks.lowerBound].time), x1 = l.x(t.marks[label.marks.upperBound - 1].time)
+            if x1 > x0 { s += "<line class=\"mark-span\" x1=\"\(x0)\" x2=\"\(x1)\" y1=\"\(labelY + 3)\" y2=\"\(labelY + 3)\"/>" }
+            if label.x > x1 + 3 { s += "<line class=\"mark-lead\" x1=\"\(x1)\" x2=\"\(label.x - 1)\" y1=\"\(labelY + 3)\" y2=\"\(labelY + 3)\"/>" }
+        }
+        for label in l.markLabels {
+            let labelY = l.marksTop + label.row * marksRowHeight + 10
+            let tip = label.marks.map { esc(markTip(t.marks[$0])) }.joined(separator: "&#10;")
+            s += "<text class=\"mark-label\" x=\"\(label.x)\" y=\"\(labelY)\" data-t=\"\(tip)\">\(esc(label.text))</text>"
+        }
+        s += "</g>\n"
+        return s
+    }
+
+    /// Violations: a red diamond on the device's lane (or the server lane) at its time;
+    /// none for a device without a lane.
+    static func violationsSVG(_ violations: [Violation], lanes: [Int], deviceCount: Int, _ l: Layout) -> String {
+        var s = "<g class=\"violations\">"
+        var rowOf = [Int](repeating: -1, count: deviceCount)
         for (row, d) in lanes.enumerated() { rowOf[d] = row }
         for v in violations {
             let cy: Int
             if Int(v.device) < rowOf.count {
                 guard rowOf[Int(v.device)] >= 0 else { continue }
-                cy = lanesTop + rowOf[Int(v.device)] * laneHeight + barHeight / 2
+                cy = l.lanesTop + rowOf[Int(v.device)] * l.laneHeight + l.barHeight / 2
             } else {
-                cy = serverTop + barHeight / 2
+                cy = l.serverTop + l.barHeight / 2
             }
-            let cx = x(v.time), r = 7
+            let cx = l.x(v.time), r = 7
             let tip = esc("[\(v.invariant.rawValue)] " + FailureStory(v).text)
             s += "<circle class=\"vring\" cx=\"\(cx)\" cy=\"\(cy)\" r=\"\(r + 4)\"/>"
             s += "<path class=\"violation\" data-inv=\"\(v.invariant.rawValue)\" data-t=\"\(tip)\" d=\"M\(cx) \(cy - r)L\(cx + r) \(cy)L\(cx) \(cy + r)L\(cx - r) \(cy)Z\"/>"
         }
-        s += "</g>\n</svg>\n"
-
-        var body = legend()
-        body += "<div class=\"scroll\">\n" + s + "</div>\n"
-        body += storyList(violations, facts: facts)
-        return page(options, note: note + " · one pixel ≈ \(pixelText(duration / UInt64(cols)))" + droppedText(t, lanes: lanes), body: body)
+        s += "</g>\n"
+        return s
     }
 
     /// Answers by colour: 200, a lock error, a transient failure, another refusal.

@@ -93,24 +93,7 @@ public struct GuidanceObserver: TraceObserver {
             features.insert(2, s, UInt32(new.rawValue))
             if inWorld { state[d] = new.rawValue }
         case .delivered(_, let kind, let answer, let viaTimer, _, let servedAt, let stoppedSince):
-            features.insert(3, s, UInt32(kind.rawValue), UInt32(answer.rawValue) << 1 | (viaTimer ? 1 : 0))
-            if answer.isLockError, stoppedSince != ServerReply.none, servedAt != ServerReply.none, servedAt >= stoppedSince {
-                insertDistance(5, UInt32(answer.rawValue), 0, Int64(servedAt - stoppedSince) - Int64(30 * Ms.day))
-            }
-            if answer.isLockError, kind == .modelDownload || kind == .placeData { insertEdge(13, s, UInt32(kind.rawValue), UInt32(answer.rawValue)) }
-            if inWorld {
-                if answer == .offline { offlineSinceVerdict[d] = true }
-                if servedAt != ServerReply.none, answer == .ok || answer.isLockError {
-                    if servedAt < newestVerdict[d] {
-                        // A stale verdict (D4, D9): served before one already delivered.
-                        insertEdge(14, UInt32(answer.rawValue), offlineSinceVerdict[d] ? 1 : 0, UInt32(kind.rawValue))
-                    } else {
-                        newestVerdict[d] = servedAt
-                        offlineSinceVerdict[d] = false
-                    }
-                }
-            }
-            if inWorld, answer == .ok, kind == .check || kind == .register { lastCheckOkAt[d] = servedAt == ServerReply.none ? r.time : servedAt }
+            observeDelivered(r, s, kind: kind, answer: answer, viaTimer: viaTimer, servedAt: servedAt, stoppedSince: stoppedSince)
         case .served(_, let kind, _, _, let reply, _):
             let m = rules(at: r.time)
             if (m & 15).nonzeroBitCount >= 2 { insertEdge(4, UInt32(kind.rawValue), UInt32(reply.answer.rawValue), m) }
@@ -122,26 +105,7 @@ public struct GuidanceObserver: TraceObserver {
             if let deadline = lastDeadline {
                 insertDistance(7, UInt32(reply.answer.rawValue), 0, Int64(r.time) - Int64(deadline))
             }
-        case .dashboard(let action, let applied):
-            guard applied else { features.insert(9, 0); return }
-            let before = rules(at: r.time)
-            defer { let after = rules(at: r.time); if after != before { previousRules = before } }
-            switch action {
-            case .disable(let app): if Int(app) < appDisabled.count { appDisabled[Int(app)] = true }
-            case .enable(let app): if Int(app) < appDisabled.count { appDisabled[Int(app)] = false }
-            case .rollupApp(let a, let app):
-                if Int(app) < appRevoked.count { appRevoked[Int(app)] = a == .revoke || a == .reject }
-            case .rollupAccount(let a, _): accountRevoked = a == .revoke
-            case .rotate(_, _, let grace):
-                if let grace {
-                    graceUntil = r.time.saturatingAdd(grace)
-                    lastDeadline = graceUntil
-                } else {
-                    // `stop-old now`: the old key's deadline is the rotation itself.
-                    lastDeadline = r.time
-                }
-            case .stopOldKey: graceUntil = 0
-            }
+        case .dashboard(let action, let applied): observeDashboard(action, applied: applied, at: r.time)
         case .fault(let f):
             switch f {
             case .offline(let until), .serverErrors(_, _, let until), .serverDown(let until),
@@ -153,6 +117,56 @@ public struct GuidanceObserver: TraceObserver {
             features.insert(10, s, UInt32(call.rawValue), UInt32(outcome.rawValue))
         default:
             break
+        }
+    }
+
+    /// An answer delivered to device `r.device` (in state `s`): its kind and answer, how
+    /// near a lock error came to the 30-day purge boundary, and stale verdicts (D4, D9).
+    mutating func observeDelivered(_ r: TraceRecord, _ s: UInt32, kind: RequestKind, answer: Answer, viaTimer: Bool,
+                                   servedAt: SimTime, stoppedSince: SimTime) {
+        let d = Int(r.device)
+        let inWorld = d < state.count
+        features.insert(3, s, UInt32(kind.rawValue), UInt32(answer.rawValue) << 1 | (viaTimer ? 1 : 0))
+        if answer.isLockError, stoppedSince != ServerReply.none, servedAt != ServerReply.none, servedAt >= stoppedSince {
+            insertDistance(5, UInt32(answer.rawValue), 0, Int64(servedAt - stoppedSince) - Int64(30 * Ms.day))
+        }
+        if answer.isLockError, kind == .modelDownload || kind == .placeData { insertEdge(13, s, UInt32(kind.rawValue), UInt32(answer.rawValue)) }
+        if inWorld {
+            if answer == .offline { offlineSinceVerdict[d] = true }
+            if servedAt != ServerReply.none, answer == .ok || answer.isLockError {
+                if servedAt < newestVerdict[d] {
+                    // A stale verdict (D4, D9): served before one already delivered.
+                    insertEdge(14, UInt32(answer.rawValue), offlineSinceVerdict[d] ? 1 : 0, UInt32(kind.rawValue))
+                } else {
+                    newestVerdict[d] = servedAt
+                    offlineSinceVerdict[d] = false
+                }
+            }
+        }
+        if inWorld, answer == .ok, kind == .check || kind == .register { lastCheckOkAt[d] = servedAt == ServerReply.none ? r.time : servedAt }
+    }
+
+    /// A dashboard or Rollup action at `time`: the rules in force it changes, and the
+    /// rules before it when it changed them.
+    mutating func observeDashboard(_ action: DashboardAction, applied: Bool, at time: SimTime) {
+        guard applied else { features.insert(9, 0); return }
+        let before = rules(at: time)
+        defer { let after = rules(at: time); if after != before { previousRules = before } }
+        switch action {
+        case .disable(let app): if Int(app) < appDisabled.count { appDisabled[Int(app)] = true }
+        case .enable(let app): if Int(app) < appDisabled.count { appDisabled[Int(app)] = false }
+        case .rollupApp(let a, let app):
+            if Int(app) < appRevoked.count { appRevoked[Int(app)] = a == .revoke || a == .reject }
+        case .rollupAccount(let a, _): accountRevoked = a == .revoke
+        case .rotate(_, _, let grace):
+            if let grace {
+                graceUntil = time.saturatingAdd(grace)
+                lastDeadline = graceUntil
+            } else {
+                // `stop-old now`: the old key's deadline is the rotation itself.
+                lastDeadline = time
+            }
+        case .stopOldKey: graceUntil = 0
         }
     }
 
