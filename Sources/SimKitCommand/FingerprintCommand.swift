@@ -73,13 +73,14 @@ enum FingerprintCommand {
         if check {
             var world = SimWorld<SDK, Server, InvariantChecker>(setup: setup, observer: InvariantChecker())
             world.run()
-            if let failure = WireFailure.of(world.server) { return (failure.text, 1) }
+            if let failure = CoreFailure.of(world) { return (failure.text, 1) }
             return checked(fingerprint: world.fingerprint, events: world.eventsHandled, checker: world.observer)
         }
         var world = SimWorld<SDK, Server, NoObserver>(setup: setup, observer: NoObserver())
         world.run()
-        // A server on the wire that left the protocol made no fingerprint of its own.
-        if let failure = WireFailure.of(world.server) { return (failure.text, 1) }
+        // A server on the wire that left the protocol, or an SDK core that failed in a way
+        // of its own (an async SDK's escape), made no fingerprint worth the name.
+        if let failure = CoreFailure.of(world) { return (failure.text, 1) }
         return (line(world.fingerprint, events: world.eventsHandled), 0)
     }
 
