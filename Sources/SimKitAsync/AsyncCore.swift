@@ -54,6 +54,7 @@ public struct AsyncCore<Harness: AsyncSDKHarness>: SDKCore, RunsOnSimLoop {
                 if case .exceeded(let bound) = SimLoop.shared.drain(maxJobs: Bounds.jobsPerStep) {
                     AsyncVerdict.fail(.stepNeverSettles, device: device, input: "the process's end",
                                       "its tasks were still running after \(bound) jobs once the process died")
+                    SimLoop.shared.abandonReady()   // never into the next step or world
                 }
             }
             AsyncVerdict.checkEscapes(device: device, input: "the process's end")
@@ -64,8 +65,23 @@ public struct AsyncCore<Harness: AsyncSDKHarness>: SDKCore, RunsOnSimLoop {
 
     public init() {}
 
+    /// A new world: the last one's verdict and any job it left runnable are dropped, so
+    /// nothing of a failed world runs into the next.
+    public static func worldBegins() {
+        let loop = SimLoop.shared
+        loop.verdict = nil
+        loop.abandonReady()
+        _ = loop.takeEscapes()
+        _ = ClockInterposer.takeReads()
+    }
+
+    /// The verdict the world ended with (`AsyncVerdict`), the seed's one broken name.
+    public static var verdict: SDKVerdict? { SimLoop.shared.verdict }
+
     public mutating func handle(_ input: SDKInput, now: SimTime, context: SDKContext, config: SDKConfig, disk: LocalData,
                                 effects: inout EffectBuffer) {
+        // After a verdict the world's SDK does nothing more: the verdict is the seed's.
+        if SimLoop.shared.verdict != nil { return }
         if box == nil { box = Box() }
         guard isKnownUniquelyReferenced(&box!) else {
             AsyncVerdict.refuse("an async SDK core was copied (SimWorld.fork, as `simkit explore` does): its suspended tasks cannot be copied; use fuzz, run, replay or shrink")
@@ -185,11 +201,15 @@ public enum AsyncVerdict: String, Sendable {
     }
 
     static func fail(_ verdict: AsyncVerdict, device: SimDevice, input: String, _ detail: String) {
-        let text = "\(verdict.rawValue): device \(device.index) at \(SimDuration.text(device.now)) (step: \(input)): \(detail)"
+        let loop = SimLoop.shared
+        guard loop.verdict == nil else { return }   // the world's first verdict stands
+        let report = "device \(device.index) at \(SimDuration.text(device.now)) (step: \(input)): \(detail)"
+        let text = "\(verdict.rawValue): \(report)"
+        // The seed fails with it (SDKCore.verdict); the jobs still runnable are dropped, never run.
+        loop.verdict = SDKVerdict(name: verdict.rawValue, report: report)
+        loop.abandonReady()
         if let onVerdict { return onVerdict(verdict, text) }
-        let line = "simkit-async: FAIL \(text)\nsimkit-async: the run stops here: what escapes SimKit's loop is not reproducible (docs/async.md)\n"
-        printError(line)
-        exit(1)
+        printError("simkit-async: FAIL \(text)\n")
     }
 
     static func refuse(_ message: String) -> Never {

@@ -2,6 +2,7 @@
 // the toolchain changed the custom-executor SPI: see docs/async.md ("The SPI risk").
 @_spi(ExperimentalCustomExecutors) @_spi(ExperimentalScheduling) import _Concurrency
 import Synchronization
+import SimKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -37,6 +38,18 @@ public final class SimLoop: @unchecked Sendable {
     public private(set) var jobsRun: UInt64 = 0
     /// Steps of async cores (world inputs handed to an async SDK) since the process started.
     public internal(set) var steps: UInt64 = 0
+    /// The verdict of the world running now, if it failed (`AsyncCore.verdict`).
+    public internal(set) var verdict: SDKVerdict?
+    /// Jobs dropped, never run: left runnable by a world that failed or by a process's end.
+    public private(set) var jobsAbandoned: UInt64 = 0
+
+    /// Drops every runnable job: the tasks they belong to never run again.
+    func abandonReady() {
+        jobsAbandoned &+= UInt64(ready.count - head)
+        ready.removeAll(keepingCapacity: true)
+        head = 0
+    }
+
     /// Whether `SimKitExecutors` were installed in this process.
     public internal(set) var installed = false
 

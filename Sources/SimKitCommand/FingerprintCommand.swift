@@ -72,12 +72,13 @@ enum FingerprintCommand {
                                                           check: Bool) -> (text: String, status: Int32) {
         if check {
             let world = WireRun.run { SimWorld<SDK, Server, InvariantChecker>(setup: setup, observer: InvariantChecker()) }
-            if let failure = WireFailure.of(world.server) { return (failure.text, 1) }
+            if let failure = CoreFailure.of(world) { return (failure.text, 1) }
             return checked(fingerprint: world.fingerprint, events: world.eventsHandled, checker: world.observer)
         }
         let world = WireRun.run { SimWorld<SDK, Server, NoObserver>(setup: setup, observer: NoObserver()) }
-        // A server on the wire that left the protocol made no fingerprint of its own.
-        if let failure = WireFailure.of(world.server) { return (failure.text, 1) }
+        // A server on the wire that left the protocol, or an SDK core that failed in a way
+        // of its own (an async SDK's escape), made no fingerprint worth the name.
+        if let failure = CoreFailure.of(world) { return (failure.text, 1) }
         return (line(world.fingerprint, events: world.eventsHandled), 0)
     }
 

@@ -72,8 +72,8 @@ enum ReplayCommand {
             }
         }
         if let reason = result.stopReason { print("INCOMPLETE: the run stopped early: \(reason)") }
-        if let kind = result.broken.first, Fuzz.isServerFailure(kind) {
-            print(result.firstViolation ?? kind)   // the server left the protocol: its own verdict
+        if let kind = result.broken.first, Fuzz.isCoreFailure(kind) {
+            print(result.firstViolation ?? kind)   // a core's own verdict: the server left the protocol, the SDK escaped
             return 1
         }
         if violations.isEmpty {
@@ -153,7 +153,13 @@ enum ShrinkCommand {
         }
         let world: CheckedRun
         do { world = try Fuzz.check(scenario, cores: cores) } catch { throw UsageError("\(error)") }
-        let broken = world.checker.broken.map(\.rawValue)
+        if let failure = world.coreFailure, failure.isServer {
+            // The environment's failure, not the scenario's: a smaller script would not show it better.
+            printError("simkit shrink: not shrunk: the server left the protocol\n" + failure.text)
+            return 1
+        }
+        // An SDK core's own verdict (an async SDK's escape) is the run's one broken name.
+        let broken = world.coreFailure.map { [$0.name] } ?? world.checker.broken.map(\.rawValue)
         guard !broken.isEmpty else {
             if let reason = world.stopReason {
                 printError("simkit shrink: INCOMPLETE: the run stopped early, breaking no invariant before it did: \(reason)")

@@ -37,8 +37,8 @@ extension Fuzz {
         }
         setup.ringDepth = 0   // the checker keeps its own rings
         let world = WireRun.run { SimWorld<SDK, Server, InvariantChecker>(setup: setup, observer: InvariantChecker(ringDepth: 12)) }
-        if let failure = WireFailure.of(world.server) {
-            return (serverFailed(seed: seed, options: options, failure, events: world.eventsHandled), scenario, [])
+        if let failure = CoreFailure.of(world) {
+            return (coreFailed(seed: seed, options: options, failure, events: world.eventsHandled), scenario, [])
         }
         var result = seedResult(seed: seed, options: options, checker: world.observer, fingerprint: world.fingerprint,
                                 events: world.eventsHandled, stopReason: world.stopReason)

@@ -115,8 +115,8 @@ public enum Fuzz {
         let violations: [Violation]
         do {
             let world = try check(scenario, cores: cores)
-            if let failure = world.serverFailure {
-                return (serverFailed(seed: seed, options: options, failure, events: world.eventsHandled), scenario, [])
+            if let failure = world.coreFailure {
+                return (coreFailed(seed: seed, options: options, failure, events: world.eventsHandled), scenario, [])
             }
             let checker = world.checker
             violations = checker.violations
@@ -135,28 +135,36 @@ public enum Fuzz {
     }
 
     /// Shrinks a failing scenario to a minimal one that still breaks `invariant`, on the
-    /// core its `sdk` line names (a custom one from `cores`).
+    /// core its `sdk` line names (a custom one from `cores`). `invariant` may name an SDK
+    /// core's own verdict (`CoreFailure`, e.g. `step-never-settles`): a candidate is kept
+    /// when its run ends with the same verdict. A server's failure never keeps one.
     public static func shrink(_ scenario: ScenarioFile, invariant: String, maxAttempts: Int = 1_500,
                               cores: SDKCores = SDKCores()) -> (ScenarioFile, attempts: Int) {
         var shrinker = Shrinker(maxAttempts: maxAttempts) { candidate in
-            guard let world = try? check(candidate, cores: cores, ringDepth: 0), world.serverFailure == nil else { return false }
+            guard let world = try? check(candidate, cores: cores, ringDepth: 0) else { return false }
+            if let failure = world.coreFailure { return !failure.isServer && failure.name == invariant }
             return world.checker.broken.contains { $0.rawValue == invariant }
         }
         let small = shrinker.shrink(scenario)
         return (small, shrinker.attempts)
     }
 
-    /// The verdict of a seed whose server left the protocol (`WireFailure`): its kind is
-    /// the seed's one broken name (`server-protocol`, `server-unresponsive`,
-    /// `server-exited`), never an invariant's and never a pass; the checkers' findings
-    /// after it are not kept (the world answered 5xx from then on).
-    public static func serverFailed(seed: UInt64, options: GeneratorOptions, _ failure: WireFailure, events: UInt64) -> SeedResult {
+    /// The verdict of a seed that a core ended (`CoreFailure`): a server that left the
+    /// protocol (`server-protocol`, `server-unresponsive`, `server-exited`) or an SDK
+    /// core's own verdict (`escape-foreign-thread`, `step-never-settles`, …). Its name is
+    /// the seed's one broken name, never an invariant's and never a pass; the checkers'
+    /// findings after it are not kept (the world went on without that core).
+    public static func coreFailed(seed: UInt64, options: GeneratorOptions, _ failure: CoreFailure, events: UInt64) -> SeedResult {
         SeedResult(seed: seed, sdk: sdkName(options.sdk), server: serverName(options.server), fingerprint: "", events: events,
-                   broken: [failure.kind.rawValue], firstViolation: failure.text.trimmingSuffixNewline, coverage: [])
+                   broken: [failure.name], firstViolation: failure.text.trimmingSuffixNewline, coverage: [])
     }
 
     /// Whether `name` is a verdict of a server on the wire, not an invariant.
     public static func isServerFailure(_ name: String) -> Bool { WireFailure.Kind(rawValue: name) != nil }
+
+    /// Whether `name` is a core's own verdict (`CoreFailure`: a server's or an SDK core's),
+    /// not an invariant's (nor the generator's error).
+    public static func isCoreFailure(_ name: String) -> Bool { InvariantID(rawValue: name) == nil && name != "generator-error" }
 
     /// The text of a reproducer file: a comment saying what it shows and how to replay it,
     /// then the scenario.
@@ -183,13 +191,14 @@ public struct CheckedRun {
     public var facts: WorldFacts
     /// `stop`'s description.
     public var stopReason: String? { stop?.description }
-    /// Set when the server on the wire left the protocol (`WireServer.failure`): the
-    /// run's verdict, whatever the checkers found.
-    public var serverFailure: WireFailure?
+    /// Set when a core ended the run with a verdict of its own (`CoreFailure`: the server
+    /// on the wire left the protocol, or an async SDK escaped): the run's verdict, whatever
+    /// the checkers found.
+    public var coreFailure: CoreFailure?
 
     /// What `world` found and reports.
     public init<SDK: SDKCore, Server: ServerCore>(_ world: SimWorld<SDK, Server, InvariantChecker>) {
-        serverFailure = WireFailure.of(world.server)
+        coreFailure = CoreFailure.of(world)
         checker = world.observer
         fingerprint = world.fingerprint
         eventsHandled = world.eventsHandled

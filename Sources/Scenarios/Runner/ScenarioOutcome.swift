@@ -59,9 +59,10 @@ public struct ScenarioOutcome: Sendable {
     /// With `ScenarioRunner.checkDeterminism`: where two runs of the scenario differed (the
     /// verdict is then `failed`: NONDETERMINISTIC).
     public var nondeterminism: Nondeterminism?
-    /// Set when the server on the wire left the protocol (a reply out of it, no reply in
-    /// time, the process gone): the verdict, whatever the checkers found.
-    public var serverFailure: WireFailure?
+    /// Set when a core ended the run with a verdict of its own (`CoreFailure`): the server
+    /// on the wire left the protocol (a reply out of it, no reply in time, the process
+    /// gone), or an async SDK escaped its loop: the verdict, whatever the checkers found.
+    public var coreFailure: CoreFailure?
 
     /// An outcome with nothing run yet; the runner fills in the rest.
     public init(name: String, file: String, verdict: Verdict, errors: String = "") {

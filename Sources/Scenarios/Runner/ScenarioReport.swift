@@ -21,7 +21,7 @@ public enum ScenarioReport {
         case .failed:
             var s = "FAIL \(title) (\(o.file)) seed \(o.seed)\n"
             if let n = o.nondeterminism { s += "  " + n.text(indent: "    ") }
-            if let f = o.serverFailure { s += "  " + f.text.split(separator: "\n").joined(separator: "\n  ") + "\n" }
+            if let f = o.coreFailure { s += "  " + f.text.split(separator: "\n").joined(separator: "\n  ") + "\n" }
             for v in o.unexpectedViolations {
                 s += "  unexpected violation \(v.headline)\n"
                 s += FailureStory(v).wrapped(indent: "    ")

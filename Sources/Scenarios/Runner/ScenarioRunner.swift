@@ -97,10 +97,10 @@ public struct ScenarioRunner: Sendable {
                 setup: setup, observer: ObserverPair(InvariantChecker(), ExpectationJudge(expectations: compiled.expectations)))
         }
         var outcome = judge(world: world, compiled: compiled, name: name, file: file)
-        if let failure = WireFailure.of(world.server) {
-            // The server left the protocol: that is the verdict (what the checkers saw after
-            // it was the world answering 5xx in its place).
-            outcome.serverFailure = failure
+        if let failure = CoreFailure.of(world) {
+            // A core's own verdict (the server left the protocol, the SDK escaped): that is
+            // the verdict (what the checkers saw after it was the world going on without it).
+            outcome.coreFailure = failure
             outcome.verdict = .failed
             outcome.unexpected = []
             outcome.unexpectedViolations = []

@@ -182,8 +182,27 @@ public protocol SDKCore: Sendable {
     /// ignore that firing in `handle` too (debug builds hand it to a copy of the SDK and
     /// assert that it asks for nothing); the default, false, hands every firing to it.
     func ignoresTimer(_ kind: TimerKind, arg: UInt32) -> Bool
+    /// A world of this core type is being built (its first statement): a core whose
+    /// processes share state beyond one world (an async SDK's run loop) forgets what the
+    /// last world left there. The default does nothing.
+    static func worldBegins()
+    /// The verdict of its own that the world built last ended with, if any: something that
+    /// went wrong in the core itself and that no invariant judges (an async SDK's escapes,
+    /// `SimKitAsync`). The runners make it the seed's one broken name, as they do a wire
+    /// server's failure. The default: nil.
+    static var verdict: SDKVerdict? { get }
 }
 
 extension SDKCore {
     @inlinable public func ignoresTimer(_ kind: TimerKind, arg: UInt32) -> Bool { false }
+    @inlinable public static func worldBegins() {}
+    @inlinable public static var verdict: SDKVerdict? { nil }
+}
+
+/// A verdict an SDK core gives itself (`SDKCore.verdict`): its name (`escape-foreign-thread`,
+/// `step-never-settles`, …) and one line saying where: the device, its time, the step.
+public struct SDKVerdict: Sendable, Equatable {
+    public var name: String
+    public var report: String
+    public init(name: String, report: String) { self.name = name; self.report = report }
 }

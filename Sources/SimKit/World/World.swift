@@ -161,6 +161,7 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
         groupLinks = setup.groups.contains { $0.latencyMs != nil } ? setup.groups.map { $0.latencyMs ?? network } : nil
         _rings = DeviceRings(devices: n, depth: setup.ringDepth)
         requests.reserve(n)
+        SDK.worldBegins()
         _sdks = DeviceTable(repeating: Self.freshProcess(flaws: setup.sdkFlaws), count: n)
         var built: [DeviceState] = []
         built.reserveCapacity(n)

@@ -155,8 +155,8 @@ public enum GuidedFuzz {
                                cores: SDKCores) -> (SeedResult, [Violation], FeatureMap, edges: FeatureMap) {
         do {
             let (checker, guidance, fingerprint, events, stop, failure) = try run(scenario, cores: cores)
-            if let failure {   // the server left the protocol: that is the seed's verdict, and it teaches nothing
-                return (Fuzz.serverFailed(seed: seed, options: options, failure, events: events), [], FeatureMap(), FeatureMap())
+            if let failure {   // a core's own verdict (the server left the protocol, the SDK escaped): it teaches nothing
+                return (Fuzz.coreFailed(seed: seed, options: options, failure, events: events), [], FeatureMap(), FeatureMap())
             }
             var map = guidance.features
             for (i, c) in checker.coverage.counts.enumerated() where c > 0 { map.insertSituation(i) }
@@ -173,25 +173,25 @@ public enum GuidedFuzz {
     }
 
     static func run(_ scenario: ScenarioFile, cores: SDKCores) throws(CompileError)
-        -> (InvariantChecker, GuidanceObserver, Fingerprint, UInt64, StopReason?, WireFailure?) {
+        -> (InvariantChecker, GuidanceObserver, Fingerprint, UInt64, StopReason?, CoreFailure?) {
         let resolved = try cores.resolve(sdk: scenario.sdk, server: scenario.server)
         if resolved.isReference { return try run(scenario, ReferenceSDK.self, ServerModel.self) }
         return try open(scenario, resolved.sdk, resolved.server)
     }
 
     static func open<SDK: SDKCore, Server: ServerCore>(_ scenario: ScenarioFile, _ sdk: SDK.Type, _ server: Server.Type) throws(CompileError)
-        -> (InvariantChecker, GuidanceObserver, Fingerprint, UInt64, StopReason?, WireFailure?) {
+        -> (InvariantChecker, GuidanceObserver, Fingerprint, UInt64, StopReason?, CoreFailure?) {
         try run(scenario, sdk, server)
     }
 
     static func run<SDK: SDKCore, Server: ServerCore>(_ scenario: ScenarioFile, _ sdk: SDK.Type, _ server: Server.Type) throws(CompileError)
-        -> (InvariantChecker, GuidanceObserver, Fingerprint, UInt64, StopReason?, WireFailure?) {
+        -> (InvariantChecker, GuidanceObserver, Fingerprint, UInt64, StopReason?, CoreFailure?) {
         var compiled = try ScenarioCompiler.compile(scenario)
         compiled.setup.ringDepth = 0
         let world = WireRun.run {
             SimWorld<SDK, Server, ObserverPair<InvariantChecker, GuidanceObserver>>(
                 setup: compiled.setup, observer: ObserverPair(InvariantChecker(ringDepth: 12), GuidanceObserver()))
         }
-        return (world.observer.first, world.observer.second, world.fingerprint, world.eventsHandled, world.stop, WireFailure.of(world.server))
+        return (world.observer.first, world.observer.second, world.fingerprint, world.eventsHandled, world.stop, CoreFailure.of(world))
     }
 }
