@@ -28,15 +28,7 @@ enum CheckCommand {
         let context = ScenarioRunner.standardContext(cores: cores)
         var bad = false
         for file in files {
-            let bytes: [UInt8]
-            switch ScenarioFiles.read(file) {
-            case .success(let b): bytes = b
-            case .failure(let e): printError(e.message); bad = true; continue
-            }
-            var parsed = ScenarioParser.parse(bytes: bytes, file: file, context: context)
-            if a.has("strict") { parsed = parsed.strict() }
-            if !parsed.diagnostics.isEmpty { FileHandle.standardError.write(Data(parsed.rendered.utf8)) }
-            if parsed.hasErrors { bad = true } else { print("ok \(file)") }
+            if RunCommand.parseChecked(file, context: context, strict: a.has("strict")) == nil { bad = true } else { print("ok \(file)") }
         }
         return bad ? 2 : 0
     }

@@ -109,17 +109,23 @@ enum RunCommand {
         var scenarios: [(file: String, scenario: ScenarioFile)] = []
         var bad = false
         for file in files {
-            let bytes: [UInt8]
-            switch ScenarioFiles.read(file) {
-            case .success(let b): bytes = b
-            case .failure(let e): printError(e.message); bad = true; continue
-            }
-            var parsed = ScenarioParser.parse(bytes: bytes, file: file, context: context)
-            if strict { parsed = parsed.strict() }
-            if !parsed.diagnostics.isEmpty { FileHandle.standardError.write(Data(parsed.rendered.utf8)) }
-            if let s = parsed.scenario, !parsed.hasErrors { scenarios.append((file, s)) } else { bad = true }
+            if let s = parseChecked(file, context: context, strict: strict) { scenarios.append((file, s)) } else { bad = true }
         }
         return bad ? nil : scenarios
+    }
+
+    /// Reads, parses and validates one file, printing its diagnostics; nil when it is
+    /// unreadable or has errors (with `strict`, warnings count as errors).
+    static func parseChecked(_ file: String, context: ValidationContext, strict: Bool) -> ScenarioFile? {
+        let bytes: [UInt8]
+        switch ScenarioFiles.read(file) {
+        case .success(let b): bytes = b
+        case .failure(let e): printError(e.message); return nil
+        }
+        var parsed = ScenarioParser.parse(bytes: bytes, file: file, context: context)
+        if strict { parsed = parsed.strict() }
+        if !parsed.diagnostics.isEmpty { FileHandle.standardError.write(Data(parsed.rendered.utf8)) }
+        return parsed.hasErrors ? nil : parsed.scenario
     }
 
     /// For `--trace` and `--processes`: runs `scenario` again on the built-in runner,
