@@ -39,7 +39,7 @@ public enum SimKitAsyncHost {
             guard let seed = UInt64(text) else { printError("simkit-async: error: SIMKIT_ASYNC_PICK_SEED must be a number, got '\(text)'\n"); exit(2) }
             SimLoop.shared.pickSeed = seed
         }
-                AsyncVerdict.trapClockReads = ClockInterposer.isInterposed
+        AsyncVerdict.trapClockReads = ClockInterposer.isInterposed
         ClockInterposer.reporting = ProcessInfo.processInfo.environment["SIMKIT_ASYNC_ALLOW_CLOCK"] != "1"
         if ProcessInfo.processInfo.environment["SIMKIT_ASYNC_STATS"] == "1" {
             atexit {
@@ -69,6 +69,8 @@ public enum SimKitAsyncHost {
         let cores = SDKCores(sdks, servers: ServerCores(servers))
         if command == "conformance" { exit(conformance(Array(argv.dropFirst(2)), cores: cores)) }
         if command == "hash-check" { exit(hashCheck(Array(argv.dropFirst(2)))) }
+        // `bench --sdk custom:NAME` is the async core's bench row; plain `bench` is SimKit's.
+        if command == "bench", argv.contains("--sdk") || argv.contains("--help") { exit(bench(Array(argv.dropFirst(2)), cores: cores)) }
         let problems = sdks.keys.sorted().compactMap(SDKCores.problem(withName:))
             + servers.keys.sorted().compactMap(ServerCores.problem(withName:))
         if let problem = problems.first { printError("simkit: error: \(problem)\n"); exit(2) }
@@ -84,9 +86,10 @@ public enum SimKitAsyncHost {
         while i < args.count {
             let value = i + 1 < args.count ? args[i + 1] : ""
             switch args[i] {
+            case "--help": print("usage: conformance --sdk custom:NAME [--seeds N (20)] [--scenarios DIR]"); return 0
             case "--sdk": sdk = value
-            case "--seeds": seeds = UInt64(value) ?? seeds
-            case "--scenarios": scenarios = value
+            case "--seeds" where UInt64(value) != nil: seeds = UInt64(value)!
+            case "--scenarios" where !value.isEmpty: scenarios = value
             default: printError("simkit-async: error: conformance takes --sdk custom:NAME [--seeds N] [--scenarios DIR]\n"); return 2
             }
             i += 2
@@ -109,10 +112,11 @@ public enum SimKitAsyncHost {
         while i < args.count {
             let value = i + 1 < args.count ? args[i + 1] : ""
             switch args[i] {
+            case "--help": print("usage: hash-check --sdk S [--seeds N (5)] [--from S (0)] [--tries K (8)]"); return 0
             case "--sdk": sdk = value
-            case "--seeds": seeds = value
-            case "--from": from = value
-            case "--tries": tries = max(1, Int(value) ?? tries)
+            case "--seeds" where UInt64(value) != nil: seeds = value
+            case "--from" where UInt64(value) != nil: from = value
+            case "--tries" where (Int(value) ?? 0) > 0: tries = Int(value)!
             default: printError("simkit-async: error: hash-check takes --sdk S [--seeds N] [--from S] [--tries K]\n"); return 2
             }
             i += 2
@@ -149,6 +153,80 @@ public enum SimKitAsyncHost {
             }
         }
         print("hash-check --sdk \(sdk): \(fixed.count) seeds, the same fingerprints with the deterministic hash seed and \(tries) random ones")
+        return 0
+    }
+
+    /// `bench --sdk custom:NAME [--devices N] [--days D] [--seeds S]`: the async core's bench
+    /// row beside the sans-IO reference, on this one thread. First the campaign's memory:
+    /// peak resident memory after S/10 fuzz seeds and after all S (the tasks a seed leaves
+    /// suspended must not pile up); then the CPU time of `fingerprint --devices N --days D`
+    /// for the reference and for the async core, and the async core's SDK inputs (steps)
+    /// per CPU second. The fuzz summaries go to /dev/null; a seed that breaks an invariant
+    /// makes the bench fail (exit 1). Exit 0 when it ran clean.
+    static func bench(_ args: [String], cores: SDKCores) -> Int32 {
+        let usageText = """
+        usage: bench --sdk custom:NAME [--devices N (1000)] [--days D (30)] [--seeds S (2000, at least 10)]
+          peak resident memory after S/10 and after S fuzz seeds, then the CPU time of
+          `fingerprint --devices N --days D` for the sans-IO reference and for the async core,
+          and the async core's SDK inputs per CPU second. Without --sdk: SimKit's own bench
+          (the reference's workloads; see `simkit bench --help`).
+        """
+        var sdk = "", devices = "1000", days = "30", seeds = 2_000
+        var i = 0
+        while i < args.count {
+            if args[i] == "--help" { print(usageText); return 0 }
+            let value = i + 1 < args.count ? args[i + 1] : ""
+            switch args[i] {
+            case "--sdk" where value.hasPrefix("custom:"): sdk = value
+            case "--devices" where (UInt32(value) ?? 0) > 0: devices = value
+            case "--days" where (UInt32(value) ?? 0) > 0: days = value
+            case "--seeds" where (Int(value) ?? 0) >= 10: seeds = Int(value)!
+            default:
+                printError("simkit-async: error: bench: bad or missing value for '\(args[i])'\n\(usageText)\n"); return 2
+            }
+            i += 2
+        }
+        guard !sdk.isEmpty else { printError("simkit-async: error: bench needs --sdk custom:NAME\n\(usageText)\n"); return 2 }
+        func usage() -> (cpuS: Double, maxRSSKiB: Int) {
+            var u = rusage()
+            getrusage(RUSAGE_SELF.rawValue, &u)
+            let cpu = Double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + Double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6
+            return (cpu, Int(u.ru_maxrss))
+        }
+        /// Runs `simkit fuzz` for `count` seeds from `from` with its output thrown away.
+        func fuzz(from: Int, count: Int) -> Int32 {
+            let out = FileManager.default.temporaryDirectory.path + "/simkit-bench-\(getpid())"
+            defer { try? FileManager.default.removeItem(atPath: out) }
+            fflush(nil)
+            let saved = dup(STDOUT_FILENO), null = open("/dev/null", O_WRONLY)
+            dup2(null, STDOUT_FILENO)
+            let status = SimKitCommand.run(["fuzz", "--sdk", sdk, "--quiet", "--no-shrink", "--jobs", "1", "--out", out,
+                                            "--from", String(from), "--seeds", String(count)], cores: cores)
+            fflush(nil)
+            dup2(saved, STDOUT_FILENO); close(saved); close(null)
+            return status
+        }
+        let first = seeds / 10
+        guard fuzz(from: 0, count: first) == 0 else { printError("simkit-async: error: bench: fuzz found a failure in seeds 0..<\(first)\n"); return 1 }
+        let early = usage().maxRSSKiB
+        guard fuzz(from: first, count: seeds - first) == 0 else { printError("simkit-async: error: bench: fuzz found a failure in seeds \(first)..<\(seeds)\n"); return 1 }
+        let late = usage().maxRSSKiB
+        let growth = early > 0 ? 100 * Double(late - early) / Double(early) : 0
+        print("\(sdk): peak resident memory \(String(format: "%.1f", Double(early) / 1024)) MB after \(first) fuzz seeds, \(String(format: "%.1f", Double(late) / 1024)) MB after \(seeds) (\(String(format: "%+.1f", growth))%)")
+
+        func fingerprint(_ core: String) -> (line: String, cpuS: Double, steps: UInt64)? {
+            let before = usage().cpuS, steps = SimLoop.shared.steps
+            guard let out = try? FingerprintCommand.output(["--sdk", core, "--devices", devices, "--days", days], cores),
+                  out.status == 0 else { return nil }
+            return (out.text.trimmingSuffixNewline, usage().cpuS - before, SimLoop.shared.steps - steps)
+        }
+        guard let reference = fingerprint("reference"), let async = fingerprint(sdk) else {
+            printError("simkit-async: error: bench: a fingerprint run failed\n"); return 1
+        }
+        print("\(devices) devices × \(days) days, sans-IO reference: \(String(format: "%.2f", reference.cpuS)) s CPU (\(reference.line))")
+        print("\(devices) devices × \(days) days, \(sdk): \(String(format: "%.2f", async.cpuS)) s CPU (\(async.line))")
+        let perSecond = async.cpuS > 0 ? Double(async.steps) / async.cpuS : 0
+        print("\(sdk): \(async.steps) SDK inputs in \(String(format: "%.2f", async.cpuS)) s CPU: \(Int(perSecond)) inputs/s on one core")
         return 0
     }
 

@@ -7,7 +7,7 @@ import Scenarios
 /// `simkit fingerprint`: runs the standard workload from one seed and prints the trace
 /// fingerprint, so two processes (or two machines) can be compared byte for byte, and a
 /// custom core with the reference.
-enum FingerprintCommand {
+package enum FingerprintCommand {
     static let help = """
     usage: simkit fingerprint [--seed N] [--devices N] [--days N] [--sdk S] [--server S] [--check]
 
@@ -36,7 +36,7 @@ enum FingerprintCommand {
 
     /// What `simkit fingerprint argv` prints, and its exit status (the command prints it;
     /// tests compare it). Bad input throws `UsageError` (exit 2).
-    static func output(_ argv: [String], _ cores: SDKCores) throws -> (text: String, status: Int32) {
+    package static func output(_ argv: [String], _ cores: SDKCores) throws -> (text: String, status: Int32) {
         let a = try Arguments(argv, switches: ["check"], options: ["seed", "devices", "days", "sdk", "server"])
         if a.has("help") { return (helpText(help, cores: cores), 0) }
         guard a.positionals.isEmpty else { throw UsageError("unexpected argument '\(a.positionals[0])'") }

@@ -168,4 +168,21 @@ import Testing
         #expect(r.status == 2, "\(r.out)\(r.err)")
         #expect(r.err.contains("cannot be copied"), "\(r.err)")
     }
+
+    /// The bench row, small (the full one, `bench --sdk custom:rollup`, is in the README):
+    /// memory after a tenth of the seeds and after all, the reference's and the async
+    /// core's CPU time for the same world, and the async core's SDK inputs per second.
+    @Test func theBenchRowPrintsMemoryTimeAndInputsPerSecond() throws {
+        let r = try Self.run(["bench", "--sdk", "custom:rollup", "--seeds", "20", "--devices", "20", "--days", "2"])
+        #expect(r.status == 0, "\(r.out)\(r.err)")
+        #expect(r.out.contains("MB after 2 fuzz seeds"), "\(r.out)")
+        #expect(r.out.contains("MB after 20 ("), "\(r.out)")
+        #expect(r.out.contains("20 devices × 2 days, sans-IO reference:"), "\(r.out)")
+        #expect(r.out.contains("20 devices × 2 days, custom:rollup:"), "\(r.out)")
+        let inputs = r.out.firstMatch(of: /custom:rollup: (\d+) SDK inputs in/).flatMap { Int($0.1) } ?? 0
+        #expect(inputs > 0, "\(r.out)")
+        let bad = try Self.run(["bench", "--sdk", "custom:rollup", "--seeds", "3"])
+        #expect(bad.status == 2, "\(bad.out)\(bad.err)")
+        #expect(bad.err.contains("--seeds"), "\(bad.err)")
+    }
 }
