@@ -36,7 +36,7 @@ public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConverti
     case serverDisabledApp
     case rollupRevoked
     case enableRefusedByRollup
-    // Interleavings (issue 38).
+    // Interleavings: an action that lands while a request is in flight.
     /// A check sent while locked unlocks the SDK after the app went to the background.
     case unlockInBackground
     /// A lock error older than the 200 that unlocked a locked device arrives after it.

@@ -113,7 +113,7 @@ public struct InvariantChecker: TraceObserver {
     /// Checks one record: notes its time, keeps it in its device's ring, and hands it to
     /// its handler in `Checks/`. Inlined into the engine's trace calls, where the record's
     /// case is known, so the `switch` of `dispatch` folds away and each call site makes one
-    /// direct call of its handler (a record cost some 45 instructions of routing before).
+    /// direct call of its handler, with no routing left to pay per record.
     @inlinable @inline(__always)
     public mutating func observe(_ r: TraceRecord) {
         now = r.time
@@ -126,7 +126,7 @@ public struct InvariantChecker: TraceObserver {
     /// where the case is known it is one call. Where it is not (a recorded trace replayed):
     /// - the `switch` only picks the case, and each case reads its own fields from the
     ///   record (`if case`): binding them in the `switch` made the compiler gather the
-    ///   payload bytes of every case before dispatching, some 40 instructions a record;
+    ///   payload bytes of every case before dispatching, on every record;
     /// - the handlers are functions of their own (`@inline(never)`), even the one-liners,
     ///   so the inlined copies stay small;
     /// - `served` takes the whole record: its fields are more than fit in registers.

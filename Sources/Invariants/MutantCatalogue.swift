@@ -89,9 +89,9 @@ public enum Mutants {
         server("restore-lifts-disable", .restoreLiftsDisable, .disableStopsEveryKey, [], "Rollup's restore of an app also lifts the developer's disable"),
         server("account-restore-lifts-app-revoke", .accountRestoreLiftsAppRevoke, .onlyRollupRestores, [], "restoring an account also restores its apps that Rollup revoked"),
         server("disable-spares-grace-keys", .disableSparesGraceKeys, .disableStopsEveryKey, [], "a previous key in its grace keeps working while the app is disabled"),
-        // Issue 39: S2's tightness through builds the server never saw.
+        // S2's tightness through builds the server never saw.
         server("date-update-from-first-request", .datesUpdateFromItsFirstRequest, .serverEnforcesAccess, [], "dates an updated install's stop from its new build's first request, though every key of its app has been refused since earlier"),
-        // Issue 38: bugs that hide where an action lands while a request is in flight.
+        // Bugs that hide where an action lands while a request is in flight.
         sdk("unlock-only-in-foreground", .unlocksOnlyInForeground, .lockedChecksOnActivation, [.unlockResumesUnchanged, .reportsNotLost, .purgeWhenDue], "applies an unlocking 200 only in the foreground: a check whose 200 arrives after the app went to the background leaves it locked"),
         sdk("relock-by-older-check", .unlockForgetsItsVerdict, .newestVerdictWins, [.lockOnRevocation, .lockedIsInert, .reportsNotLost, .unlockResumesUnchanged, .lockedChecksOnActivation, .keyCheckSchedule, .purgeOnlyAfter30ContinuousDays], "does not record the 200 that unlocked it as its newest verdict, so an older refused check still in flight locks it again"),
         sdk("purge-only-on-check", .purgesOnlyOnCheck, .purgeWhenDue, [], "deletes only when the 30-day lock error answers a key check; one answering a query or profile only locks"),

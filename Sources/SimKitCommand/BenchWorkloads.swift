@@ -29,8 +29,8 @@ struct BenchResult: Codable {
     var queuePeak: Int = 0
     /// Resident memory in transparent huge pages right after the run, while the world (or
     /// queue) still lives (AnonHugePages of /proc/self/smaps_rollup), to show whether the
-    /// huge-page tunable took effect. (Read after the world was freed, as it once was, it
-    /// showed 32 MiB of a 1M-device run's 500.)
+    /// huge-page tunable took effect. (Read after the world is freed, it would show only a
+    /// small part of them.)
     var hugePagesKiB: UInt64 = 0
 
     var eventsPerSecond: Double { Double(events) / max(seconds, 1e-9) }
@@ -85,11 +85,10 @@ enum BenchChild {
     /// timeouts, hours of jitter, some at once), until `events` have been popped. Returns
     /// (events, seconds, a checksum of pop order).
     ///
-    /// The standard workload keeps fewer pending on average than its peak: at 10,000
-    /// devices × 60 days, 40,560 at the launch storm but 10,417 averaged over its pops, nine
-    /// tenths of them in sorted runs (`pushRun`), which this model does not use. With
-    /// `devices` pending instead of twice that, this model runs 8% faster (0.268 s against
-    /// 0.290 s for 8.68 M events), so the ceiling, and the ratio to it, depend on this choice.
+    /// The standard workload keeps far fewer pending on average than at its peak, most of
+    /// them in sorted runs (`pushRun`), which this model does not use. With fewer pending
+    /// this model runs faster, so the ceiling, and the ratio to it, depend on this choice
+    /// (figures in docs/performance.md).
     static func holdModel(devices: UInt64, events: UInt64, seed: UInt64, hugePagesKiB: inout UInt64) -> (UInt64, Double, String) {
         var r = SimRandom(seed: seed)
         let pending = Int(2 * devices)

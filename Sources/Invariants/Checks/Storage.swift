@@ -35,8 +35,8 @@ extension InvariantChecker {
                 violate(.reportsNotLost, d, "marked \(count) run report(s) uploaded with no 200 to an upload in this step; the server never confirmed receiving them")
             }
         // The truth is read again for a deletion, not passed as `dev`: a `dev` that escapes
-        // to a call is a copy of all 136 bytes on every store (a memcpy, 0.9% of a checked
-        // run's instructions), though only deletions need it whole.
+        // to a call is a copy of all 136 bytes on every store (a memcpy), though only
+        // deletions need it whole.
         case .deleteIndex:
             if dev.disk.indexedCount != 0 { judgeDeletion(d, op, devices[i]) }
         case .deleteModels, .deletePlaceData, .dropReports, .deleteCredential, .markPurged:

@@ -260,7 +260,7 @@ import SimKit
 
     /// Follows a write or delete on the disk: the replica, and the run reports queued and
     /// settled (D10). A purge forgets what was awaited (D9). Inlined into `store`, its one
-    /// caller, with `DiskTruth.apply`: two calls a write cost some 30 instructions.
+    /// caller, with `DiskTruth.apply`: as two calls a write, they would cost on every store.
     @inline(__always)
     mutating func follow(_ op: StoreOp) {
         switch op {

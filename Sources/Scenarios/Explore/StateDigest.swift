@@ -64,10 +64,8 @@ import Synchronization
     }
 
     /// How a type is digested, worked out once per type and digest (`KindCache`): the
-    /// dynamic casts and the type's name that decide it were most of a digest's cost
-    /// when they were asked again for every value (callgrind, `simkit explore --devices 2
-    /// --actions 4` with the small alphabet: 2,740 M instructions, 58% in casts, type
-    /// names and their runtime lookups). The words mixed in are the same either way.
+    /// dynamic casts and the type's name that decide it would be most of a digest's cost
+    /// if asked again for every value. The words mixed in are the same either way.
     enum Kind: Sendable {
         /// A fixed-width integer of `bytes` bytes (at most 8), sign-extended when `signed`:
         /// the word is `UInt64(truncatingIfNeeded:)` of it.

@@ -2,7 +2,7 @@ import SimKit
 
 /// Grammar-aware hostile scenario files: every statement form of the language, with each
 /// numeric field set to 0, 1, its bound − 1, its bound, its bound + 1 or `UInt64.max`.
-/// Each file must give a located error or a run that ends (issue 19: no input traps).
+/// Each file must give a located error or a run that ends: no input traps.
 ///
 /// File `index` is a pure function of the index. The first `HostileInputs.slots.count × 6`
 /// files change one field of a small valid file at a time; later files give one to four

@@ -1,6 +1,6 @@
 import SimKit
 
-/// Probes aimed at the true boundaries and rare situations of the rules (issue 20, item 1).
+/// Probes aimed at the true boundaries and rare situations of the rules.
 ///
 /// The generator knows, from the script it writes, when access stops, when a check is
 /// sent and (within the latency bounds) answered, and every grace deadline. A probe puts

@@ -1,6 +1,6 @@
 import SimKit
 
-/// Probes aimed at the trace (issue 38): actions that land while a request is in flight.
+/// Probes aimed at the trace: actions that land while a request is in flight.
 ///
 /// Real bugs hide where an action meets a request between its sending and its answer: the
 /// app goes to the background while the check that unlocks it is out, a locked device has

@@ -1,6 +1,6 @@
 import SimKit
 
-/// Slow answers (`slow-responses`, issue 22): one seed in eight gets a window in which the
+/// Slow answers (`slow-responses`): one seed in eight gets a window in which the
 /// server's answers to some devices come back late, and a verdict race across it, so an
 /// older verdict arrives after a newer one (D4, D9).
 ///

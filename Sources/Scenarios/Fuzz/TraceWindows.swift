@@ -2,7 +2,7 @@ import SimKit
 
 /// The requests of a run as windows in time: when each left its device, when the server
 /// judged it, and when its answer came back. The generator reads them from a run of the
-/// script it is writing, to place an action inside one (issue 38: "aim at the trace").
+/// script it is writing, to place an action inside one (aiming at the trace).
 struct RequestWindow: Equatable {
     var device: DeviceIndex
     var id: UInt32

@@ -157,7 +157,7 @@ public struct ExpectedViolation: Equatable, Sendable {
     public init(invariant: String, mark: SourceMark = .synthetic) { self.invariant = invariant; self.mark = mark }
 }
 
-/// `pin device GROUP#I request N FATE` (an extension, issue 22): the device's N-th request
+/// `pin device GROUP#I request N FATE` (an extension): the device's N-th request
 /// (from 1, over all its processes) meets `fate` instead of what the seed would draw for
 /// it (`RequestFate`: `late`, `after-timeout`, `error`, `lost`, `offline`). `simkit explore`
 /// writes these to pin the network's choices of a counterexample.

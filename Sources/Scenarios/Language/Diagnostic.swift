@@ -12,7 +12,7 @@
 /// `hint:` and `note:` lines appear only when set. Every line ends with `\n`. The caret
 /// stands under the column; tabs before it are copied so it lines up. A source line longer
 /// than `excerptBytes` is shown as a window of that many bytes around the column, with `…`
-/// where it was cut (a 2 MB line once came back whole, with a 2 MB caret line).
+/// where it was cut, so a huge line never comes back whole with a caret line as long.
 public struct Diagnostic: Equatable, Sendable {
     /// How bad the problem is.
     public enum Severity: String, Equatable, Sendable {

@@ -17,7 +17,7 @@ import Darwin
 ///
 /// The memory comes from `malloc`, so that `grow` can `realloc` it: a big buffer is then
 /// moved by the kernel, not copied, and the old and the new are never both resident (a
-/// million devices' open bucket grows to 68 MB in the launch storm's timeouts).
+/// million devices' open bucket grows large in the launch storm's timeouts).
 /// determinism: copy-on-write as above, and SimKit runs on one thread; no shared writes
 @usableFromInline final class QueueBuffer<Element>: RandomAccessCollection, @unchecked Sendable {
     @usableFromInline let base: UnsafeMutablePointer<Element>
@@ -112,8 +112,7 @@ final class QueueOwner: Sendable {
 ///
 /// Why not `Event` itself: the compiler copies an `Event` field by field (seven loads and
 /// seven stores, its bytes taken apart and put back), where these words copy as four, and
-/// the queue copies each event three or four times. Callgrind, queue bench at 10k: 11%
-/// fewer instructions in all (1,795 M -> 1,595 M).
+/// the queue copies each event three or four times (figures in docs/performance.md).
 @usableFromInline
 struct QueuedEvent: Sendable {
     @usableFromInline var time: SimTime
@@ -170,8 +169,7 @@ struct QueuedEvent: Sendable {
 ///
 /// `sorted` is a `QueueBuffer`: the owning queue makes it unique before any write. Its
 /// slot 0 holds `sentinel`, which precedes no event, and the events follow: the insertion
-/// sort in `fill` stops there without testing for the start of the array (callgrind, queue
-/// bench at 10k: 1,588 M -> 1,553 M).
+/// sort in `fill` stops there without testing for the start of the array.
 @usableFromInline
 struct OpenBucket: Sendable {
     /// `sentinel`, then events in descending (time, seq) order in `1..<end`; later slots
@@ -267,8 +265,8 @@ struct OpenBucket: Sendable {
         // every slot within it too (they are earlier still): it goes to `burst` at once, with
         // nothing moved. (At slot 1, that slot is the sentinel, which e does not follow; a
         // newest event at the last millisecond of time would, by time alone, and goes to
-        // `burst`.) A launch storm sends tens of thousands of events there: each used to
-        // move scanLimit events up and back first (10k devices × 60 days: 57.6 k of them).
+        // `burst`.) A launch storm sends many events there, each of which would otherwise
+        // move scanLimit events up and back first.
         let floor = Swift.max(1, n - OpenBucket.scanLimit)
         if precedesE(s[floor - 1]) {
             insertBurst(e)

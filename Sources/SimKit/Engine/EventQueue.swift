@@ -19,16 +19,15 @@
 /// Beside the calendar, up to `runsMax` sorted runs (`pushRun`, `EventQueue+Runs.swift`)
 /// hold events pushed all at once, such as a jittered statement's moment for every
 /// device: each pop takes the earlier of the calendar's next event and the earliest run
-/// head. At a million devices × 30 days they took the checked world from 126.7 s to
-/// 72.7 s.
+/// head. A batch sorted once costs far less than its events pushed one by one, which
+/// matters most at a million devices (see docs/performance.md).
 ///
 /// Opening a bucket walks its list, one dependent load per node: at a million devices each
 /// is a cache miss. So a big world's loop walks the next bucket's list ahead, one node per
-/// pop (`walkAhead`, with `prefetches` set): 1M devices × 4 days took 24.2 and 25.0 s
-/// without, 21.5 and 21.8 s with; two nodes per pop stall on the second (22.1, 22.3 s); at
+/// pop (`walkAhead`, with `prefetches` set); two nodes per pop stall on the second, and at
 /// 10k, where the pool stays in cache, it gains nothing. Two chains per bucket, walked side
-/// by side (tried for issue 8), made 100k devices 7.5% and 1M 5% faster but 10k 3% and
-/// the bare queue 11% slower, for 38 more bytes a device; it is not taken.
+/// by side, would help big worlds but slow small ones and the bare queue and cost bytes a
+/// device, so a bucket keeps one list (figures in docs/performance.md).
 ///
 /// Every `opensPerJudgement` opened buckets the queue judges the bucket width from the
 /// events each opened bucket took: it narrows it when buckets get crowded and widens it
@@ -105,8 +104,8 @@
     /// Whether the queue gives itself cache hints, for a pool too big for the cache (a world
     /// sets it from 32,768 devices): `advance` aims `lookahead` at the next bucket's list
     /// (see `walkAhead`), and taking a node off the free list requests the next one (a burst
-    /// of pushes otherwise waits on a miss for each: 1M devices × 4 days, 21.6 and 21.1 s
-    /// without, 20.8 and 20.7 s with). Off, they cost a test: at 10k they gained nothing.
+    /// of pushes otherwise waits on a miss for each). Off, they cost a test: at 10k they gain
+    /// nothing.
     @usableFromInline package var prefetches = false
     /// A node of the list of the next bucket to open, which `walkAhead` follows one node
     /// a call; only a cache hint (any node, or `none`, is safe: nothing reads it for order).
@@ -124,9 +123,9 @@
     @usableFromInline static let opensPerJudgement = 512
     @usableFromInline static let arrivalsPerJudgement = opensPerJudgement * Int(crowdedArrivals)
     /// Arrivals per opened bucket above which the width halves, and below which it doubles.
-    /// (Callgrind, against [4, 16]: the 10k queue bench takes 4% fewer instructions with
-    /// [6, 24], the 100k world 0.4% more; [8, 32] is no better on the bench and 1.7% worse
-    /// on the world, whose crowded open buckets then spill into the burst heap.)
+    /// [6, 24] suits the bare queue better than [4, 16] at about the same cost to the world;
+    /// [8, 32] is worse on the world, whose crowded open buckets then spill into the burst
+    /// heap (figures in docs/performance.md).
     @usableFromInline static let crowdedArrivals: UInt64 = 24
     @usableFromInline static let sparseArrivals: UInt64 = 6
     /// Arrivals per pending event since the last re-layout before the width may halve, and
@@ -188,8 +187,8 @@
     }
 
     /// Schedules `event`, stamping its insertion sequence; false when the queue is full.
-    /// Always inlined: as a call, saving and restoring registers took 16 of its ~60
-    /// instructions (callgrind, queue bench at 10k: 1,595 M -> 1,471 M in all).
+    /// Always inlined: as a call, saving and restoring registers would be a good part of its
+    /// instructions.
     /// - Complexity: O(1) on average; O(log n) for an event beyond the coarse level.
     @inlinable @inline(__always) @discardableResult
     package mutating func push(_ event: Event) -> Bool {
@@ -247,9 +246,8 @@
     }
 
     /// `popMergingRuns` for `pop`, out of line: a queue used without runs (the bare queue of
-    /// `simkit bench`) keeps its pop as short as before them. Inlined there, the merge made
-    /// the bench's loop 12% slower; out of line, the loop runs as many instructions as it
-    /// did before runs (callgrind, 2 M events at 10k: 369.4 M before, 370.6 M in all).
+    /// `simkit bench`) keeps its pop as short as if there were no runs: inlined there, the
+    /// merge would slow the bench's loop.
     @usableFromInline @inline(never)
     mutating func popMergingRunsMakingUnique(notAfter limit: SimTime) -> Event? {
         makeUnique()   // taking a run's event writes its cursor
@@ -507,9 +505,8 @@
 
     /// Spreads the coarse list that starts at `head`, whose events all lie in the cursor's
     /// block (just entered), over the fine buckets: those of the cursor's bucket go to the
-    /// open bucket. `relink` for this one case, in a loop: calling `relink` per node cost
-    /// twice the instructions, in its tests for the other levels and its call (callgrind,
-    /// queue bench at 10k: 1,553 M -> 1,530 M in all).
+    /// open bucket. `relink` for this one case, in a loop: calling `relink` per node would
+    /// add its tests for the other levels and its call to every node.
     /// - Complexity: O(events in the list).
     @usableFromInline
     mutating func spread(_ head: UInt32) {
@@ -600,12 +597,11 @@
     /// Narrowing waits for twice as many arrivals as events are pending, widening for 32
     /// times as many. A bucket too wide is urgent: a million devices launched at once crowd
     /// the first buckets with millions of events, which must be sorted and held at once
-    /// (waiting longer to narrow raised the 1M-device resident peak by 80 MiB). A bucket
-    /// too narrow only costs some more opens, while at a million devices every re-layout
-    /// is millions of cache misses: with both at 2, the width swung with the daily rhythm
-    /// and 1M devices × 12 days took 72.7 s; with widening at 32, 65.1 s (100k × 60 days:
-    /// 21.3 s -> 19.1 s; 10k: -1%), at the same peak. Fingerprints are unchanged: the
-    /// width never changes the pop order.
+    /// (waiting longer to narrow raises a big world's resident peak). A bucket too narrow
+    /// only costs some more opens, while at a million devices every re-layout is millions
+    /// of cache misses: waiting as long to widen as to narrow lets the width swing with the
+    /// daily rhythm (figures in docs/performance.md). The width never changes the pop
+    /// order, so it never changes a fingerprint.
     @usableFromInline
     mutating func judge() {
         let perOpen = UInt64(arrivals / Swift.max(opens, 1))
@@ -638,8 +634,8 @@
     /// they are. When the fine level is sparse its lists are found through the bitmap, not
     /// by reading every head, and a block of the same size keeps its heads (emptied as
     /// their lists are taken): the width swings a few times a day, and a block of 65,536
-    /// buckets then holds a few thousand events (callgrind, 10k devices × 10 days: reading
-    /// and refilling every head was 2% of all instructions). The buffers are unique.
+    /// buckets then holds a few thousand events, so reading and refilling every head would
+    /// be mostly wasted work. The buffers are unique.
     /// - Complexity: O(n + buckets / 64) when sparse and the block size is unchanged, else
     ///   O(n + buckets); plus O(log n) for each event that enters or leaves the far heap.
     @usableFromInline
@@ -650,7 +646,7 @@
         // 65,536): take the lists found through the bitmap, and keep the heads; the list of
         // lists takes at most half the room of the heads. More (a million devices
         // launching: millions): read every head of the old block into a new one, so the
-        // list of lists does not add to the peak (it raised 1M devices' by 17 MB).
+        // list of lists does not add to the peak.
         let sparse = bucketed <= heads.count / 2
         var lists: [UInt32] = []
         lists.reserveCapacity((sparse ? bucketed : 0) + Int(EventQueue.coarseCount))

@@ -24,8 +24,8 @@ import SimKitPrefetch
     /// Starts loading every cache line of the `count` bytes at `start`. Every one, not the
     /// first and last: a value of more than 64 bytes (the checker's 136-byte `DeviceTruth`,
     /// an 88-byte `DeviceState` that starts late in a line) spans three lines, and a hint
-    /// for its ends left the middle one a miss (at 10,000 devices, checked, the load that
-    /// waited on it was a seventh of the run's time in `perf`).
+    /// for its ends would leave the middle one a miss, a stall on a hot load (see
+    /// docs/performance.md).
     @inlinable @inline(__always)
     package static func bytes(_ start: UnsafeRawPointer, count: Int) {
         forEachHint(count: count) { simkit_prefetch(start + $0) }

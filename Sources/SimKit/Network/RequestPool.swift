@@ -6,7 +6,8 @@
 /// free list's pop). Copies of a pool share its storage until the owner calls
 /// `makeUnique()`, which `World.run` does before its loop; growing makes a fresh storage.
 /// Its four operations are always inlined: the engine is specialised in the executable's
-/// module, and as calls into this one they cost 10 M of 1,522 M instructions (10k × 10 d).
+/// module, and calls into this one on every request would cost measurably (see
+/// docs/performance.md).
 @usableFromInline struct RequestPool: Sendable {
     @usableFromInline struct Slot: Sendable {
         @usableFromInline var request: Request

@@ -1,4 +1,4 @@
-/// `slow-responses SEL by D for W`, a fault of the scenario language's extension (issue 22):
+/// `slow-responses SEL by D for W`, a fault of the scenario language's extension:
 /// every answer the server sends a selected device during the window [T, T + W) takes D
 /// longer on its way back, on top of the link's latency (and after the `timeouts` rule,
 /// for a request that fault picked). A request judged just after the window ends comes

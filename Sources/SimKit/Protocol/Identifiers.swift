@@ -22,7 +22,7 @@ public struct Credential: Hashable, Sendable, CustomStringConvertible {
         self.device = device; self.generation = generation
     }
     /// Computed, not a stored global: another module (the world is specialised in its
-    /// caller's) read a global through an accessor call, 170,000 a 10k-device day.
+    /// caller's) reads a global through an accessor call, and this is read on hot paths.
     @inlinable public static var none: Credential { Credential(device: .max, generation: 0) }
     @inlinable public var isNone: Bool { generation == 0 }
     public var description: String { isNone ? "none" : "cred(\(device).\(generation))" }

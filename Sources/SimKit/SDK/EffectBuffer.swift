@@ -2,9 +2,8 @@
 /// the engine reads, empties before each step and reuses, so a step allocates nothing.
 ///
 /// Not an `Array`: every `append` to an array asks the runtime whether its storage is
-/// shared, a call per effect (1.3 M calls at 10k devices × 10 days, about 2% of a checked
-/// run's instructions). This buffer asks only when its owner says so (`makeUnique`, which
-/// `World.run` calls before its loop). So a copy shares the storage of the value it was
+/// shared, a call per effect. This buffer asks only when its owner says so (`makeUnique`,
+/// which `World.run` calls before its loop). So a copy shares the storage of the value it was
 /// copied from, and what one of them writes after `removeAll` overwrites what the other
 /// reads: an SDK gets the buffer `inout` for one call and must not keep or copy it (a
 /// kept copy would show the next steps' effects, never an unsafe access).

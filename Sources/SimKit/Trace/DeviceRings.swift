@@ -36,9 +36,8 @@
     }
 
     /// `push` for rings whose owner made them unique (`makeUnique()`) and has not copied
-    /// them since: no uniqueness check, a library call that every record of a checked run
-    /// made (49 M of 1,883 M instructions, `simkit fingerprint --devices 10000 --days 10
-    /// --check`). Debug builds still check.
+    /// them since: no uniqueness check, which would be a library call on every record of a
+    /// checked run. Debug builds still check.
     /// - Complexity: O(1).
     @inlinable @inline(__always)
     mutating func pushUnique(_ record: TraceRecord) {

@@ -4,8 +4,8 @@
 /// on any machine.
 ///
 /// It runs on every record of every run, so a record costs two chained 64×64→128-bit
-/// multiply folds (the wyhash mix), not one multiply chain per word: the trace format
-/// changed with this in the performance work of issue 8, and fingerprints with it.
+/// multiply folds (the wyhash mix), not one multiply chain per word. Any change to the mix
+/// changes every fingerprint (docs/performance.md lists such changes).
 public struct Fingerprint: Sendable, Equatable, CustomStringConvertible {
     public var value: UInt64 = 0xCBF2_9CE4_8422_2325
     public var records: UInt64 = 0
@@ -23,9 +23,8 @@ public struct Fingerprint: Sendable, Equatable, CustomStringConvertible {
     /// never interleave), each step starts with its input (`input`, `delivered` or
     /// `timerFired`), and the records a step may write (`requestSent`, `store`, `state`,
     /// `callResult`, `runStarted`, `runEnded`) are never written outside one; so where a
-    /// step ends follows from the records around it, and folding in one marker per step
-    /// cost 1.5% of a checked run's instructions. (Fingerprints changed with this, in the
-    /// performance work of issue 8.)
+    /// step ends follows from the records around it, and folding in a marker per step would
+    /// only cost instructions on every step.
     /// - Complexity: O(1).
     @inlinable @inline(__always)
     public mutating func add(_ r: TraceRecord) {

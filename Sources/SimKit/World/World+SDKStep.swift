@@ -36,9 +36,7 @@ extension SimWorld {
     }
 
     /// Applies the step's effects in order. One call a step with `apply` inlined, not a
-    /// call an effect, whose register saves and restores were repeated for each of 1.8 M
-    /// effects in 1.1 M steps (callgrind, checked, 10k devices × 10 days: 1,214.6 M ->
-    /// 1,181.0 M instructions; the time did not change measurably).
+    /// call an effect, which would repeat its register saves and restores for every effect.
     @inline(never)
     @inlinable mutating func applyEffects(device d: DeviceIndex) {
         var k = 0
@@ -103,8 +101,7 @@ extension SimWorld {
 
     /// The generation in `g` of a cancellable timer (request timeouts have none: 0).
     /// Static, over the device's tuple: as a method of the world, each call from a
-    /// mutating one copied the whole world (1.4 KB) to the stack first, 21 M of 1,616 M
-    /// instructions at 10k devices × 10 days.
+    /// mutating one would copy the whole world to the stack first.
     @inline(__always)
     @inlinable static func generation(_ kind: TimerKind, in g: (UInt16, UInt16, UInt16)) -> UInt16 {
         switch kind {
@@ -143,9 +140,9 @@ extension SimWorld {
     // record's case is known, so the fingerprint's and the observer's `switch`es fold to
     // the one case; but inlined into a handler that has already inlined much, it counts
     // against that handler's inlining budget, and the optimiser left `trace` a call that
-    // switched on the case at run time (about 186 instructions a record in the handler's
-    // stead). Release builds once let LLVM inline everything (`-inline-threshold=5000`, an
-    // unsafe flag that a versioned dependency may not carry); these keep the same effect.
+    // switched on the case at run time. LLVM's `-inline-threshold` would inline it anyway,
+    // but that is an unsafe flag, which a versioned dependency may not carry; a function of
+    // its own per busy site has a budget of its own and inlines `trace` with its case known.
     @inlinable @inline(never)
     mutating func traceInput(_ d: DeviceIndex, _ input: LifecycleInput) { trace(d, .input(input)) }
     @inlinable @inline(never)

@@ -280,8 +280,8 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
     }
 
     /// Bytes a device holds whatever is pending: its state, its SDK, its trace ring, and
-    /// the checkers' truth of it (measured: 583 B/device at a million devices × 30 days,
-    /// checked, the queue included).
+    /// the checkers' truth of it; a round bound above what a checked million-device world
+    /// measures, the queue included (docs/performance.md).
     @inlinable static var bytesPerDevice: UInt64 { 1_024 }
 
     /// The most events that may be pending so that the world stays within
@@ -293,25 +293,20 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
     }
 
     /// Worlds of at least this many devices prefetch the next event's state: theirs
-    /// outgrows a core's L2 (2 MiB here), and below this size its loads from L3 cost less
-    /// than the hints' instructions (a 10,000-device checked world holds about 9 MB).
-    /// Checked, fastest of 3-5 interleaved runs, without and with: 10k × 60 days 0.778 and
-    /// 0.799 s, 15k × 30 days 0.663 and 0.683 s, 30k × 20 days 1.035 and 0.999 s, 60k ×
-    /// 10 days 1.490 and 1.253 s.
+    /// outgrows a core's L2, and below this size its loads from L3 cost less than the hints'
+    /// instructions (timings in docs/performance.md).
     @inlinable static var prefetchFromDevices: Int { 1 << 14 }
 
     /// Worlds of at least this many devices (and fewer than `prefetchFromDevices`) ask
     /// early for the state of the device that a run of person actions reaches a few events
     /// on: a person action is a device's first event in hours, so its state, SDK and truth
-    /// are misses, and the branches on them wait. Checked, fastest of 5-7 interleaved runs,
-    /// without and with: 10k × 60 days 0.653 and 0.646 s (medians 0.671, 0.660), 6k × 100
-    /// days 0.598 and 0.602 s, 3k × 200 days 0.550 and 0.556 s (below this size the
-    /// state stays in L2 and the hints only cost instructions).
+    /// are misses, and the branches on them wait. Below this size the state stays in L2 and
+    /// the hints only cost instructions (timings in docs/performance.md).
     @inlinable static var runPrefetchFromDevices: Int { 1 << 13 }
 
     /// Worlds of at least this many devices also have their queue give itself cache hints
     /// (`EventQueue.prefetches`): its pool outgrows the cache later than the devices' state
-    /// does (10k × 60 days: 0.877 s without, 0.884 s with; a million devices gain 4%).
+    /// does, and below that the hints only cost instructions.
     @inlinable static var queueHintsFromDevices: Int { 1 << 15 }
 
     /// A hint: `e` runs next, start loading what it touches (its device's state, its
