@@ -9,14 +9,15 @@ import SimKit
 /// begins (`InvariantChecker.begin` makes a fresh one), and then written straight to
 /// memory, as SimKit's `DeviceTable` is for the engine. So copies of a checker made after
 /// `begin` share their device truth: only one of them may go on observing (`World.run`
-/// observes with its own checker, in place, from `begin` to `finish`).
+/// observes with its own checker, in place, from `begin` to `finish`). Debug builds check
+/// that on every write: a write while a copy shares the storage stops with an assertion.
 ///
 /// The table keeps its storage's address and count itself, not only in the storage object:
 /// a handler's reads of them are then loads from the checker, which the optimiser keeps in
 /// registers across its writes to the table, not loads through the object after each write.
 @usableFromInline struct TruthTable<Element> {
     /// Owns the memory; `base` and `count` are its.
-    private let storage: TruthTableStorage<Element>
+    private var storage: TruthTableStorage<Element>
     @usableFromInline let base: UnsafeMutablePointer<Element>
     @usableFromInline let count: Int
 
@@ -46,6 +47,7 @@ import SimKit
         }
         @inline(__always) _modify {
             precondition(i >= 0 && i < count, "device \(i) out of range")
+            assert(isKnownUniquelyReferenced(&storage), "a TruthTable written while a copy shares its storage: copy the checker with forked()")
             yield &base[i]
         }
     }

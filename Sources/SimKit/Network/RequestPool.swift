@@ -49,9 +49,17 @@
         if !isKnownUniquelyReferenced(&storage) { storage = storage.copy(capacity: storage.capacity, used: used) }
     }
 
+    /// Debug builds check the discipline that the writes below rely on (see the type's
+    /// comment): a write while a copy shares the storage would change the copy too.
+    @inline(__always)
+    @inlinable mutating func assertUnique() {
+        assert(isKnownUniquelyReferenced(&storage), "a RequestPool written while a copy shares its storage: makeUnique() first")
+    }
+
     /// Puts `slot` on the wire; returns its slot number.
     @inline(__always)
     @inlinable mutating func add(_ slot: Slot) -> UInt32 {
+        assertUnique()
         if freeHead != RequestPool.none {
             let i = freeHead
             freeHead = storage.base[Int(i)].id
@@ -76,6 +84,7 @@
     @inline(__always)
     @inlinable mutating func setReply(_ reply: ServerReply, of i: UInt32) {
         precondition(Int(i) < used, "request slot \(i) was never handed out")
+        assertUnique()
         storage.base[Int(i)].reply = reply
     }
 
@@ -83,6 +92,7 @@
     @inline(__always)
     @inlinable mutating func release(_ i: UInt32) {
         precondition(Int(i) < used, "request slot \(i) was never handed out")
+        assertUnique()
         storage.base[Int(i)].id = freeHead
         freeHead = i
     }

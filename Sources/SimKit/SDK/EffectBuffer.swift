@@ -6,7 +6,8 @@
 /// which `World.run` calls before its loop). So a copy shares the storage of the value it was
 /// copied from, and what one of them writes after `removeAll` overwrites what the other
 /// reads: an SDK gets the buffer `inout` for one call and must not keep or copy it (a
-/// kept copy would show the next steps' effects, never an unsafe access).
+/// kept copy would show the next steps' effects, never an unsafe access; debug builds stop
+/// at the next append with an assertion).
 ///
 /// At most `limit` effects fit: an SDK that asks for more in one step is stopped with a
 /// message rather than allowed to eat the machine's memory.
@@ -42,6 +43,7 @@ public struct EffectBuffer: RandomAccessCollection, @unchecked Sendable {
     /// Adds `effect` after the others.
     @inlinable @inline(__always)
     public mutating func append(_ effect: Effect) {
+        assert(isKnownUniquelyReferenced(&storage), "an EffectBuffer appended to while a copy shares its storage: makeUnique() first")
         if used == capacity { grow() }
         (base + used).initialize(to: effect)
         used += 1

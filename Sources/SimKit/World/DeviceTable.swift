@@ -6,7 +6,9 @@
 /// the owner writes, but the owner makes it unique once, with `makeUnique()`, before a
 /// run of writes (`World.run` does before its loop, `World.init` holds a fresh one), and
 /// then writes straight to memory. Only the module writes (`internal(set)`), so that
-/// discipline is enforceable: outside SimKit a table is a read-only collection.
+/// discipline is enforceable: outside SimKit a table is a read-only collection. Debug
+/// builds check it on every write (a write while a copy shares the buffer stops with an
+/// assertion); full copy-on-write checks cost 4.8% of the instructions (docs/performance.md).
 @usableFromInline package struct DeviceTable<Element>: RandomAccessCollection {
     @usableFromInline var buffer: DeviceTableBuffer<Element>
 
@@ -31,6 +33,7 @@
         }
         _modify {
             precondition(i >= 0 && i < buffer.count, "device \(i) out of range")
+            assert(isKnownUniquelyReferenced(&buffer), "a DeviceTable written while a copy shares its buffer: makeUnique() first")
             yield &buffer.base[i]
         }
     }
