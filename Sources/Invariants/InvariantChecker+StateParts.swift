@@ -6,7 +6,7 @@ import SimKit
 extension InvariantChecker {
     /// The checkers' state, labelled, in a fixed order; values with no references.
     /// - Complexity: O(devices).
-    public func stateParts() -> [(label: String, value: Any)] {
+    package func stateParts() -> [(label: String, value: Any)] {
         // Typed, not `[Any]`: the digest reads a typed element's members from its bytes.
         var truths: [DeviceTruth] = []
         for i in 0..<devices.count { truths.append(devices[i]) }

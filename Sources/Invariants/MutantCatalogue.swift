@@ -2,25 +2,25 @@ import SimKit
 
 /// A deliberately wrong variant of the reference SDK or server, to prove that the
 /// invariants catch real bugs. Select one with `--sdk mutant:NAME` or `sdk mutant NAME`.
-public struct Mutant: Sendable, Equatable {
-    public enum Side: String, Sendable { case sdk, server }
-    public var name: String
-    public var side: Side
+package struct Mutant: Sendable, Equatable {
+    package enum Side: String, Sendable { case sdk, server }
+    package var name: String
+    package var side: Side
     package var sdkFlaws: SDKFlaws
     package var serverFlaws: ServerFlaws
     /// The invariant it should break.
-    public var expected: InvariantID
+    package var expected: InvariantID
     /// Other invariants it may plausibly break as well.
-    public var alsoPlausible: [InvariantID]
+    package var alsoPlausible: [InvariantID]
     /// The bug, in a line.
-    public var summary: String
+    package var summary: String
     /// A deep mutant: its bug shows only at an exact boundary or in a rare
     /// situation, so it measures how well fuzzing aims, not how much it runs.
-    public var isDeep: Bool { Mutants.deepNames.contains(name) }
+    package var isDeep: Bool { Mutants.deepNames.contains(name) }
 }
 
 /// The catalogue of mutants.
-public enum Mutants {
+package enum Mutants {
     static func sdk(_ name: String, _ flaws: SDKFlaws, _ expected: InvariantID, _ also: [InvariantID] = [], _ summary: String) -> Mutant {
         Mutant(name: name, side: .sdk, sdkFlaws: flaws, serverFlaws: [], expected: expected, alsoPlausible: also, summary: summary)
     }
@@ -29,7 +29,7 @@ public enum Mutants {
     }
 
     /// The deep mutants, by name.
-    public static let deepNames: [String] = [
+    package static let deepNames: [String] = [
         "purge-strictly-after-30-days", "purge-30-minutes-late", "check-age-in-whole-seconds",
         "skip-background-check-after-launch", "no-lock-on-download-refusal", "stale-verdict-after-partition",
         "grace-deadline-inclusive", "stop-now-one-ms-late", "restore-lifts-disable",
@@ -37,7 +37,7 @@ public enum Mutants {
     ]
 
     /// Every mutant, in a stable order.
-    public static let all: [Mutant] = [
+    package static let all: [Mutant] = [
         sdk("lock-on-5xx", .locksOn5xx, .neverLockOnTransient, [.lockOnRevocation, .lockedIsInert, .purgeOnlyAfter30ContinuousDays, .reportsNotLost], "treats a 5xx as a lock error"),
         sdk("lock-on-timeout", .locksOnTimeout, .neverLockOnTransient, [.lockOnRevocation, .lockedIsInert, .purgeOnlyAfter30ContinuousDays, .reportsNotLost], "treats a timeout as a lock error"),
         sdk("lock-on-offline", .locksOffline, .neverLockOnTransient, [.lockOnRevocation, .lockedIsInert, .purgeOnlyAfter30ContinuousDays, .reportsNotLost], "treats being offline as a lock error"),
@@ -102,13 +102,13 @@ public enum Mutants {
     /// build: `simkit explore` finds them, `simkit fuzz` is not expected to.
     /// Not in `all` (the mutation score of fuzzing, which `simkit mutants` measures);
     /// `--sdk mutant:NAME` and `sdk mutant NAME` select them like any other.
-    public static let orderingOnly: [Mutant] = [
+    package static let orderingOnly: [Mutant] = [
         sdk("background-wake-drops-check", .restartsRunOnBackgroundWake, .lockOnRevocation, [.lockedIsInert, .reportsNotLost, .purgeWhenDue],
             "a background wake after a close restarts a foreground run that waits for its key check, and forgets that check's answer"),
     ]
 
     /// The mutant called `name`, if any (of `all` or `orderingOnly`).
-    public static func named(_ name: String) -> Mutant? { all.first { $0.name == name } ?? orderingOnly.first { $0.name == name } }
+    package static func named(_ name: String) -> Mutant? { all.first { $0.name == name } ?? orderingOnly.first { $0.name == name } }
     /// Every mutant's name that `--sdk mutant:NAME` accepts (`all`, then `orderingOnly`).
-    public static var names: [String] { (all + orderingOnly).map(\.name) }
+    package static var names: [String] { (all + orderingOnly).map(\.name) }
 }

@@ -10,12 +10,12 @@
 /// applied only to campaigns with those options (fewer days, for one, make a purge
 /// impossible). Remeasure after changing the generator:
 /// `simkit fuzz --seeds 40000 --no-shrink --json F && scripts/measure-sometimes.py F`.
-public enum SometimesRequirements {
+package enum SometimesRequirements {
     /// Seeds from which each situation is required, in `Coverage` declaration order
     /// (0: never required). Measured from 40,000 seeds of the default campaign, with the
     /// generator's aimed probes, its interleaving probes, per-device links and the rest of
     /// the language's surface.
-    public static let table: [(fromSeeds: Int, name: String)] = [
+    package static let table: [(fromSeeds: Int, name: String)] = [
         (   110, "lock-by-app_key_invalid"),     // 35.09%
         (    40, "lock-by-app_disabled"),        // 81.56%
         (   630, "lock-by-app_key_mismatch"),    // 6.48%
@@ -57,18 +57,18 @@ public enum SometimesRequirements {
     ]
 
     /// The number of seeds from which `situation` is required, or nil if it never is.
-    public static func requiredFrom(_ situation: Coverage) -> Int? {
+    package static func requiredFrom(_ situation: Coverage) -> Int? {
         let n = table[situation.rawValue].fromSeeds
         return n > 0 ? n : nil
     }
 
     /// The situations a campaign of `seeds` seeds must reach.
-    public static func required(seeds: Int) -> [Coverage] {
+    package static func required(seeds: Int) -> [Coverage] {
         Coverage.allCases.filter { requiredFrom($0).map { seeds >= $0 } ?? false }
     }
 
     /// The situations a campaign of `seeds` seeds must reach but did not, in declaration order.
-    public static func unreached(_ counts: CoverageCounts, seeds: Int) -> [Coverage] {
+    package static func unreached(_ counts: CoverageCounts, seeds: Int) -> [Coverage] {
         required(seeds: seeds).filter { counts[$0] == 0 }
     }
 }

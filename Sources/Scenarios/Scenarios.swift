@@ -1,2 +1,2 @@
 /// The scenario language, its runner, the fuzzer and the shrinker.
-public enum ScenariosModule {}
+package enum ScenariosModule {}

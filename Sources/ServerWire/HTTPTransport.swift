@@ -10,8 +10,8 @@ import Darwin
 /// body of a `POST` to the base URL's path (default `/simkit`), its reply the body of the
 /// `200` answer, on one kept-alive connection. A minimal blocking client over a socket,
 /// so that the engine stays synchronous and every wait has the reply bound.
-public final class HTTPTransport: WireTransport, @unchecked Sendable {
-    public let url: String
+package final class HTTPTransport: WireTransport, @unchecked Sendable {
+    package let url: String
     let host: String
     let port: UInt16
     let path: String
@@ -20,12 +20,12 @@ public final class HTTPTransport: WireTransport, @unchecked Sendable {
     var chunk = [UInt8](repeating: 0, count: 65_536)
     /// This connection's `X-SimKit-Session` header: the jobs of one campaign (and of
     /// campaigns side by side) run their worlds on one service, each in a state of its own.
-    public let session: String
+    package let session: String
 
     static let sessions = Mutex<UInt64>(0)
 
     /// Parses `http://HOST:PORT[/PATH]` and connects.
-    public init(url: String) throws(TransportFailure) {
+    package init(url: String) throws(TransportFailure) {
         self.url = url
         guard let parsed = HTTPTransport.parse(url) else {
             throw .broken("'\(url)' is not http://HOST:PORT[/PATH]")
@@ -39,7 +39,7 @@ public final class HTTPTransport: WireTransport, @unchecked Sendable {
     deinit { close() }
 
     /// `http://HOST:PORT[/PATH]` as its parts, or nil.
-    public static func parse(_ url: String) -> (String, UInt16, String)? {
+    package static func parse(_ url: String) -> (String, UInt16, String)? {
         guard url.hasPrefix("http://") else { return nil }
         let rest = url.dropFirst(7)
         let slash = rest.firstIndex(of: "/") ?? rest.endIndex
@@ -75,12 +75,12 @@ public final class HTTPTransport: WireTransport, @unchecked Sendable {
         fd = s
     }
 
-    public func exchange(_ line: String, timeout: Double) -> Result<[UInt8], TransportFailure> {
+    package func exchange(_ line: String, timeout: Double) -> Result<[UInt8], TransportFailure> {
         if let f = sendLine(line, timeout: timeout) { return .failure(f) }
         return receiveLine(timeout: timeout)
     }
 
-    public func sendLine(_ line: String, timeout: Double) -> TransportFailure? {
+    package func sendLine(_ line: String, timeout: Double) -> TransportFailure? {
         guard fd >= 0 else { return .closed(partial: "", status: nil) }
         let deadline = monotonic() + timeout
         let body = Array(line.utf8)
@@ -99,7 +99,7 @@ public final class HTTPTransport: WireTransport, @unchecked Sendable {
         return nil
     }
 
-    public func receiveLine(timeout: Double) -> Result<[UInt8], TransportFailure> {
+    package func receiveLine(timeout: Double) -> Result<[UInt8], TransportFailure> {
         guard fd >= 0 else { return .failure(.closed(partial: "", status: nil)) }
         let deadline = monotonic() + timeout
         // Headers, then Content-Length bytes of body.
@@ -156,9 +156,9 @@ public final class HTTPTransport: WireTransport, @unchecked Sendable {
         }
     }
 
-    public func stderrTail(lines: Int) -> [String] { [] }
+    package func stderrTail(lines: Int) -> [String] { [] }
 
-    public func close() {
+    package func close() {
         if fd >= 0 { Glibc.close(fd); fd = -1 }
     }
 

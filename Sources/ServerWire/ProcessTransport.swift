@@ -6,7 +6,7 @@ import Darwin
 #endif
 
 /// Why a transport gave no reply line.
-public enum TransportFailure: Error, Equatable, Sendable {
+package enum TransportFailure: Error, Equatable, Sendable {
     /// No whole line came back within the bound (wall-clock seconds).
     case timedOut(seconds: Double, partial: String)
     /// The other side closed the connection (the process exited); `status` when known.
@@ -20,7 +20,7 @@ public enum TransportFailure: Error, Equatable, Sendable {
 }
 
 /// Something that carries one message line to a server and one reply line back.
-public protocol WireTransport: AnyObject {
+package protocol WireTransport: AnyObject {
     /// Sends `line` (no newline) and waits at most `timeout` seconds of wall time for one
     /// reply line (returned without its newline).
     func exchange(_ line: String, timeout: Double) -> Result<[UInt8], TransportFailure>
@@ -39,13 +39,13 @@ public protocol WireTransport: AnyObject {
 /// started with `/bin/sh -c 'exec CMD'`, connected by a socket pair (so that a process
 /// that exited makes a write fail with an error, not a SIGPIPE that would kill SimKit),
 /// with its standard error read on a thread of its own into a bounded tail.
-public final class ProcessTransport: WireTransport, @unchecked Sendable {
+package final class ProcessTransport: WireTransport, @unchecked Sendable {
     /// The longest reply line read: 1 MiB.
-    public static let lineLimit = 1 << 20
+    package static let lineLimit = 1 << 20
     /// The standard error kept for reports: the last 16 KiB.
     static let stderrLimit = 16 << 10
 
-    public let command: String
+    package let command: String
     let process: Process
     /// SimKit's end of the socket pair (non-blocking).
     let fd: Int32
@@ -56,7 +56,7 @@ public final class ProcessTransport: WireTransport, @unchecked Sendable {
     let tail = StderrTail()
 
     /// Starts `command` in the current directory.
-    public init(command: String) throws(TransportFailure) {
+    package init(command: String) throws(TransportFailure) {
         var fds: [Int32] = [0, 0]
         #if canImport(Glibc)
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
@@ -98,17 +98,17 @@ public final class ProcessTransport: WireTransport, @unchecked Sendable {
 
     deinit { close() }
 
-    public func exchange(_ line: String, timeout: Double) -> Result<[UInt8], TransportFailure> {
+    package func exchange(_ line: String, timeout: Double) -> Result<[UInt8], TransportFailure> {
         if let f = sendLine(line, timeout: timeout) { return .failure(f) }
         return receiveLine(timeout: timeout)
     }
 
-    public func receiveLine(timeout: Double) -> Result<[UInt8], TransportFailure> {
+    package func receiveLine(timeout: Double) -> Result<[UInt8], TransportFailure> {
         if closed { return .failure(.closed(partial: "", status: exitStatus())) }
         return readLine(until: monotonic() + timeout, timeout: timeout)
     }
 
-    public func sendLine(_ line: String, timeout: Double) -> TransportFailure? {
+    package func sendLine(_ line: String, timeout: Double) -> TransportFailure? {
         if closed { return .closed(partial: "", status: exitStatus()) }
         let deadline = monotonic() + timeout
         var bytes = Array(line.utf8)
@@ -176,13 +176,13 @@ public final class ProcessTransport: WireTransport, @unchecked Sendable {
         return process.isRunning ? nil : process.terminationStatus
     }
 
-    public func stderrTail(lines: Int) -> [String] {
+    package func stderrTail(lines: Int) -> [String] {
         // Give a dying process's last words a moment to arrive.
         usleep(20_000)
         return tail.lines(lines)
     }
 
-    public func close() {
+    package func close() {
         guard !closed else { return }
         closed = true
         Glibc.close(fd)

@@ -1,7 +1,7 @@
 /// The little JSON the wire protocol needs (docs/server-protocol.md): a reader for one
 /// reply line and the escaping of strings for the lines SimKit writes. Foundation's
 /// `JSONSerialization` would do, but costs more than the round trip it decodes.
-public enum WireJSON: Equatable, Sendable {
+package enum WireJSON: Equatable, Sendable {
     case null
     case bool(Bool)
     /// A number as written (read on demand as an unsigned integer).
@@ -11,39 +11,39 @@ public enum WireJSON: Equatable, Sendable {
     case object([String: WireJSON])
 
     /// The value of `key` in an object, or nil (absent, or not an object).
-    public subscript(key: String) -> WireJSON? {
+    package subscript(key: String) -> WireJSON? {
         if case .object(let o) = self { return o[key] }
         return nil
     }
 
     /// A non-negative integer that fits 64 bits, or nil.
-    public var uint: UInt64? {
+    package var uint: UInt64? {
         if case .number(let n) = self { return UInt64(n) }
         return nil
     }
-    public var string: String? {
+    package var string: String? {
         if case .string(let s) = self { return s }
         return nil
     }
-    public var bool: Bool? {
+    package var bool: Bool? {
         if case .bool(let b) = self { return b }
         return nil
     }
-    public var isNull: Bool { self == .null }
+    package var isNull: Bool { self == .null }
 
     /// Parses one JSON value that fills `bytes` (whitespace around it allowed); nil for
     /// anything else. Nesting is bounded (32 levels) and so is the work: one pass.
-    public static func parse(_ bytes: ArraySlice<UInt8>) -> WireJSON? {
+    package static func parse(_ bytes: ArraySlice<UInt8>) -> WireJSON? {
         var p = Reader(bytes: bytes, i: bytes.startIndex)
         guard let v = p.value(depth: 0) else { return nil }
         p.skipSpace()
         return p.i == bytes.endIndex ? v : nil
     }
 
-    public static func parse(_ text: String) -> WireJSON? { parse(ArraySlice(Array(text.utf8))) }
+    package static func parse(_ text: String) -> WireJSON? { parse(ArraySlice(Array(text.utf8))) }
 
     /// `s` as a JSON string literal, quotes included.
-    public static func quote(_ s: String) -> String {
+    package static func quote(_ s: String) -> String {
         var out = "\""
         for u in s.unicodeScalars {
             switch u {

@@ -6,18 +6,18 @@ import SimKit
 /// next to nothing itself, so that `simkit bench --wire process:'simkit serve-reference'`
 /// measures the wire and SimKit's side of it alone (the Python example measures the
 /// example as well). It answers batches unless `batches` is false.
-public struct WireReferenceServer {
+package struct WireReferenceServer {
     var model = ServerModel(setup: ServerSetup())
     var keys: [String: KeyID] = [:]
     var keyNames: [String] = []
     var deviceCount = 0
     let batches: Bool
 
-    public init(batches: Bool) { self.batches = batches }
+    package init(batches: Bool) { self.batches = batches }
 
     /// Reads messages from standard input until it closes, writing a reply line to each.
     /// Returns 0, or 2 when a line is not a message.
-    public mutating func serve() -> Int32 {
+    package mutating func serve() -> Int32 {
         var buffer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         var start = 0

@@ -2,9 +2,9 @@ import Foundation
 import SimKit
 
 /// The wire protocol's messages (docs/server-protocol.md), written and read.
-public enum WireProtocol {
+package enum WireProtocol {
     /// The protocol's version, sent in the `hello`.
-    public static let version: UInt64 = 1
+    package static let version: UInt64 = 1
 
     /// The statuses a request's reply may carry, by name.
     static let statuses: [String: Answer] = [
@@ -14,7 +14,7 @@ public enum WireProtocol {
     static let statusList = "ok, app_key_invalid, app_disabled, app_pending, device_unknown, app_key_mismatch, attestation_failed"
 
     /// The status name of `answer` (a verdict).
-    public static func statusName(_ answer: Answer) -> String {
+    package static func statusName(_ answer: Answer) -> String {
         answer == .ok ? "ok" : answer.description
     }
 
@@ -125,7 +125,7 @@ extension WireProtocol {
 }
 
 /// Runs worlds on a server on the wire, ahead of its replies when it announced batches.
-public enum WireRun {
+package enum WireRun {
     /// Builds a world with `make` and runs it (`run()`). When its server is on the wire and
     /// announced batches (and `WireSession.batching` is on), the world runs ahead: each
     /// message is answered at once by the reference's rules, the messages go to the server
@@ -134,7 +134,7 @@ public enum WireRun {
     /// built anew runs in lock step: the result is always the lock step's.
     /// Inlinable, so that a world on another core runs specialised where it is built (the
     /// reference's runs, through here, are exactly `make()` and `run()`).
-    @inlinable public static func run<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver>(
+    @inlinable package static func run<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver>(
         _ make: () -> SimWorld<SDK, Server, Observer>
     ) -> SimWorld<SDK, Server, Observer> {
         guard Server.self == WireServer.self, WireSession.batching else {
@@ -174,11 +174,11 @@ public enum WireRun {
 /// would talk to the same process and interleave two worlds' messages, so
 /// `SimWorld.fork()` refuses a world on it (`UnforkableServer`; `simkit explore` runs the
 /// reference server only).
-public struct WireServer: ServerCore {
+package struct WireServer: ServerCore {
     /// The connection, or nil when no endpoint was set.
-    public let session: WireSession?
+    package let session: WireSession?
     /// The world this core opened in the session.
-    public let epoch: UInt64
+    package let epoch: UInt64
     let keyNames: [String]
     let startFailure: WireFailure?
     var lastDevice: DeviceIndex = .max
@@ -189,11 +189,11 @@ public struct WireServer: ServerCore {
 
     /// Whether the next `WireServer` built on this thread may run ahead of its replies
     /// (`WireRun.run` asks it around building a world).
-    public static func nextWorldRunsAhead(_ on: Bool) {
+    package static func nextWorldRunsAhead(_ on: Bool) {
         Thread.current.threadDictionary[aheadKey] = on ? true : nil
     }
 
-    public init(setup: ServerSetup) {
+    package init(setup: ServerSetup) {
         var names = setup.keyNames
         if names.count < setup.keyCount { names += (names.count..<setup.keyCount).map { "rk_live_key\($0)" } }
         keyNames = names
@@ -220,13 +220,13 @@ public struct WireServer: ServerCore {
 
     /// Ends a world that ran ahead (`WireRun`): whether every reply was the answer the world
     /// went on with. True for a world in lock step.
-    public func settle() -> Bool {
+    package func settle() -> Bool {
         guard model != nil, let session, session.epoch == epoch else { return true }
         return session.settle()
     }
 
     /// Why this world's conversation ended early, or nil while the server keeps the protocol.
-    public var failure: WireFailure? {
+    package var failure: WireFailure? {
         if let startFailure { return startFailure }
         guard let session, session.epoch == epoch else { return nil }
         return session.failure
@@ -238,7 +238,7 @@ public struct WireServer: ServerCore {
         return session
     }
 
-    public mutating func handle(_ request: Request, now: SimTime) -> ServerReply {
+    package mutating func handle(_ request: Request, now: SimTime) -> ServerReply {
         if let s = aheadSession {
             let reply = WireProtocol.asRead(model!.handle(request, now: now), request: request, now: now)
             let record = model!.deviceRecord(request.device)
@@ -261,7 +261,7 @@ public struct WireServer: ServerCore {
         }
     }
 
-    public func deviceRecord(_ device: DeviceIndex) -> DeviceRecord? {
+    package func deviceRecord(_ device: DeviceIndex) -> DeviceRecord? {
         if device == lastDevice { return lastRecord }
         if let s = aheadSession {
             let record = model!.deviceRecord(device)
@@ -296,7 +296,7 @@ public struct WireServer: ServerCore {
         return b
     }
 
-    public mutating func rotate(app: AppID, newKey: KeyID, oldKey: OldKeyPolicy, now: SimTime) -> RotateOutcome {
+    package mutating func rotate(app: AppID, newKey: KeyID, oldKey: OldKeyPolicy, now: SimTime) -> RotateOutcome {
         let policy: String
         switch oldKey {
         case .keep(let g): policy = ",\"oldKey\":\"keep\",\"graceMs\":\(g)"
@@ -320,33 +320,33 @@ public struct WireServer: ServerCore {
         }
     }
 
-    public mutating func stopOldKey(app: AppID, key: KeyID, now: SimTime) -> Bool {
+    package mutating func stopOldKey(app: AppID, key: KeyID, now: SimTime) -> Bool {
         applied("stop-old-key", ",\"now\":\(now),\"app\":\(app),\"key\":\(WireJSON.quote(keyNames[Int(key)]))") {
             $0.stopOldKey(app: app, key: key, now: now)
         }
     }
 
-    public mutating func disable(app: AppID, now: SimTime) -> Bool {
+    package mutating func disable(app: AppID, now: SimTime) -> Bool {
         applied("disable", ",\"now\":\(now),\"app\":\(app)") { $0.disable(app: app, now: now) }
     }
 
-    public mutating func enable(app: AppID, now: SimTime) -> Bool {
+    package mutating func enable(app: AppID, now: SimTime) -> Bool {
         applied("enable", ",\"now\":\(now),\"app\":\(app)") { $0.enable(app: app, now: now) }
     }
 
-    public mutating func rollup(_ action: RollupAppAction, app: AppID, now: SimTime) -> Bool {
+    package mutating func rollup(_ action: RollupAppAction, app: AppID, now: SimTime) -> Bool {
         let name = switch action { case .approve: "approve"; case .reject: "reject"; case .revoke: "revoke"; case .restore: "restore" }
         return applied("rollup-app", ",\"now\":\(now),\"app\":\(app),\"action\":\"\(name)\"") { $0.rollup(action, app: app, now: now) }
     }
 
-    public mutating func rollup(_ action: RollupAccountAction, account: AccountID, now: SimTime) -> Bool {
+    package mutating func rollup(_ action: RollupAccountAction, account: AccountID, now: SimTime) -> Bool {
         let name = switch action { case .approve: "approve"; case .revoke: "revoke"; case .restore: "restore" }
         return applied("rollup-account", ",\"now\":\(now),\"account\":\(account),\"action\":\"\(name)\"") {
             $0.rollup(action, account: account, now: now)
         }
     }
 
-    public mutating func forgetDevice(_ device: DeviceIndex, now: SimTime) -> Bool {
+    package mutating func forgetDevice(_ device: DeviceIndex, now: SimTime) -> Bool {
         let done = applied("forget-device", ",\"now\":\(now),\"device\":\(device)") { $0.forgetDevice(device, now: now) }
         if done, device == lastDevice { lastRecord = nil }
         return done
@@ -354,7 +354,7 @@ public struct WireServer: ServerCore {
 }
 
 extension WireServer: UnforkableServer {
-    public static var forkRefusal: String {
+    package static var forkRefusal: String {
         "its server is on the wire (a process or a service), whose state cannot be copied: a copy of the world would "
             + "share the server and interleave two worlds' messages on it (simkit explore forks, and runs the reference server only)"
     }

@@ -3,11 +3,11 @@ import SimKit
 
 /// Where a wire server is: a process SimKit starts (`process:CMD`) or an HTTP service
 /// already running (`http://HOST:PORT`).
-public enum WireEndpoint: Hashable, Sendable, CustomStringConvertible {
+package enum WireEndpoint: Hashable, Sendable, CustomStringConvertible {
     case process(String)
     case http(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .process(let c): "process:\(c)"
         case .http(let u): u
@@ -16,12 +16,12 @@ public enum WireEndpoint: Hashable, Sendable, CustomStringConvertible {
 
     /// The endpoint the next `WireServer` built on this thread talks to (set where the
     /// run's server is resolved, `WireEndpoint.use`), or nil.
-    public static var current: WireEndpoint? {
+    package static var current: WireEndpoint? {
         Thread.current.threadDictionary[currentKey] as? WireEndpoint
     }
 
     /// Makes `endpoint` the one the next `WireServer` built on this thread talks to.
-    public static func use(_ endpoint: WireEndpoint?) {
+    package static func use(_ endpoint: WireEndpoint?) {
         Thread.current.threadDictionary[currentKey] = endpoint
     }
 
@@ -74,35 +74,35 @@ public struct WireFailure: Error, Equatable, Sendable {
 /// One connection to a wire server, reused by the worlds one thread runs in turn: each
 /// world begins with a `reset` (the first on a fresh process after the `hello`). A
 /// failure ends the connection; the next world starts the process again.
-public final class WireSession: @unchecked Sendable {
-    public let endpoint: WireEndpoint
+package final class WireSession: @unchecked Sendable {
+    package let endpoint: WireEndpoint
     var transport: WireTransport?
     /// Message numbers in the current world (the reset is 1; a connection's hello is 0).
     var seq: UInt64 = 0
     /// Which world owns the session: one more at each `begin`.
-    public private(set) var epoch: UInt64 = 0
+    package private(set) var epoch: UInt64 = 0
     /// The current world's failure, if any: after it the session sends nothing more.
-    public private(set) var failure: WireFailure?
+    package private(set) var failure: WireFailure?
     /// Every line sent (`> `) and received (`< `) in the current world, when recording.
-    public private(set) var transcript: [String] = []
-    public var recording = false
+    package private(set) var transcript: [String] = []
+    package var recording = false
     /// Lines exchanged since the process started, for the bench.
-    public private(set) var exchanged: UInt64 = 0
+    package private(set) var exchanged: UInt64 = 0
     /// The wall-clock bound on each reply of this session, in seconds (`replyTimeout` when
     /// the session was made).
-    public var timeout: Double = WireSession.replyTimeout
+    package var timeout: Double = WireSession.replyTimeout
     /// The server's name from its hello.
-    public private(set) var serverName: String?
+    package private(set) var serverName: String?
     /// Whether the server's hello announced `"batch":true` (docs/server-protocol.md,
     /// "Batches"): it answers a `batch` message, so a world may run ahead of its replies.
-    public private(set) var batches = false
+    package private(set) var batches = false
     /// Whether the current world runs ahead: its messages go in batches, and the world
     /// goes on with the reference's answers until each batch's replies say whether they
     /// were the server's.
-    public private(set) var ahead = false
+    package private(set) var ahead = false
     /// Set when a batch's replies were not what the world went on with (or did not come):
     /// the world's run is not the server's, and must be run again in lock step.
-    public private(set) var aheadFailed = false
+    package private(set) var aheadFailed = false
     /// Messages waiting for the next batch, and what the world used for each reply.
     var pendingLines: [String] = []
     var pendingExpected: [WireExpectation] = []
@@ -114,8 +114,8 @@ public final class WireSession: @unchecked Sendable {
     var worldsSinceMiss = 0
     /// Worlds that ran ahead, and of them those whose batches did not hold (each run again
     /// in lock step), since the session was made: for the bench and the tests.
-    public private(set) var worldsAhead: UInt64 = 0
-    public private(set) var worldsRunAgain: UInt64 = 0
+    package private(set) var worldsAhead: UInt64 = 0
+    package private(set) var worldsRunAgain: UInt64 = 0
     let log: FileHandle?
 
     init(endpoint: WireEndpoint) {
@@ -133,7 +133,7 @@ public final class WireSession: @unchecked Sendable {
 
     /// The wall-clock bound on one reply, in seconds: `SIMKIT_SERVER_TIMEOUT` (a duration
     /// such as `2s` or `500ms`) or 5 s. It never reaches the trace.
-    public static var replyTimeout: Double {
+    package static var replyTimeout: Double {
         get { timeoutLock.withLock { timeoutOverride } ?? environmentTimeout }
         set { timeoutLock.withLock { timeoutOverride = newValue } }
     }
@@ -145,11 +145,11 @@ public final class WireSession: @unchecked Sendable {
     }()
 
     /// The most messages in one batch (docs/server-protocol.md, "Batches").
-    public static let batchLimit = 256
+    package static let batchLimit = 256
 
     /// Whether worlds may run ahead of a server's replies at all: `SIMKIT_SERVER_BATCH=off`
     /// (or this set to false) keeps every server in lock step, batches announced or not.
-    public static var batching: Bool {
+    package static var batching: Bool {
         get { timeoutLock.withLock { batchingOverride } ?? environmentBatching }
         set { timeoutLock.withLock { batchingOverride = newValue } }
     }
@@ -212,7 +212,7 @@ public final class WireSession: @unchecked Sendable {
     /// once the session failed (the failure recorded, the connection closed).
     /// The bound on the hello's reply, which waits for the process to start as well: at
     /// least 20 s (an interpreter or a JVM under load), or the reply bound if longer.
-    public static let startupTimeout: Double = 20
+    package static let startupTimeout: Double = 20
 
     func call(_ op: String, _ fields: String, advance: Bool = true) -> WireJSON? {
         guard failure == nil, let transport else { return nil }
@@ -352,7 +352,7 @@ public final class WireSession: @unchecked Sendable {
     }
 
     /// Ends the connection (the process exits); the next world starts it again.
-    public func close() {
+    package func close() {
         transport?.close()
         transport = nil
         serverName = nil
@@ -371,7 +371,7 @@ public final class WireSession: @unchecked Sendable {
 
     /// The session for `endpoint` on this thread: each thread (each `--jobs` job) has its
     /// own process, started at its first world.
-    public static func onThisThread(_ endpoint: WireEndpoint) -> WireSession {
+    package static func onThisThread(_ endpoint: WireEndpoint) -> WireSession {
         let dict = Thread.current.threadDictionary
         let key = "simkit.wire.session." + endpoint.description
         if let s = dict[key] as? WireSession { return s }

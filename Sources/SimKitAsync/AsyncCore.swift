@@ -144,11 +144,11 @@ public struct AsyncCore<Harness: AsyncSDKHarness>: SDKCore, RunsOnSimLoop {
 protocol RunsOnSimLoop {}
 
 /// The bounds every step of an async core keeps.
-public enum Bounds {
+package enum Bounds {
     /// Executor jobs one step may run before its verdict is `step-never-settles`.
-    public nonisolated(unsafe) static var jobsPerStep = 100_000
+    package nonisolated(unsafe) static var jobsPerStep = 100_000
     /// How long a stuck step waits for a foreign thread's enqueue before `call-never-returns`.
-    public nonisolated(unsafe) static var foreignGraceMs = 200
+    package nonisolated(unsafe) static var foreignGraceMs = 200
 }
 
 /// Writes to standard error, unbuffered.
@@ -160,7 +160,7 @@ func printError(_ s: String) {
 /// The verdicts of an async core that SimKit's invariants cannot give: what escaped the
 /// loop, or a step that never settles. Each stops the process with a report naming the
 /// verdict, the device, its virtual time and the step, and exit status 1 (a failure found).
-public enum AsyncVerdict: String, Sendable {
+package enum AsyncVerdict: String, Sendable {
     case foreignThread = "escape-foreign-thread"
     case unsimulatedClock = "escape-unsimulated-clock"
     case stepNeverSettles = "step-never-settles"
@@ -169,9 +169,9 @@ public enum AsyncVerdict: String, Sendable {
     /// Whether clock reads during a step are caught (the host turns it on when it could
     /// interpose `clock_gettime`): they get the virtual time and, unless
     /// `SIMKIT_ASYNC_ALLOW_CLOCK=1`, are the verdict `escape-unsimulated-clock`.
-    public nonisolated(unsafe) static var trapClockReads = false
+    package nonisolated(unsafe) static var trapClockReads = false
     /// Called instead of exiting (tests of the library); nil: report and exit 1.
-    public nonisolated(unsafe) static var onVerdict: ((AsyncVerdict, String) -> Void)?
+    package nonisolated(unsafe) static var onVerdict: ((AsyncVerdict, String) -> Void)?
 
     static func name(_ input: SDKInput) -> String {
         switch input {

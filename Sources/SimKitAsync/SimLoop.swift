@@ -21,8 +21,8 @@ import Glibc
 /// nothing hangs, and the step reports it).
 ///
 /// determinism: one queue, one thread; the order is the order of enqueues on that thread.
-public final class SimLoop: @unchecked Sendable {
-    public static let shared = SimLoop()
+package final class SimLoop: @unchecked Sendable {
+    package static let shared = SimLoop()
 
     /// The thread that is draining now (`pthread_self` bits), 0 when none.
     let owner = Atomic<UInt>(0)
@@ -35,13 +35,13 @@ public final class SimLoop: @unchecked Sendable {
     /// Sleeps on an unsimulated clock, by clock type.
     var unsimulatedSleeps: [String] = []
     /// Jobs run since the process started.
-    public private(set) var jobsRun: UInt64 = 0
+    package private(set) var jobsRun: UInt64 = 0
     /// Steps of async cores (world inputs handed to an async SDK) since the process started.
-    public internal(set) var steps: UInt64 = 0
+    package internal(set) var steps: UInt64 = 0
     /// The verdict of the world running now, if it failed (`AsyncCore.verdict`).
-    public internal(set) var verdict: SDKVerdict?
+    package internal(set) var verdict: SDKVerdict?
     /// Jobs dropped, never run: left runnable by a world that failed or by a process's end.
-    public private(set) var jobsAbandoned: UInt64 = 0
+    package private(set) var jobsAbandoned: UInt64 = 0
 
     /// Drops every runnable job: the tasks they belong to never run again.
     func abandonReady() {
@@ -51,7 +51,7 @@ public final class SimLoop: @unchecked Sendable {
     }
 
     /// Whether `SimKitExecutors` were installed in this process.
-    public internal(set) var installed = false
+    package internal(set) var installed = false
 
     let main = SimMainExecutor()
     let task = SimTaskExecutor()
@@ -59,7 +59,7 @@ public final class SimLoop: @unchecked Sendable {
     static var currentThread: UInt { UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))) }
 
     /// Whether the calling thread is draining the loop now.
-    public var isDrainingOnThisThread: Bool { owner.load(ordering: .relaxed) == SimLoop.currentThread }
+    package var isDrainingOnThisThread: Bool { owner.load(ordering: .relaxed) == SimLoop.currentThread }
 
     func push(_ job: UnownedJob, isMain: Bool) {
         if owner.load(ordering: .relaxed) == SimLoop.currentThread {
@@ -82,7 +82,7 @@ public final class SimLoop: @unchecked Sendable {
     }
 
     /// How a drain ended.
-    public enum DrainEnd: Equatable, Sendable {
+    package enum DrainEnd: Equatable, Sendable {
         /// No job is runnable: every task is suspended or done.
         case settled(jobs: Int)
         /// The bound was reached with jobs still runnable (a task that spins or keeps yielding).
@@ -93,12 +93,12 @@ public final class SimLoop: @unchecked Sendable {
     /// ready ones with a generator seeded from this seed and the step (`pickState`), the
     /// main actor's jobs keeping their order: another interleaving per seed, the same one
     /// on every rerun (`SIMKIT_ASYNC_PICK_SEED`).
-    public var pickSeed: UInt64?
+    package var pickSeed: UInt64?
     /// The generator's state for the step being drained (set by the caller from the step).
-    public var pickState: UInt64 = 0
+    package var pickState: UInt64 = 0
 
     /// Picks made among two or more ready jobs (an interleaving FIFO would not have chosen).
-    public private(set) var picks: UInt64 = 0
+    package private(set) var picks: UInt64 = 0
 
     func nextPick(_ bound: Int) -> Int {
         if bound > 1 { picks &+= 1 }
@@ -111,7 +111,7 @@ public final class SimLoop: @unchecked Sendable {
     }
 
     /// Runs ready jobs on the calling thread until none is runnable or `maxJobs` ran.
-    public func drain(maxJobs: Int) -> DrainEnd {
+    package func drain(maxJobs: Int) -> DrainEnd {
         let me = SimLoop.currentThread
         let previous = owner.exchange(me, ordering: .relaxed)
         precondition(previous == 0 || previous == me, "two threads drive SimKit's loop at once: run async cores with --jobs 1")
@@ -149,7 +149,7 @@ public final class SimLoop: @unchecked Sendable {
 
     /// Runs `body` as the loop's owner without draining (services that resume continuations).
     @discardableResult
-    public func asOwner<R>(_ body: () throws -> R) rethrows -> R {
+    package func asOwner<R>(_ body: () throws -> R) rethrows -> R {
         let me = SimLoop.currentThread
         let previous = owner.exchange(me, ordering: .relaxed)
         defer { if previous == 0 { owner.store(0, ordering: .relaxed) } }
@@ -157,7 +157,7 @@ public final class SimLoop: @unchecked Sendable {
     }
 
     /// Escapes seen since the last call: foreign enqueues and unsimulated sleeps.
-    public func takeEscapes() -> [Escape] {
+    package func takeEscapes() -> [Escape] {
         var out: [Escape] = []
         if foreignCount.load(ordering: .relaxed) > 0 {
             let what = foreign.withLock { list -> [String] in let l = list; list.removeAll(); return l }
@@ -172,7 +172,7 @@ public final class SimLoop: @unchecked Sendable {
     }
 
     /// The number of foreign enqueues seen and not yet taken.
-    public var pendingForeign: Int { foreignCount.load(ordering: .relaxed) }
+    package var pendingForeign: Int { foreignCount.load(ordering: .relaxed) }
 
     func sleptOn<C: Clock>(_ clock: C) {
         if unsimulatedSleeps.count < 4 { unsimulatedSleeps.append("\(C.self)") }
@@ -181,37 +181,37 @@ public final class SimLoop: @unchecked Sendable {
 
 /// The main actor's executor: jobs join the loop's one FIFO queue.
 final class SimMainExecutor: MainExecutor, SchedulingExecutor, @unchecked Sendable {
-    public func enqueue(_ job: consuming ExecutorJob) { SimLoop.shared.push(UnownedJob(job), isMain: true) }
-    public func enqueue<C: Clock>(_ job: consuming ExecutorJob, at instant: C.Instant, tolerance: C.Duration?, clock: C) {
+    package func enqueue(_ job: consuming ExecutorJob) { SimLoop.shared.push(UnownedJob(job), isMain: true) }
+    package func enqueue<C: Clock>(_ job: consuming ExecutorJob, at instant: C.Instant, tolerance: C.Duration?, clock: C) {
         SimLoop.shared.sleptOn(clock)
         SimLoop.shared.push(UnownedJob(job), isMain: true)
     }
-    public func enqueue<C: Clock>(_ job: consuming ExecutorJob, after delay: C.Duration, tolerance: C.Duration?, clock: C) {
+    package func enqueue<C: Clock>(_ job: consuming ExecutorJob, after delay: C.Duration, tolerance: C.Duration?, clock: C) {
         SimLoop.shared.sleptOn(clock)
         SimLoop.shared.push(UnownedJob(job), isMain: true)
     }
-    public var isMainExecutor: Bool { true }
-    public func checkIsolated() {
+    package var isMainExecutor: Bool { true }
+    package func checkIsolated() {
         if !SimLoop.shared.isDrainingOnThisThread { fatalError("simkit-async: main-actor code ran off the simulation thread") }
     }
-    public func run() throws {
+    package func run() throws {
         _ = SimLoop.shared.drain(maxJobs: .max)
     }
-    public func stop() {}
+    package func stop() {}
 }
 
 /// The global (default) executor: jobs join the same queue.
 final class SimTaskExecutor: TaskExecutor, SchedulingExecutor, @unchecked Sendable {
-    public func enqueue(_ job: consuming ExecutorJob) { SimLoop.shared.push(UnownedJob(job), isMain: false) }
-    public func enqueue<C: Clock>(_ job: consuming ExecutorJob, at instant: C.Instant, tolerance: C.Duration?, clock: C) {
+    package func enqueue(_ job: consuming ExecutorJob) { SimLoop.shared.push(UnownedJob(job), isMain: false) }
+    package func enqueue<C: Clock>(_ job: consuming ExecutorJob, at instant: C.Instant, tolerance: C.Duration?, clock: C) {
         SimLoop.shared.sleptOn(clock)
         SimLoop.shared.push(UnownedJob(job), isMain: false)
     }
-    public func enqueue<C: Clock>(_ job: consuming ExecutorJob, after delay: C.Duration, tolerance: C.Duration?, clock: C) {
+    package func enqueue<C: Clock>(_ job: consuming ExecutorJob, after delay: C.Duration, tolerance: C.Duration?, clock: C) {
         SimLoop.shared.sleptOn(clock)
         SimLoop.shared.push(UnownedJob(job), isMain: false)
     }
-    public var isMainExecutor: Bool { false }
+    package var isMainExecutor: Bool { false }
 }
 
 /// What `_createExecutors(factory:)` installs.
@@ -221,10 +221,10 @@ enum SimExecutorFactory: ExecutorFactory {
 }
 
 /// SimKit's executors for this process.
-public enum SimKitExecutors {
+package enum SimKitExecutors {
     /// Installs SimKit's executors; must run before any async code in the process.
     /// Returns whether jobs now reach SimKit's loop (a probe task is enqueued and run).
-    public static func install() -> Bool {
+    package static func install() -> Bool {
         _createExecutors(factory: SimExecutorFactory.self)
         let loop = SimLoop.shared
         let before = loop.jobsRun
@@ -239,16 +239,16 @@ public enum SimKitExecutors {
 }
 
 /// Something that left SimKit's control.
-public struct Escape: Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: String, Sendable {
+package struct Escape: Sendable, Equatable, CustomStringConvertible {
+    package enum Kind: String, Sendable {
         /// A job enqueued from a thread that is not the simulation's (Dispatch, `Thread`).
         case foreignThread = "escape-foreign-thread"
         /// A read of, or a sleep on, a clock that is not the injected `SimClock`.
         case unsimulatedClock = "escape-unsimulated-clock"
     }
-    public var kind: Kind
-    public var detail: String
-    public var description: String { "\(kind.rawValue): \(detail)" }
+    package var kind: Kind
+    package var detail: String
+    package var description: String { "\(kind.rawValue): \(detail)" }
 }
 
 extension String {

@@ -15,14 +15,14 @@ extension Fuzz {
     /// for two more runs that keep and compare their traces to say where.
     /// - Complexity: one simulation; checked, one more without checkers (about 0.7 of one
     ///   with them), and two more for a seed that differs.
-    public static func run<SDK: SDKCore>(seed: UInt64, options: GeneratorOptions, sdk: SDK.Type,
+    package static func run<SDK: SDKCore>(seed: UInt64, options: GeneratorOptions, sdk: SDK.Type,
                                          checkDeterminism: Bool) -> (SeedResult, ScenarioFile, [Violation]) {
         run(seed: seed, options: options, sdk: sdk, server: ServerModel.self, checkDeterminism: checkDeterminism)
     }
 
     /// `run(seed:options:sdk:checkDeterminism:)` on the SDK core `sdk` and the server core
     /// `server` (the repeat runs of the determinism guard use the same two).
-    public static func run<SDK: SDKCore, Server: ServerCore>(seed: UInt64, options: GeneratorOptions, sdk: SDK.Type,
+    package static func run<SDK: SDKCore, Server: ServerCore>(seed: UInt64, options: GeneratorOptions, sdk: SDK.Type,
                                                              server: Server.Type,
                                                              checkDeterminism: Bool) -> (SeedResult, ScenarioFile, [Violation]) {
         let scenario = ScenarioGenerator.generate(seed: seed, options: options)
@@ -56,13 +56,13 @@ extension Fuzz {
     /// specialised here: called from another module (the command line), the generic
     /// version runs unspecialised, with a witness-table call for every step, which made
     /// the guard's sampled seeds cost twice what they should.
-    public static func run(seed: UInt64, options: GeneratorOptions, checkDeterminism: Bool) -> (SeedResult, ScenarioFile, [Violation]) {
+    package static func run(seed: UInt64, options: GeneratorOptions, checkDeterminism: Bool) -> (SeedResult, ScenarioFile, [Violation]) {
         run(seed: seed, options: options, sdk: ReferenceSDK.self, checkDeterminism: checkDeterminism)
     }
 
     /// `run(seed:options:sdk:server:checkDeterminism:)` on the cores `options.sdk` and
     /// `options.server` name: the reference (specialised, as above) or custom ones from `cores`.
-    public static func run(seed: UInt64, options: GeneratorOptions, cores: SDKCores,
+    package static func run(seed: UInt64, options: GeneratorOptions, cores: SDKCores,
                            checkDeterminism: Bool) -> (SeedResult, ScenarioFile, [Violation]) {
         do {
             let resolved = try cores.resolve(sdk: options.sdk, server: options.server)

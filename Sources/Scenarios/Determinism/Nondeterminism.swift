@@ -198,7 +198,7 @@ extension Nondeterminism {
     }
 
     /// The report for two runs whose traces could not be told apart record by record.
-    public static func unlocated(_ cause: Cause, explanation: String, names: (String, String), core: String?, detail: String?) -> Nondeterminism {
+    package static func unlocated(_ cause: Cause, explanation: String, names: (String, String), core: String?, detail: String?) -> Nondeterminism {
         Nondeterminism(record: 0, time: "", device: "", firstName: names.0, secondName: names.1, first: nil, second: nil,
                        agreed: [], cause: cause, explanation: explanation, core: core, detail: detail)
     }

@@ -3,98 +3,98 @@ import SimKit
 
 /// What `Explorer` searches: the world, the alphabet of actions, the moments they may
 /// happen at, and the bounds. Every path it tries is a scenario of this world.
-public struct ExploreOptions: Sendable {
+package struct ExploreOptions: Sendable {
     /// Devices of the one app (1…3).
-    public var devices = 2
+    package var devices = 2
     /// The most actions on a path (not counting the launch at 0 s).
-    public var maxActions = 4
+    package var maxActions = 4
     /// The SDK core (or mutant) on the devices.
-    public var sdk: SDKChoice = .reference
+    package var sdk: SDKChoice = .reference
     /// Breadth first: the first violation found is one of fewest actions.
-    public var breadthFirst = false
+    package var breadthFirst = false
     /// Runs each path from its parent's world, forked (`SimWorld.fork()`), instead of from
     /// the start; the runs, states and counterexamples are the same either way (tested).
-    public var forking = true
+    package var forking = true
     /// The state store's budget, in bytes (`StateDigest.storedBytes` a state, and the
     /// breadth-first frontier's paths): when full, the search stops, incomplete.
-    public var stateBudgetBytes: UInt64 = 512 << 20
+    package var stateBudgetBytes: UInt64 = 512 << 20
     /// The most scenario runs (one per path tried); more stops the search, incomplete.
-    public var maxRuns: UInt64 = 50_000_000
+    package var maxRuns: UInt64 = 50_000_000
     /// The person's actions, for each device.
-    public var persons: [PersonAction] = [.launch, .open, .close, .background, .query, .reset]
+    package var persons: [PersonAction] = [.launch, .open, .close, .background, .query, .reset]
     /// The person's actions tried at a boundary (see `boundaries`).
-    public var boundaryPersons: [PersonAction] = [.launch, .open, .background]
+    package var boundaryPersons: [PersonAction] = [.launch, .open, .background]
     /// Dashboard and Rollup actions: disable, enable, rotate (stop-old now, keep-old 30d),
     /// Rollup revoke and restore; and each device's update to a build with the current key.
-    public var dashboard = true
+    package var dashboard = true
     /// Which of those actions (`ExploreDashboard.defaults` by default: all but the
     /// account's), in this order.
-    public var dashboardKinds: [ExploreDashboard] = ExploreDashboard.defaults
+    package var dashboardKinds: [ExploreDashboard] = ExploreDashboard.defaults
     /// Fault windows: those of `faultKinds`; false leaves every fault out.
-    public var faults = true
+    package var faults = true
     /// The kinds of fault windows in the alphabet (all by default), in this order.
-    public var faultKinds: [ExploreFault] = ExploreFault.allCases
+    package var faultKinds: [ExploreFault] = ExploreFault.allCases
     /// How long an injected fault lasts (longer than `soonMs`, so the next action meets it),
     /// but for slow responses (`slowWindowMs`).
-    public var faultWindowMs: SimTime = 2 * Ms.minute
+    package var faultWindowMs: SimTime = 2 * Ms.minute
     /// How much later the answers of a `slow-responses` window come back: longer than
     /// `slowWindowMs` plus a round trip, so that a request judged just after the window
     /// ends is answered first; shorter than the 30 s timeout, so the slowed answer still
     /// counts (D9).
-    public var slowByMs: SimTime = 10 * Ms.second
+    package var slowByMs: SimTime = 10 * Ms.second
     /// How long a `slow-responses` window lasts: short, so that its end, a pending event,
     /// gives a moment ("just after it") at which a newer request overtakes the slowed answers.
-    public var slowWindowMs: SimTime = Ms.second
+    package var slowWindowMs: SimTime = Ms.second
     /// "Soon": the next action after everything the last one started has settled.
-    public var soonMs: SimTime = Ms.minute
+    package var soonMs: SimTime = Ms.minute
     /// The most moments tried between the pending events before "soon": just before the
     /// first, just after each (a request reaching the server, its answer arriving).
-    public var raceMoments = 2
+    package var raceMoments = 2
     /// The most boundaries tried (the nearest ones after "soon"): 24 h after a device's
     /// last answered check, 30 days after its lock or after the stop the checkers' truth
     /// dates, a rotated key's grace deadline, 30 days after a disable or revocation. Each
     /// is tried at the `boundaryMoments`.
-    public var boundaries = 2
+    package var boundaries = 2
     /// The moments tried at each boundary B (`before` and `after`, B ∓ 1 s, by default;
     /// the exact ones, `judged-at` and `after-1ms`, on demand: they find the mutants that
     /// put a `>` for a `>=`, at a fifth more runs at 3 actions on 2 devices, see
     /// docs/explore.md).
-    public var boundaryMoments: [ExploreBoundaryMoment] = [.before, .after]
+    package var boundaryMoments: [ExploreBoundaryMoment] = [.before, .after]
     /// Each dashboard, Rollup and fault action (all but the person's) at most once on a
     /// path (`--each-once`): a bound like `maxActions`, which cuts the paths that repeat a
     /// disable, a rotation or a fault window (mostly changing nothing but the time) and so
     /// lets a small alphabet reach a few more actions. False by default.
-    public var eachOnce = false
+    package var eachOnce = false
     /// The fixed round trip of every request (latency A..A).
-    public var latencyMs: SimTime = 20
+    package var latencyMs: SimTime = 20
     /// How long a path's last run goes on after its last action (answers, retries, liveness).
-    public var settleMs: SimTime = 10 * Ms.minute
+    package var settleMs: SimTime = 10 * Ms.minute
     /// The most requests on a path whose network fate is chosen (`--fates N`, 0 by
     /// default): for every path searched, each of its runs' requests in turn (and, up to
     /// this many, later ones of the runs that follows) meets each of `fateKinds` instead of
     /// what the seed draws (`RequestFate`, written as the scenario's `pin` lines). Pinned
     /// runs are run from the start and leave no state to search on; they multiply the runs
     /// by about the requests of a path times the fates, so take a small alphabet.
-    public var maxFates = 0
+    package var maxFates = 0
     /// The fates tried for a pinned request, in this order (all by default).
-    public var fateKinds: [RequestFate] = RequestFate.allCases
+    package var fateKinds: [RequestFate] = RequestFate.allCases
     /// The scenarios' seed (it still draws which of two milliseconds an answer takes).
-    public var seed: UInt64 = 1
+    package var seed: UInt64 = 1
     /// Every device launches at 0 s, before the first explored action.
-    public var launchAtStart = true
+    package var launchAtStart = true
     /// More of the world, each with its actions (`ExploreExtra`); none by default.
-    public var extras: [ExploreExtra] = []
+    package var extras: [ExploreExtra] = []
     /// This shard's part of the search, `(index, count)` with 1 <= index <= count: the
     /// first actions whose position among the root's choices is `index - 1` modulo
     /// `count`, and all their continuations. Shards share no state store, so a state
     /// reached in two shards is counted and searched in both.
-    public var shard: (index: Int, count: Int) = (1, 1)
+    package var shard: (index: Int, count: Int) = (1, 1)
 
     /// The defaults: 2 devices, 4 actions, the reference SDK, depth first.
-    public init() {}
+    package init() {}
 
     /// What is wrong with these options, or nil.
-    public var problem: String? {
+    package var problem: String? {
         if !(1...3).contains(devices) { return "devices must be 1 to 3, not \(devices)" }
         if !(0...20).contains(maxActions) { return "actions must be 0 to 20, not \(maxActions)" }
         if latencyMs == 0 || latencyMs > Ms.minute { return "latency must be 1ms to 1m" }
@@ -110,7 +110,7 @@ public struct ExploreOptions: Sendable {
 }
 
 /// The dashboard and Rollup actions the alphabet may hold (`--dashboard`).
-public enum ExploreDashboard: String, Sendable, CaseIterable {
+package enum ExploreDashboard: String, Sendable, CaseIterable {
     /// `update device photos#I`, one action a device: a build with the app's current key.
     case update
     /// `disable photos`.
@@ -133,14 +133,14 @@ public enum ExploreDashboard: String, Sendable, CaseIterable {
     /// The default dashboard alphabet: all but the account actions, which only matter to
     /// the rules on how Rollup's app and account actions combine (S5) and would add two
     /// actions at every moment of every search.
-    public static let defaults: [ExploreDashboard] = [.update, .disable, .enable, .rotateNow, .rotateKeep, .revoke, .restore]
+    package static let defaults: [ExploreDashboard] = [.update, .disable, .enable, .rotateNow, .rotateKeep, .revoke, .restore]
 }
 
 /// The moments tried at a boundary B (`--boundary-moments`), in this order. Latency is
 /// pinned (`ExploreOptions.latencyMs`, A..A), so a request sent at T reaches the server,
 /// and is judged, at T + A/2: the server's boundaries (a grace deadline, 30 days of
 /// stoppage) and the device's (24 h since its last answered check) are met exactly.
-public enum ExploreBoundaryMoment: String, Sendable, CaseIterable {
+package enum ExploreBoundaryMoment: String, Sendable, CaseIterable {
     /// B - 1 s: an activation, and the server's judgement of its request, before B.
     case before
     /// B - A/2: a request sent then is judged by the server exactly at B (a grace
@@ -152,7 +152,7 @@ public enum ExploreBoundaryMoment: String, Sendable, CaseIterable {
     case after
 
     /// The moment of `self` at the boundary `b`, with the round trip `latencyMs`.
-    public func moment(at b: SimTime, latencyMs: SimTime) -> SimTime {
+    package func moment(at b: SimTime, latencyMs: SimTime) -> SimTime {
         switch self {
         case .before: b - Ms.second
         case .judgedAt: b - latencyMs / 2
@@ -163,7 +163,7 @@ public enum ExploreBoundaryMoment: String, Sendable, CaseIterable {
 }
 
 /// The fault windows the alphabet may hold (`--faults`), each as one action or one a device.
-public enum ExploreFault: String, Sendable, CaseIterable {
+package enum ExploreFault: String, Sendable, CaseIterable {
     /// `offline device photos#I for 2m`, one action a device.
     case offline
     /// `server errors 100% status 503 for 2m`.
@@ -179,7 +179,7 @@ public enum ExploreFault: String, Sendable, CaseIterable {
 }
 
 /// Parts of the world left out by default, each with the actions it brings.
-public enum ExploreExtra: String, Sendable, CaseIterable {
+package enum ExploreExtra: String, Sendable, CaseIterable {
     /// The app starts waiting for Rollup's approval; Rollup may approve or reject it.
     case pending
     /// A second app of the account (key `rk_live_z`); a device may install a build that
@@ -193,47 +193,47 @@ public enum ExploreExtra: String, Sendable, CaseIterable {
 }
 
 /// One explored action: when it happens (since the start) and what it is.
-public struct ExploreStep: Equatable, Sendable {
+package struct ExploreStep: Equatable, Sendable {
     /// Since the start of the scenario.
-    public var time: SimTime
+    package var time: SimTime
     /// A scenario action.
-    public var action: Action
+    package var action: Action
     /// A step.
-    public init(time: SimTime, action: Action) { self.time = time; self.action = action }
+    package init(time: SimTime, action: Action) { self.time = time; self.action = action }
 }
 
 /// What the search found and what it cost.
-public struct ExploreResult: Sendable {
+package struct ExploreResult: Sendable {
     /// Scenario runs made: one per path tried.
-    public var runs: UInt64 = 0
+    package var runs: UInt64 = 0
     /// Distinct world states reached (the state store's size).
-    public var distinctStates: UInt64 = 0
+    package var distinctStates: UInt64 = 0
     /// Paths not searched on because their state was searched already.
-    public var pruned: UInt64 = 0
+    package var pruned: UInt64 = 0
     /// Of `runs`, those with a request's fate pinned (`maxFates`).
-    public var pinnedRuns: UInt64 = 0
+    package var pinnedRuns: UInt64 = 0
     /// The most actions on a path tried.
-    public var maxDepth = 0
+    package var maxDepth = 0
     /// The shortest violating path found, or nil.
-    public var counterexample: Counterexample?
+    package var counterexample: Counterexample?
     /// Why the search stopped before it was exhausted; nil when exhausted (or a
     /// counterexample was found breadth first).
-    public var incomplete: String?
+    package var incomplete: String?
 
     /// A path whose scenario breaks an invariant.
-    public struct Counterexample: Sendable {
+    package struct Counterexample: Sendable {
         /// The scenario that breaks it: `simkit run` fails it the same way.
-        public var scenario: ScenarioFile
+        package var scenario: ScenarioFile
         /// The actions, in order.
-        public var path: [ExploreStep]
+        package var path: [ExploreStep]
         /// The requests whose fate it pins (`maxFates`), as the scenario's `pin` lines.
-        public var pins: [PinDecl] = []
+        package var pins: [PinDecl] = []
         /// The invariants it breaks, sorted.
-        public var broken: [InvariantID]
+        package var broken: [InvariantID]
         /// The first violation's headline.
-        public var headline: String
+        package var headline: String
         /// The first violation told as a story (`FailureStory`), wrapped, two spaces in.
-        public var story: String = ""
+        package var story: String = ""
     }
 }
 
@@ -247,18 +247,18 @@ public struct ExploreResult: Sendable {
 /// a path that reaches a state already searched at the same or fewer actions goes no
 /// further. The order of the search is fixed by the options alone: same options, same
 /// runs, same counterexample.
-public struct Explorer {
-    public let options: ExploreOptions
+package struct Explorer {
+    package let options: ExploreOptions
     /// The custom cores `sdk: .custom(NAME)` may name.
-    public let cores: SDKCores
+    package let cores: SDKCores
     /// Asked before each run: true stops the search (incomplete). A time limit or an interrupt.
-    public var shouldStop: () -> Bool = { false }
+    package var shouldStop: () -> Bool = { false }
     /// Called every `progressEvery` runs with the result so far.
-    public var progress: (ExploreResult) -> Void = { _ in }
-    public var progressEvery: UInt64 = 10_000
+    package var progress: (ExploreResult) -> Void = { _ in }
+    package var progressEvery: UInt64 = 10_000
 
     /// An explorer; throws when the options are wrong.
-    public init(options: ExploreOptions, cores: SDKCores = SDKCores()) throws(CompileError) {
+    package init(options: ExploreOptions, cores: SDKCores = SDKCores()) throws(CompileError) {
         if let problem = options.problem { throw CompileError(problem) }
         if case .mutant(let name) = options.sdk, Mutants.named(name) == nil {
             throw CompileError("unknown mutant '\(name)'; known: \(Mutants.names.joined(separator: ", "))")
@@ -272,14 +272,14 @@ public struct Explorer {
     static let clone = DeviceSelector.device(group: DeviceGroupDecl.defaultName(kind: .clones, app: app), index: 1)
 
     /// The scenario of `path`, running to `duration`, with the requests of `pins` pinned.
-    public func scenario(path: [ExploreStep], duration: SimTime, pins: [PinnedFate]) -> ScenarioFile {
+    package func scenario(path: [ExploreStep], duration: SimTime, pins: [PinnedFate]) -> ScenarioFile {
         var s = scenario(path: path, duration: duration)
         s.pins = pins.map { PinDecl(group: Explorer.app, index: UInt64($0.device) + 1, request: UInt64($0.request), fate: $0.fate) }
         return s
     }
 
     /// The scenario of `path`, running to `duration`.
-    public func scenario(path: [ExploreStep], duration: SimTime) -> ScenarioFile {
+    package func scenario(path: [ExploreStep], duration: SimTime) -> ScenarioFile {
         var s = ScenarioFile()
         s.name = "explore: \(path.count) action\(path.count == 1 ? "" : "s") on \(options.devices) device\(options.devices == 1 ? "" : "s")"
         s.seed = options.seed
@@ -337,7 +337,7 @@ public struct Explorer {
     struct TreeNode { var parent: Int; var step: ExploreStep?; var run: NodeRun }
 
     /// Runs the search.
-    public func run() throws(CompileError) -> ExploreResult {
+    package func run() throws(CompileError) -> ExploreResult {
         switch try cores.core(for: options.sdk) {
         case .reference: return search(ReferenceSDK.self)
         case .custom(_, let type): return openAndSearch(type)
@@ -417,7 +417,7 @@ public struct Explorer {
     /// `InvariantChecker.stateParts()` (its `truth` part, one `DeviceTruth` a device, whose
     /// fields are internal to Invariants) by `Mirror`: a read-only look that needs no new
     /// API there. Empty arrays when the part or the fields are not found.
-    public static func truthTimes(_ parts: [(label: String, value: Any)]) -> (lastAnswered: [SimTime], stopStart: [SimTime]) {
+    package static func truthTimes(_ parts: [(label: String, value: Any)]) -> (lastAnswered: [SimTime], stopStart: [SimTime]) {
         var answered: [SimTime] = [], stops: [SimTime] = []
         guard let truths = parts.first(where: { $0.label == "truth" })?.value else { return ([], []) }
         for device in Mirror(reflecting: truths).children {
@@ -525,7 +525,7 @@ public struct Explorer {
 
     /// What `eachOnce` counts an action as: nil for a person's action (never bounded),
     /// otherwise its statement (a rotation by its policy alone: each names a new key).
-    public static func onceKind(_ a: Action) -> String? {
+    package static func onceKind(_ a: Action) -> String? {
         switch a {
         case .person: return nil
         case .rotate(_, _, .stopNow): return "rotate stop-old now"

@@ -22,24 +22,24 @@ public struct CoreFailure: Error, Equatable, Sendable {
     /// property of the scenario: shrinking keeps a candidate when the same verdict recurs.
     public var isServer: Bool { wire != nil }
 
-    public init(_ failure: WireFailure) {
+    package init(_ failure: WireFailure) {
         name = failure.kind.rawValue; headline = failure.headline; text = failure.text; wire = failure
     }
 
-    public init(_ verdict: SDKVerdict) {
+    package init(_ verdict: SDKVerdict) {
         name = verdict.name; headline = "\(verdict.name): \(verdict.report)"; text = headline + "\n"; wire = nil
     }
 
     /// The failure of the world that just ran on `sdk` and `server`: the server's first
     /// (after it, the SDK saw only 5xx), else the SDK core's own verdict.
-    public static func of<SDK: SDKCore, Server: ServerCore>(_ sdk: SDK.Type, _ server: Server) -> CoreFailure? {
+    package static func of<SDK: SDKCore, Server: ServerCore>(_ sdk: SDK.Type, _ server: Server) -> CoreFailure? {
         if let failure = WireFailure.of(server) { return CoreFailure(failure) }
         if let verdict = SDK.verdict { return CoreFailure(verdict) }
         return nil
     }
 
     /// `of(_:_:)` for a finished world.
-    public static func of<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver>(_ world: SimWorld<SDK, Server, Observer>) -> CoreFailure? {
+    package static func of<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver>(_ world: SimWorld<SDK, Server, Observer>) -> CoreFailure? {
         of(SDK.self, world.server)
     }
 }

@@ -45,9 +45,9 @@ public struct SeedResult: Sendable, Codable, Equatable {
 }
 
 /// Running scenarios for the fuzzer: one seed, or one scenario, with every invariant checked.
-public enum Fuzz {
+package enum Fuzz {
     /// The name used in results and commands: `reference`, `mutant:NAME` or `custom:NAME`.
-    public static func sdkName(_ sdk: SDKChoice) -> String {
+    package static func sdkName(_ sdk: SDKChoice) -> String {
         switch sdk {
         case .reference: "reference"
         case .mutant(let n): "mutant:\(n)"
@@ -57,28 +57,28 @@ public enum Fuzz {
 
     /// Parses `reference` or `mutant:NAME`; nil when it names no known SDK (custom cores:
     /// `SDKCores.parse`, which knows their names).
-    public static func parseSDK(_ text: String) -> SDKChoice? {
+    package static func parseSDK(_ text: String) -> SDKChoice? {
         if text == "reference" { return .reference }
         if text.hasPrefix("mutant:"), Mutants.named(String(text.dropFirst(7))) != nil { return .mutant(String(text.dropFirst(7))) }
         return nil
     }
 
     /// Runs `scenario` with every invariant checked (expectations are not judged).
-    public static func check(_ scenario: ScenarioFile, ringDepth: Int = 12) throws(CompileError) -> World<ReferenceSDK, InvariantChecker> {
+    package static func check(_ scenario: ScenarioFile, ringDepth: Int = 12) throws(CompileError) -> World<ReferenceSDK, InvariantChecker> {
         try check(scenario, sdk: ReferenceSDK.self, ringDepth: ringDepth)
     }
 
     /// Runs `scenario` on the SDK core `sdk` (its mutant flaws, if the scenario names a
     /// mutant, reach it through `WorldSetup.sdkFlaws`) and the reference server, with every
     /// invariant checked.
-    public static func check<SDK: SDKCore>(_ scenario: ScenarioFile, sdk: SDK.Type,
+    package static func check<SDK: SDKCore>(_ scenario: ScenarioFile, sdk: SDK.Type,
                                            ringDepth: Int = 12) throws(CompileError) -> World<SDK, InvariantChecker> {
         try check(scenario, sdk: sdk, server: ServerModel.self, ringDepth: ringDepth)
     }
 
     /// Runs `scenario` on the SDK core `sdk` and the server core `server` (a mutant's
     /// flaws reach the reference cores, `WorldSetup.sdkFlaws`) with every invariant checked.
-    public static func check<SDK: SDKCore, Server: ServerCore>(
+    package static func check<SDK: SDKCore, Server: ServerCore>(
         _ scenario: ScenarioFile, sdk: SDK.Type, server: Server.Type, ringDepth: Int = 12
     ) throws(CompileError) -> SimWorld<SDK, Server, InvariantChecker> {
         var compiled = try ScenarioCompiler.compile(scenario)
@@ -89,7 +89,7 @@ public enum Fuzz {
     /// Runs `scenario` on the cores its `sdk` and `server` lines name (the reference, a
     /// mutant of it, or cores of `cores`) with every invariant checked. An unknown custom
     /// name is a `CompileError` that lists the known ones.
-    public static func check(_ scenario: ScenarioFile, cores: SDKCores, ringDepth: Int = 12) throws(CompileError) -> CheckedRun {
+    package static func check(_ scenario: ScenarioFile, cores: SDKCores, ringDepth: Int = 12) throws(CompileError) -> CheckedRun {
         let resolved = try cores.resolve(sdk: scenario.sdk, server: scenario.server)
         if resolved.isReference { return CheckedRun(try check(scenario, sdk: ReferenceSDK.self, ringDepth: ringDepth)) }
         return try checkedRun(scenario, resolved.sdk, resolved.server, ringDepth: ringDepth)
@@ -102,13 +102,13 @@ public enum Fuzz {
     }
 
     /// The server's name in results: nil for the reference, `custom:NAME` otherwise.
-    public static func serverName(_ server: ServerChoice) -> String? {
+    package static func serverName(_ server: ServerChoice) -> String? {
         if case .reference = server { return nil }
         return ServerCores.name(server)
     }
 
     /// Generates and runs one seed on the core `options.sdk` names (a custom one from `cores`).
-    public static func run(seed: UInt64, options: GeneratorOptions,
+    package static func run(seed: UInt64, options: GeneratorOptions,
                            cores: SDKCores = SDKCores()) -> (SeedResult, ScenarioFile, [Violation]) {
         let scenario = ScenarioGenerator.generate(seed: seed, options: options)
         let result: SeedResult
@@ -138,7 +138,7 @@ public enum Fuzz {
     /// core its `sdk` line names (a custom one from `cores`). `invariant` may name an SDK
     /// core's own verdict (`CoreFailure`, e.g. `step-never-settles`): a candidate is kept
     /// when its run ends with the same verdict. A server's failure never keeps one.
-    public static func shrink(_ scenario: ScenarioFile, invariant: String, maxAttempts: Int = 1_500,
+    package static func shrink(_ scenario: ScenarioFile, invariant: String, maxAttempts: Int = 1_500,
                               cores: SDKCores = SDKCores()) -> (ScenarioFile, attempts: Int) {
         var shrinker = Shrinker(maxAttempts: maxAttempts) { candidate in
             guard let world = try? check(candidate, cores: cores, ringDepth: 0) else { return false }
@@ -154,21 +154,21 @@ public enum Fuzz {
     /// core's own verdict (`escape-foreign-thread`, `step-never-settles`, …). Its name is
     /// the seed's one broken name, never an invariant's and never a pass; the checkers'
     /// findings after it are not kept (the world went on without that core).
-    public static func coreFailed(seed: UInt64, options: GeneratorOptions, _ failure: CoreFailure, events: UInt64) -> SeedResult {
+    package static func coreFailed(seed: UInt64, options: GeneratorOptions, _ failure: CoreFailure, events: UInt64) -> SeedResult {
         SeedResult(seed: seed, sdk: sdkName(options.sdk), server: serverName(options.server), fingerprint: "", events: events,
                    broken: [failure.name], firstViolation: failure.text.trimmingSuffixNewline, coverage: [])
     }
 
     /// Whether `name` is a verdict of a server on the wire, not an invariant.
-    public static func isServerFailure(_ name: String) -> Bool { WireFailure.Kind(rawValue: name) != nil }
+    package static func isServerFailure(_ name: String) -> Bool { WireFailure.Kind(rawValue: name) != nil }
 
     /// Whether `name` is a core's own verdict (`CoreFailure`: a server's or an SDK core's),
     /// not an invariant's (nor the generator's error).
-    public static func isCoreFailure(_ name: String) -> Bool { InvariantID(rawValue: name) == nil && name != "generator-error" }
+    package static func isCoreFailure(_ name: String) -> Bool { InvariantID(rawValue: name) == nil && name != "generator-error" }
 
     /// The text of a reproducer file: a comment saying what it shows and how to replay it,
     /// then the scenario.
-    public static func reproducerText(_ scenario: ScenarioFile, invariant: String, seed: UInt64, sdk: SDKChoice, file: String) -> String {
+    package static func reproducerText(_ scenario: ScenarioFile, invariant: String, seed: UInt64, sdk: SDKChoice, file: String) -> String {
         var s = scenario
         s.name = "\(invariant) (fuzz seed \(seed), shrunk)"
         return """
@@ -181,23 +181,23 @@ public enum Fuzz {
 
 /// A finished checked run, whatever core ran it: what the checkers found and what the
 /// world reports (`Fuzz.check(_:cores:ringDepth:)`).
-public struct CheckedRun {
+package struct CheckedRun {
     /// The checkers after the run: violations, broken invariants, coverage.
-    public var checker: InvariantChecker
-    public var fingerprint: Fingerprint
-    public var eventsHandled: UInt64
+    package var checker: InvariantChecker
+    package var fingerprint: Fingerprint
+    package var eventsHandled: UInt64
     /// Why the run stopped before its end; nil when it reached it.
-    public var stop: StopReason?
-    public var facts: WorldFacts
+    package var stop: StopReason?
+    package var facts: WorldFacts
     /// `stop`'s description.
-    public var stopReason: String? { stop?.description }
+    package var stopReason: String? { stop?.description }
     /// Set when a core ended the run with a verdict of its own (`CoreFailure`: the server
     /// on the wire left the protocol, or an async SDK escaped): the run's verdict, whatever
     /// the checkers found.
-    public var coreFailure: CoreFailure?
+    package var coreFailure: CoreFailure?
 
     /// What `world` found and reports.
-    public init<SDK: SDKCore, Server: ServerCore>(_ world: SimWorld<SDK, Server, InvariantChecker>) {
+    package init<SDK: SDKCore, Server: ServerCore>(_ world: SimWorld<SDK, Server, InvariantChecker>) {
         coreFailure = CoreFailure.of(world)
         checker = world.observer
         fingerprint = world.fingerprint
@@ -209,7 +209,7 @@ public struct CheckedRun {
 
 extension WireFailure {
     /// The failure of `server` when it is a server on the wire that left the protocol.
-    public static func of<Server: ServerCore>(_ server: Server) -> WireFailure? {
+    package static func of<Server: ServerCore>(_ server: Server) -> WireFailure? {
         (server as? WireServer)?.failure
     }
 }

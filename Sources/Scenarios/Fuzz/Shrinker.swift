@@ -12,29 +12,29 @@ import SimKit
 /// neighbouring seeds (`reseeds`) where a removal fails, and from each of those seeds,
 /// keeping the smallest. The
 /// reproducer's `seed` line says which one it ended with.
-public struct Shrinker {
+package struct Shrinker {
     /// The most candidates run in one shrink.
-    public var maxAttempts: Int
-    public private(set) var attempts = 0
+    package var maxAttempts: Int
+    package private(set) var attempts = 0
     let stillFails: (ScenarioFile) -> Bool
 
     /// Neighbouring seeds tried where a removal fails, and from which a large reproducer
     /// is shrunk again, once the plain passes leave it larger than small.
-    public var reseeds: UInt64 = 24
+    package var reseeds: UInt64 = 24
     /// The passes try neighbouring seeds (after a first round without).
     var reseeding = false
     /// A reproducer larger than this (statements or devices) is shrunk again from
     /// neighbouring seeds; at most this size, the shrinker stops there.
     static let smallStatements = 12, smallDevices: UInt64 = 3
 
-    public init(maxAttempts: Int = 1_500, stillFails: @escaping (ScenarioFile) -> Bool) {
+    package init(maxAttempts: Int = 1_500, stillFails: @escaping (ScenarioFile) -> Bool) {
         precondition(maxAttempts > 0, "maxAttempts must be positive")
         self.maxAttempts = maxAttempts
         self.stillFails = stillFails
     }
 
     /// The smallest variant of `scenario` found that still fails.
-    public mutating func shrink(_ scenario: ScenarioFile) -> ScenarioFile {
+    package mutating func shrink(_ scenario: ScenarioFile) -> ScenarioFile {
         var best = scenario
         best.expectedViolations = []
         shrinkInPlace(&best)
@@ -58,12 +58,12 @@ public struct Shrinker {
     }
 
     /// At most 12 statements and 3 devices: small enough to read at a glance.
-    public static func isSmall(_ s: ScenarioFile) -> Bool {
+    package static func isSmall(_ s: ScenarioFile) -> Bool {
         s.statementCount <= smallStatements && s.deviceCount <= smallDevices
     }
 
     /// Fewer devices first, then fewer statements.
-    public static func smaller(_ a: ScenarioFile, than b: ScenarioFile) -> Bool {
+    package static func smaller(_ a: ScenarioFile, than b: ScenarioFile) -> Bool {
         (a.deviceCount, a.statementCount) < (b.deviceCount, b.statementCount)
     }
 
@@ -281,7 +281,7 @@ extension ScenarioFile {
             + (network == NetworkDecl() ? 0 : 1)
     }
     /// Devices in all groups, clones included.
-    public var deviceCount: UInt64 { groups.reduce(0) { $0 + $1.count } }
+    package var deviceCount: UInt64 { groups.reduce(0) { $0 + $1.count } }
 }
 
 extension Action {

@@ -6,32 +6,32 @@ import SimKit
 /// `ScenarioParser.parse(ScenarioPrinter.print(s)).scenario == s` for every valid `s`.
 public struct ScenarioFile: Equatable, Sendable {
     /// The `scenario "…"` title; empty when the file has none.
-    public var name: String = ""
+    package var name: String = ""
     /// The `seed N` line; 0 when absent.
-    public var seed: UInt64 = 0
+    package var seed: UInt64 = 0
     /// The `duration D` line; 30 days when absent.
-    public var duration: SimTime = 30 * Ms.day
+    package var duration: SimTime = 30 * Ms.day
     /// The system under test (`sdk …`); the reference SDK when absent.
-    public var sdk: SDKChoice = .reference
+    package var sdk: SDKChoice = .reference
     /// The server core (`server …`); the reference server, `ServerModel`, when absent.
-    public var server: ServerChoice = .reference
+    package var server: ServerChoice = .reference
     /// Developer accounts, in file order.
-    public var accounts: [AccountDecl] = []
+    package var accounts: [AccountDecl] = []
     /// Apps, in file order.
-    public var apps: [AppDecl] = []
+    package var apps: [AppDecl] = []
     /// Device groups (genuine and clones), in file order; devices are numbered in this order.
-    public var groups: [DeviceGroupDecl] = []
+    package var groups: [DeviceGroupDecl] = []
     /// The network line; defaults when absent.
-    public var network: NetworkDecl = NetworkDecl()
+    package var network: NetworkDecl = NetworkDecl()
     /// Timed actions and timed expectations in file order (equal times run in this order).
-    public var timeline: [TimedStatement] = []
+    package var timeline: [TimedStatement] = []
     /// The `expect violation NAME` lines, in file order.
-    public var expectedViolations: [ExpectedViolation] = []
+    package var expectedViolations: [ExpectedViolation] = []
     /// The `pin` lines (requests whose network fate is chosen, not drawn), in file order.
-    public var pins: [PinDecl] = []
+    package var pins: [PinDecl] = []
 
     /// An empty scenario with every default.
-    public init() {}
+    package init() {}
 }
 
 /// Which SDK core runs on the devices.
@@ -61,137 +61,137 @@ public enum ServerChoice: Equatable, Sendable {
 }
 
 /// `account NAME [unapproved]`.
-public struct AccountDecl: Equatable, Sendable {
+package struct AccountDecl: Equatable, Sendable {
     /// The account's name.
-    public var name: String
+    package var name: String
     /// False when declared `unapproved`.
-    public var approved: Bool
+    package var approved: Bool
     /// Where it was declared.
-    public var mark: SourceMark
+    package var mark: SourceMark
     /// An account declaration.
-    public init(name: String, approved: Bool = true, mark: SourceMark = .synthetic) {
+    package init(name: String, approved: Bool = true, mark: SourceMark = .synthetic) {
         self.name = name; self.approved = approved; self.mark = mark
     }
 }
 
 /// `app NAME account ACC key rk_live_X [pending]`.
-public struct AppDecl: Equatable, Sendable {
+package struct AppDecl: Equatable, Sendable {
     /// The app's name.
-    public var name: String
+    package var name: String
     /// The owning account's name.
-    public var account: String
+    package var account: String
     /// The app's first publishable key.
-    public var key: String
+    package var key: String
     /// True when declared `pending` (waiting for Rollup's approval).
-    public var pending: Bool
+    package var pending: Bool
     /// Where it was declared.
-    public var mark: SourceMark
+    package var mark: SourceMark
     /// An app declaration.
-    public init(name: String, account: String, key: String, pending: Bool = false, mark: SourceMark = .synthetic) {
+    package init(name: String, account: String, key: String, pending: Bool = false, mark: SourceMark = .synthetic) {
         self.name = name; self.account = account; self.key = key; self.pending = pending; self.mark = mark
     }
 }
 
 /// `devices N app APP [as GROUP]` or `clones N app APP [as GROUP] [copying GROUP]`.
-public struct DeviceGroupDecl: Equatable, Sendable {
+package struct DeviceGroupDecl: Equatable, Sendable {
     /// Genuine installs or clones.
-    public enum Kind: Equatable, Sendable {
+    package enum Kind: Equatable, Sendable {
         /// Genuine installs that pass App Attest.
         case devices
         /// Non-genuine installs sending a copied key.
         case clones
     }
     /// Genuine installs or clones.
-    public var kind: Kind
+    package var kind: Kind
     /// Number of devices in the group.
-    public var count: UInt64
+    package var count: UInt64
     /// The app installed on them.
-    public var app: String
+    package var app: String
     /// The group's name: as given, else the app's name (devices) or `APP-clones` (clones).
-    public var name: String
+    package var name: String
     /// Clones only: the group of genuine devices whose credentials and keys they copy at
     /// each launch (S6), or nil.
-    public var copying: String?
+    package var copying: String?
     /// The group's own link (SPEC §1.4: per-device links with latency ranges): the smallest
     /// and largest round trip of its devices' requests, or nil for the `network` line's range.
-    public var latency: ClosedRange<SimTime>?
+    package var latency: ClosedRange<SimTime>?
     /// Where it was declared.
-    public var mark: SourceMark
+    package var mark: SourceMark
     /// A group declaration; `name` nil takes the default for `kind`.
-    public init(kind: Kind, count: UInt64, app: String, name: String? = nil, copying: String? = nil,
+    package init(kind: Kind, count: UInt64, app: String, name: String? = nil, copying: String? = nil,
                 mark: SourceMark = .synthetic) {
         self.kind = kind; self.count = count; self.app = app; self.mark = mark; self.copying = copying
         self.name = name ?? DeviceGroupDecl.defaultName(kind: kind, app: app)
     }
     /// The group name used when `as GROUP` is left out.
-    public static func defaultName(kind: Kind, app: String) -> String {
+    package static func defaultName(kind: Kind, app: String) -> String {
         kind == .devices ? app : app + "-clones"
     }
 }
 
 /// `network [latency A..B] [timeout T]`.
-public struct NetworkDecl: Equatable, Sendable {
+package struct NetworkDecl: Equatable, Sendable {
     /// Smallest one-way latency (default 20 ms).
-    public var latencyMin: SimTime = 20
+    package var latencyMin: SimTime = 20
     /// Largest one-way latency (default 800 ms).
-    public var latencyMax: SimTime = 800
+    package var latencyMax: SimTime = 800
     /// Request timeout (default 30 s).
-    public var timeout: SimTime = 30 * Ms.second
+    package var timeout: SimTime = 30 * Ms.second
     /// Where it was declared (synthetic when absent).
-    public var mark: SourceMark = .synthetic
+    package var mark: SourceMark = .synthetic
     /// The defaults: latency 20ms..800ms, timeout 30s.
-    public init() {}
+    package init() {}
     /// A network with the given values.
-    public init(latencyMin: SimTime, latencyMax: SimTime, timeout: SimTime, mark: SourceMark = .synthetic) {
+    package init(latencyMin: SimTime, latencyMax: SimTime, timeout: SimTime, mark: SourceMark = .synthetic) {
         self.latencyMin = latencyMin; self.latencyMax = latencyMax; self.timeout = timeout; self.mark = mark
     }
 }
 
 /// `expect violation NAME`: this run must break the invariant NAME.
-public struct ExpectedViolation: Equatable, Sendable {
+package struct ExpectedViolation: Equatable, Sendable {
     /// The invariant's kebab-case name.
-    public var invariant: String
+    package var invariant: String
     /// Where it was written.
-    public var mark: SourceMark
+    package var mark: SourceMark
     /// An expected violation.
-    public init(invariant: String, mark: SourceMark = .synthetic) { self.invariant = invariant; self.mark = mark }
+    package init(invariant: String, mark: SourceMark = .synthetic) { self.invariant = invariant; self.mark = mark }
 }
 
 /// `pin device GROUP#I request N FATE` (an extension): the device's N-th request
 /// (from 1, over all its processes) meets `fate` instead of what the seed would draw for
 /// it (`RequestFate`: `late`, `after-timeout`, `error`, `lost`, `offline`). `simkit explore`
 /// writes these to pin the network's choices of a counterexample.
-public struct PinDecl: Equatable, Sendable {
+package struct PinDecl: Equatable, Sendable {
     /// The device's group and its number in the group (from 1).
-    public var group: String
-    public var index: UInt64
+    package var group: String
+    package var index: UInt64
     /// The device's N-th request, from 1.
-    public var request: UInt64
-    public var fate: RequestFate
+    package var request: UInt64
+    package var fate: RequestFate
     /// Where it was written.
-    public var mark: SourceMark
+    package var mark: SourceMark
     /// A pin.
-    public init(group: String, index: UInt64, request: UInt64, fate: RequestFate, mark: SourceMark = .synthetic) {
+    package init(group: String, index: UInt64, request: UInt64, fate: RequestFate, mark: SourceMark = .synthetic) {
         self.group = group; self.index = index; self.request = request; self.fate = fate; self.mark = mark
     }
 }
 
 /// One timed line: when it fires and what it does.
-public struct TimedStatement: Equatable, Sendable {
+package struct TimedStatement: Equatable, Sendable {
     /// When it fires.
-    public var schedule: Schedule
+    package var schedule: Schedule
     /// What it does.
-    public var body: StatementBody
+    package var body: StatementBody
     /// Where it was written (the runner reports this line).
-    public var mark: SourceMark
+    package var mark: SourceMark
     /// A timed statement.
-    public init(schedule: Schedule, body: StatementBody, mark: SourceMark = .synthetic) {
+    package init(schedule: Schedule, body: StatementBody, mark: SourceMark = .synthetic) {
         self.schedule = schedule; self.body = body; self.mark = mark
     }
 }
 
 /// When a timed statement fires.
-public enum Schedule: Equatable, Sendable {
+package enum Schedule: Equatable, Sendable {
     /// `at T`: once, at T since the start.
     case at(SimTime)
     /// `every D [jitter J] [from T] [until T]`.
@@ -200,25 +200,25 @@ public enum Schedule: Equatable, Sendable {
 
 /// `every D [jitter J] [from T] [until T]`: first at `from` (default D), then every D,
 /// up to and including `until` (default: the end); each firing moved by 0…J per device.
-public struct Repeat: Equatable, Sendable {
+package struct Repeat: Equatable, Sendable {
     /// The period D (> 0).
-    public var period: SimTime
+    package var period: SimTime
     /// The jitter J, or nil when not given.
-    public var jitter: SimTime?
+    package var jitter: SimTime?
     /// The first firing, or nil for one period after the start.
-    public var from: SimTime?
+    package var from: SimTime?
     /// The last possible firing, or nil for the end of the scenario.
-    public var until: SimTime?
+    package var until: SimTime?
     /// A repeat.
-    public init(period: SimTime, jitter: SimTime? = nil, from: SimTime? = nil, until: SimTime? = nil) {
+    package init(period: SimTime, jitter: SimTime? = nil, from: SimTime? = nil, until: SimTime? = nil) {
         self.period = period; self.jitter = jitter; self.from = from; self.until = until
     }
     /// The time of the first firing: `from`, else one period after the start.
-    public var firstFiring: SimTime { from ?? period }
+    package var firstFiring: SimTime { from ?? period }
 }
 
 /// What a timed statement does.
-public enum StatementBody: Equatable, Sendable {
+package enum StatementBody: Equatable, Sendable {
     /// Something happens in the world.
     case action(Action)
     /// `expect QUANT GROUP STATE` is checked (only with `at`).
@@ -226,35 +226,35 @@ public enum StatementBody: Equatable, Sendable {
 }
 
 /// A share of devices or requests, in integer basis points: 10000 = 100%, 50 = 0.5%.
-public struct Share: Equatable, Hashable, Sendable, Comparable {
+package struct Share: Equatable, Hashable, Sendable, Comparable {
     /// Basis points; the source allows at most two decimals of a percent.
-    public var basisPoints: UInt32
+    package var basisPoints: UInt32
     /// A share of `basisPoints` / 10000.
-    public init(basisPoints: UInt32) { self.basisPoints = basisPoints }
+    package init(basisPoints: UInt32) { self.basisPoints = basisPoints }
     /// A share of whole percent.
-    public init(percent: UInt32) { self.basisPoints = percent * 100 }
+    package init(percent: UInt32) { self.basisPoints = percent * 100 }
     /// 100%.
-    public static let all = Share(basisPoints: 10_000)
+    package static let all = Share(basisPoints: 10_000)
     /// How many of `total` this share selects: floor(total × bp / 10000).
-    public func count(of total: UInt64) -> UInt64 {
+    package func count(of total: UInt64) -> UInt64 {
         let wide = total.multipliedFullWidth(by: UInt64(basisPoints))
         if wide.high >= 10_000 { return UInt64.max }   // only for shares over 100%
         return UInt64(10_000).dividingFullWidth(wide).quotient
     }
     /// The source spelling without `%`: `60`, `0.5`, `12.25`.
-    public var text: String {
+    package var text: String {
         let whole = basisPoints / 100, frac = basisPoints % 100
         if frac == 0 { return "\(whole)" }
         if frac % 10 == 0 { return "\(whole).\(frac / 10)" }
         return "\(whole).\(frac < 10 ? "0" : "")\(frac)"
     }
     /// Orders by size.
-    public static func < (a: Share, b: Share) -> Bool { a.basisPoints < b.basisPoints }
+    package static func < (a: Share, b: Share) -> Bool { a.basisPoints < b.basisPoints }
 }
 
 /// Which devices an action applies to. A group named `all` means every device, so
 /// `10% of all` and `3 of all` work (`all` is reserved as a group name).
-public enum DeviceSelector: Equatable, Sendable {
+package enum DeviceSelector: Equatable, Sendable {
     /// Every device, clones included.
     case all
     /// Every device of a group.
@@ -268,7 +268,7 @@ public enum DeviceSelector: Equatable, Sendable {
 }
 
 /// The person's actions that take only a selector.
-public enum PersonAction: String, Equatable, Sendable, CaseIterable {
+package enum PersonAction: String, Equatable, Sendable, CaseIterable {
     /// Cold start: the process starts and calls `configure`.
     case launch
     /// The app comes to the foreground (becomes active).
@@ -292,17 +292,17 @@ public enum PersonAction: String, Equatable, Sendable, CaseIterable {
 }
 
 /// What happens to the old key when a key is rotated.
-public enum OldKeyPolicy: Equatable, Sendable {
+package enum OldKeyPolicy: Equatable, Sendable {
     /// `stop-old now`: the old key is invalid at once.
     case stopNow
     /// `keep-old D`: the old key works for D more (default 30 days).
     case keep(SimTime)
     /// The default policy, `keep-old 30d`.
-    public static let `default` = OldKeyPolicy.keep(30 * Ms.day)
+    package static let `default` = OldKeyPolicy.keep(30 * Ms.day)
 }
 
 /// Rollup's verbs on an app.
-public enum RollupAppVerb: String, Equatable, Sendable, CaseIterable {
+package enum RollupAppVerb: String, Equatable, Sendable, CaseIterable {
     /// Approve a pending app.
     case approve
     /// Reject the app.
@@ -314,7 +314,7 @@ public enum RollupAppVerb: String, Equatable, Sendable, CaseIterable {
 }
 
 /// Rollup's verbs on a developer account.
-public enum RollupAccountVerb: String, Equatable, Sendable, CaseIterable {
+package enum RollupAccountVerb: String, Equatable, Sendable, CaseIterable {
     /// Approve the account.
     case approve = "approve-account"
     /// Revoke the account.
@@ -324,7 +324,7 @@ public enum RollupAccountVerb: String, Equatable, Sendable, CaseIterable {
 }
 
 /// Something that happens at a firing.
-public enum Action: Equatable, Sendable {
+package enum Action: Equatable, Sendable {
     /// `launch|open|close|background|search|query|profile|reset|revoke-photos|grant-photos SEL`.
     case person(PersonAction, DeviceSelector)
     /// `update SEL [key K]`: install a new version carrying the app's current key, or `key`.
@@ -364,21 +364,21 @@ public enum Action: Equatable, Sendable {
 }
 
 /// `expect QUANT GROUP STATE` at a time.
-public struct Expectation: Equatable, Sendable {
+package struct Expectation: Equatable, Sendable {
     /// How many devices must be in the state.
-    public var quantifier: Quantifier
+    package var quantifier: Quantifier
     /// The group, or `all` for every device (clones included).
-    public var group: String
+    package var group: String
     /// The state they must be in.
-    public var state: DeviceStateName
+    package var state: DeviceStateName
     /// An expectation.
-    public init(quantifier: Quantifier, group: String, state: DeviceStateName) {
+    package init(quantifier: Quantifier, group: String, state: DeviceStateName) {
         self.quantifier = quantifier; self.group = group; self.state = state
     }
 }
 
 /// A device state named in expectations.
-public enum DeviceStateName: String, Equatable, Sendable, CaseIterable {
+package enum DeviceStateName: String, Equatable, Sendable, CaseIterable {
     /// Not configured yet.
     case unconfigured
     /// An indexing run is going on.
@@ -392,7 +392,7 @@ public enum DeviceStateName: String, Equatable, Sendable, CaseIterable {
 }
 
 /// How a quantifier compares.
-public enum Comparison: Equatable, Sendable {
+package enum Comparison: Equatable, Sendable {
     /// Exactly (`N`, `N%`).
     case exactly
     /// At least (`>=N`, `>=N%`).
@@ -402,7 +402,7 @@ public enum Comparison: Equatable, Sendable {
 }
 
 /// A number of devices or a share of a group.
-public enum Quantity: Equatable, Sendable {
+package enum Quantity: Equatable, Sendable {
     /// A number of devices.
     case count(UInt64)
     /// A share of the group's size.
@@ -414,7 +414,7 @@ public enum Quantity: Equatable, Sendable {
 /// `N` and `N%` mean *exactly*: `N` holds when exactly N devices of the group are in the
 /// state; `N%` when exactly floor(size × N%) are (the same rounding as selectors).
 /// `>=` and `<=` compare the same way.
-public enum Quantifier: Equatable, Sendable {
+package enum Quantifier: Equatable, Sendable {
     /// Every device of the group.
     case all
     /// No device of the group.
@@ -423,7 +423,7 @@ public enum Quantifier: Equatable, Sendable {
     case compare(Comparison, Quantity)
 
     /// Whether `matching` devices out of `size` satisfy this quantifier.
-    public func holds(matching: UInt64, of size: UInt64) -> Bool {
+    package func holds(matching: UInt64, of size: UInt64) -> Bool {
         switch self {
         case .all: return matching == size
         case .none: return matching == 0

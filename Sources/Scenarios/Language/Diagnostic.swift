@@ -13,9 +13,9 @@
 /// stands under the column; tabs before it are copied so it lines up. A source line longer
 /// than `excerptBytes` is shown as a window of that many bytes around the column, with `…`
 /// where it was cut, so a huge line never comes back whole with a caret line as long.
-public struct Diagnostic: Equatable, Sendable {
+package struct Diagnostic: Equatable, Sendable {
     /// How bad the problem is.
-    public enum Severity: String, Equatable, Sendable {
+    package enum Severity: String, Equatable, Sendable {
         /// The file is rejected.
         case error
         /// The file is accepted but probably not what was meant.
@@ -23,20 +23,20 @@ public struct Diagnostic: Equatable, Sendable {
     }
 
     /// How bad the problem is.
-    public var severity: Severity
+    package var severity: Severity
     /// Where it is.
-    public var location: SourceLocation
+    package var location: SourceLocation
     /// What is wrong: lowercase, no trailing period, tokens in single quotes.
-    public var message: String
+    package var message: String
     /// A fix to try, such as `did you mean 'rotate'?`, or nil.
-    public var hint: String?
+    package var hint: String?
     /// Extra context, or nil.
-    public var note: String?
+    package var note: String?
     /// The text of the source line, for the excerpt; empty when there is none.
-    public var sourceLine: String
+    package var sourceLine: String
 
     /// A diagnostic with all its parts.
-    public init(severity: Severity = .error, location: SourceLocation, message: String,
+    package init(severity: Severity = .error, location: SourceLocation, message: String,
                 hint: String? = nil, note: String? = nil, sourceLine: String = "") {
         self.severity = severity
         self.location = location
@@ -47,10 +47,10 @@ public struct Diagnostic: Equatable, Sendable {
     }
 
     /// The most bytes of the source line an excerpt shows.
-    public static let excerptBytes = 160
+    package static let excerptBytes = 160
 
     /// The compiler-style text described on the type, ending with a newline.
-    public var rendered: String {
+    package var rendered: String {
         let loc = location
         var out = "\(loc.file):\(loc.line):\(loc.column): \(severity.rawValue): \(message)\n"
         if loc.line >= 1 {
@@ -81,7 +81,7 @@ public struct Diagnostic: Equatable, Sendable {
     }
 
     /// All diagnostics rendered one after another.
-    public static func render(_ diagnostics: [Diagnostic]) -> String {
+    package static func render(_ diagnostics: [Diagnostic]) -> String {
         diagnostics.map(\.rendered).joined()
     }
 }

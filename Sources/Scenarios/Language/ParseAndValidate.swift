@@ -1,19 +1,19 @@
 import SimKit
 
 /// What the caller knows, to check names that the language itself cannot.
-public struct ValidationContext: Equatable, Sendable {
+package struct ValidationContext: Equatable, Sendable {
     /// Invariant names allowed in `expect violation NAME`; empty means "do not check".
-    public var knownInvariants: [String]
+    package var knownInvariants: [String]
     /// Mutant names allowed in `sdk mutant NAME`; empty means "do not check".
-    public var knownMutants: [String]
+    package var knownMutants: [String]
     /// Core names allowed in `sdk custom NAME` (`SDKCores.names`); nil means "do not
     /// check". Empty is a list: a tool that knows no custom core refuses every one.
-    public var knownCores: [String]?
+    package var knownCores: [String]?
     /// Server core names allowed in `server custom NAME` (`ServerCores.names`); nil means
     /// "do not check", empty refuses every one.
-    public var knownServers: [String]?
+    package var knownServers: [String]?
     /// A context; the default checks none of the lists.
-    public init(knownInvariants: [String] = [], knownMutants: [String] = [], knownCores: [String]? = nil,
+    package init(knownInvariants: [String] = [], knownMutants: [String] = [], knownCores: [String]? = nil,
                 knownServers: [String]? = nil) {
         self.knownInvariants = knownInvariants
         self.knownMutants = knownMutants
@@ -23,18 +23,18 @@ public struct ValidationContext: Equatable, Sendable {
 }
 
 /// The outcome of parsing and validating one file.
-public struct ParseResult: Equatable, Sendable {
+package struct ParseResult: Equatable, Sendable {
     /// The scenario, or nil when there is at least one error.
-    public var scenario: ScenarioFile?
+    package var scenario: ScenarioFile?
     /// Errors and warnings, in line order.
-    public var diagnostics: [Diagnostic]
+    package var diagnostics: [Diagnostic]
     /// True when some diagnostic is an error.
-    public var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
+    package var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
     /// Every diagnostic in compiler style (see `Diagnostic.rendered`).
-    public var rendered: String { Diagnostic.render(diagnostics) }
+    package var rendered: String { Diagnostic.render(diagnostics) }
 
     /// The same result with every warning made an error (`--strict`): no scenario when there is one.
-    public func strict() -> ParseResult {
+    package func strict() -> ParseResult {
         let all = diagnostics.map { d -> Diagnostic in var e = d; e.severity = .error; return e }
         return ParseResult(scenario: all.isEmpty ? scenario : nil, diagnostics: all)
     }
@@ -72,15 +72,15 @@ public struct ParseResult: Equatable, Sendable {
 ///   `every` without `from` whose first firing is past the end (it never fires).
 /// - Syntax errors are reported line by line (recovery at the next line); meaning is
 ///   checked only when the whole file parsed.
-public enum ScenarioParser {
+package enum ScenarioParser {
     /// Parses and validates `source`; `file` names it in diagnostics.
     /// - Complexity: O(n) in the size of the file, plus sorting the timeline once.
-    public static func parse(_ source: String, file: String, context: ValidationContext = .init()) -> ParseResult {
+    package static func parse(_ source: String, file: String, context: ValidationContext = .init()) -> ParseResult {
         parse(bytes: Array(source.utf8), file: file, context: context)
     }
 
     /// Parses and validates raw bytes; invalid UTF-8 gives an error, never a crash.
-    public static func parse(bytes: [UInt8], file: String, context: ValidationContext = .init()) -> ParseResult {
+    package static func parse(bytes: [UInt8], file: String, context: ValidationContext = .init()) -> ParseResult {
         if bytes.count > ScenarioLimits.maxFileBytes {
             let d = Diagnostic(location: SourceLocation(file: file, line: 1, column: 1),
                                message: "file is larger than \(ScenarioLimits.maxFileBytes) bytes")

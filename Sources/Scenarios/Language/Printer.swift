@@ -50,7 +50,7 @@ public enum ScenarioPrinter {
     }
 
     /// One timed statement on one line, without a newline.
-    public static func statement(_ st: TimedStatement) -> String {
+    package static func statement(_ st: TimedStatement) -> String {
         var head: String
         switch st.schedule {
         case let .at(t): head = "at \(dur(t))"
@@ -67,7 +67,7 @@ public enum ScenarioPrinter {
     }
 
     /// The text of an action.
-    public static func action(_ a: Action) -> String {
+    package static func action(_ a: Action) -> String {
         switch a {
         case let .person(p, sel): return "\(p.rawValue) \(selector(sel))"
         case let .update(sel, key): return "update \(selector(sel))" + (key.map { " key \($0)" } ?? "")
@@ -93,7 +93,7 @@ public enum ScenarioPrinter {
     }
 
     /// The text of a selector.
-    public static func selector(_ s: DeviceSelector) -> String {
+    package static func selector(_ s: DeviceSelector) -> String {
         switch s {
         case .all: return "all"
         case let .group(g): return g
@@ -104,7 +104,7 @@ public enum ScenarioPrinter {
     }
 
     /// The text of a quantifier.
-    public static func quantifier(_ q: Quantifier) -> String {
+    package static func quantifier(_ q: Quantifier) -> String {
         switch q {
         case .all: return "all"
         case .none: return "none"

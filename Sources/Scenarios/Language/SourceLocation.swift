@@ -3,42 +3,42 @@
 /// Stored in the AST beside each statement and declaration so that diagnostics and the
 /// runner can name a line. Two marks always compare equal: a location is not part of a
 /// scenario's meaning, so `parse(print(ast)) == ast` holds although the lines move.
-public struct SourceMark: Equatable, Hashable, Sendable {
+package struct SourceMark: Equatable, Hashable, Sendable {
     /// Byte offset of the statement's first token in the file, from 0.
-    public var offset: Int
+    package var offset: Int
     /// 1-based line; 0 for a statement built in code rather than parsed.
-    public var line: Int
+    package var line: Int
     /// 1-based column in UTF-8 bytes; 0 for a statement built in code.
-    public var column: Int
+    package var column: Int
 
     /// A mark for a statement built in code (line 0).
-    public static let synthetic = SourceMark(offset: 0, line: 0, column: 0)
+    package static let synthetic = SourceMark(offset: 0, line: 0, column: 0)
 
     /// A mark at `offset`, `line`, `column`.
-    public init(offset: Int, line: Int, column: Int) {
+    package init(offset: Int, line: Int, column: Int) {
         self.offset = offset
         self.line = line
         self.column = column
     }
 
     /// Always true: locations never take part in equality.
-    public static func == (lhs: SourceMark, rhs: SourceMark) -> Bool { true }
+    package static func == (lhs: SourceMark, rhs: SourceMark) -> Bool { true }
 
     /// Hashes nothing, to agree with `==`.
-    public func hash(into hasher: inout Hasher) {}
+    package func hash(into hasher: inout Hasher) {}
 }
 
 /// A location to report: file name, 1-based line and 1-based column (UTF-8 bytes).
-public struct SourceLocation: Equatable, Hashable, Sendable {
+package struct SourceLocation: Equatable, Hashable, Sendable {
     /// The file name as given to the parser.
-    public var file: String
+    package var file: String
     /// 1-based line number.
-    public var line: Int
+    package var line: Int
     /// 1-based column, counted in UTF-8 bytes as swift-syntax does.
-    public var column: Int
+    package var column: Int
 
     /// A location in `file` at `line`:`column`.
-    public init(file: String, line: Int, column: Int) {
+    package init(file: String, line: Int, column: Int) {
         self.file = file
         self.line = line
         self.column = column

@@ -442,10 +442,10 @@ struct Validator {
 }
 
 /// Checking ASTs built in code (by the fuzzer or the shrinker), without source text.
-public enum ScenarioValidator {
+package enum ScenarioValidator {
     /// The meaning errors of `scenario`; locations come from its marks (line 0 when built in code).
     /// Warnings are left out: code that builds scenarios asks only whether one can run.
-    public static func validate(_ scenario: ScenarioFile, file: String = "<generated>",
+    package static func validate(_ scenario: ScenarioFile, file: String = "<generated>",
                                 context: ValidationContext = .init()) -> [Diagnostic] {
         var v = Validator(scenario: scenario, lines: nil, file: file, context: context)
         v.run()

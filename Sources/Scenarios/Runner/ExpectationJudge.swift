@@ -18,31 +18,31 @@ public struct ExpectationResult: Sendable, Equatable {
 /// `probe(arg:)` record, counts the group's devices in the expected state.
 ///
 /// Memory: one byte per device plus the results. A probe costs O(devices of its group).
-public struct ExpectationJudge: TraceObserver {
+package struct ExpectationJudge: TraceObserver {
     /// The expectations, by probe index.
-    public let expectations: [TimedExpectation]
+    package let expectations: [TimedExpectation]
     /// One verdict per probe that fired, in trace order.
-    public private(set) var results: [ExpectationResult] = []
+    package private(set) var results: [ExpectationResult] = []
     /// Each device's last reported state.
-    public private(set) var states: [SDKState] = []
+    package private(set) var states: [SDKState] = []
     /// Each group's device range (filled at `begin`).
     private var groupRanges: [Range<Int>] = []
     private var groupNames: [String] = []
 
     /// A judge of `expectations` (index = probe argument).
-    public init(expectations: [TimedExpectation]) { self.expectations = expectations }
+    package init(expectations: [TimedExpectation]) { self.expectations = expectations }
 
     /// The verdicts that failed.
-    public var failures: [ExpectationResult] { results.filter { !$0.passed } }
+    package var failures: [ExpectationResult] { results.filter { !$0.passed } }
 
-    public mutating func begin(_ facts: WorldFacts) {
+    package mutating func begin(_ facts: WorldFacts) {
         states = Array(repeating: .unconfigured, count: facts.deviceCount)
         groupRanges = facts.setup.groups.indices.map { facts.setup.range(ofGroup: $0) }
         groupNames = facts.setup.groups.map(\.name)
         results.reserveCapacity(expectations.count)
     }
 
-    public mutating func observe(_ record: TraceRecord) {
+    package mutating func observe(_ record: TraceRecord) {
         switch record.event {
         case .state(let s):
             let d = Int(record.device)

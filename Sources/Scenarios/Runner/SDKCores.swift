@@ -15,15 +15,15 @@ import SimKit
 /// `[a-z][a-z0-9_-]*`; `reference` and the mutants keep their own spelling.
 public struct SDKCores: Sendable, ExpressibleByDictionaryLiteral {
     /// One registered core.
-    public struct Entry: Sendable {
+    package struct Entry: Sendable {
         /// The name it runs under: `sdk custom NAME`, `--sdk custom:NAME`.
-        public let name: String
+        package let name: String
         /// The core's type; each device runs its own value of it.
-        public let type: any SDKCore.Type
+        package let type: any SDKCore.Type
     }
 
     /// Every registered core, sorted by name.
-    public let entries: [Entry]
+    package let entries: [Entry]
     /// The custom server cores the tool knows (`server custom NAME`, `--server custom:NAME`);
     /// none by default. They travel with the SDK cores so that everything that takes
     /// `cores` knows both.
@@ -54,7 +54,7 @@ public struct SDKCores: Sendable, ExpressibleByDictionaryLiteral {
 
     /// A name for `type` when none is given: its Swift name in kebab case (`MySDK` →
     /// `my-sdk`, `AppTeamCore` → `app-team-core`), letters and digits only.
-    public static func defaultName<SDK: SDKCore>(for type: SDK.Type) -> String {
+    package static func defaultName<SDK: SDKCore>(for type: SDK.Type) -> String {
         kebabName(of: type, prefix: "core-")
     }
 
@@ -73,17 +73,17 @@ public struct SDKCores: Sendable, ExpressibleByDictionaryLiteral {
     }
 
     /// The registered names, sorted.
-    public var names: [String] { entries.map(\.name) }
+    package var names: [String] { entries.map(\.name) }
 
     /// The core registered as `name`, or nil.
     /// - Complexity: O(cores).
-    public func type(named name: String) -> (any SDKCore.Type)? {
+    package func type(named name: String) -> (any SDKCore.Type)? {
         entries.first { $0.name == name }?.type
     }
 
     /// Why `name` cannot name a core, or nil when it can: a scenario name
     /// (`[a-z][a-z0-9_-]*`, at most 64 bytes), not `reference`.
-    public static func problem(withName name: String) -> String? {
+    package static func problem(withName name: String) -> String? {
         let bytes = Array(name.utf8)
         func isLower(_ b: UInt8) -> Bool { b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z") }
         func isDigit(_ b: UInt8) -> Bool { b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") }
@@ -97,14 +97,14 @@ public struct SDKCores: Sendable, ExpressibleByDictionaryLiteral {
 
     /// What a choice runs: the reference SDK (also for a mutant, whose flaws reach the
     /// reference SDK and server through `WorldSetup.sdkFlaws` and `serverFlaws`), or a registered core.
-    public enum Core {
+    package enum Core {
         case reference
         case custom(name: String, type: any SDKCore.Type)
     }
 
     /// The core `choice` runs; a custom name that is not registered is an error that lists
     /// the known names (a mutant's name is checked when the scenario is compiled).
-    public func core(for choice: SDKChoice) throws(CompileError) -> Core {
+    package func core(for choice: SDKChoice) throws(CompileError) -> Core {
         switch choice {
         case .reference, .mutant: return .reference
         case .custom(let name):
@@ -114,7 +114,7 @@ public struct SDKCores: Sendable, ExpressibleByDictionaryLiteral {
     }
 
     /// "unknown sdk core 'x'; …" with what is known, for every place that resolves a name.
-    public static func unknownMessage(_ name: String, known: [String]) -> String {
+    package static func unknownMessage(_ name: String, known: [String]) -> String {
         let list = known.isEmpty
             ? "this tool knows no custom core (a package registers its own: SimKitCommand.main(sdks: [\"\(name)\": MySDK.self]))"
             : "custom cores are: " + known.joined(separator: ", ")
@@ -123,7 +123,7 @@ public struct SDKCores: Sendable, ExpressibleByDictionaryLiteral {
 
     /// Parses a command line's `--sdk` value: `reference`, `mutant:NAME` (a known mutant) or
     /// `custom:NAME` (a registered core); nil when it names none of them.
-    public func parse(_ text: String) -> SDKChoice? {
+    package func parse(_ text: String) -> SDKChoice? {
         if let choice = Fuzz.parseSDK(text) { return choice }
         if text.hasPrefix("custom:"), type(named: String(text.dropFirst(7))) != nil { return .custom(String(text.dropFirst(7))) }
         return nil

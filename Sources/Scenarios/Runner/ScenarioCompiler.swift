@@ -6,27 +6,27 @@ public struct CompiledScenario: Sendable {
     /// The world to build and run.
     public var setup: WorldSetup
     /// The timed expectations; a `.probe(i)` in the schedule judges `expectations[i]`.
-    public var expectations: [TimedExpectation]
+    package var expectations: [TimedExpectation]
     /// The invariants this run must break (`expect violation NAME`), in file order, without repeats.
-    public var expectedViolations: [String]
+    package var expectedViolations: [String]
 }
 
 /// One `at T expect QUANT GROUP STATE` line, resolved.
-public struct TimedExpectation: Sendable, Equatable {
+package struct TimedExpectation: Sendable, Equatable {
     /// What must hold.
-    public var expectation: Expectation
+    package var expectation: Expectation
     /// When it is judged.
-    public var time: SimTime
+    package var time: SimTime
     /// The group's index in `WorldSetup.groups`, or nil for `all` (every device).
-    public var group: Int?
+    package var group: Int?
     /// The source line (0 when synthetic).
-    public var line: Int
+    package var line: Int
     /// A resolved expectation.
-    public init(expectation: Expectation, time: SimTime, group: Int?, line: Int = 0) {
+    package init(expectation: Expectation, time: SimTime, group: Int?, line: Int = 0) {
         self.expectation = expectation; self.time = time; self.group = group; self.line = line
     }
     /// `expect all photos locked at 11d`.
-    public var text: String {
+    package var text: String {
         let e = expectation
         return "expect \(ScenarioPrinter.quantifier(e.quantifier)) \(e.group) \(e.state.rawValue) at \(DurationText.format(time))"
     }
@@ -37,7 +37,7 @@ public struct CompileError: Error, Equatable, Sendable, CustomStringConvertible 
     /// What went wrong, in one lowercase line.
     public var message: String
     /// A compile error.
-    public init(_ message: String) { self.message = message }
+    package init(_ message: String) { self.message = message }
     /// The message.
     public var description: String { message }
 }

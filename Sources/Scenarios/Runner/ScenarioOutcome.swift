@@ -65,7 +65,7 @@ public struct ScenarioOutcome: Sendable {
     public var coreFailure: CoreFailure?
 
     /// An outcome with nothing run yet; the runner fills in the rest.
-    public init(name: String, file: String, verdict: Verdict, errors: String = "") {
+    package init(name: String, file: String, verdict: Verdict, errors: String = "") {
         self.name = name; self.file = file; self.verdict = verdict; self.errors = errors
     }
 

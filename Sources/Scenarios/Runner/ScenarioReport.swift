@@ -1,10 +1,10 @@
 import SimKit
 
 /// The text report of `simkit run`: a block per scenario, then a one-line summary.
-public enum ScenarioReport {
+package enum ScenarioReport {
     /// `PASS name (file)`, `FAIL name (file)` with every reason indented, or
     /// `INCOMPLETE name (file)` with why the run stopped early.
-    public static func block(_ o: ScenarioOutcome) -> String {
+    package static func block(_ o: ScenarioOutcome) -> String {
         let title = o.name.isEmpty ? "(untitled)" : o.name
         switch o.verdict {
         case .passed:
@@ -40,7 +40,7 @@ public enum ScenarioReport {
     }
 
     /// `N scenarios: P passed, F failed` (and `, I incomplete`, `, E bad input` when any).
-    public static func summary(_ outcomes: [ScenarioOutcome]) -> String {
+    package static func summary(_ outcomes: [ScenarioOutcome]) -> String {
         let passed = outcomes.filter { $0.verdict == .passed }.count
         let failed = outcomes.filter { $0.verdict == .failed }.count
         let incomplete = outcomes.filter { $0.verdict == .incomplete }.count
@@ -52,7 +52,7 @@ public enum ScenarioReport {
     }
 
     /// Every block, then the summary.
-    public static func text(_ outcomes: [ScenarioOutcome]) -> String {
+    package static func text(_ outcomes: [ScenarioOutcome]) -> String {
         outcomes.map(block).joined() + summary(outcomes) + "\n"
     }
 

@@ -8,28 +8,28 @@ import SimKit
 /// A scenario passes when the run reached its duration, every `expect` was judged and
 /// holds, and the set of invariants broken is exactly the set of `expect violation` names
 /// (SPEC §4). A run that stopped early without finding a failure is incomplete.
-public struct ScenarioRunner: Sendable {
+package struct ScenarioRunner: Sendable {
     /// Replaces the file's `sdk` line when set (`--sdk`).
-    public var sdk: SDKChoice?
+    package var sdk: SDKChoice?
     /// Replaces the file's `server` line when set (`--server`).
-    public var server: ServerChoice?
+    package var server: ServerChoice?
     /// Replaces the file's `seed` line when set (`--seed`).
-    public var seed: UInt64?
+    package var seed: UInt64?
     /// Names the validator accepts: every invariant, every mutant and every core of `cores`.
-    public var context: ValidationContext
+    package var context: ValidationContext
     /// The custom cores `sdk custom NAME` (or `sdk: .custom(NAME)`) may name.
-    public let cores: SDKCores
+    package let cores: SDKCores
     /// Replaces the run's event budget when set (a guard for runs of untrusted files).
-    public var eventBudget: UInt64?
+    package var eventBudget: UInt64?
     /// The memory a run may use (`WorldSetup.memoryBudgetBytes`; `--max-memory`).
-    public var memoryBudgetBytes: UInt64 = WorldSetup.defaultMemoryBudgetBytes
+    package var memoryBudgetBytes: UInt64 = WorldSetup.defaultMemoryBudgetBytes
     /// Runs each scenario twice more and compares the traces (`DeterminismCheck`); a
     /// difference fails it with `ScenarioOutcome.nondeterminism` (`--check-determinism`).
-    public var checkDeterminism = false
+    package var checkDeterminism = false
 
     /// A runner; `sdk`, `server` and `seed` override what files say; `cores` are the custom
     /// cores it knows (SDK cores, and server cores in `cores.servers`).
-    public init(sdk: SDKChoice? = nil, server: ServerChoice? = nil, seed: UInt64? = nil, cores: SDKCores = SDKCores()) {
+    package init(sdk: SDKChoice? = nil, server: ServerChoice? = nil, seed: UInt64? = nil, cores: SDKCores = SDKCores()) {
         self.sdk = sdk
         self.server = server
         self.seed = seed
@@ -38,16 +38,16 @@ public struct ScenarioRunner: Sendable {
     }
 
     /// Every invariant and mutant name, and no custom core, for `ScenarioParser.parse(_:file:context:)`.
-    public static var standardContext: ValidationContext { standardContext(cores: SDKCores()) }
+    package static var standardContext: ValidationContext { standardContext(cores: SDKCores()) }
 
     /// Every invariant and mutant name and the names of `cores`.
-    public static func standardContext(cores: SDKCores) -> ValidationContext {
+    package static func standardContext(cores: SDKCores) -> ValidationContext {
         ValidationContext(knownInvariants: InvariantID.allCases.map(\.rawValue), knownMutants: Mutants.names, knownCores: cores.names,
                           knownServers: cores.servers.names)
     }
 
     /// Parses `source` (named `file` in diagnostics) and runs it; bad input is a `.badInput` outcome.
-    public func run(file: String, source: String) -> ScenarioOutcome {
+    package func run(file: String, source: String) -> ScenarioOutcome {
         let parsed = ScenarioParser.parse(source, file: file, context: context)
         guard let scenario = parsed.scenario, !parsed.hasErrors else {
             return ScenarioOutcome(name: "", file: file, verdict: .badInput, errors: parsed.rendered)
@@ -57,7 +57,7 @@ public struct ScenarioRunner: Sendable {
 
     /// Runs a parsed and validated scenario.
     /// - Complexity: one simulation: O(events × log queue) plus O(devices) per probe.
-    public func run(scenario: ScenarioFile, file: String) -> ScenarioOutcome {
+    package func run(scenario: ScenarioFile, file: String) -> ScenarioOutcome {
         var scenario = scenario
         if let server { scenario.server = server }
         let compiled: CompiledScenario

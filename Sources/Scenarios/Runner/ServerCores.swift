@@ -20,15 +20,15 @@ import SimKit
 /// order). A name is a scenario name, `[a-z][a-z0-9_-]*`, not `reference`.
 public struct ServerCores: Sendable, ExpressibleByDictionaryLiteral {
     /// One registered server core.
-    public struct Entry: Sendable {
+    package struct Entry: Sendable {
         /// The name it runs under: `server custom NAME`, `--server custom:NAME`.
-        public let name: String
+        package let name: String
         /// The core's type; a world builds one value of it from the scenario's setup.
-        public let type: any ServerCore.Type
+        package let type: any ServerCore.Type
     }
 
     /// Every registered core, sorted by name.
-    public let entries: [Entry]
+    package let entries: [Entry]
 
     /// No custom server core: only the reference.
     public init() { entries = [] }
@@ -54,22 +54,22 @@ public struct ServerCores: Sendable, ExpressibleByDictionaryLiteral {
 
     /// A name for `type` when none is given: its Swift name in kebab case (`MyServer` →
     /// `my-server`).
-    public static func defaultName<Server: ServerCore>(for type: Server.Type) -> String {
+    package static func defaultName<Server: ServerCore>(for type: Server.Type) -> String {
         SDKCores.kebabName(of: type, prefix: "server-")
     }
 
     /// The registered names, sorted.
-    public var names: [String] { entries.map(\.name) }
+    package var names: [String] { entries.map(\.name) }
 
     /// The core registered as `name`, or nil.
     /// - Complexity: O(cores).
-    public func type(named name: String) -> (any ServerCore.Type)? {
+    package func type(named name: String) -> (any ServerCore.Type)? {
         entries.first { $0.name == name }?.type
     }
 
     /// Why `name` cannot name a server core, or nil when it can: a scenario name
     /// (`[a-z][a-z0-9_-]*`, at most 64 bytes), not `reference`.
-    public static func problem(withName name: String) -> String? {
+    package static func problem(withName name: String) -> String? {
         if name == "reference" { return "server core name 'reference' is taken by the reference server" }
         guard SDKCores.problem(withName: name) == nil else {
             return "server core name '\(name)' is not a scenario name: [a-z][a-z0-9_-]*, at most 64 characters"
@@ -78,12 +78,12 @@ public struct ServerCores: Sendable, ExpressibleByDictionaryLiteral {
     }
 
     /// What a choice runs: the reference server, or a registered core.
-    public enum Core {
+    package enum Core {
         case reference
         case custom(name: String, type: any ServerCore.Type)
 
         /// The core's type: `ServerModel` for the reference.
-        public var type: any ServerCore.Type {
+        package var type: any ServerCore.Type {
             switch self {
             case .reference: ServerModel.self
             case .custom(_, let type): type
@@ -95,7 +95,7 @@ public struct ServerCores: Sendable, ExpressibleByDictionaryLiteral {
     /// the known names. A server on the wire (`process`, `http`) runs as `WireServer`, and
     /// its endpoint becomes this thread's (`WireEndpoint.use`): the worlds built next on
     /// this thread talk to it.
-    public func core(for choice: ServerChoice) throws(CompileError) -> Core {
+    package func core(for choice: ServerChoice) throws(CompileError) -> Core {
         switch choice {
         case .reference: return .reference
         case .process(let command):
@@ -111,7 +111,7 @@ public struct ServerCores: Sendable, ExpressibleByDictionaryLiteral {
     }
 
     /// "unknown server core 'x'; …" with what is known, for every place that resolves a name.
-    public static func unknownMessage(_ name: String, known: [String]) -> String {
+    package static func unknownMessage(_ name: String, known: [String]) -> String {
         let list = known.isEmpty
             ? "this tool knows no custom server core (a package registers its own: SimKitCommand.main(servers: [\"\(name)\": MyServer.self]))"
             : "custom server cores are: " + known.joined(separator: ", ")
@@ -121,7 +121,7 @@ public struct ServerCores: Sendable, ExpressibleByDictionaryLiteral {
     /// Parses a command line's `--server` value: `reference`, `custom:NAME` (a
     /// registered core), `process:CMD` (a command) or `http://HOST:PORT[/PATH]`; nil when
     /// it names none of them.
-    public func parse(_ text: String) -> ServerChoice? {
+    package func parse(_ text: String) -> ServerChoice? {
         if text == "reference" { return .reference }
         if text.hasPrefix("process:") {
             let command = String(text.dropFirst("process:".count))
@@ -134,7 +134,7 @@ public struct ServerCores: Sendable, ExpressibleByDictionaryLiteral {
 
     /// The name used in results and commands: `reference`, `custom:NAME`, `process:CMD`
     /// or the URL.
-    public static func name(_ choice: ServerChoice) -> String {
+    package static func name(_ choice: ServerChoice) -> String {
         switch choice {
         case .reference: "reference"
         case .custom(let n): "custom:\(n)"
@@ -144,7 +144,7 @@ public struct ServerCores: Sendable, ExpressibleByDictionaryLiteral {
     }
 
     /// `text` quoted for a POSIX shell when it needs it: `'process:python3 server.py'`.
-    public static func shellQuoted(_ text: String) -> String {
+    package static func shellQuoted(_ text: String) -> String {
         let plain = text.unicodeScalars.allSatisfy { c in
             (c >= "a" && c <= "z") || (c >= "A" && c <= "Z") || (c >= "0" && c <= "9") || "-_./:=,@%+".unicodeScalars.contains(c)
         }
@@ -155,7 +155,7 @@ public struct ServerCores: Sendable, ExpressibleByDictionaryLiteral {
     /// planted bug is the reference server's) with a server on the wire, which replaces the
     /// reference server, so the bug would be nowhere and the run would test the wire server
     /// unchanged under the mutant's name.
-    public static func wireMutantRefusal(sdk: SDKChoice, server: ServerChoice) -> String? {
+    package static func wireMutantRefusal(sdk: SDKChoice, server: ServerChoice) -> String? {
         guard case .mutant(let name) = sdk, let mutant = Mutants.named(name), mutant.side == .server else { return nil }
         switch server {
         case .process, .http:
@@ -170,7 +170,7 @@ public struct ServerCores: Sendable, ExpressibleByDictionaryLiteral {
     /// The command-line flag that selects `choice`, with a leading space: empty for the
     /// reference (the default), ` --server custom:NAME` otherwise. Appended to every
     /// replay, shrink and timeline command a failure prints.
-    public static func flag(_ choice: ServerChoice) -> String {
+    package static func flag(_ choice: ServerChoice) -> String {
         switch choice {
         case .reference: return ""
         case .custom(let n): return " --server custom:\(n)"
@@ -180,20 +180,20 @@ public struct ServerCores: Sendable, ExpressibleByDictionaryLiteral {
 }
 
 /// The SDK and server core types one run uses, resolved from their names.
-public struct ResolvedCores: Sendable {
+package struct ResolvedCores: Sendable {
     /// The SDK core's type: `ReferenceSDK` for the reference and its mutants.
-    public let sdk: any SDKCore.Type
+    package let sdk: any SDKCore.Type
     /// The server core's type: `ServerModel` for the reference.
-    public let server: any ServerCore.Type
+    package let server: any ServerCore.Type
     /// Both are the reference: the caller runs its specialised path
     /// (`ReferenceSDK`, `ServerModel`), not the generic one through opened existentials.
-    public let isReference: Bool
+    package let isReference: Bool
 }
 
 extension SDKCores {
     /// The cores `sdk` and `server` name; an unknown custom name of either is an error that
     /// lists the known ones.
-    public func resolve(sdk: SDKChoice, server: ServerChoice) throws(CompileError) -> ResolvedCores {
+    package func resolve(sdk: SDKChoice, server: ServerChoice) throws(CompileError) -> ResolvedCores {
         if let refusal = ServerCores.wireMutantRefusal(sdk: sdk, server: server) { throw CompileError(refusal) }
         let s = try core(for: sdk)
         let v = try servers.core(for: server)

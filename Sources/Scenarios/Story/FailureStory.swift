@@ -7,13 +7,13 @@ import SimKit
 /// `device photos#17 locked at 3d02h after a 5xx from the server (D6: …)`. Built only from
 /// the violation itself (its message and the device's last records), so it works for
 /// any violation the checkers keep, with or without the world's facts.
-public struct FailureStory: Sendable, Equatable {
+package struct FailureStory: Sendable, Equatable {
     /// The sentences, in order; the first is the headline.
-    public var sentences: [String]
+    package var sentences: [String]
 
     /// The story of `violation`.
     /// - Complexity: O(records in `violation.lastEvents`).
-    public init(_ violation: Violation) {
+    package init(_ violation: Violation) {
         let v = violation
         let events = v.lastEvents.filter { $0.time <= v.time }
         let who = v.device == Event.world ? "the server" : "device \(v.deviceName)"
@@ -73,10 +73,10 @@ public struct FailureStory: Sendable, Equatable {
     }
 
     /// The sentences joined by spaces.
-    public var text: String { sentences.joined(separator: " ") }
+    package var text: String { sentences.joined(separator: " ") }
 
     /// The story wrapped to lines of at most `width` characters, each prefixed by `indent`.
-    public func wrapped(width: Int = 88, indent: String = "") -> String {
+    package func wrapped(width: Int = 88, indent: String = "") -> String {
         var lines: [String] = [], line = ""
         for word in text.split(separator: " ") {
             if !line.isEmpty, line.count + 1 + word.count > width - indent.count {
@@ -89,7 +89,7 @@ public struct FailureStory: Sendable, Equatable {
     }
 
     /// `3d02h` or `3d02h15m`: virtual time to the minute, as people read it.
-    public static func time(_ ms: SimTime) -> String {
+    package static func time(_ ms: SimTime) -> String {
         let d = ms / Ms.day, h = (ms % Ms.day) / Ms.hour, m = (ms % Ms.hour) / Ms.minute
         let hh = h < 10 ? "0\(h)" : "\(h)", mm = m < 10 ? "0\(m)" : "\(m)"
         return m == 0 ? "\(d)d\(hh)h" : "\(d)d\(hh)h\(mm)m"

@@ -3,18 +3,18 @@ import SimKit
 
 /// Runs a scenario with every invariant checked and draws its timeline, in one pass:
 /// the checker and the timeline observe the same stream, and no trace is kept.
-public enum Timeline {
+package enum Timeline {
     /// A finished run's picture and what it broke.
-    public struct Result: Sendable {
+    package struct Result: Sendable {
         /// The self-contained XHTML page.
-        public var html: String
-        public var violations: [Violation]
-        public var broken: [InvariantID]
-        public var facts: WorldFacts
-        public var eventsHandled: UInt64
-        public var fingerprint: String
+        package var html: String
+        package var violations: [Violation]
+        package var broken: [InvariantID]
+        package var facts: WorldFacts
+        package var eventsHandled: UInt64
+        package var fingerprint: String
         /// Why the run stopped before its end; nil when it reached its duration.
-        public var stop: StopReason?
+        package var stop: StopReason?
     }
 
     /// Runs `scenario` (its own `sdk` and `server` lines, or `sdk` and `server` when given) and renders it.
@@ -22,7 +22,7 @@ public enum Timeline {
     /// - Complexity: one simulation, O(devices × bounds) memory besides the world.
     /// `progress`, if given, is told the virtual time reached at each hundredth of the run
     /// (for a progress line; the run is the same without it).
-    public static func run(_ scenario: ScenarioFile, sdk: SDKChoice? = nil, server: ServerChoice? = nil,
+    package static func run(_ scenario: ScenarioFile, sdk: SDKChoice? = nil, server: ServerChoice? = nil,
                            cores: SDKCores = SDKCores(), title: String? = nil,
                            lanesMax: Int = 200, lanes: [DeviceIndex]? = nil, columns: Int = 1_100,
                            progress: ((_ reachedMs: SimTime, _ durationMs: SimTime) -> Void)? = nil) throws(CompileError) -> Result {

@@ -2,17 +2,17 @@ import Invariants
 import SimKit
 
 /// What to draw and how to title it.
-public struct TimelineOptions: Sendable {
+package struct TimelineOptions: Sendable {
     /// The page title: the scenario's name or `fuzz seed 27`.
-    public var title: String
+    package var title: String
     /// A line under the title: seed, SDK, devices, events.
-    public var subtitle: String
+    package var subtitle: String
     /// The most device lanes drawn; beyond it lanes are sampled, violating devices first.
-    public var lanesMax: Int
+    package var lanesMax: Int
     /// Only these devices get lanes (nil: every device).
-    public var only: [DeviceIndex]?
+    package var only: [DeviceIndex]?
     /// A timeline page titled `title`.
-    public init(title: String, subtitle: String = "", lanesMax: Int = 200, only: [DeviceIndex]? = nil) {
+    package init(title: String, subtitle: String = "", lanesMax: Int = 200, only: [DeviceIndex]? = nil) {
         self.title = title; self.subtitle = subtitle; self.lanesMax = lanesMax; self.only = only
     }
 }
@@ -22,7 +22,7 @@ public struct TimelineOptions: Sendable {
 ///
 /// The output is well-formed XML (every tag closed, attributes quoted, script in CDATA)
 /// and byte-for-byte the same for the same run: no timestamps, no hashing order.
-public enum TimelineHTML {
+package enum TimelineHTML {
     static let labelWidth = 150
     static let rightPad = 24
     /// The most rows of dashboard labels; a label that fits no row joins its neighbour.
@@ -34,7 +34,7 @@ public enum TimelineHTML {
 
     /// The lanes drawn, in order: violating devices first (by first violation), then a
     /// deterministic even sample of the rest. Also says how they were chosen.
-    public static func chooseLanes(deviceCount: Int, violations: [Violation], options: TimelineOptions) -> (lanes: [Int], note: String) {
+    package static func chooseLanes(deviceCount: Int, violations: [Violation], options: TimelineOptions) -> (lanes: [Int], note: String) {
         precondition(options.lanesMax > 0, "lanesMax must be positive")
         let allowed: [Int] = options.only.map { $0.map(Int.init).filter { $0 < deviceCount } } ?? Array(0..<deviceCount)
         var isAllowed = [Bool](repeating: options.only == nil, count: deviceCount)
@@ -61,7 +61,7 @@ public enum TimelineHTML {
     /// marks and the violations, drawn in that order (later parts lie on top).
     /// - Complexity: O(lanes × (segments + ticks) + violations + marks); the output is
     ///   bounded by the observer's bounds and `lanesMax`.
-    public static func render(_ t: TimelineObserver, violations: [Violation], options: TimelineOptions) -> String {
+    package static func render(_ t: TimelineObserver, violations: [Violation], options: TimelineOptions) -> String {
         guard let facts = t.facts else { return page(options, note: "nothing ran", body: "") }
         let (lanes, note) = chooseLanes(deviceCount: t.lanes.count, violations: violations, options: options)
         let l = Layout(t, laneCount: lanes.count, durationMs: facts.durationMs)
@@ -394,7 +394,7 @@ public enum TimelineHTML {
     }
 
     /// Escapes text for XML content and double-quoted attributes.
-    public static func esc(_ text: String) -> String { XMLText.escape(text) }
+    package static func esc(_ text: String) -> String { XMLText.escape(text) }
 
     static func page(_ o: TimelineOptions, note: String, body: String) -> String {
         """

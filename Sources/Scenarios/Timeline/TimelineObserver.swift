@@ -8,73 +8,73 @@ import SimKit
 /// the same column with the same answer merge into one with a count, a state that lasts
 /// less than a column shows as the most serious state of that column, and every list has
 /// a named bound. Memory is O(devices × min(columns, bounds)), whatever the trace's length.
-public struct TimelineObserver: TraceObserver {
+package struct TimelineObserver: TraceObserver {
     /// Horizontal resolution: the plot's width in pixels.
-    public let columns: Int
+    package let columns: Int
     /// The most ticks kept per device; later ones are counted in `ticksDropped`.
-    public let ticksPerLaneMax: Int
+    package let ticksPerLaneMax: Int
     /// The most offline windows kept per device, and server windows and dashboard marks kept.
-    public let windowsPerLaneMax: Int
-    public let worldMarksMax: Int
+    package let windowsPerLaneMax: Int
+    package let worldMarksMax: Int
 
-    public private(set) var facts: WorldFacts?
-    public private(set) var lanes: [Lane] = []
+    package private(set) var facts: WorldFacts?
+    package private(set) var lanes: [Lane] = []
     /// Server-wide fault windows, in start order.
-    public private(set) var serverWindows: [FaultWindow] = []
+    package private(set) var serverWindows: [FaultWindow] = []
     /// Dashboard and Rollup actions, in time order.
-    public private(set) var marks: [Mark] = []
-    public private(set) var ticksDropped = 0
-    public private(set) var marksDropped = 0
+    package private(set) var marks: [Mark] = []
+    package private(set) var ticksDropped = 0
+    package private(set) var marksDropped = 0
     /// When the run stopped.
-    public private(set) var endMs: SimTime = 0
+    package private(set) var endMs: SimTime = 0
 
     var durationMs: SimTime = 1
 
     /// One device's picture.
-    public struct Lane: Sendable {
+    package struct Lane: Sendable {
         /// `(column, state)`: the state shown from that column on. Strictly increasing columns.
-        public var segments: [(column: UInt16, state: SDKState)] = []
+        package var segments: [(column: UInt16, state: SDKState)] = []
         /// Merged ticks, in column order.
-        public var ticks: [Tick] = []
+        package var ticks: [Tick] = []
         /// Ticks not kept because even the coarsest merging left `ticksPerLaneMax` (rare).
-        public var ticksDropped = 0
+        package var ticksDropped = 0
         /// Ticks merge within buckets of `1 << tickShift` columns: 0 until the lane fills
         /// up, then each time it does the buckets double and the ticks kept so far merge.
-        public var tickShift: UInt8 = 0
+        package var tickShift: UInt8 = 0
         /// Offline windows as column ranges (end inclusive).
-        public var offline: [(from: UInt16, to: UInt16)] = []
+        package var offline: [(from: UInt16, to: UInt16)] = []
         /// The state the SDK is really in now (the last segment may show a worse one).
         var current: SDKState = .unconfigured
         var offlineFrom: UInt16?
     }
 
     /// Requests answered in one pixel column with the same answer.
-    public struct Tick: Sendable, Equatable {
-        public var column: UInt16
-        public var answer: Answer
+    package struct Tick: Sendable, Equatable {
+        package var column: UInt16
+        package var answer: Answer
         /// The first request's kind in this column.
-        public var kind: RequestKind
+        package var kind: RequestKind
         /// How many answers merged into this tick (saturates at `UInt16.max`).
-        public var count: UInt16
+        package var count: UInt16
     }
 
     /// A server-wide fault window.
-    public struct FaultWindow: Sendable, Equatable {
-        public var from: SimTime
-        public var to: SimTime
+    package struct FaultWindow: Sendable, Equatable {
+        package var from: SimTime
+        package var to: SimTime
         /// `server errors 50% status 503`, `server down`, …
-        public var label: String
+        package var label: String
     }
 
     /// A dashboard or Rollup action: a labelled line across every lane.
-    public struct Mark: Sendable, Equatable {
-        public var time: SimTime
-        public var label: String
-        public var applied: Bool
+    package struct Mark: Sendable, Equatable {
+        package var time: SimTime
+        package var label: String
+        package var applied: Bool
     }
 
     /// An observer drawing into `columns` pixel columns.
-    public init(columns: Int = 1_100, ticksPerLaneMax: Int = 300, windowsPerLaneMax: Int = 64, worldMarksMax: Int = 200) {
+    package init(columns: Int = 1_100, ticksPerLaneMax: Int = 300, windowsPerLaneMax: Int = 64, worldMarksMax: Int = 200) {
         precondition(columns >= 10 && columns <= Int(UInt16.max), "columns must be in 10...65535, got \(columns)")
         precondition(ticksPerLaneMax > 0 && windowsPerLaneMax > 0 && worldMarksMax > 0, "bounds must be positive")
         self.columns = columns
@@ -84,11 +84,11 @@ public struct TimelineObserver: TraceObserver {
     }
 
     /// The pixel column of virtual time `t`.
-    @inline(__always) public func column(_ t: SimTime) -> UInt16 {
+    @inline(__always) package func column(_ t: SimTime) -> UInt16 {
         UInt16(min(UInt64(columns - 1), min(t, durationMs) * UInt64(columns) / durationMs))
     }
 
-    public mutating func begin(_ facts: WorldFacts) {
+    package mutating func begin(_ facts: WorldFacts) {
         self.facts = facts
         durationMs = max(1, facts.durationMs)
         // Guard the multiplication in `column`: 10 years × 65,535 columns fits in 64 bits.
@@ -98,7 +98,7 @@ public struct TimelineObserver: TraceObserver {
         lanes = Array(repeating: lane, count: facts.deviceCount)
     }
 
-    public mutating func observe(_ r: TraceRecord) {
+    package mutating func observe(_ r: TraceRecord) {
         if r.device == Event.world {
             world(r)
             return
@@ -114,7 +114,7 @@ public struct TimelineObserver: TraceObserver {
         }
     }
 
-    public mutating func finish(at time: SimTime) {
+    package mutating func finish(at time: SimTime) {
         endMs = time
         let c = column(time)
         for d in lanes.indices {

@@ -3,7 +3,7 @@ extension ServerModel {
     /// app has exactly one current key, and every issued key names an existing app and
     /// every app an existing account. Nil when all hold; for tests and debug builds.
     /// - Complexity: O(apps + keyCount).
-    public func checkInvariants() -> String? {
+    package func checkInvariants() -> String? {
         for (index, record) in apps.enumerated() {
             if Int(record.account) >= accounts.count {
                 return "app \(index): account \(record.account) out of range (\(accounts.count) accounts)"

@@ -29,7 +29,7 @@ extension SimWorld {
     /// A world whose server core is a connection (`UnforkableServer`, a server on the wire)
     /// is refused: the copy would share the process, and two worlds' messages would
     /// interleave on it. The tool stops with the core's reason and exit status 2.
-    @inlinable public func fork() -> Self {
+    @inlinable package func fork() -> Self {
         if let core = Server.self as? any UnforkableServer.Type { refuseFork(core.forkRefusal) }
         var copy = self
         copy.observer = observer.forked()
@@ -41,7 +41,7 @@ extension SimWorld {
     /// at the same time are still pending. A world with no pending statement does not run
     /// on (a fresh one has begun its observer's run). Then `extend(as:)` adds statements,
     /// and `runToForkPoint` or `resume(to:)` goes on.
-    @inlinable public mutating func runToForkPoint() {
+    @inlinable package mutating func runToForkPoint() {
         if !observerBegun {
             observer.begin(facts)
             observerBegun = true
@@ -55,7 +55,7 @@ extension SimWorld {
 
     /// Goes on from where the world stopped (a fork point, or the end of an earlier run)
     /// to `end`, then tells the observer the run is over at `end`.
-    @inlinable public mutating func resume(to end: SimTime) {
+    @inlinable package mutating func resume(to end: SimTime) {
         if !observerBegun {
             observer.begin(facts)
             observerBegun = true
@@ -69,7 +69,7 @@ extension SimWorld {
     /// on past it, where events of later moments were queued before the new statements'), no
     /// statement is pending and none is periodic, and `newSetup` is its setup with statements
     /// added at the end, each after now, and perhaps another duration.
-    public func canExtend(as newSetup: WorldSetup) -> Bool {
+    @usableFromInline package func canExtend(as newSetup: WorldSetup) -> Bool {
         let old = setup
         guard atForkPoint, statementsDue.isEmpty, stop == nil, newSetup.schedule.count >= old.schedule.count,
               newSetup.schedule.count < 1 << Self.statementBits else { return false }
@@ -89,7 +89,7 @@ extension SimWorld {
     /// `canExtend(as:)`): the new statements are queued as a fresh world would have queued
     /// them at this point, and the run ends at `newSetup.durationMs`.
     /// - Returns: false, changing nothing, when `canExtend(as:)` is false.
-    @inlinable public mutating func extend(as newSetup: WorldSetup) -> Bool {
+    @inlinable package mutating func extend(as newSetup: WorldSetup) -> Bool {
         guard canExtend(as: newSetup) else { return false }
         let first = setup.schedule.count
         queue.makeUnique()   // a fork shares its queue's storage until now
@@ -110,7 +110,7 @@ extension SimWorld {
 
 /// A server core that is a connection to a server elsewhere, not a value (a server on the
 /// wire: a process or a service holds the state). A world on it cannot be forked.
-public protocol UnforkableServer {
+@usableFromInline package protocol UnforkableServer {
     /// Why a world on this core cannot be forked, one sentence (printed as the error).
     static var forkRefusal: String { get }
 }

@@ -13,7 +13,7 @@ extension World {
     /// The parts of this world's state, labelled, in a fixed order (see the type's note).
     /// The observer's state is not included; a checker adds its own.
     /// - Complexity: O(devices + pending events), and a copy of the queue.
-    public func stateParts() -> [(label: String, value: Any)] {
+    package func stateParts() -> [(label: String, value: Any)] {
         var parts: [(label: String, value: Any)] = [
             ("now", now),
             ("devices", Array(devices)),

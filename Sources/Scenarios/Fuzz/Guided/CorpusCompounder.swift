@@ -6,10 +6,10 @@ import SimKit
 /// person actions only its own devices; each script keeps its own network latency as its
 /// groups' links (SPEC §1.4). Server faults stay shared: they hit every device, which the
 /// caller's check on the merged run catches when it matters.
-public enum ScenarioMerger {
+package enum ScenarioMerger {
     /// `base` with `part`'s declarations and timeline added, `part`'s names given the
     /// suffix of `tag`. `part`'s `expect` lines are left out. The result may not compile.
-    public static func merge(_ base: ScenarioFile, _ part: ScenarioFile, tag: Int) -> ScenarioFile {
+    package static func merge(_ base: ScenarioFile, _ part: ScenarioFile, tag: Int) -> ScenarioFile {
         var out = base
         out.duration = max(base.duration, part.duration)
         for i in out.groups.indices where out.groups[i].latency == nil {
@@ -78,49 +78,49 @@ public enum ScenarioMerger {
 /// that order; the order the scripts were read in plays no part. It ends when no script
 /// reaches an edge that no compound reaches, or at `count`; so distilling a distilled
 /// corpus (its compounds kept, `reached`) builds no new one.
-public enum CorpusCompounder {
+package enum CorpusCompounder {
     /// A script that may go into a compound: what it reaches, and a key for ties.
-    public struct Part: Sendable {
-        public var scenario: ScenarioFile
-        public var features: FeatureMap
-        public var edges: FeatureMap
-        public var key: String
-        public init(scenario: ScenarioFile, features: FeatureMap, edges: FeatureMap, key: String) {
+    package struct Part: Sendable {
+        package var scenario: ScenarioFile
+        package var features: FeatureMap
+        package var edges: FeatureMap
+        package var key: String
+        package init(scenario: ScenarioFile, features: FeatureMap, edges: FeatureMap, key: String) {
             self.scenario = scenario; self.features = features; self.edges = edges; self.key = key
         }
         var devices: UInt64 { scenario.groups.reduce(0) { $0 + $1.count } }
     }
 
     /// One compound: the merged script, what it reaches, and how many scripts it holds.
-    public struct Compound: Sendable {
-        public var scenario: ScenarioFile
-        public var features: FeatureMap
-        public var edges: FeatureMap
-        public var parts: Int
-        public init(scenario: ScenarioFile, features: FeatureMap, edges: FeatureMap, parts: Int) {
+    package struct Compound: Sendable {
+        package var scenario: ScenarioFile
+        package var features: FeatureMap
+        package var edges: FeatureMap
+        package var parts: Int
+        package init(scenario: ScenarioFile, features: FeatureMap, edges: FeatureMap, parts: Int) {
             self.scenario = scenario; self.features = features; self.edges = edges; self.parts = parts
         }
     }
 
     /// The title a compound is written with; `parts(ofTitle:)` reads it back, so that
     /// distilling a distilled corpus keeps its compounds as they are.
-    public static func title(_ rank: Int, parts: Int) -> String { "corpus: compound \(rank) of \(parts) scripts" }
+    package static func title(_ rank: Int, parts: Int) -> String { "corpus: compound \(rank) of \(parts) scripts" }
 
     /// The number of scripts in a compound titled by `title(_:parts:)`, or nil for another title.
-    public static func parts(ofTitle title: String) -> Int? {
+    package static func parts(ofTitle title: String) -> Int? {
         let words = title.split(separator: " ")
         guard words.count == 6, title.hasPrefix("corpus: compound "), words[3] == "of", words[5] == "scripts" else { return nil }
         return Int(words[4])
     }
 
     /// How many compounds `simkit corpus distill` builds by default.
-    public static let defaultCount = 4
+    package static let defaultCount = 4
     /// The most scripts in one compound.
-    public static let maxParts = 12
+    package static let maxParts = 12
     /// The most devices in one compound (genuine and clones): a compound runs often.
-    public static let maxDevices: UInt64 = 48
+    package static let maxDevices: UInt64 = 48
     /// How many candidate scripts are tried to grow a compound by one before it is done.
-    public static let triesPerStep = 16
+    package static let triesPerStep = 16
 
     /// Builds up to `count` compounds. `measure` runs scripts (side by side if it likes)
     /// and gives, for each, its features and edges, or nil when it does not compile, breaks
@@ -128,7 +128,7 @@ public enum CorpusCompounder {
     /// `batch` scripts are handed to `measure` at a time (its jobs), the first acceptable
     /// in rank order taken, so the result is the same for any `batch`.
     /// `reached`: the edges of compounds already made (a distilled corpus distilled again).
-    public static func build(_ parts: [Part], count: Int = defaultCount, batch: Int = 1, reached start: FeatureMap = FeatureMap(),
+    package static func build(_ parts: [Part], count: Int = defaultCount, batch: Int = 1, reached start: FeatureMap = FeatureMap(),
                              measure: ([ScenarioFile]) -> [(features: FeatureMap, edges: FeatureMap)?]) -> [Compound] {
         var reached = start   // edges of the compounds built so far
         var used = Array(repeating: false, count: parts.count)   // in the compound being built

@@ -20,11 +20,11 @@ import SimKit
 ///
 /// It reads only the trace, so it works for any SDK or server core, and it never changes
 /// the run: the trace is the same with it or without it.
-public struct GuidanceObserver: TraceObserver {
+package struct GuidanceObserver: TraceObserver {
     /// The features reached, one bit each.
-    public private(set) var features = FeatureMap()
+    package private(set) var features = FeatureMap()
     /// The edge features reached (each is in `features` too).
-    public private(set) var edges = FeatureMap()
+    package private(set) var edges = FeatureMap()
     var state: [UInt8] = []
     var lastCheckOkAt: [SimTime] = []
     var appDisabled: [Bool] = []
@@ -42,9 +42,9 @@ public struct GuidanceObserver: TraceObserver {
     /// A boundary is an edge within this distance of it.
     static let edgeReach = Int64(Ms.minute)
 
-    public init() {}
+    package init() {}
 
-    public mutating func begin(_ facts: WorldFacts) {
+    package mutating func begin(_ facts: WorldFacts) {
         let n = facts.deviceApp.count
         state = Array(repeating: SDKState.unconfigured.rawValue, count: n)
         lastCheckOkAt = Array(repeating: .max, count: n)
@@ -77,7 +77,7 @@ public struct GuidanceObserver: TraceObserver {
         return m
     }
 
-    public mutating func observe(_ r: TraceRecord) {
+    package mutating func observe(_ r: TraceRecord) {
         let d = Int(r.device)
         let inWorld = d < state.count
         let s = inWorld ? UInt32(state[d]) : 7
@@ -181,10 +181,10 @@ public struct GuidanceObserver: TraceObserver {
 }
 
 /// A set of features as 2¹⁶ bits: what a run reached, or the union of a corpus's runs.
-public struct FeatureMap: Sendable, Equatable {
-    public static let bits = 1 << 16
+@usableFromInline package struct FeatureMap: Sendable, Equatable {
+    package static let bits = 1 << 16
     var words = [UInt64](repeating: 0, count: FeatureMap.bits / 64)
-    public init() {}
+    @usableFromInline package init() {}
 
     /// Sets the bit of the tuple (tag, a, b, c).
     mutating func insert(_ tag: UInt32, _ a: UInt32 = 0, _ b: UInt32 = 0, _ c: UInt32 = 0) {
@@ -200,20 +200,20 @@ public struct FeatureMap: Sendable, Equatable {
     }
 
     /// Sets the bit of a "sometimes" situation reached.
-    public mutating func insertSituation(_ index: Int) { insert(11, UInt32(index)) }
+    package mutating func insertSituation(_ index: Int) { insert(11, UInt32(index)) }
 
     /// How many features are set.
-    public var count: Int { words.reduce(0) { $0 + $1.nonzeroBitCount } }
+    package var count: Int { words.reduce(0) { $0 + $1.nonzeroBitCount } }
 
     /// How many of `other`'s features are not in this map.
-    public func newFeatures(in other: FeatureMap) -> Int {
+    package func newFeatures(in other: FeatureMap) -> Int {
         var n = 0
         for i in words.indices { n += (other.words[i] & ~words[i]).nonzeroBitCount }
         return n
     }
 
     /// Adds `other`'s features.
-    public mutating func formUnion(_ other: FeatureMap) {
+    package mutating func formUnion(_ other: FeatureMap) {
         for i in words.indices { words[i] |= other.words[i] }
     }
 }

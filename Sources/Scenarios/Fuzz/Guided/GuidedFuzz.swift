@@ -15,34 +15,34 @@ import Invariants
 /// seeds are dealt to `lanes` fixed lanes (seed mod lanes); a lane runs its seeds in order
 /// and learns only from its own earlier seeds, so a seed's scenario is a function of the
 /// starting corpus and the seeds before it in its lane. Jobs and shards take whole lanes.
-public enum GuidedFuzz {
+package enum GuidedFuzz {
     /// The number of lanes: seeds `k`, `k + lanes`, `k + 2·lanes`, … share a corpus. Fixed,
     /// so results do not depend on `--jobs` or `--shard` (at most this many shards).
-    public static let lanes: UInt64 = 16
+    package static let lanes: UInt64 = 16
     /// One seed in this many is generated fresh even when the corpus has scripts.
-    public static let freshOneIn: UInt64 = 4
+    package static let freshOneIn: UInt64 = 4
     /// The most scripts a lane adds to its corpus (a bound on memory and on mutation's reach).
-    public static let laneCorpusLimit = 512
+    package static let laneCorpusLimit = 512
 
     /// The lane of `seed`.
-    public static func lane(of seed: UInt64) -> UInt64 { seed % lanes }
+    package static func lane(of seed: UInt64) -> UInt64 { seed % lanes }
 
     /// One seed's outcome: its result, the scenario it ran, the violations, and whether the
     /// scenario joined the corpus.
-    public struct Outcome {
-        public var result: SeedResult
-        public var scenario: ScenarioFile
-        public var violations: [Violation]
+    package struct Outcome {
+        package var result: SeedResult
+        package var scenario: ScenarioFile
+        package var violations: [Violation]
         /// The scenario reached a feature its lane had not: it joined the lane's corpus.
-        public var novel: Bool
+        package var novel: Bool
         /// The scenario was made by mutating a corpus script (false: generated fresh).
-        public var mutated: Bool
+        package var mutated: Bool
         /// The scenario is a starting-corpus script replayed as it is (see `Lane.replays`).
-        public var replayed: Bool = false
+        package var replayed: Bool = false
     }
 
     /// Where a seed's scenario came from.
-    public enum Origin: Equatable, Sendable {
+    package enum Origin: Equatable, Sendable {
         /// `ScenarioGenerator.generate(seed:)`: `simkit replay SEED` rebuilds it.
         case fresh
         /// A mutation of a corpus script.
@@ -53,40 +53,40 @@ public enum GuidedFuzz {
 
     /// One lane's walk through its seeds (in increasing order): the corpus it learns, and
     /// the union of the features its runs reached.
-    public struct Lane {
-        public let options: GeneratorOptions
-        public let cores: SDKCores
-        public private(set) var corpus: [ScenarioFile]
+    package struct Lane {
+        package let options: GeneratorOptions
+        package let cores: SDKCores
+        package private(set) var corpus: [ScenarioFile]
         /// Scripts this lane added (for `--corpus DIR`), in the order found.
-        public private(set) var added: [ScenarioFile] = []
-        public private(set) var seen = FeatureMap()
+        package private(set) var added: [ScenarioFile] = []
+        package private(set) var seen = FeatureMap()
         /// The starting corpus, in order: seed `firstSeed + i` runs `replays[i]` unmutated
         /// (if that seed is in this lane), before any mutation can have learned anything.
-        public let replays: [ScenarioFile]
+        package let replays: [ScenarioFile]
         /// The first seed of the campaign's whole range (`--from`), not of this lane or shard,
         /// so that a script replays at the same seed under any `--jobs` and `--shard`.
-        public let firstSeed: UInt64
+        package let firstSeed: UInt64
 
-        public init(start: [ScenarioFile], options: GeneratorOptions, cores: SDKCores = SDKCores(), firstSeed: UInt64 = 0) {
+        package init(start: [ScenarioFile], options: GeneratorOptions, cores: SDKCores = SDKCores(), firstSeed: UInt64 = 0) {
             self.options = options; self.cores = cores; self.firstSeed = firstSeed
             corpus = start.map { var s = $0; s.sdk = options.sdk; s.server = options.server; return s }
             replays = corpus
         }
 
         /// The index of the starting-corpus script that `seed` replays, if any.
-        public func replayIndex(of seed: UInt64) -> Int? {
+        package func replayIndex(of seed: UInt64) -> Int? {
             guard seed >= firstSeed, seed - firstSeed < UInt64(replays.count) else { return nil }
             return Int(seed - firstSeed)
         }
 
         /// The scenario seed `seed` runs, given the corpus so far.
-        public func scenario(for seed: UInt64) -> (ScenarioFile, mutated: Bool) {
+        package func scenario(for seed: UInt64) -> (ScenarioFile, mutated: Bool) {
             let (scenario, origin) = scenarioAndOrigin(for: seed)
             return (scenario, origin == .mutated)
         }
 
         /// The scenario seed `seed` runs, given the corpus so far, and where it came from.
-        public func scenarioAndOrigin(for seed: UInt64) -> (ScenarioFile, Origin) {
+        package func scenarioAndOrigin(for seed: UInt64) -> (ScenarioFile, Origin) {
             if let i = replayIndex(of: seed) { return (replays[i], .replayed(index: i)) }
             var r = SimRandom(seed: seed).fork(0x6775_6964_6564)   // "guided"
             let fresh = ScenarioGenerator.generate(seed: seed, options: options)
@@ -107,7 +107,7 @@ public enum GuidedFuzz {
         }
 
         /// Runs `seed` and learns from it.
-        public mutating func run(seed: UInt64) -> Outcome {
+        package mutating func run(seed: UInt64) -> Outcome {
             let (scenario, origin) = scenarioAndOrigin(for: seed)
             let mutated = origin == .mutated, replayed = origin != .fresh && !mutated
             var (result, violations, features) = GuidedFuzz.check(scenario, seed: seed, options: options, cores: cores)
@@ -129,13 +129,13 @@ public enum GuidedFuzz {
     }
 
     /// Whether `scenario` printed is a file the parser accepts with no error, and compiles.
-    public static func isValidFile(_ scenario: ScenarioFile, cores: SDKCores) -> Bool {
+    package static func isValidFile(_ scenario: ScenarioFile, cores: SDKCores) -> Bool {
         printedAndParsed(scenario, cores: cores) != nil
     }
 
     /// `scenario` printed and parsed back, if that is a file the parser accepts with no
     /// error and it compiles: what a corpus file written from it will run.
-    public static func printedAndParsed(_ scenario: ScenarioFile, cores: SDKCores) -> ScenarioFile? {
+    package static func printedAndParsed(_ scenario: ScenarioFile, cores: SDKCores) -> ScenarioFile? {
         let parsed = ScenarioParser.parse(ScenarioPrinter.print(scenario), file: "guided.scenario",
                                           context: ScenarioRunner.standardContext(cores: cores))
         guard let back = parsed.scenario, !parsed.hasErrors, (try? ScenarioCompiler.compile(back)) != nil else { return nil }
@@ -144,14 +144,14 @@ public enum GuidedFuzz {
 
     /// Runs `scenario` with every invariant checked and the guidance observer beside the
     /// checkers: its result, violations and features.
-    public static func check(_ scenario: ScenarioFile, seed: UInt64, options: GeneratorOptions,
+    package static func check(_ scenario: ScenarioFile, seed: UInt64, options: GeneratorOptions,
                              cores: SDKCores) -> (SeedResult, [Violation], FeatureMap) {
         let (result, violations, features, _) = measure(scenario, seed: seed, options: options, cores: cores)
         return (result, violations, features)
     }
 
     /// `check`, and the edge features apart (`GuidanceObserver.edges`, for `CorpusCompounder`).
-    public static func measure(_ scenario: ScenarioFile, seed: UInt64, options: GeneratorOptions,
+    package static func measure(_ scenario: ScenarioFile, seed: UInt64, options: GeneratorOptions,
                                cores: SDKCores) -> (SeedResult, [Violation], FeatureMap, edges: FeatureMap) {
         do {
             let (checker, guidance, fingerprint, events, stop, failure) = try run(scenario, cores: cores)
