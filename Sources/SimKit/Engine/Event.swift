@@ -2,7 +2,7 @@
 ///
 /// `target` names who handles it (a device index, or `Event.world` for the world's own
 /// schedule); `kind`, `arg`, `sub` and `aux` are interpreted by the handler (the last two
-/// fit in what would otherwise be padding). `seq` is the insertion
+/// fit in what would otherwise be padding); the world's are a `WorldEvent`, packed. `seq` is the insertion
 /// order, set by the queue, which breaks ties so equal times run first-in first-out.
 @usableFromInline package struct Event: Sendable, Equatable {
     @usableFromInline package var time: SimTime

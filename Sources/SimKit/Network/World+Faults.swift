@@ -13,32 +13,12 @@
 }
 
 /// Which fault window a `serverFaultEnds` event ends. Packed into the event's `arg` only
-/// at the queue: the world's one event kind for all of them keeps its hot switch short.
-@usableFromInline enum FaultEnd: Equatable {
+/// at the queue (`WorldEvent`): the world's one event kind for all of them keeps its hot
+/// switch short.
+@usableFromInline enum FaultEnd: Sendable, Equatable {
     case errors, down, timeouts, lost
     /// Device `d`'s window of slow answers (`SlowAnswers`).
     case slowResponses(DeviceIndex)
-
-    /// The event `arg`: 0–3 for the server-wide windows, 4 + the device for slow answers.
-    @inlinable var arg: UInt32 {
-        switch self {
-        case .errors: 0
-        case .down: 1
-        case .timeouts: 2
-        case .lost: 3
-        case .slowResponses(let d): 4 + UInt32(d)
-        }
-    }
-
-    @inlinable init(arg: UInt32) {
-        switch arg {
-        case 0: self = .errors
-        case 1: self = .down
-        case 2: self = .timeouts
-        case 3: self = .lost
-        default: self = .slowResponses(DeviceIndex(arg - 4))
-        }
-    }
 
     /// The largest device a slow-answers window can name.
     @usableFromInline static let maxSlowDevice = Event.world - 5
@@ -58,29 +38,29 @@ extension SimWorld {
                 if world._devices[i].offlineUntil < until {
                     world._devices[i].offlineUntil = until
                     world.trace(d, .fault(.offline(until: until)))
-                    world.schedule(Event(time: until, target: d, kind: EventKind.offlineEnds))
+                    world.schedule(.offlineEnds(device: d), at: until)
                 }
             }
         case .serverErrors(let rate, let status, let forMs):
             faults.errorRateBp = rate
             faults.errorsUntil = max(faults.errorsUntil, now.saturatingAdd(forMs))
             trace(Event.world, .fault(.serverErrors(rateBp: rate, status: status, until: faults.errorsUntil)))
-            schedule(Event(time: faults.errorsUntil, target: Event.world, kind: EventKind.serverFaultEnds, arg: FaultEnd.errors.arg))
+            schedule(.serverFaultEnds(.errors), at: faults.errorsUntil)
         case .serverDown(let forMs):
             faults.downUntil = max(faults.downUntil, now.saturatingAdd(forMs))
             trace(Event.world, .fault(.serverDown(until: faults.downUntil)))
-            schedule(Event(time: faults.downUntil, target: Event.world, kind: EventKind.serverFaultEnds, arg: FaultEnd.down.arg))
+            schedule(.serverFaultEnds(.down), at: faults.downUntil)
         case .timeouts(let rate, let forMs):
             faults.timeoutRateBp = rate
             faults.timeoutsUntil = max(faults.timeoutsUntil, now.saturatingAdd(forMs))
             trace(Event.world, .fault(.timeouts(rateBp: rate, until: faults.timeoutsUntil)))
-            schedule(Event(time: faults.timeoutsUntil, target: Event.world, kind: EventKind.serverFaultEnds, arg: FaultEnd.timeouts.arg))
+            schedule(.serverFaultEnds(.timeouts), at: faults.timeoutsUntil)
         case .lostResponses(let rate, let forMs):
             faults.lostRateBp = rate
             faults.lostUntil = max(faults.lostUntil, now.saturatingAdd(forMs))
             trace(Event.world, .fault(.lostResponses(rateBp: rate, until: faults.lostUntil)))
             faults.answersFaultedUntil = max(faults.answersFaultedUntil, faults.lostUntil)
-            schedule(Event(time: faults.lostUntil, target: Event.world, kind: EventKind.serverFaultEnds, arg: FaultEnd.lost.arg))
+            schedule(.serverFaultEnds(.lost), at: faults.lostUntil)
         case .slowResponses(let selection, let byMs, let forMs):
             let until = now.saturatingAdd(forMs)
             forEachSelected(selection, statement: index, firing: firing) { world, d in

@@ -18,7 +18,7 @@ extension SimWorld {
             if now >= dev.offlineUntil { _ = draw(d); _ = draw(d) }
             slot.reply = ServerReply(.offline)
             let s = requests.add(slot)
-            schedule(Event(time: now, target: d, kind: EventKind.responseArrives, arg: s))
+            schedule(.responseArrives(device: d, slot: s), at: now)
             return
         }
         var r = draw(d)
@@ -26,7 +26,7 @@ extension SimWorld {
         // The draw is made either way; a pinned request's fate replaces the window's choice.
         if now < faults.timeoutsUntil, r.chance(UInt64(faults.timeoutRateBp), outOf: 10_000) { slot.late = slot.fate == 0 }
         let s = requests.add(slot)
-        schedule(Event(time: now.saturatingAdd(roundTrip / 2), target: d, kind: EventKind.requestArrives, arg: s))
+        schedule(.requestArrives(device: d, slot: s), at: now.saturatingAdd(roundTrip / 2))
     }
 
     /// The request reaches the server: an outage or an injected 5xx answers without
@@ -55,7 +55,7 @@ extension SimWorld {
             }
             if let delay = slowDelay(of: d) { return answerSlowed(slot: s, by: delay, r) }
         }
-        schedule(Event(time: answerTime(slot, &r), target: d, kind: EventKind.responseArrives, arg: s))
+        schedule(.responseArrives(device: d, slot: s), at: answerTime(slot, &r))
     }
 
     /// `requestArrives` for a request with a pinned fate (`RequestFate`): the same draws;
@@ -80,7 +80,7 @@ extension SimWorld {
         case .afterTimeout?: at = max(now, slot.sentAt.saturatingAdd(timeout).saturatingAdd(1))
         default: break
         }
-        schedule(Event(time: at, target: d, kind: EventKind.responseArrives, arg: s))
+        schedule(.responseArrives(device: d, slot: s), at: at)
     }
 
     /// When the answer to `slot`, judged now, reaches its device: half the link's range
@@ -109,8 +109,7 @@ extension SimWorld {
     mutating func answerSlowed(slot s: UInt32, by delay: SimTime, _ r: KeyedRandom) {
         var r = r
         let slot = requests[s]
-        schedule(Event(time: answerTime(slot, &r).saturatingAdd(delay), target: slot.request.device,
-                       kind: EventKind.responseArrives, arg: s))
+        schedule(.responseArrives(device: slot.request.device, slot: s), at: answerTime(slot, &r).saturatingAdd(delay))
     }
 
     /// The round-trip range of `d`'s link: its group's (SPEC §1.4, per-device links), or the

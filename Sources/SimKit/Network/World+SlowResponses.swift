@@ -31,7 +31,7 @@ extension SimWorld {
         slowAnswers.byMs[i] = byMs
         if slowAnswers.until[i] < until {
             slowAnswers.until[i] = until
-            schedule(Event(time: until, target: d, kind: EventKind.serverFaultEnds, arg: FaultEnd.slowResponses(d).arg))
+            schedule(.serverFaultEnds(.slowResponses(d)), at: until)
         }
         trace(d, .fault(.slowResponses(byMs: byMs, until: slowAnswers.until[i])))
         faults.answersFaultedUntil = max(faults.answersFaultedUntil, slowAnswers.until[i])

@@ -102,7 +102,7 @@ extension SimWorld {
         }
         // What `fireDueStatements` does after the statements of a moment have fired.
         if let next = statementsDue.min {
-            schedule(Event(time: next >> Self.statementBits, target: Event.world, kind: EventKind.statement))
+            schedule(.statement, at: next >> Self.statementBits)
         }
         return true
     }

@@ -55,11 +55,10 @@ extension SimWorld {
         case .setTimer(let kind, let at, let arg):
             let when = max(at, now)
             if kind == .requestTimeout {
-                schedule(Event(time: when, target: d, kind: EventKind.timer, arg: arg, sub: kind.rawValue, aux: _devices[i].processEpoch))
+                schedule(.timer(kind, device: d, arg: arg, stamp: _devices[i].processEpoch), at: when)
             } else {
                 let generation = bumpTimer(kind, device: i)
-                schedule(Event(time: when, target: d, kind: EventKind.timer, arg: arg, sub: kind.rawValue,
-                                 aux: _devices[i].processEpoch &+ generation &* 0x100))
+                schedule(.timer(kind, device: d, arg: arg, stamp: _devices[i].processEpoch &+ generation &* 0x100), at: when)
             }
         case .cancelTimer(let kind):
             if kind != .requestTimeout { _ = bumpTimer(kind, device: i) }
@@ -114,26 +113,26 @@ extension SimWorld {
 
     /// A timer fires, unless its process died, it was set again or cancelled since, or the
     /// SDK says it would ignore it (`SDKCore.ignoresTimer`).
-    /// `aux` carries the process epoch, plus the timer's generation times 256.
-    @inlinable mutating func timerFires(_ e: Event) {
-        let d = e.target, i = Int(d)
-        guard let kind = TimerKind(rawValue: e.sub), _devices[i].hasProcess else { return }
+    /// `stamp` is the process epoch, plus the timer's generation times 256.
+    @inlinable mutating func timerFires(_ kind: TimerKind, device d: DeviceIndex, arg: UInt32, stamp: UInt16) {
+        let i = Int(d)
+        guard _devices[i].hasProcess else { return }
         let expected = kind == .requestTimeout
             ? _devices[i].processEpoch
             : _devices[i].processEpoch &+ Self.generation(kind, in: _devices[i].timerGeneration) &* 0x100
-        guard e.aux == expected else { return }
-        if _sdks[i].ignoresTimer(kind, arg: e.arg) {
-            assert(handlesTimerWithoutEffects(d, kind, arg: e.arg), "the SDK said it ignores a \(kind) timer but handling it has effects")
+        guard stamp == expected else { return }
+        if _sdks[i].ignoresTimer(kind, arg: arg) {
+            assert(handlesTimerWithoutEffects(d, kind, arg: arg), "the SDK said it ignores a \(kind) timer but handling it has effects")
             return
         }
         if kind == .requestTimeout {
-            guard let timeout = RequestTimeout(arg: e.arg) else { return }
+            guard let timeout = RequestTimeout(arg: arg) else { return }
             trace(d, .delivered(id: timeout.id, kind: timeout.kind, answer: .timedOut, viaTimer: true, sentAt: 0,
                                 servedAt: ServerReply.none, stoppedSince: ServerReply.none))
         } else {
-            trace(d, .timerFired(kind, arg: e.arg))
+            trace(d, .timerFired(kind, arg: arg))
         }
-        stepInline(d, .timer(kind, arg: e.arg))
+        stepInline(d, .timer(kind, arg: arg))
     }
 
     // The busiest `trace` sites, each a function of its own. `trace` is inlined where the

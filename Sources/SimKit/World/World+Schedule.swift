@@ -8,7 +8,7 @@ extension SimWorld {
             fireStatement(Int(key & (1 << bits - 1)))
         }
         if let next = statementsDue.min {
-            schedule(Event(time: next >> bits, target: Event.world, kind: EventKind.statement))
+            schedule(.statement, at: next >> bits)
         }
     }
 
@@ -54,7 +54,10 @@ extension SimWorld {
                 entries[n] = r.int(in: 0...jitterMs) << 32 | UInt64(d)
                 n += 1
             }
-            if !queue.pushRun(at: now, kind: EventKind.personAction, arg: UInt32(index), entries: entries, count: n,
+            // The run's events differ only in their device (`target`): its kind and `arg` are
+            // those of any one of them, packed.
+            let packed = WorldEvent.personAction(device: 0, statement: UInt32(index)).packed(time: now)
+            if !queue.pushRun(at: now, kind: packed.kind, arg: packed.arg, entries: entries, count: n,
                               maxOffset: jitterMs) {
                 for v in UnsafeBufferPointer(start: entries, count: n) {
                     schedulePersonAction(statement: index, device: DeviceIndex(truncatingIfNeeded: v), after: v >> 32)
@@ -76,7 +79,7 @@ extension SimWorld {
 
     /// Queues statement `index`'s person action for device `d`, `delayMs` from now.
     @inlinable mutating func schedulePersonAction(statement index: Int, device d: DeviceIndex, after delayMs: SimTime) {
-        schedule(Event(time: now.saturatingAdd(delayMs), target: d, kind: EventKind.personAction, arg: UInt32(index)))
+        schedule(.personAction(device: d, statement: UInt32(index)), at: now.saturatingAdd(delayMs))
     }
 
     /// A jittered person action reaches its device.

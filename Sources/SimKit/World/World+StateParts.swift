@@ -28,8 +28,8 @@ extension World {
         var pending: [Any] = []
         for e in pendingEvents() {
             let base: [UInt64] = [e.time, UInt64(e.target), UInt64(e.kind), UInt64(e.sub), UInt64(e.aux)]
-            if e.kind == EventKind.requestArrives || e.kind == EventKind.responseArrives {
-                pending.append((base, requests[e.arg]))
+            if let slot = WorldEvent.requestSlot(of: e) {
+                pending.append((base, requests[slot]))
             } else {
                 pending.append((base, e.arg))
             }

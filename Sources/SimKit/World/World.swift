@@ -191,7 +191,7 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
             statementsDue.push(s.firstAtMs << Self.statementBits | UInt64(i))
         }
         if let first = statementsDue.min {
-            schedule(Event(time: first >> Self.statementBits, target: Event.world, kind: EventKind.statement))
+            schedule(.statement, at: first >> Self.statementBits)
         }
     }
 
@@ -249,27 +249,26 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
         observer.finish(at: now)
     }
 
-    /// Queues `e`; when the queue's bound refuses it, the run stops (a runaway schedule is
+    /// Queues `e`, due at `time`; when the queue's bound refuses it, the run stops (a runaway schedule is
     /// reported, never silently thinned).
     @inline(__always)
-    @inlinable mutating func schedule(_ e: Event) {
-        if !queue.pushUnique(e) { queueFull = true; haltLoop = true }
+    @inlinable mutating func schedule(_ e: WorldEvent, at time: SimTime) {
+        if !queue.pushUnique(e.packed(time: time)) { queueFull = true; haltLoop = true }
     }
 
     /// Hands one event to its target.
     @inline(__always)
     @inlinable mutating func handle(_ e: Event) {
-        switch e.kind {
-        case EventKind.statement:
+        switch WorldEvent(e) {
+        case .statement:
             fireDueStatements()
             if haltAfterLastStatement, statementsDue.isEmpty { haltLoop = true }
-        case EventKind.personAction: personActionFromStatement(device: e.target, statement: Int(e.arg))
-        case EventKind.requestArrives: requestArrives(slot: e.arg)
-        case EventKind.responseArrives: responseArrives(slot: e.arg)
-        case EventKind.timer: timerFires(e)
-        case EventKind.offlineEnds: offlineEnds(device: e.target)
-        case EventKind.serverFaultEnds: faultEnds(FaultEnd(arg: e.arg))
-        default: preconditionFailure("unknown event kind \(e.kind)")
+        case .personAction(let d, let index): personActionFromStatement(device: d, statement: Int(index))
+        case .requestArrives(_, let slot): requestArrives(slot: slot)
+        case .responseArrives(_, let slot): responseArrives(slot: slot)
+        case .timer(let kind, let d, let arg, let stamp): timerFires(kind, device: d, arg: arg, stamp: stamp)
+        case .offlineEnds(let d): offlineEnds(device: d)
+        case .serverFaultEnds(let end): faultEnds(end)
         }
     }
 
@@ -316,8 +315,8 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
         let d = e.target
         guard d != Event.world else { return }
         prefetch(device: d)
-        if e.kind == EventKind.requestArrives || e.kind == EventKind.responseArrives {
-            if let slot = requests.address(of: e.arg) {
+        if let s = WorldEvent.requestSlot(of: e) {
+            if let slot = requests.address(of: s) {
                 Prefetch.bytes(slot, count: MemoryLayout<RequestPool.Slot>.size)
             }
             server.prefetch(device: d)
@@ -378,18 +377,6 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
         _devices[Int(device)].draws &+= 1
         return KeyedRandom(key: drawKey ^ (UInt64(device) << 32 | UInt64(n)))
     }
-}
-
-/// The kinds of events in the queue.
-@usableFromInline enum EventKind {
-    @usableFromInline static let statement: UInt8 = 1
-    @usableFromInline static let personAction: UInt8 = 2
-    @usableFromInline static let requestArrives: UInt8 = 3
-    @usableFromInline static let responseArrives: UInt8 = 4
-    @usableFromInline static let timer: UInt8 = 5
-    @usableFromInline static let offlineEnds: UInt8 = 6
-    /// A fault window ends; its `arg` says which (`FaultEnd`).
-    @usableFromInline static let serverFaultEnds: UInt8 = 7
 }
 
 /// Fork keys of the world's random streams: one per component, never reused.
