@@ -1,6 +1,7 @@
 import ServerWire
 import Invariants
 import SimKit
+import ScenarioLanguage
 
 /// The result of running one scenario file.
 public struct ScenarioOutcome: Sendable {

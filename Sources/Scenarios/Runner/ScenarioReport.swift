@@ -1,4 +1,5 @@
 import SimKit
+import ScenarioLanguage
 
 /// The text report of `simkit run`: a block per scenario, then a one-line summary.
 package enum ScenarioReport {

@@ -1,5 +1,6 @@
 import Invariants
 import SimKit
+import ScenarioLanguage
 
 /// What to draw and how to title it.
 package struct TimelineOptions: Sendable {

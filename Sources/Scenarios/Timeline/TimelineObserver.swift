@@ -1,4 +1,5 @@
 import SimKit
+import ScenarioLanguage
 
 /// Collects a run's timeline as the trace streams by, at the resolution of the picture:
 /// per device, its SDK state as segments, its answered requests as ticks, its offline

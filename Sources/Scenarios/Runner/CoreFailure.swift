@@ -1,5 +1,6 @@
 import SimKit
 import ServerWire
+import ScenarioLanguage
 
 /// A seed's verdict that no invariant gives, from one of its cores: a server on the wire
 /// that left the protocol (`WireFailure`: `server-protocol`, `server-unresponsive`,
@@ -41,5 +42,12 @@ public struct CoreFailure: Error, Equatable, Sendable {
     /// `of(_:_:)` for a finished world.
     package static func of<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver>(_ world: SimWorld<SDK, Server, Observer>) -> CoreFailure? {
         of(SDK.self, world.server)
+    }
+}
+
+extension WireFailure {
+    /// The failure of `server` when it is a server on the wire that left the protocol.
+    package static func of<Server: ServerCore>(_ server: Server) -> WireFailure? {
+        (server as? WireServer)?.failure
     }
 }
