@@ -1,6 +1,5 @@
 import Foundation
 import SimKit
-import Scenarios
 import ScenarioLanguage
 import ScenarioSearch
 

@@ -1,5 +1,4 @@
 import Foundation
-import Scenarios
 import ScenarioLanguage
 
 /// The scenario files named on the command line: files as given, directories walked for

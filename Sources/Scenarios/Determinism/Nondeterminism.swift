@@ -1,5 +1,4 @@
 import SimKit
-import ScenarioLanguage
 
 /// Two runs of the same seed (or scenario) that should have written the same trace and
 /// did not: where they first differ, the records that agreed before it, and what that

@@ -1,5 +1,4 @@
 import SimKit
-import ScenarioLanguage
 
 /// Two traces written as text (`TraceWriter`: `simkit replay --trace`, `simkit run
 /// --trace`) compared line by line: `simkit diff`, and the determinism guard across two

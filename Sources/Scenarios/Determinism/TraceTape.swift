@@ -1,5 +1,4 @@
 import SimKit
-import ScenarioLanguage
 
 /// Keeps the first run's trace records in memory (up to `limit`), so that a second run of
 /// the same scenario can be compared with it record by record (`TraceComparer`).

@@ -1,7 +1,5 @@
 import SimKit
 import Invariants
-import ScenarioLanguage
-import Scenarios
 
 extension Explorer {
     /// One search on the SDK core `SDK`: what it found so far, the bound on path length

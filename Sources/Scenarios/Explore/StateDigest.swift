@@ -1,7 +1,5 @@
 @_spi(Reflection) import Swift
 import Synchronization
-import ScenarioLanguage
-import Scenarios
 
 /// A 128-bit digest of a value's contents, by reflection: what `Explorer` keeps of each
 /// world state it has searched from, to prune a path that reaches one again.

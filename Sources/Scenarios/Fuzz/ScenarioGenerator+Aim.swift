@@ -1,6 +1,5 @@
 import SimKit
 import ScenarioLanguage
-import Scenarios
 
 /// Probes aimed at the true boundaries and rare situations of the rules.
 ///

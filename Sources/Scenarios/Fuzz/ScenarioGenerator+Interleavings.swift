@@ -1,6 +1,5 @@
 import SimKit
 import ScenarioLanguage
-import Scenarios
 
 /// Probes aimed at the trace: actions that land while a request is in flight.
 ///

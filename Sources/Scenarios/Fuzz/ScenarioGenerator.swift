@@ -1,6 +1,5 @@
 import SimKit
 import ScenarioLanguage
-import Scenarios
 
 /// Limits on what the generator makes; `simkit fuzz --devices/--duration` set them.
 public struct GeneratorOptions: Sendable, Equatable {

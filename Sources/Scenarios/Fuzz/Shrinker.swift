@@ -1,6 +1,5 @@
 import SimKit
 import ScenarioLanguage
-import Scenarios
 
 /// Minimises a failing scenario while it still fails the same way, as Hypothesis does:
 /// drop statements (delta debugging), fewer devices, drop unused groups, apps and

@@ -1,6 +1,5 @@
 import SimKit
 import ServerWire
-import ScenarioLanguage
 
 /// A seed's verdict that no invariant gives, from one of its cores: a server on the wire
 /// that left the protocol (`WireFailure`: `server-protocol`, `server-unresponsive`,

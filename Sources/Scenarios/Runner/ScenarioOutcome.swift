@@ -1,7 +1,6 @@
 import ServerWire
 import Invariants
 import SimKit
-import ScenarioLanguage
 
 /// The result of running one scenario file.
 public struct ScenarioOutcome: Sendable {

@@ -1,5 +1,4 @@
 import SimKit
-import ScenarioLanguage
 
 /// The text report of `simkit run`: a block per scenario, then a one-line summary.
 package enum ScenarioReport {

@@ -1,5 +1,4 @@
 import SimKit
-import ScenarioLanguage
 
 /// Trace records as one readable line each, for failure reports:
 /// `3d02h15m07.250s photos#17  delivered check #4: app_disabled`.

@@ -1,5 +1,4 @@
 import SimKit
-import ScenarioLanguage
 
 /// Streams the full trace as text, one `TraceText` line per record, to `sink` in chunks of
 /// about `chunkBytes`: a long run never holds its trace in memory. The sink does the I/O

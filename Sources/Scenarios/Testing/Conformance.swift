@@ -3,7 +3,6 @@ import Invariants
 import SimKit
 import ScenarioLanguage
 import Scenarios
-import ScenarioSearch
 
 extension SimKitTest {
     /// SimKit's own scenario files, found from where this source file was compiled: the

@@ -1,6 +1,5 @@
 import Invariants
 import SimKit
-import ScenarioLanguage
 
 /// What to draw and how to title it.
 package struct TimelineOptions: Sendable {

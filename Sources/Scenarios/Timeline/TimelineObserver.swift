@@ -1,5 +1,4 @@
 import SimKit
-import ScenarioLanguage
 
 /// Collects a run's timeline as the trace streams by, at the resolution of the picture:
 /// per device, its SDK state as segments, its answered requests as ticks, its offline

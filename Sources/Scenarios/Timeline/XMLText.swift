@@ -1,5 +1,3 @@
-import ScenarioLanguage
-
 /// Text made safe for XML 1.0 content and double-quoted attributes: the timeline page and
 /// the JUnit report share it.
 @usableFromInline package enum XMLText {

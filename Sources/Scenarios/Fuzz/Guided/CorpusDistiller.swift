@@ -1,6 +1,3 @@
-import ScenarioLanguage
-import Scenarios
-
 /// Makes a large guided corpus small and ordered (`simkit corpus distill`): greedy set cover
 /// over the features each script reaches (`GuidanceObserver`'s, with the "sometimes"
 /// situations): first the script reaching the most features, then each time the one adding

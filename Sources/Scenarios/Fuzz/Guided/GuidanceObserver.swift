@@ -1,6 +1,4 @@
 import SimKit
-import ScenarioLanguage
-import Scenarios
 
 /// What one run reached, for coverage-guided fuzzing: a set of features, each a small tuple
 /// hashed into a 2¹⁶-bit map (as AFL's edge map): a device's (state, input), (state →
