@@ -14,7 +14,10 @@ let package = Package(
     products: [
         .library(name: "SimKit", targets: ["SimKit"]),
         .library(name: "Invariants", targets: ["Invariants"]),
-        .library(name: "Scenarios", targets: ["Scenarios"]),
+        /// The scenario modules, one product: the language (`ScenarioLanguage`), the runner and
+        /// what a run produces (`Scenarios`), the search tools (`ScenarioSearch`) and the
+        /// Swift Testing API (`SimKitTesting`, `SimKitTest`).
+        .library(name: "Scenarios", targets: ["ScenarioLanguage", "Scenarios", "ScenarioSearch", "SimKitTesting"]),
         .library(name: "ServerWire", targets: ["ServerWire"]),
         /// The command line as a library: `SimKitCommand.main(sdks: ["mine": MySDK.self])`
         /// in a package's own executable gives every `simkit` command for its SDK core.
@@ -32,10 +35,23 @@ let package = Package(
         /// A server in any language, as a `ServerCore`: the wire protocol of
         /// docs/server-protocol.md over a child process's stdin/stdout or HTTP.
         .target(name: "ServerWire", dependencies: ["SimKit"]),
-        .target(name: "Scenarios", dependencies: ["SimKit", "Invariants", "ServerWire"]),
-        .target(name: "SimKitCommand", dependencies: ["SimKit", "Invariants", "Scenarios", "ServerWire"]),
+        /// The scenario modules keep the one folder, Sources/Scenarios, each target its subfolders.
+        /// The language: lexer, parser, AST, validator, printer, diagnostics.
+        .target(name: "ScenarioLanguage", dependencies: ["SimKit", "ServerWire"], path: "Sources/Scenarios/Language"),
+        /// The runner and what a run produces: the compiler and runner, core registries,
+        /// failure stories, the HTML timeline, the determinism guard.
+        .target(name: "Scenarios", dependencies: ["SimKit", "Invariants", "ServerWire", "ScenarioLanguage"],
+                exclude: ["Language", "Fuzz", "Explore", "Testing"]),
+        /// The search tools: the generator, fuzzer (plain and guided), shrinker, hostile
+        /// inputs, and the exhaustive explorer.
+        .target(name: "ScenarioSearch", dependencies: ["SimKit", "Invariants", "ServerWire", "ScenarioLanguage", "Scenarios"],
+                path: "Sources/Scenarios", exclude: ["Language", "Runner", "Story", "Timeline", "Determinism", "Testing", "Scenarios.swift"]),
+        /// The Swift Testing API: `SimKitTest` (seeds, scenario files, conformance).
+        .target(name: "SimKitTesting", dependencies: ["SimKit", "Invariants", "ScenarioLanguage", "Scenarios", "ScenarioSearch"],
+                path: "Sources/Scenarios/Testing"),
+        .target(name: "SimKitCommand", dependencies: ["SimKit", "Invariants", "ScenarioLanguage", "Scenarios", "ScenarioSearch", "SimKitTesting", "ServerWire"]),
         .executableTarget(name: "simkit", dependencies: ["SimKitCommand"]),
-        .target(name: "SimKitAsync", dependencies: ["SimKit", "Scenarios", "SimKitCommand"]),
+        .target(name: "SimKitAsync", dependencies: ["SimKit", "ScenarioLanguage", "Scenarios", "SimKitTesting", "SimKitCommand"]),
         /// The canary: installs the executors and runs a little of everything async
         /// (SimKitAsyncTests runs it as a child process; it fails loudly when the SPI changes).
         .executableTarget(name: "simkit-async-canary", dependencies: ["SimKitAsync", "SimKit"], path: "Tests/AsyncCanary"),
@@ -44,7 +60,7 @@ let package = Package(
         .testTarget(name: "SimKitTests", dependencies: ["SimKit", "SimKitTestSupport"]),
         .testTarget(name: "InvariantsTests", dependencies: ["SimKit", "Invariants", "SimKitTestSupport"]),
         .testTarget(name: "SimKitAsyncTests", dependencies: ["SimKitAsync", "simkit-async-canary", "SimKitTestSupport"]),
-        .testTarget(name: "ScenariosTests", dependencies: ["SimKit", "Invariants", "Scenarios", "SimKitCommand", "simkit", "ServerWire", "SimKitTestSupport"]),
+        .testTarget(name: "ScenariosTests", dependencies: ["SimKit", "Invariants", "ScenarioLanguage", "Scenarios", "ScenarioSearch", "SimKitTesting", "SimKitCommand", "simkit", "ServerWire", "SimKitTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

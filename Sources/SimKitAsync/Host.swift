@@ -2,6 +2,7 @@ import Foundation
 import SimKit
 import SimKitCommand
 import Scenarios
+import SimKitTesting
 
 /// Every `simkit` command for async SDK cores, from a team's own executable:
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import Scenarios
+import ScenarioSearch
 import ServerWire
 import SimKit
 

@@ -2,7 +2,9 @@ import Foundation
 import Synchronization
 import SimKit
 import Invariants
+import ScenarioLanguage
 import Scenarios
+import ScenarioSearch
 
 /// `simkit corpus distill`: makes a guided corpus folder small and ordered (`CorpusDistiller`).
 enum CorpusCommand {

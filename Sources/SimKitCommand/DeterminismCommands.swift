@@ -3,6 +3,7 @@ import Synchronization
 import SimKit
 import Invariants
 import Scenarios
+import ScenarioSearch
 
 /// Running this executable again, for the determinism guard across processes: each
 /// process seeds Swift's hashing on its own, so an order that leaks from a `Set` or a

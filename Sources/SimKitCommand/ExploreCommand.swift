@@ -1,6 +1,8 @@
 import Foundation
 import SimKit
+import ScenarioLanguage
 import Scenarios
+import ScenarioSearch
 import Invariants
 
 /// `simkit explore`: every path of a few actions on a small world, searched exhaustively
@@ -206,11 +208,11 @@ enum ExploreCommand {
 
     /// The person actions a `--persons` list names, in its order, once each; an unknown
     /// word is a usage error with the nearest known one.
-    static func personActions(_ list: String) throws -> [Scenarios.PersonAction] {
-        var persons: [Scenarios.PersonAction] = []
+    static func personActions(_ list: String) throws -> [ScenarioLanguage.PersonAction] {
+        var persons: [ScenarioLanguage.PersonAction] = []
         for word in list.split(separator: ",", omittingEmptySubsequences: false) {
-            guard let p = Scenarios.PersonAction(rawValue: String(word)) else {
-                let hint = nearest(String(word), in: Scenarios.PersonAction.allCases.map(\.rawValue)).map { "; did you mean '\($0)'?" } ?? ""
+            guard let p = ScenarioLanguage.PersonAction(rawValue: String(word)) else {
+                let hint = nearest(String(word), in: ScenarioLanguage.PersonAction.allCases.map(\.rawValue)).map { "; did you mean '\($0)'?" } ?? ""
                 throw UsageError("--persons: unknown action '\(word)'\(hint)")
             }
             if !persons.contains(p) { persons.append(p) }

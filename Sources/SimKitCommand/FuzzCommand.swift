@@ -2,7 +2,9 @@ import Foundation
 import Synchronization
 import SimKit
 import Invariants
+import ScenarioLanguage
 import Scenarios
+import ScenarioSearch
 
 /// `simkit fuzz`: property-style runs from seeded random scripts; SimKit's main job.
 enum FuzzCommand {

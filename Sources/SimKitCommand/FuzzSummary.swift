@@ -2,6 +2,7 @@ import Foundation
 import SimKit
 import Invariants
 import Scenarios
+import ScenarioSearch
 
 /// What a fuzz run was asked to do, as its JSON says it: the seed range, the shard, and
 /// every option that changes results. `simkit merge` checks that shards agree on all of it

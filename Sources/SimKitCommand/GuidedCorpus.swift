@@ -1,5 +1,6 @@
 import Foundation
 import SimKit
+import ScenarioLanguage
 import Scenarios
 
 /// The corpus of `simkit fuzz --guided --corpus DIR` on disk: one `.scenario` file per

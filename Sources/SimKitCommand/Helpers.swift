@@ -1,6 +1,8 @@
 import Foundation
 import SimKit
+import ScenarioLanguage
 import Scenarios
+import ScenarioSearch
 
 func parseDuration(_ s: String) -> UInt64? { DurationText.parse(s) }
 func formatDuration(_ ms: UInt64) -> String { DurationText.format(ms) }

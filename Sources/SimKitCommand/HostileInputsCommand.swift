@@ -1,6 +1,7 @@
 import Foundation
 import SimKit
-import Scenarios
+import ScenarioLanguage
+import ScenarioSearch
 
 /// `simkit hostile-inputs` (hidden; used by `scripts/hostile-inputs.sh`): generates
 /// hostile scenario files (`HostileInputs`) and checks each in this process: a located

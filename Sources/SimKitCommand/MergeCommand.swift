@@ -1,5 +1,5 @@
 import Foundation
-import Scenarios
+import ScenarioSearch
 
 /// `simkit merge`: one summary from the JSON results of many shards or machines, which
 /// says plainly when shards or seeds are missing.

@@ -2,7 +2,9 @@ import Foundation
 import Synchronization
 import SimKit
 import Invariants
+import ScenarioLanguage
 import Scenarios
+import ScenarioSearch
 
 /// How the seeds of a hunt are made and run. `.plain` is `simkit fuzz`'s generator, seed by
 /// seed. This is the seam for another mode (the coverage-guided one of issue 20): add a

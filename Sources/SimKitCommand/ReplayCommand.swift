@@ -1,7 +1,9 @@
 import Foundation
 import SimKit
 import Invariants
+import ScenarioLanguage
 import Scenarios
+import ScenarioSearch
 
 /// `simkit replay SEED`: the same fuzz run again, byte for byte.
 enum ReplayCommand {

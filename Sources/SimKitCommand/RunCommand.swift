@@ -1,5 +1,6 @@
 import Foundation
 import SimKit
+import ScenarioLanguage
 import Scenarios
 import Invariants
 

@@ -1,5 +1,5 @@
 import Foundation
-import Scenarios
+import ScenarioLanguage
 
 /// The scenario files named on the command line: files as given, directories walked for
 /// every `*.scenario` inside (sorted by path). Unreadable paths are bad input.

@@ -1,7 +1,9 @@
 import Foundation
 import SimKit
 import Invariants
+import ScenarioLanguage
 import Scenarios
+import ScenarioSearch
 
 /// `simkit timeline`: a self-contained HTML picture of one run.
 enum TimelineCommand {

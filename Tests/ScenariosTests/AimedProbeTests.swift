@@ -2,7 +2,9 @@ import Foundation
 import Testing
 import SimKit
 import Invariants
+@testable import ScenarioLanguage
 @testable import Scenarios
+@testable import ScenarioSearch
 @testable import SimKitCommand
 
 /// The generator's aimed probes (issue 20, item 1) and `simkit mutants`' time to bug

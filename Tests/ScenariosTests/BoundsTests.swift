@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 @testable import SimKit
-@testable import Scenarios
+@testable import ScenarioLanguage
+@testable import SimKitTesting
+@testable import ScenarioSearch
 
 /// Issue 19, part 1: every number in the language is bounded where it is checked, the
 /// engine's time sums saturate, and no input traps.

@@ -1,6 +1,7 @@
 import Testing
 import SimKit
 import Invariants
+@testable import ScenarioLanguage
 @testable import Scenarios
 
 /// D1 with D4 and D9: the last answered check, which the 24 h rule counts from, is the last

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import SimKit
 import Scenarios
+import SimKitTesting
 
 /// The conformance kit runs SimKit's own scenarios (but the mutants') and a fuzz sweep on a
 /// core, and names each rule it breaks once, with where.

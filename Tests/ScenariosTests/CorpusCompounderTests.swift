@@ -2,7 +2,9 @@ import Foundation
 import Testing
 import SimKit
 import Invariants
+@testable import ScenarioLanguage
 @testable import Scenarios
+@testable import ScenarioSearch
 
 /// Features and edges of `s` on the reference; nil when it does not compile or does not pass.
 private func measured(_ s: ScenarioFile) -> (features: FeatureMap, edges: FeatureMap)? {

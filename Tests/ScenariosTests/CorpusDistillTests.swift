@@ -3,7 +3,9 @@ import SimKitTestSupport
 import Testing
 import SimKit
 import Invariants
+@testable import ScenarioLanguage
 @testable import Scenarios
+@testable import ScenarioSearch
 
 /// A feature map with the features numbered `ids` (tag 99, so none is a real observer's).
 private func features(_ ids: [UInt32]) -> FeatureMap {

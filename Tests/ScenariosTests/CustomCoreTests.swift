@@ -2,7 +2,10 @@ import Foundation
 import Testing
 import SimKit
 import Invariants
+import ScenarioLanguage
 import Scenarios
+import ScenarioSearch
+import SimKitTesting
 import SimKitCommand
 
 /// A user's core with a bug of its own: it treats a 5xx as a lock error (the flaw of the

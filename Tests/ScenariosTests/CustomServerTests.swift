@@ -3,7 +3,9 @@ import SimKitTestSupport
 import Testing
 import SimKit
 import Invariants
+import ScenarioLanguage
 import Scenarios
+import SimKitTesting
 import SimKitCommand
 
 /// A backend team's server core that keeps every rule: it hands every call to the

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import SimKit
 import Scenarios
+import ScenarioSearch
 
 /// The determinism guard from the command line: `replay --twice`, `fuzz
 /// --check-determinism --processes`, `run --check-determinism --trace`, and `diff`.

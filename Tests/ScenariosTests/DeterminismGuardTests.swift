@@ -3,7 +3,9 @@ import SimKitTestSupport
 import Testing
 import SimKit
 import Invariants
+import ScenarioLanguage
 import Scenarios
+import SimKitTesting
 
 // Three SDK cores that leak something other than their input and state into their
 // effects, the way users' cores do: each wraps the reference core and, when its leak says

@@ -1,6 +1,8 @@
 import Foundation
 import Invariants
+import ScenarioLanguage
 import Scenarios
+import ScenarioSearch
 import SimKit
 import Testing
 

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Scenarios
+import ScenarioSearch
 @testable import SimKitCommand
 
 /// A fuzz campaign with a seed whose run stopped early (a bound, not a failure) is not a

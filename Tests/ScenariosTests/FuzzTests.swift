@@ -6,7 +6,9 @@ import SimKitTestSupport
 import Testing
 import SimKit
 import Invariants
+@testable import ScenarioLanguage
 @testable import Scenarios
+@testable import ScenarioSearch
 
 /// The results array of a `simkit fuzz --json` file, without timings.
 private func results(_ path: String) throws -> [[String: String]] {

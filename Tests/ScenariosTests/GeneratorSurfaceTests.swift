@@ -1,7 +1,9 @@
 import Testing
 import SimKit
 import Invariants
+@testable import ScenarioLanguage
 @testable import Scenarios
+@testable import ScenarioSearch
 
 /// The statement forms of the scenario language (SPEC §4), as the generator must produce
 /// them: every declaration, schedule, action, selector and app or account target. A form

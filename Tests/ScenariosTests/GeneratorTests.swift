@@ -1,6 +1,7 @@
 import Testing
 import SimKit
-@testable import Scenarios
+@testable import ScenarioLanguage
+@testable import ScenarioSearch
 
 @Suite("Scenario generator")
 struct GeneratorTests {

@@ -1,5 +1,6 @@
 import Testing
 import SimKit
+@testable import ScenarioLanguage
 @testable import Scenarios
 
 /// Per-device links (SPEC §1.4): `devices N app A [as NAME] latency LO..HI` gives a group

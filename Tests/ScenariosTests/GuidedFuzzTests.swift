@@ -3,7 +3,9 @@ import SimKitTestSupport
 import Testing
 import SimKit
 import Invariants
+@testable import ScenarioLanguage
 @testable import Scenarios
+@testable import ScenarioSearch
 
 /// The fingerprint of every seed in a `simkit fuzz --json` file, by seed.
 private func fingerprints(_ path: String) throws -> [UInt64: String] {

@@ -1,7 +1,9 @@
 import Testing
 import SimKit
 import Invariants
+@testable import ScenarioLanguage
 @testable import Scenarios
+@testable import ScenarioSearch
 
 /// The generator's interleaving probes (issue 38): each builds its situation (the
 /// "sometimes" point it names is reached), the bug that hides there is caught, and the

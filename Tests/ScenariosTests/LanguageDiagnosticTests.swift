@@ -1,5 +1,6 @@
 import Testing
 import SimKit
+@testable import ScenarioLanguage
 @testable import Scenarios
 
 /// The exact text of the main diagnostics: location, message, source line, caret, hint.

@@ -1,5 +1,5 @@
 import SimKit
-@testable import Scenarios
+@testable import ScenarioLanguage
 
 /// Makes random scenarios that the validator accepts, from a seed (`SimRandom`).
 struct LanguageASTGenerator {

@@ -1,6 +1,6 @@
 import Testing
 import SimKit
-@testable import Scenarios
+@testable import ScenarioLanguage
 
 /// Random and mutated inputs never crash or hang the parser: each parses, or gets at
 /// least one located error (line ≥ 1, column ≥ 1).

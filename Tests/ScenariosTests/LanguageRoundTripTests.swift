@@ -1,6 +1,6 @@
 import Testing
 import SimKit
-@testable import Scenarios
+@testable import ScenarioLanguage
 
 /// `parse(print(ast)) == ast` and stable printing, over thousands of random valid scenarios.
 @Suite("Language: print and parse round trip")

@@ -1,6 +1,6 @@
 import Testing
 import SimKit
-@testable import Scenarios
+@testable import ScenarioLanguage
 
 @Suite("Language: the SPEC §4 example")
 struct LanguageSpecExampleTests {

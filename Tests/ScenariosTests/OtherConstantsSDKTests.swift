@@ -3,6 +3,7 @@ import Testing
 import SimKit
 import Invariants
 import Scenarios
+import ScenarioSearch
 
 /// An SDK core that keeps every promise with other constants than the reference's: a
 /// window of 6 awaited request ids (not 32), retries from 5 s up to 1 h (not 30 s up to

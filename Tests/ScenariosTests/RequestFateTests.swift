@@ -1,5 +1,6 @@
 import Foundation
 import Invariants
+import ScenarioLanguage
 import Scenarios
 import SimKit
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Invariants
+import ScenarioLanguage
 import Scenarios
 import SimKit
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Invariants
+import ScenarioLanguage
 import Scenarios
 
 /// The package's root: the nearest folder above this file that holds `Package.swift`.

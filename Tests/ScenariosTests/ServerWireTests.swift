@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 import SimKit
+import ScenarioLanguage
 import Scenarios
+import ScenarioSearch
+import SimKitTesting
 import ServerWire
 import SimKitTestSupport
 

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import Invariants
-import Scenarios
+import SimKitTesting
 import SimKit
 
 /// The Swift Testing API as a user's package would use it.

@@ -1,5 +1,7 @@
 import Invariants
+@testable import ScenarioLanguage
 @testable import Scenarios
+@testable import ScenarioSearch
 import SimKit
 import Testing
 

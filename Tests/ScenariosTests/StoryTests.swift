@@ -1,6 +1,7 @@
 import Testing
 import Invariants
 import Scenarios
+import SimKitTesting
 import SimKit
 
 @Suite("FailureStory: a violation in a few sentences")

@@ -4,7 +4,9 @@ import FoundationXML
 #endif
 import Testing
 import Invariants
+@testable import ScenarioLanguage
 @testable import Scenarios
+@testable import ScenarioSearch
 import SimKit
 
 /// Counts elements and checks well-formedness with Foundation's XML parser.

@@ -1,6 +1,7 @@
 import Testing
 import SimKit
 @testable import Scenarios
+@testable import ScenarioSearch
 
 /// Collects the chunks a `TraceWriter` flushes (a class so the sink closure can append).
 private final class Chunks { var all: [String] = [] }

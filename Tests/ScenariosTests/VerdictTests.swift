@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 @testable import SimKit
+import ScenarioLanguage
 import Scenarios
+import SimKitTesting
 
 /// Issue 19, part 2: PASS only for a run that reached its end with every expectation
 /// judged; a run that stopped early is INCOMPLETE with its true reason.

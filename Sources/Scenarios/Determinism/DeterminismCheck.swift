@@ -1,5 +1,6 @@
 import SimKit
 import Invariants
+import ScenarioLanguage
 
 /// The determinism guard: runs a scenario a second time and compares the two traces
 /// record by record. SimKit's own code is kept deterministic by a lint and by tests; a

@@ -1,5 +1,7 @@
 import Invariants
 import SimKit
+import ScenarioLanguage
+import Scenarios
 
 /// What `Explorer` searches: the world, the alphabet of actions, the moments they may
 /// happen at, and the bounds. Every path it tries is a scenario of this world.
@@ -21,9 +23,9 @@ package struct ExploreOptions: Sendable {
     /// The most scenario runs (one per path tried); more stops the search, incomplete.
     package var maxRuns: UInt64 = 50_000_000
     /// The person's actions, for each device.
-    package var persons: [PersonAction] = [.launch, .open, .close, .background, .query, .reset]
+    package var persons: [ScenarioLanguage.PersonAction] = [.launch, .open, .close, .background, .query, .reset]
     /// The person's actions tried at a boundary (see `boundaries`).
-    package var boundaryPersons: [PersonAction] = [.launch, .open, .background]
+    package var boundaryPersons: [ScenarioLanguage.PersonAction] = [.launch, .open, .background]
     /// Dashboard and Rollup actions: disable, enable, rotate (stop-old now, keep-old 30d),
     /// Rollup revoke and restore; and each device's update to a build with the current key.
     package var dashboard = true
@@ -440,7 +442,7 @@ package struct Explorer {
         let board = options.dashboard ? options.dashboardKinds : []
         if board.contains(.update) { for d in devices { out.append(.update(d, key: nil)) } }
         if options.extras.contains(.otherApp) { for d in devices { out.append(.update(d, key: Explorer.otherKey)) } }
-        if options.extras.contains(.clone) { for p in [PersonAction.launch, .open, .query] { out.append(.person(p, Explorer.clone)) } }
+        if options.extras.contains(.clone) { for p in [ScenarioLanguage.PersonAction.launch, .open, .query] { out.append(.person(p, Explorer.clone)) } }
         if options.extras.contains(.pending) {
             out.append(.rollupApp(.approve, app: Explorer.app))
             out.append(.rollupApp(.reject, app: Explorer.app))

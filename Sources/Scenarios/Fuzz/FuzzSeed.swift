@@ -1,6 +1,8 @@
 import SimKit
 import Invariants
 import ServerWire
+import ScenarioLanguage
+import Scenarios
 
 /// The verdict of one fuzz seed: what broke, the run's fingerprint, and its coverage.
 public struct SeedResult: Sendable, Codable, Equatable {
@@ -44,25 +46,9 @@ public struct SeedResult: Sendable, Codable, Equatable {
     public var coreFlags: String { "--sdk \(sdk)" + (server.map { " --server " + ServerCores.shellQuoted($0) } ?? "") }
 }
 
-/// Running scenarios for the fuzzer: one seed, or one scenario, with every invariant checked.
-package enum Fuzz {
-    /// The name used in results and commands: `reference`, `mutant:NAME` or `custom:NAME`.
-    package static func sdkName(_ sdk: SDKChoice) -> String {
-        switch sdk {
-        case .reference: "reference"
-        case .mutant(let n): "mutant:\(n)"
-        case .custom(let n): "custom:\(n)"
-        }
-    }
-
-    /// Parses `reference` or `mutant:NAME`; nil when it names no known SDK (custom cores:
-    /// `SDKCores.parse`, which knows their names).
-    package static func parseSDK(_ text: String) -> SDKChoice? {
-        if text == "reference" { return .reference }
-        if text.hasPrefix("mutant:"), Mutants.named(String(text.dropFirst(7))) != nil { return .mutant(String(text.dropFirst(7))) }
-        return nil
-    }
-
+/// Running scenarios for the fuzzer: one seed, or one scenario, with every invariant checked
+/// (the namespace and the core names the runner needs too are in Runner/Fuzz.swift).
+extension Fuzz {
     /// Runs `scenario` with every invariant checked (expectations are not judged).
     package static func check(_ scenario: ScenarioFile, ringDepth: Int = 12) throws(CompileError) -> World<ReferenceSDK, InvariantChecker> {
         try check(scenario, sdk: ReferenceSDK.self, ringDepth: ringDepth)
@@ -99,12 +85,6 @@ package enum Fuzz {
     static func checkedRun<SDK: SDKCore, Server: ServerCore>(_ scenario: ScenarioFile, _ sdk: SDK.Type, _ server: Server.Type,
                                                             ringDepth: Int) throws(CompileError) -> CheckedRun {
         CheckedRun(try check(scenario, sdk: sdk, server: server, ringDepth: ringDepth))
-    }
-
-    /// The server's name in results: nil for the reference, `custom:NAME` otherwise.
-    package static func serverName(_ server: ServerChoice) -> String? {
-        if case .reference = server { return nil }
-        return ServerCores.name(server)
     }
 
     /// Generates and runs one seed on the core `options.sdk` names (a custom one from `cores`).
@@ -204,13 +184,6 @@ package struct CheckedRun {
         eventsHandled = world.eventsHandled
         stop = world.stop
         facts = world.facts
-    }
-}
-
-extension WireFailure {
-    /// The failure of `server` when it is a server on the wire that left the protocol.
-    package static func of<Server: ServerCore>(_ server: Server) -> WireFailure? {
-        (server as? WireServer)?.failure
     }
 }
 

@@ -1,4 +1,6 @@
 import SimKit
+import ScenarioLanguage
+import Scenarios
 
 /// Grammar-aware hostile scenario files: every statement form of the language, with each
 /// numeric field set to 0, 1, its bound − 1, its bound, its bound + 1 or `UInt64.max`.

@@ -1,4 +1,5 @@
 import SimKit
+import ScenarioLanguage
 
 /// Probes aimed at the true boundaries and rare situations of the rules.
 ///
@@ -216,7 +217,7 @@ extension ScenarioGenerator {
     /// A rotation of the main app with `policy`, after every rotation already written (so
     /// each `stop-old-key` still names a previous key), with `room` left before the end.
     /// Nobody updates: the installs keep the old key. Returns its time, or nil.
-    mutating func aimRotation(room: SimTime, _ policy: OldKeyPolicy) -> SimTime? {
+    mutating func aimRotation(room: SimTime, _ policy: ScenarioLanguage.OldKeyPolicy) -> SimTime? {
         let earliest = (lastRotationAt ?? 0) + Ms.hour
         guard durationMs > earliest + room + Ms.hour else { return nil }
         let t = earliest + aimStream.below(durationMs - earliest - room - Ms.hour)

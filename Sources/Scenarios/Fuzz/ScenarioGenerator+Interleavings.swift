@@ -1,4 +1,5 @@
 import SimKit
+import ScenarioLanguage
 
 /// Probes aimed at the trace: actions that land while a request is in flight.
 ///
@@ -161,7 +162,7 @@ extension ScenarioGenerator {
         // call's answer is the first verdict the device hears.
         at(heard - Ms.second, .person(.close, who))
         at(heard - Ms.second, .person(.open, who))
-        let call: PersonAction = [.query, .profile][Int(weaveStream.below(2))]
+        let call: ScenarioLanguage.PersonAction = [.query, .profile][Int(weaveStream.below(2))]
         at(heard + 1, .person(call, who))
         at(heard + Ms.minute, .person(call == .query ? .profile : .query, who))
         at(heard + Ms.hour, .person(.open, .all))
@@ -232,7 +233,7 @@ extension ScenarioGenerator {
     /// made, as the trace of the script so far shows them.
     mutating func actionInFlight() {
         guard let t = weaveTime(room: Ms.hour) else { return }
-        let pokes: [PersonAction] = [.launch, .open, .query, .profile, .background]
+        let pokes: [ScenarioLanguage.PersonAction] = [.launch, .open, .query, .profile, .background]
         let poke = pokes[Int(weaveStream.below(UInt64(pokes.count)))]
         if poke == .open { at(t, .person(.close, .all)) }
         at(t, .person(poke, .all))
@@ -367,7 +368,7 @@ extension ScenarioGenerator {
         // The state the device is in when the race starts, and the actions that may race.
         var race = t0 + Ms.hour + weaveStream.below(Ms.hour)
         var actions: [Action]
-        var requests: [PersonAction] = [.open, .launch]
+        var requests: [ScenarioLanguage.PersonAction] = [.open, .launch]
         switch weaveStream.below(4) {
         case 0:   // unlocked
             actions = [.disable(app: "vault"), .rollupApp(.revoke, app: "vault"), .rollupAccount(.revoke, account: "initech"),

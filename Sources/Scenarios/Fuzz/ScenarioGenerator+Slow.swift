@@ -1,4 +1,5 @@
 import SimKit
+import ScenarioLanguage
 
 /// Slow answers (`slow-responses`): one seed in eight gets a window in which the
 /// server's answers to some devices come back late, and a verdict race across it, so an

@@ -1,4 +1,5 @@
 import SimKit
+import ScenarioLanguage
 
 /// Limits on what the generator makes; `simkit fuzz --devices/--duration` set them.
 public struct GeneratorOptions: Sendable, Equatable {
@@ -153,7 +154,7 @@ public struct ScenarioGenerator {
             every([6 * Ms.hour, Ms.day, 3 * Ms.day][Int(r.below(3))], .addPhotos(1 + r.below(500), .share(share(), of: "photos")))
         }
         if has(.calls) {
-            let call: PersonAction = [.query, .profile, .search][Int(r.below(3))]
+            let call: ScenarioLanguage.PersonAction = [.query, .profile, .search][Int(r.below(3))]
             every([Ms.hour, 6 * Ms.hour, Ms.day][Int(r.below(3))], jitter: Ms.hour, .person(call, .share(share(), of: "photos")))
         }
     }
@@ -407,7 +408,7 @@ public struct ScenarioGenerator {
         let newKey = "rk_live_p\(keys.count)"
         let old = keys.last!
         keys.append(newKey)
-        let policy: OldKeyPolicy = r.chance(1, outOf: 4) ? .stopNow : .keep([Ms.hour, Ms.day, 7 * Ms.day, 30 * Ms.day][Int(r.below(4))])
+        let policy: ScenarioLanguage.OldKeyPolicy = r.chance(1, outOf: 4) ? .stopNow : .keep([Ms.hour, Ms.day, 7 * Ms.day, 30 * Ms.day][Int(r.below(4))])
         at(t, .rotate(app: "photos", key: newKey, old: policy))
         if has(.update) || r.chance(1, outOf: 2) { at(t + r.below(2 * Ms.day) + 1, .update(.share(share(), of: "photos"), key: nil)) }
         if case .keep(let grace) = policy {
@@ -422,7 +423,7 @@ public struct ScenarioGenerator {
 
     /// Something that makes every device talk to the server at `t`: a launch or an open.
     mutating func poke(_ t: SimTime) {
-        let action: PersonAction = [.launch, .open, .query][Int(r.below(3))]
+        let action: ScenarioLanguage.PersonAction = [.launch, .open, .query][Int(r.below(3))]
         if action == .open { at(t, .person(.close, .all)) }
         at(t, .person(action, .all))
     }

@@ -1,4 +1,5 @@
 import SimKit
+import ScenarioLanguage
 
 /// Minimises a failing scenario while it still fails the same way, as Hypothesis does:
 /// drop statements (delta debugging), fewer devices, drop unused groups, apps and
@@ -271,17 +272,6 @@ package struct Shrinker {
         candidate.network = NetworkDecl()
         return accept(candidate, into: &best)
     }
-}
-
-/// The size of a scenario as the fuzzer reports it.
-extension ScenarioFile {
-    /// Declarations and timed statements (header lines not counted).
-    public var statementCount: Int {
-        accounts.count + apps.count + groups.count + timeline.count + expectedViolations.count + pins.count
-            + (network == NetworkDecl() ? 0 : 1)
-    }
-    /// Devices in all groups, clones included.
-    package var deviceCount: UInt64 { groups.reduce(0) { $0 + $1.count } }
 }
 
 extension Action {

@@ -1,4 +1,6 @@
 import SimKit
+import ScenarioLanguage
+import Scenarios
 
 /// The requests of a run as windows in time: when each left its device, when the server
 /// judged it, and when its answer came back. The generator reads them from a run of the

@@ -441,3 +441,14 @@ package enum Quantifier: Equatable, Sendable {
         }
     }
 }
+
+/// The size of a scenario as the fuzzer reports it.
+extension ScenarioFile {
+    /// Declarations and timed statements (header lines not counted).
+    public var statementCount: Int {
+        accounts.count + apps.count + groups.count + timeline.count + expectedViolations.count + pins.count
+            + (network == NetworkDecl() ? 0 : 1)
+    }
+    /// Devices in all groups, clones included.
+    package var deviceCount: UInt64 { groups.reduce(0) { $0 + $1.count } }
+}

@@ -1,4 +1,5 @@
 import SimKit
+import ScenarioLanguage
 
 /// The verdict on one timed expectation.
 public struct ExpectationResult: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import SimKit
+import ScenarioLanguage
 
 /// The scenario's names and their ids, built while compiling: accounts, apps and groups
 /// in file order, keys interned in order of first appearance.
@@ -89,7 +90,7 @@ struct NameTable {
 
     static func rate(_ s: Share) -> UInt16 { UInt16(min(s.basisPoints, 10_000)) }
 
-    static func person(_ p: PersonAction) -> SimKit.PersonAction {
+    static func person(_ p: ScenarioLanguage.PersonAction) -> SimKit.PersonAction {
         switch p {
         case .launch: .launch
         case .open: .open

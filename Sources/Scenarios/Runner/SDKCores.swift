@@ -1,4 +1,5 @@
 import SimKit
+import ScenarioLanguage
 
 /// The SDK cores a tool knows by name, besides the reference and its mutants: a core
 /// registered as `mine` runs for `sdk custom mine` in a scenario and `--sdk custom:mine`

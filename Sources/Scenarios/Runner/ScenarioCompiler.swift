@@ -1,5 +1,6 @@
 import Invariants
 import SimKit
+import ScenarioLanguage
 
 /// A scenario turned into what the engine runs: the world, and what must hold during it.
 public struct CompiledScenario: Sendable {

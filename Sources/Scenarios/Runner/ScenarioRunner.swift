@@ -1,6 +1,7 @@
 import Invariants
 import ServerWire
 import SimKit
+import ScenarioLanguage
 
 /// Runs scenario files: parse, validate, compile, run the reference SDK (or a mutant, or
 /// a registered custom core: `sdk custom NAME`) with every invariant checked and the timed expectations judged, then give a verdict.

@@ -2,6 +2,7 @@ import Foundation
 import Invariants
 import ServerWire
 import SimKit
+import ScenarioLanguage
 
 /// The server cores a tool knows by name, besides the reference `ServerModel`: a core
 /// registered as `backend` judges the requests of a scenario that says `server custom

@@ -1,5 +1,6 @@
 import Invariants
 import SimKit
+import ScenarioLanguage
 
 /// A violation told as a short story before the raw events: what the device did, what
 /// the server answered, what the SDK did, and which rule that breaks, in 2–5 sentences.

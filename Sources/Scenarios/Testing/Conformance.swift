@@ -1,6 +1,8 @@
 import Foundation
 import Invariants
 import SimKit
+import ScenarioLanguage
+import Scenarios
 
 extension SimKitTest {
     /// SimKit's own scenario files, found from where this source file was compiled: the

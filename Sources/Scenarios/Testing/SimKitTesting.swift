@@ -1,6 +1,9 @@
 import Foundation
 import Invariants
 import SimKit
+import ScenarioLanguage
+import Scenarios
+import ScenarioSearch
 
 /// Running SimKit from a test: one fuzz seed or one scenario file, with its verdict, its
 /// violations told as stories, and a reproducer. Works from Swift Testing or XCTest in any

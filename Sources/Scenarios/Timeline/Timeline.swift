@@ -1,5 +1,6 @@
 import Invariants
 import SimKit
+import ScenarioLanguage
 
 /// Runs a scenario with every invariant checked and draws its timeline, in one pass:
 /// the checker and the timeline observe the same stream, and no trace is kept.

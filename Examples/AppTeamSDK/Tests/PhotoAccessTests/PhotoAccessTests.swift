@@ -2,6 +2,8 @@ import Testing
 import SimKit
 import Invariants
 import Scenarios
+import ScenarioSearch
+import SimKitTesting
 import PhotoAccess
 @testable import PhotoAccessSimKit
 

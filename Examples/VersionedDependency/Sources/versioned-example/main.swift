@@ -5,8 +5,8 @@
 // so a test can compare the two; exits 1 if an invariant broke.
 import Foundation
 import Invariants
-import Scenarios
 import SimKit
+import SimKitTesting
 
 let setup = StandardWorkload.setup(seed: 1, devices: 50, days: 3)
 var world = World<ReferenceSDK, InvariantChecker>(setup: setup, observer: InvariantChecker())

@@ -1,4 +1,5 @@
 import SimKit
+import ScenarioLanguage
 
 /// Puts scripts side by side in one scenario (`simkit corpus distill`'s compounds): the
 /// second script's accounts, apps, device groups and keys are renamed apart (a suffix

@@ -1,6 +1,8 @@
 import ServerWire
 import SimKit
 import Invariants
+import ScenarioLanguage
+import Scenarios
 
 /// Coverage-guided fuzzing (`simkit fuzz --guided`): a seed's scenario is either generated
 /// fresh or made by mutating (`ScenarioMutator`) a script of the corpus, the scripts that

@@ -1,4 +1,5 @@
 import SimKit
+import ScenarioLanguage
 
 /// Changes a scenario a little, for coverage-guided fuzzing: moves a statement onto a
 /// boundary counted from another (24 h, 29 and 30 days, a key's grace deadline, ± 1 ms,

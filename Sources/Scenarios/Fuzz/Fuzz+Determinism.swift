@@ -1,6 +1,8 @@
 import SimKit
 import Invariants
 import ServerWire
+import ScenarioLanguage
+import Scenarios
 
 extension Fuzz {
     /// Generates and runs one seed on the SDK core `sdk` (a mutant's flaws, if `options`

@@ -43,3 +43,10 @@ public struct CoreFailure: Error, Equatable, Sendable {
         of(SDK.self, world.server)
     }
 }
+
+extension WireFailure {
+    /// The failure of `server` when it is a server on the wire that left the protocol.
+    package static func of<Server: ServerCore>(_ server: Server) -> WireFailure? {
+        (server as? WireServer)?.failure
+    }
+}
