@@ -31,10 +31,20 @@ extension ServerModel {
 
     // MARK: Requests (S2, S6, S8)
 
-    /// S8: a reset is not judged by the key. `resetJudgesKey`: it is, by S2.
+    /// S8: a reset is not judged by the key (`reset`). `resetJudgesKey`: it is judged by
+    /// S2 as any request; a record already gone answers 200, and only a served reset
+    /// deletes its record.
     @usableFromInline @inline(__always)
-    func mutantResetSkipsJudging(_ rule: Bool) -> Bool {
-        rule && !mutation.flaws.contains(.resetJudgesKey)
+    mutating func mutantReset(_ request: Request, now: SimTime) -> ServerReply {
+        guard mutation.flaws.contains(.resetJudgesKey) else { return reset(request, now: now) }
+        var reply = judge(request, now: now)
+        if reply.answer == .deviceUnknown {
+            reply = ServerReply(.ok, servedAt: now)
+        } else if reply.answer == .ok, mutantResetDeletesRecord(true) {
+            devices[Int(request.credential.device)].isLive = false
+        }
+        noteJudged(request, &reply, now: now)
+        return reply
     }
 
     /// S1: every key is judged afresh. `cachesKeyChecks`: a verdict is reused for 5 minutes.
@@ -146,5 +156,18 @@ extension ServerModel {
         for a in apps.indices where apps[a].account == account && apps[a].review == .revoked {
             apps[a].review = apps[a].reviewBeforeRevocation
         }
+    }
+}
+
+extension AccessHistory {
+    /// The `stoppedSinceFromFirstStop` flaw: the earliest stop ever of the key or its app,
+    /// breaks or no breaks.
+    func earliestStop(key k: Int, app: Int?, now: SimTime) -> SimTime {
+        var t = min(now, keyStoppedAt[k])
+        if let a = app {
+            t = min(t, appRefusedSince[a])
+            if let first = appRefusals[a].first { t = min(t, first.from) }
+        }
+        return t
     }
 }

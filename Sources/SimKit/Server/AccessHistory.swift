@@ -168,15 +168,4 @@
         guard let t = latest, t >= from else { return nil }
         return t
     }
-
-    /// The `stoppedSinceFromFirstStop` flaw: the earliest stop ever of the key or its app,
-    /// breaks or no breaks.
-    func earliestStop(key k: Int, app: Int?, now: SimTime) -> SimTime {
-        var t = min(now, keyStoppedAt[k])
-        if let a = app {
-            t = min(t, appRefusedSince[a])
-            if let first = appRefusals[a].first { t = min(t, first.from) }
-        }
-        return t
-    }
 }

@@ -36,8 +36,8 @@ extension ServerModel {
         let k = checkedKey(key)
         guard case .previous(let owner, let deadline) = keys[k], owner == app else { return false }
         keys[k] = .stopped(app)
-        // (Never earlier than a stop already noted: only the `stopNowOneMsLate` flaw notes
-        // one for a previous key.) A key still in its grace was valid until now.
+        // A key still in its grace was valid until now; one past it stopped at its
+        // deadline, or at the stop already noted if that was earlier.
         if deadline > now { history.noteKeyStopped(k, app: Int(app), now: now) }
         else { history.keyStoppedAt[k] = min(deadline, history.keyStoppedAt[k]) }
         return true

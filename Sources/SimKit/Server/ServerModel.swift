@@ -117,7 +117,7 @@ public struct ServerModel: Sendable {
         let key = Int(request.key)
         precondition(key < keys.count, "request key \(request.key) out of range (keyCount \(keys.count))")
         precondition(Int(request.device) < devices.count, "request from device \(request.device) out of range (deviceCount \(devices.count))")
-        if request.kind == .reset, mutantResetSkipsJudging(true) { return reset(request, now: now) }
+        if request.kind == .reset { return mutantReset(request, now: now) }
         var reply = judge(request, now: now)
         noteJudged(request, &reply, now: now)
         return reply
@@ -156,8 +156,7 @@ public struct ServerModel: Sendable {
         let known = !credential.isNone && d < devices.count
             && devices[d].isLive && devices[d].generation == credential.generation
         guard known else {
-            // A reset of a record that is already gone has nothing left to do (idempotent).
-            return ServerReply(request.kind == .reset ? .ok : .deviceUnknown, servedAt: now)
+            return ServerReply(.deviceUnknown, servedAt: now)
         }
         // S6: the assertion of the install that registered the credential; a copy fails it.
         if mutantRefusesAssertion(!request.assertionMatchesCredential) {
@@ -167,8 +166,7 @@ public struct ServerModel: Sendable {
         if mutantRefusesOtherApp(devices[d].owner != app) {
             return ServerReply(.appKeyMismatch, servedAt: now)
         }
-        // S2.6: served; a reset judged here (by a mutant) deletes the record (S8).
-        if request.kind == .reset, mutantResetDeletesRecord(true) { devices[d].isLive = false }
+        // S2.6: served.
         return ServerReply(.ok, servedAt: now)
     }
 
