@@ -1,0 +1,227 @@
+import Foundation
+
+/// One HTTP/1.x answer, read from the bytes received so far: sans-IO, so that every framing
+/// a service may use is tested without a socket. Interim answers (`100 Continue` and the
+/// other 1xx) are skipped; the body is framed by `Transfer-Encoding: chunked`, by
+/// `Content-Length`, or by the connection's close (RFC 9112 §6.3), and bounded.
+package struct HTTPAnswer: Equatable, Sendable {
+    /// The status line, as sent (`HTTP/1.1 200 OK`).
+    package var statusLine: String
+    package var status: Int
+    /// The header lines, as sent.
+    package var headers: [String]
+    /// The body, chunked framing removed.
+    package var body: [UInt8]
+    /// Whether the connection stays open for the next message: HTTP/1.1 unless
+    /// `Connection: close`, HTTP/1.0 only with `Connection: keep-alive`, never after a body
+    /// framed by the close.
+    package var keepAlive: Bool
+    /// The bytes of the buffer the answer took, interim answers included.
+    package var consumed: Int
+
+    /// What the bytes received so far hold.
+    package enum Read: Equatable, Sendable {
+        /// A whole answer.
+        case answer(HTTPAnswer)
+        /// Not yet a whole answer: read more.
+        case needMore
+        /// Bytes SimKit cannot read as an HTTP answer: why, and the status line and headers
+        /// when they were read.
+        case unreadable(String, head: [String])
+        /// A body (or head) longer than the bound: the bytes it announced or that were read.
+        case tooLong(Int, head: [String])
+    }
+
+    /// The longest status line and headers read: 64 KiB.
+    package static let headLimit = 64 << 10
+
+    /// Reads one answer from the start of `bytes`. `closed`: the other side closed the
+    /// connection after them (a body framed by the close ends there). `bodyLimit`: the
+    /// longest body read; a longer one is `tooLong`, and no more of it needs reading.
+    /// - Complexity: O(bytes).
+    package static func read(_ bytes: [UInt8], closed: Bool, bodyLimit: Int) -> Read {
+        var start = 0
+        // Bounded: each interim answer consumes at least its status line.
+        while true {
+            guard let (headEnd, next) = endOfHead(bytes, from: start) else {
+                if bytes.count - start > headLimit { return .tooLong(bytes.count - start, head: []) }
+                if closed, bytes.count > start {
+                    return .unreadable("the connection closed before the end of the answer's headers", head: lines(bytes[start...]))
+                }
+                return .needMore
+            }
+            let head = lines(bytes[start..<headEnd])
+            guard let statusLine = head.first, let (version, status) = parseStatusLine(statusLine) else {
+                return .unreadable("it does not begin with an HTTP/1.x status line", head: head)
+            }
+            let headers = Array(head.dropFirst())
+            if (100..<200).contains(status) {
+                guard status != 101 else { return .unreadable("it switches protocols (101), which the wire protocol never asks", head: head) }
+                start = next
+                continue
+            }
+            var fields: [(name: String, value: String)] = []
+            for h in headers {
+                guard let colon = h.firstIndex(of: ":"), colon != h.startIndex else {
+                    if h.first == " " || h.first == "\t" { continue }   // an obsolete folded line: ignored
+                    return .unreadable("a header line has no name and colon: \(h.debugDescription)", head: head)
+                }
+                fields.append((h[..<colon].lowercased(), String(h[h.index(after: colon)...]).trimmingSpaces))
+            }
+            func values(_ name: String) -> [String] {
+                fields.filter { $0.name == name }.flatMap { $0.value.split(separator: ",").map { String($0).trimmingSpaces.lowercased() } }
+            }
+            let connection = values("connection")
+            let keepAlive = version == "HTTP/1.1" ? !connection.contains("close") : connection.contains("keep-alive")
+            var answer = HTTPAnswer(statusLine: statusLine, status: status, headers: headers, body: [], keepAlive: keepAlive, consumed: next)
+            if status == 204 || status == 304 { return .answer(answer) }
+            let codings = values("transfer-encoding")
+            if let last = codings.last {
+                guard last == "chunked" else {
+                    // A coding other than chunked last: the body runs to the close (RFC 9112 §6.3).
+                    answer.keepAlive = false
+                    return untilClose(bytes, from: next, closed: closed, answer: answer, limit: bodyLimit, head: head)
+                }
+                return chunked(bytes, from: next, answer: answer, closed: closed, limit: bodyLimit, head: head)
+            }
+            let lengths = Set(values("content-length"))
+            if let text = lengths.first {
+                guard lengths.count == 1, let length = Int(text), length >= 0 else {
+                    return .unreadable("its Content-Length is not one whole number: \(fields.filter { $0.name == "content-length" }.map(\.value))", head: head)
+                }
+                if length > bodyLimit { return .tooLong(length, head: head) }
+                guard bytes.count - next >= length else {
+                    if closed {
+                        return .unreadable("the connection closed after \(bytes.count - next) of the \(length) bytes its Content-Length announced",
+                                           head: head)
+                    }
+                    return .needMore
+                }
+                answer.body = Array(bytes[next..<next + length])
+                answer.consumed = next + length
+                return .answer(answer)
+            }
+            answer.keepAlive = false
+            return untilClose(bytes, from: next, closed: closed, answer: answer, limit: bodyLimit, head: head)
+        }
+    }
+
+    /// A body that runs to the connection's close (no length, not chunked).
+    static func untilClose(_ bytes: [UInt8], from start: Int, closed: Bool, answer: HTTPAnswer, limit: Int, head: [String]) -> Read {
+        if bytes.count - start > limit { return .tooLong(bytes.count - start, head: head) }
+        guard closed else { return .needMore }
+        var a = answer
+        a.body = Array(bytes[start...])
+        a.consumed = bytes.count
+        return .answer(a)
+    }
+
+    /// A chunked body: `SIZE[;ext]CRLF DATA CRLF` … `0 CRLF [trailers] CRLF`.
+    static func chunked(_ bytes: [UInt8], from start: Int, answer: HTTPAnswer, closed: Bool, limit: Int, head: [String]) -> Read {
+        var body: [UInt8] = []
+        var p = start
+        let more: Read = closed ? .unreadable("the connection closed in the middle of its chunked body", head: head) : .needMore
+        // Bounded: every chunk consumes at least its size line.
+        while true {
+            guard let lf = bytes[p...].firstIndex(of: 0x0A) else { return bytes.count - p > 1024 ? .unreadable("a chunk size line is longer than 1 KiB", head: head) : more }
+            let sizeLine = bytes[p..<lf].last == 0x0D ? bytes[p..<lf - 1] : bytes[p..<lf]
+            var sizeText = String(decoding: sizeLine, as: UTF8.self)
+            if let semicolon = sizeText.firstIndex(of: ";") { sizeText = String(sizeText[..<semicolon]) }
+            sizeText = sizeText.trimmingSpaces
+            guard !sizeText.isEmpty, sizeText.count <= 15, let size = Int(sizeText, radix: 16) else {
+                return .unreadable("a chunk size is not a hexadecimal number: \(String(decoding: sizeLine, as: UTF8.self).debugDescription)",
+                                   head: head)
+            }
+            p = lf + 1
+            if size == 0 {
+                // Trailer lines, then an empty line.
+                while true {
+                    guard let end = bytes[p...].firstIndex(of: 0x0A) else { return more }
+                    let line = bytes[p..<end]
+                    p = end + 1
+                    if line.isEmpty || line == [0x0D] { break }
+                }
+                var a = answer
+                a.body = body
+                a.consumed = p
+                return .answer(a)
+            }
+            if body.count + size > limit { return .tooLong(body.count + size, head: head) }
+            guard bytes.count - p >= size + 1 else { return more }
+            body.append(contentsOf: bytes[p..<p + size])
+            p += size
+            if bytes[p] == 0x0D {
+                guard bytes.count - p >= 2 else { return more }
+                p += 1
+            }
+            guard bytes[p] == 0x0A else { return .unreadable("a chunk of \(size) bytes is not followed by CRLF", head: head) }
+            p += 1
+        }
+    }
+
+    /// Where the status line and headers end (the index of their last line's end), and where
+    /// what follows them begins: at the first empty line (CRLF CRLF, or a bare LF LF).
+    static func endOfHead(_ bytes: [UInt8], from start: Int) -> (Int, Int)? {
+        var i = start
+        while let lf = bytes[i...].firstIndex(of: 0x0A) {
+            if lf + 1 < bytes.count, bytes[lf + 1] == 0x0A { return (lf, lf + 2) }
+            if lf + 2 < bytes.count, bytes[lf + 1] == 0x0D, bytes[lf + 2] == 0x0A { return (lf, lf + 3) }
+            if lf + 2 >= bytes.count { return nil }
+            i = lf + 1
+        }
+        return nil
+    }
+
+    /// `HTTP/1.x CODE [REASON]` as its version and code, or nil.
+    static func parseStatusLine(_ line: String) -> (String, Int)? {
+        let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count >= 2, parts[0] == "HTTP/1.1" || parts[0] == "HTTP/1.0", parts[1].count == 3, let code = Int(parts[1]) else { return nil }
+        return (String(parts[0]), code)
+    }
+
+    /// The lines of `bytes` (LF or CRLF), without their ends.
+    static func lines(_ bytes: ArraySlice<UInt8>) -> [String] {
+        bytes.split(separator: 0x0A, omittingEmptySubsequences: false).map {
+            String(decoding: $0.last == 0x0D ? $0.dropLast() : $0, as: UTF8.self)
+        }
+    }
+
+    /// The answer as a report shows it: its status line and headers, then the first bytes
+    /// of its body, so that an answer SimKit cannot use is seen for what it is (a login page,
+    /// a proxy's error, a body that is not JSON).
+    package static func evidence(head: [String], body: ArraySlice<UInt8>, bodyBytes: Int) -> [String] {
+        let shown = 300
+        var out = head.prefix(24).map { String($0.prefix(200)) }
+        if head.count > 24 { out.append("… (\(head.count - 24) more header lines)") }
+        let text = String(decoding: body.prefix(shown), as: UTF8.self)
+        let flat = text.replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
+        out.append(bodyBytes == 0 ? "(no body)" : "(body, \(bodyBytes) bytes\(bodyBytes > shown ? ", the first \(shown)" : "")) \(flat)")
+        return out
+    }
+
+    /// `evidence` of the raw bytes received: the status line and headers when they came
+    /// whole, then what followed them; or the first bytes, when nothing reads as a head.
+    package static func evidence(of bytes: [UInt8]) -> [String] {
+        if let (headEnd, next) = endOfHead(bytes, from: 0) {
+            let head = lines(bytes[..<headEnd])
+            if let first = head.first, parseStatusLine(first) != nil {
+                return evidence(head: head, body: bytes[next...], bodyBytes: bytes.count - next)
+            }
+        }
+        if bytes.isEmpty { return ["(nothing)"] }
+        let shown = 300
+        let text = String(decoding: bytes.prefix(shown), as: UTF8.self)
+            .replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
+        return ["(\(bytes.count) bytes\(bytes.count > shown ? ", the first \(shown)" : ""), no HTTP status line and headers) \(text)"]
+    }
+}
+
+extension String {
+    /// Without spaces and tabs at either end.
+    var trimmingSpaces: String {
+        var s = Substring(self)
+        while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
+        while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
+        return String(s)
+    }
+}
