@@ -5,11 +5,9 @@ import Foundation
 /// other 1xx) are skipped; the body is framed by `Transfer-Encoding: chunked`, by
 /// `Content-Length`, or by the connection's close (RFC 9112 §6.3), and bounded.
 package struct HTTPAnswer: Equatable, Sendable {
-    /// The status line, as sent (`HTTP/1.1 200 OK`).
-    package var statusLine: String
+    /// The status line and header lines as sent, without the empty line after them.
+    package var head: [UInt8]
     package var status: Int
-    /// The header lines, as sent.
-    package var headers: [String]
     /// The body, chunked framing removed.
     package var body: [UInt8]
     /// Whether the connection stays open for the next message: HTTP/1.1 unless
@@ -18,6 +16,11 @@ package struct HTTPAnswer: Equatable, Sendable {
     package var keepAlive: Bool
     /// The bytes of the buffer the answer took, interim answers included.
     package var consumed: Int
+
+    /// The status line, as sent (`HTTP/1.1 200 OK`).
+    package var statusLine: String { Self.lines(head[...]).first ?? "" }
+    /// The header lines, as sent.
+    package var headers: [String] { Array(Self.lines(head[...]).dropFirst()) }
 
     /// What the bytes received so far hold.
     package enum Read: Equatable, Sendable {
@@ -35,6 +38,19 @@ package struct HTTPAnswer: Equatable, Sendable {
     /// The longest status line and headers read: 64 KiB.
     package static let headLimit = 64 << 10
 
+    /// The headers that frame an answer, read from its head without making a string of it
+    /// (the reader runs once a message).
+    struct Framing {
+        var chunked = false
+        /// A transfer coding other than chunked last: the body runs to the close.
+        var otherCoding = false
+        var contentLength: Int?
+        /// Two Content-Length values that differ, or one that is not a whole number.
+        var badLength = false
+        var close = false
+        var keepAliveToken = false
+    }
+
     /// Reads one answer from the start of `bytes`. `closed`: the other side closed the
     /// connection after them (a body framed by the close ends there). `bodyLimit`: the
     /// longest body read; a longer one is `tooLong`, and no more of it needs reading.
@@ -50,50 +66,42 @@ package struct HTTPAnswer: Equatable, Sendable {
                 }
                 return .needMore
             }
-            let head = lines(bytes[start..<headEnd])
-            guard let statusLine = head.first, let (version, status) = parseStatusLine(statusLine) else {
-                return .unreadable("it does not begin with an HTTP/1.x status line", head: head)
+            let headBytes = bytes[start..<headEnd]
+            let firstEnd = headBytes.firstIndex(of: 0x0A) ?? headEnd
+            guard let (http11, status) = parseStatusLine(headBytes[..<firstEnd]) else {
+                return .unreadable("it does not begin with an HTTP/1.x status line", head: lines(headBytes))
             }
-            let headers = Array(head.dropFirst())
             if (100..<200).contains(status) {
-                guard status != 101 else { return .unreadable("it switches protocols (101), which the wire protocol never asks", head: head) }
+                guard status != 101 else {
+                    return .unreadable("it switches protocols (101), which the wire protocol never asks", head: lines(headBytes))
+                }
                 start = next
                 continue
             }
-            var fields: [(name: String, value: String)] = []
-            for h in headers {
-                guard let colon = h.firstIndex(of: ":"), colon != h.startIndex else {
-                    if h.first == " " || h.first == "\t" { continue }   // an obsolete folded line: ignored
-                    return .unreadable("a header line has no name and colon: \(h.debugDescription)", head: head)
-                }
-                fields.append((h[..<colon].lowercased(), String(h[h.index(after: colon)...]).trimmingSpaces))
+            var framing = Framing()
+            if let bad = readHeaders(headBytes[min(firstEnd + 1, headEnd)...], into: &framing) {
+                return .unreadable("a header line has no name and colon: \(bad.debugDescription)", head: lines(headBytes))
             }
-            func values(_ name: String) -> [String] {
-                fields.filter { $0.name == name }.flatMap { $0.value.split(separator: ",").map { String($0).trimmingSpaces.lowercased() } }
-            }
-            let connection = values("connection")
-            let keepAlive = version == "HTTP/1.1" ? !connection.contains("close") : connection.contains("keep-alive")
-            var answer = HTTPAnswer(statusLine: statusLine, status: status, headers: headers, body: [], keepAlive: keepAlive, consumed: next)
+            let keepAlive = http11 ? !framing.close : framing.keepAliveToken
+            var answer = HTTPAnswer(head: Array(headBytes), status: status, body: [], keepAlive: keepAlive, consumed: next)
             if status == 204 || status == 304 { return .answer(answer) }
-            let codings = values("transfer-encoding")
-            if let last = codings.last {
-                guard last == "chunked" else {
-                    // A coding other than chunked last: the body runs to the close (RFC 9112 §6.3).
-                    answer.keepAlive = false
-                    return untilClose(bytes, from: next, closed: closed, answer: answer, limit: bodyLimit, head: head)
-                }
-                return chunked(bytes, from: next, answer: answer, closed: closed, limit: bodyLimit, head: head)
+            if framing.chunked {
+                return chunked(bytes, from: next, answer: answer, closed: closed, limit: bodyLimit, head: headBytes)
             }
-            let lengths = Set(values("content-length"))
-            if let text = lengths.first {
-                guard lengths.count == 1, let length = Int(text), length >= 0 else {
-                    return .unreadable("its Content-Length is not one whole number: \(fields.filter { $0.name == "content-length" }.map(\.value))", head: head)
-                }
-                if length > bodyLimit { return .tooLong(length, head: head) }
+            if framing.otherCoding {
+                // A coding other than chunked last: the body runs to the close (RFC 9112 §6.3).
+                answer.keepAlive = false
+                return untilClose(bytes, from: next, closed: closed, answer: answer, limit: bodyLimit, head: headBytes)
+            }
+            if framing.badLength {
+                return .unreadable("its Content-Length is not one whole number", head: lines(headBytes))
+            }
+            if let length = framing.contentLength {
+                if length > bodyLimit { return .tooLong(length, head: lines(headBytes)) }
                 guard bytes.count - next >= length else {
                     if closed {
                         return .unreadable("the connection closed after \(bytes.count - next) of the \(length) bytes its Content-Length announced",
-                                           head: head)
+                                           head: lines(headBytes))
                     }
                     return .needMore
                 }
@@ -102,13 +110,67 @@ package struct HTTPAnswer: Equatable, Sendable {
                 return .answer(answer)
             }
             answer.keepAlive = false
-            return untilClose(bytes, from: next, closed: closed, answer: answer, limit: bodyLimit, head: head)
+            return untilClose(bytes, from: next, closed: closed, answer: answer, limit: bodyLimit, head: headBytes)
         }
     }
 
+    /// Reads the header lines that frame the body into `framing`; the first line that is
+    /// no header (no name and colon), or nil.
+    static func readHeaders(_ bytes: ArraySlice<UInt8>, into framing: inout Framing) -> String? {
+        var i = bytes.startIndex
+        while i < bytes.endIndex {
+            let end = bytes[i...].firstIndex(of: 0x0A) ?? bytes.endIndex
+            var line = bytes[i..<end]
+            if line.last == 0x0D { line = line.dropLast() }
+            i = end + 1
+            if line.isEmpty || line.first == 0x20 || line.first == 0x09 { continue }   // an obsolete folded line: ignored
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon != line.startIndex else {
+                return String(decoding: line, as: UTF8.self)
+            }
+            let name = line[..<colon]
+            let value = line[(colon + 1)...]
+            if equalsLowercased(name, "content-length") {
+                let text = trimmed(value)
+                guard !text.isEmpty, text.count <= 18, text.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                      let n = Int(String(decoding: text, as: UTF8.self)) else { framing.badLength = true; continue }
+                if let known = framing.contentLength, known != n { framing.badLength = true }
+                framing.contentLength = n
+            } else if equalsLowercased(name, "transfer-encoding") {
+                for token in value.split(separator: UInt8(ascii: ",")) {
+                    let chunked = equalsLowercased(trimmed(token), "chunked")
+                    framing.chunked = chunked
+                    framing.otherCoding = !chunked
+                }
+            } else if equalsLowercased(name, "connection") {
+                for token in value.split(separator: UInt8(ascii: ",")) {
+                    if equalsLowercased(trimmed(token), "close") { framing.close = true }
+                    if equalsLowercased(trimmed(token), "keep-alive") { framing.keepAliveToken = true }
+                }
+            }
+        }
+        return nil
+    }
+
+    /// Whether `bytes`, ASCII letters folded to lower case, are `word`.
+    static func equalsLowercased(_ bytes: ArraySlice<UInt8>, _ word: StaticString) -> Bool {
+        guard bytes.count == word.utf8CodeUnitCount else { return false }
+        return word.withUTF8Buffer { w in
+            zip(bytes, w).allSatisfy { b, c in (b >= 0x41 && b <= 0x5A ? b | 0x20 : b) == c }
+        }
+    }
+
+    /// `bytes` without spaces and tabs at either end.
+    static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        var s = bytes
+        while let f = s.first, f == 0x20 || f == 0x09 { s = s.dropFirst() }
+        while let l = s.last, l == 0x20 || l == 0x09 { s = s.dropLast() }
+        return s
+    }
+
     /// A body that runs to the connection's close (no length, not chunked).
-    static func untilClose(_ bytes: [UInt8], from start: Int, closed: Bool, answer: HTTPAnswer, limit: Int, head: [String]) -> Read {
-        if bytes.count - start > limit { return .tooLong(bytes.count - start, head: head) }
+    static func untilClose(_ bytes: [UInt8], from start: Int, closed: Bool, answer: HTTPAnswer, limit: Int,
+                           head: ArraySlice<UInt8>) -> Read {
+        if bytes.count - start > limit { return .tooLong(bytes.count - start, head: lines(head)) }
         guard closed else { return .needMore }
         var a = answer
         a.body = Array(bytes[start...])
@@ -117,9 +179,11 @@ package struct HTTPAnswer: Equatable, Sendable {
     }
 
     /// A chunked body: `SIZE[;ext]CRLF DATA CRLF` … `0 CRLF [trailers] CRLF`.
-    static func chunked(_ bytes: [UInt8], from start: Int, answer: HTTPAnswer, closed: Bool, limit: Int, head: [String]) -> Read {
+    static func chunked(_ bytes: [UInt8], from start: Int, answer: HTTPAnswer, closed: Bool, limit: Int,
+                        head headBytes: ArraySlice<UInt8>) -> Read {
         var body: [UInt8] = []
         var p = start
+        var head: [String] { lines(headBytes) }
         let more: Read = closed ? .unreadable("the connection closed in the middle of its chunked body", head: head) : .needMore
         // Bounded: every chunk consumes at least its size line.
         while true {
@@ -172,11 +236,12 @@ package struct HTTPAnswer: Equatable, Sendable {
         return nil
     }
 
-    /// `HTTP/1.x CODE [REASON]` as its version and code, or nil.
-    static func parseStatusLine(_ line: String) -> (String, Int)? {
-        let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count >= 2, parts[0] == "HTTP/1.1" || parts[0] == "HTTP/1.0", parts[1].count == 3, let code = Int(parts[1]) else { return nil }
-        return (String(parts[0]), code)
+    /// `HTTP/1.x CODE [REASON]` (a CR at its end allowed): whether it is HTTP/1.1, and the code; or nil.
+    static func parseStatusLine(_ line: ArraySlice<UInt8>) -> (Bool, Int)? {
+        let l = Array(line.last == 0x0D ? line.dropLast() : line)
+        guard l.count >= 12, Array(l[0..<7]) == Array("HTTP/1.".utf8), l[7] == 0x30 || l[7] == 0x31, l[8] == 0x20,
+              l[9...11].allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), l.count == 12 || l[12] == 0x20 else { return nil }
+        return (l[7] == 0x31, Int(l[9] - 0x30) * 100 + Int(l[10] - 0x30) * 10 + Int(l[11] - 0x30))
     }
 
     /// The lines of `bytes` (LF or CRLF), without their ends.
@@ -203,9 +268,9 @@ package struct HTTPAnswer: Equatable, Sendable {
     /// whole, then what followed them; or the first bytes, when nothing reads as a head.
     package static func evidence(of bytes: [UInt8]) -> [String] {
         if let (headEnd, next) = endOfHead(bytes, from: 0) {
-            let head = lines(bytes[..<headEnd])
-            if let first = head.first, parseStatusLine(first) != nil {
-                return evidence(head: head, body: bytes[next...], bodyBytes: bytes.count - next)
+            let firstEnd = bytes[..<headEnd].firstIndex(of: 0x0A) ?? headEnd
+            if parseStatusLine(bytes[..<firstEnd]) != nil {
+                return evidence(head: lines(bytes[..<headEnd]), body: bytes[next...], bodyBytes: bytes.count - next)
             }
         }
         if bytes.isEmpty { return ["(nothing)"] }

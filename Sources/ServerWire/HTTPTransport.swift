@@ -26,8 +26,12 @@ package final class HTTPTransport: WireTransport, @unchecked Sendable {
     var answersOnConnection = 0
     var buffer: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 65_536)
-    /// The last answer as a report shows it (`HTTPAnswer.evidence`).
+    /// The last answer as a report shows it (`HTTPAnswer.evidence`), made only when asked:
+    /// its head and the first bytes of its body, kept from each answer.
     var evidence: [String] = []
+    var lastHead: [UInt8] = []
+    var lastBodyStart: [UInt8] = []
+    var lastBodyBytes = 0
     /// Connections opened since the transport was made (for tests: a service that closes
     /// after each answer gets one a message).
     package private(set) var connections = 0
@@ -98,6 +102,7 @@ package final class HTTPTransport: WireTransport, @unchecked Sendable {
 
     package func sendLine(_ line: String, timeout: Double) -> TransportFailure? {
         evidence = []
+        lastHead = []
         // A connection that carried an answer and has something to say before it was asked
         // (its close, most often: an idle timeout) is done with: the message goes on a new one.
         if fd >= 0, answersOnConnection > 0, !buffer.isEmpty || readable() { closeSocket() }
@@ -152,7 +157,9 @@ package final class HTTPTransport: WireTransport, @unchecked Sendable {
                 case .answer(let a):
                     buffer.removeSubrange(..<a.consumed)
                     answersOnConnection += 1
-                    evidence = HTTPAnswer.evidence(head: [a.statusLine] + a.headers, body: a.body[...], bodyBytes: a.body.count)
+                    lastHead = a.head
+                    lastBodyStart = Array(a.body.prefix(400))
+                    lastBodyBytes = a.body.count
                     if !a.keepAlive || closed { closeSocket() }   // the next message opens a new connection
                     if a.status != 200 {
                         return .failure(.httpStatus(a.status, body: String(decoding: a.body.prefix(400), as: UTF8.self)))
@@ -189,7 +196,12 @@ package final class HTTPTransport: WireTransport, @unchecked Sendable {
         }
     }
 
-    package func answerEvidence() -> [String] { evidence }
+    package func answerEvidence() -> [String] {
+        if evidence.isEmpty, !lastHead.isEmpty {
+            return HTTPAnswer.evidence(head: HTTPAnswer.lines(lastHead[...]), body: lastBodyStart[...], bodyBytes: lastBodyBytes)
+        }
+        return evidence
+    }
 
     package func stderrLastError() -> [String] { [] }
 
