@@ -189,10 +189,7 @@ package struct HTTPAnswer: Equatable, Sendable {
         while true {
             guard let lf = bytes[p...].firstIndex(of: 0x0A) else { return bytes.count - p > 1024 ? .unreadable("a chunk size line is longer than 1 KiB", head: head) : more }
             let sizeLine = bytes[p..<lf].last == 0x0D ? bytes[p..<lf - 1] : bytes[p..<lf]
-            var sizeText = String(decoding: sizeLine, as: UTF8.self)
-            if let semicolon = sizeText.firstIndex(of: ";") { sizeText = String(sizeText[..<semicolon]) }
-            sizeText = sizeText.trimmingSpaces
-            guard !sizeText.isEmpty, sizeText.count <= 15, let size = Int(sizeText, radix: 16) else {
+            guard let size = chunkSize(sizeLine) else {
                 return .unreadable("a chunk size is not a hexadecimal number: \(String(decoding: sizeLine, as: UTF8.self).debugDescription)",
                                    head: head)
             }
@@ -221,6 +218,25 @@ package struct HTTPAnswer: Equatable, Sendable {
             guard bytes[p] == 0x0A else { return .unreadable("a chunk of \(size) bytes is not followed by CRLF", head: head) }
             p += 1
         }
+    }
+
+    /// A chunk size line's size (`1a`, `1A;name=value`, spaces around), or nil when it is
+    /// no hexadecimal number of at most 15 digits.
+    static func chunkSize(_ line: ArraySlice<UInt8>) -> Int? {
+        let digits = trimmed(line.prefix { $0 != UInt8(ascii: ";") })
+        guard !digits.isEmpty, digits.count <= 15 else { return nil }
+        var size = 0
+        for d in digits {
+            let v: UInt8
+            switch d {
+            case 0x30...0x39: v = d - 0x30
+            case 0x61...0x66: v = d - 0x61 + 10
+            case 0x41...0x46: v = d - 0x41 + 10
+            default: return nil
+            }
+            size = size << 4 | Int(v)
+        }
+        return size
     }
 
     /// Where the status line and headers end (the index of their last line's end), and where
@@ -278,15 +294,5 @@ package struct HTTPAnswer: Equatable, Sendable {
         let text = String(decoding: bytes.prefix(shown), as: UTF8.self)
             .replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
         return ["(\(bytes.count) bytes\(bytes.count > shown ? ", the first \(shown)" : ""), no HTTP status line and headers) \(text)"]
-    }
-}
-
-extension String {
-    /// Without spaces and tabs at either end.
-    var trimmingSpaces: String {
-        var s = Substring(self)
-        while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
-        while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
-        return String(s)
     }
 }

@@ -40,6 +40,8 @@ package final class HTTPTransport: WireTransport, @unchecked Sendable {
     package let session: String
 
     static let sessions = Mutex<UInt64>(0)
+    /// The most bytes of one answer read, framing included: twice the body bound and the head's.
+    static let rawLimit = 2 * ProcessTransport.lineLimit + HTTPAnswer.headLimit
 
     /// Parses `http://HOST:PORT[/PATH]` and connects.
     package init(url: String) throws(TransportFailure) {
@@ -190,9 +192,21 @@ package final class HTTPTransport: WireTransport, @unchecked Sendable {
                 return .failure(.timedOut(seconds: timeout, partial: String(decoding: buffer.prefix(4096), as: UTF8.self)))
             case .interrupted: return .failure(.interrupted)
             }
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, 65_536, Int32(MSG_DONTWAIT)) }
-            if n > 0 { buffer.append(contentsOf: chunk[0..<n]); continue }
-            if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) { closed = true }
+            // Reads on while each read fills the chunk, so that a stream is read whole before it
+            // is parsed again (once a pause, not once a read). Bounded by the raw bytes: a body
+            // of tiny chunks carries more framing than body.
+            var n = 0
+            repeat {
+                if buffer.count > Self.rawLimit {
+                    evidence = HTTPAnswer.evidence(of: buffer)
+                    let read = buffer.count
+                    closeSocket()
+                    return .failure(.tooLong(bytes: read))
+                }
+                n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, 65_536, Int32(MSG_DONTWAIT)) }
+                if n > 0 { buffer.append(contentsOf: chunk[0..<n]) }
+                else if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) { closed = true }
+            } while n == 65_536
         }
     }
 

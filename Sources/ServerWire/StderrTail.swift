@@ -85,3 +85,13 @@ package final class StderrTail: @unchecked Sendable {
         return nil
     }
 }
+
+extension String {
+    /// Without spaces and tabs at either end.
+    var trimmingSpaces: String {
+        var s = Substring(self)
+        while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
+        while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
+        return String(s)
+    }
+}

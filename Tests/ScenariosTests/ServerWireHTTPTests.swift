@@ -215,6 +215,21 @@ struct ServerWireHTTPTests {
         }
     }
 
+    /// A body of 200 MiB in one-byte chunks: refused at the bound, framing counted.
+    @Test("a chunked body past the bound (200 MiB in one-byte chunks) is a server-protocol verdict, read no further than the bound")
+    func hugeChunkedBody() throws {
+        let service = try WireService.python("http_framings.py", ["--huge"])
+        defer { service.stop() }
+        var options = GeneratorOptions(maxDevicesPerGroup: 5, maxDurationDays: 10)
+        options.server = .http(service.url)
+        let r = Fuzz.run(seed: 1, options: options, cores: SDKCores()).0
+        let text = r.firstViolation ?? ""
+        #expect(r.broken == ["server-protocol"] && text.contains("the body of the HTTP answer is longer than 1048576 bytes ("), "\(text)")
+        let read = text.range(of: "bytes (").flatMap { Int(text[$0.upperBound...].prefix { $0.isNumber }) }
+        let n = try #require(read, "\(text)")
+        #expect(n <= 2 * ProcessTransport.lineLimit + HTTPAnswer.headLimit + 65_536, "\(n) bytes read")
+    }
+
     /// Python's `http.server` with its defaults: HTTP/1.0, no Content-Length, the
     /// connection closed after every answer (Tests/WireFixtures/python_http_server.py).
     @Test("simkit fuzz passes on Python's http.server with its defaults (HTTP/1.0, Connection: close, no Content-Length)")

@@ -2,7 +2,7 @@
 another, keeping the S rules with the example server's `Server` (a state per
 X-SimKit-Session header):
 
-    python3 http_framings.py [FRAMING ...] [--idle-close-ms N] [--portal] [--no-batch]
+    python3 http_framings.py [FRAMING ...] [--idle-close-ms N] [--portal] [--huge] [--no-batch]
 
 FRAMING (default: all of them, in turn, message by message):
   length      HTTP/1.1, Content-Length, kept alive
@@ -14,7 +14,8 @@ FRAMING (default: all of them, in turn, message by message):
   bare-lf     HTTP/1.1 with bare LF line ends and Content-Length
 --idle-close-ms N closes a connection idle for N ms (as Node does after 5 s);
 --portal answers every request after the hello and the reset with a captive portal's
-200 login page (HTML, chunked); --no-batch announces no batches (lock step).
+200 login page (HTML, chunked); --huge answers them with 200 MiB of one-byte chunks;
+--no-batch announces no batches (lock step).
 Listens on a free port, printed on standard output.
 """
 import json
@@ -30,6 +31,7 @@ ALL = ["length", "chunked", "continue", "close", "http10", "http10close", "bare-
 args = sys.argv[1:]
 idle_ms = None
 portal = "--portal" in args
+huge = "--huge" in args
 batch = "--no-batch" not in args
 if "--idle-close-ms" in args:
     idle_ms = int(args[args.index("--idle-close-ms") + 1])
@@ -113,6 +115,15 @@ def serve(conn):
                 framing = framings[counter[0] % len(framings)]
                 counter[0] += 1
             message = json.loads(body)
+            if huge and message["op"] not in ("hello", "reset"):
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+                block = b"1\r\nx\r\n" * 65536
+                try:
+                    for _ in range(200 * 16):
+                        conn.sendall(block)
+                except OSError:
+                    pass
+                return
             if portal and message["op"] not in ("hello", "reset"):
                 page = b"<html><head><title>Hotel Wi-Fi</title></head><body>Please log in</body></html>"
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n"
