@@ -43,8 +43,8 @@ package final class HTTPTransport: WireTransport, @unchecked Sendable {
     /// The most bytes of one answer read, framing included: twice the body bound and the head's.
     static let rawLimit = 2 * ProcessTransport.lineLimit + HTTPAnswer.headLimit
 
-    /// Parses `http://HOST:PORT[/PATH]` and connects.
-    package init(url: String) throws(TransportFailure) {
+    /// Parses `http://HOST:PORT[/PATH]` and connects, waiting at most `timeout` seconds.
+    package init(url: String, timeout: Double = 20) throws(TransportFailure) {
         self.url = url
         guard let parsed = HTTPTransport.parse(url) else {
             throw .broken("'\(url)' is not http://HOST:PORT[/PATH]")
@@ -52,7 +52,7 @@ package final class HTTPTransport: WireTransport, @unchecked Sendable {
         (host, port, path) = parsed
         let n = HTTPTransport.sessions.withLock { $0 += 1; return $0 }
         session = "\(getpid())-\(n)"
-        try connectSocket()
+        try connectSocket(timeout: timeout)
     }
 
     deinit { close() }
@@ -70,7 +70,8 @@ package final class HTTPTransport: WireTransport, @unchecked Sendable {
         return (host, port, path)
     }
 
-    func connectSocket() throws(TransportFailure) {
+    /// Opens a new connection, waiting at most `timeout` seconds for it.
+    func connectSocket(timeout: Double) throws(TransportFailure) {
         var hints = addrinfo()
         hints.ai_family = AF_INET
         #if canImport(Glibc)
@@ -83,14 +84,29 @@ package final class HTTPTransport: WireTransport, @unchecked Sendable {
         defer { freeaddrinfo(res) }
         let s = socket(ai.pointee.ai_family, ai.pointee.ai_socktype, ai.pointee.ai_protocol)
         guard s >= 0 else { throw .broken("socket failed: errno \(errno)") }
-        guard connect(s, ai.pointee.ai_addr, ai.pointee.ai_addrlen) == 0 else {
-            let e = errno
-            Glibc.close(s)
-            throw .broken("cannot connect to \(host):\(port) (errno \(e)): is the server running?")
+        // Non-blocking from the start: a host that drops the connection's packets costs the
+        // bound, not the kernel's two minutes.
+        _ = fcntl(s, F_SETFL, fcntl(s, F_GETFL) | O_NONBLOCK)
+        if connect(s, ai.pointee.ai_addr, ai.pointee.ai_addrlen) != 0 {
+            var e = errno
+            if e == EINPROGRESS {
+                switch SocketWait.wait(s, for: Int16(POLLOUT), until: monotonicSeconds() + timeout) {
+                case .ready:
+                    var soError: Int32 = 0
+                    var length = socklen_t(MemoryLayout<Int32>.size)
+                    getsockopt(s, SOL_SOCKET, SO_ERROR, &soError, &length)
+                    e = soError
+                case .timedOut: e = ETIMEDOUT
+                case .interrupted: Glibc.close(s); throw .interrupted
+                }
+            }
+            if e != 0 {
+                Glibc.close(s)
+                throw .broken("cannot connect to \(host):\(port) (errno \(e)): is the server running?")
+            }
         }
         var one: Int32 = 1
         setsockopt(s, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        _ = fcntl(s, F_SETFL, fcntl(s, F_GETFL) | O_NONBLOCK)
         fd = s
         answersOnConnection = 0
         buffer.removeAll(keepingCapacity: true)
@@ -109,7 +125,7 @@ package final class HTTPTransport: WireTransport, @unchecked Sendable {
         // (its close, most often: an idle timeout) is done with: the message goes on a new one.
         if fd >= 0, answersOnConnection > 0, !buffer.isEmpty || readable() { closeSocket() }
         if fd < 0 {
-            do { try connectSocket() } catch { return error }
+            do { try connectSocket(timeout: timeout) } catch { return error }
         }
         let deadline = monotonicSeconds() + timeout
         let body = Array(line.utf8)
@@ -133,7 +149,7 @@ package final class HTTPTransport: WireTransport, @unchecked Sendable {
             if sent == 0, answersOnConnection > 0, !retried {
                 retried = true
                 closeSocket()
-                do { try connectSocket() } catch { return error }
+                do { try connectSocket(timeout: timeout) } catch { return error }
                 continue
             }
             return .closed(partial: "", status: nil)

@@ -158,9 +158,10 @@ package final class WireSession: @unchecked Sendable {
             do {
                 switch endpoint {
                 case .process(let command): transport = try ProcessTransport(command: command)
-                case .http(let url): transport = try HTTPTransport(url: url)
+                case .http(let url): transport = try HTTPTransport(url: url, timeout: max(timeout, Self.startupTimeout))
                 }
             } catch {
+                if error == .interrupted { fail(.unresponsive, Self.interruptedReason, sent: "", received: nil); return epoch }
                 fail(.exited, "the server could not be reached: \(Self.describe(error))", sent: "", received: nil)
                 return epoch
             }
@@ -238,7 +239,7 @@ package final class WireSession: @unchecked Sendable {
             case .broken(let why):
                 fail(.exited, why, sent: line, received: nil)
             case .httpStatus(let code, let body):
-                fail(.protocolError, "the server answered HTTP \(code), not 200", sent: line, received: body)
+                fail(.protocolError, "the server answered HTTP \(code), not 200", sent: line, received: body.isEmpty ? nil : body)
             case .unreadable(let why):
                 fail(.protocolError, "the HTTP answer cannot be read: \(why)", sent: line, received: nil)
             case .interrupted:

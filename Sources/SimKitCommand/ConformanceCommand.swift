@@ -98,15 +98,17 @@ enum ConformanceCommand {
         let outcomes = Mutex<[ScenarioOutcome?]>(Array(repeating: nil, count: scenarios.count))
         var progress = ProgressLine(label: "conformance", noun: "run", total: scenarios.count + Int(seeds), quiet: false)
         let done = Mutex((count: 0, progress: progress))
-        parallelForEach(count: scenarios.count, jobs: jobs) { i in
-            let outcome = runner.run(scenario: scenarios[i].scenario, file: scenarios[i].file)
-            outcomes.withLock { $0[i] = outcome }
-            done.withLock { $0.count += 1; $0.progress.update(done: $0.count, failures: 0, started: started) }
-        }
         let results = Mutex<[(SeedResult, [Violation])?]>(Array(repeating: nil, count: Int(seeds)))
-        parallelForEach(count: Int(seeds), jobs: jobs) { i in
-            let (result, _, violations) = Fuzz.run(seed: UInt64(i), options: options, cores: cores)
-            results.withLock { $0[i] = (result, violations) }
+        // One pool, the files first: while one job runs a big file, the others take seeds.
+        parallelForEach(count: scenarios.count + Int(seeds), jobs: jobs) { k in
+            if k < scenarios.count {
+                let outcome = runner.run(scenario: scenarios[k].scenario, file: scenarios[k].file)
+                outcomes.withLock { $0[k] = outcome }
+            } else {
+                let i = k - scenarios.count
+                let (result, _, violations) = Fuzz.run(seed: UInt64(i), options: options, cores: cores)
+                results.withLock { $0[i] = (result, violations) }
+            }
             done.withLock { $0.count += 1; $0.progress.update(done: $0.count, failures: 0, started: started) }
         }
         progress = done.withLock { $0.progress }
