@@ -80,7 +80,7 @@ extension SimWorld {
         case .afterTimeout?: at = max(now, slot.sentAt.saturatingAdd(timeout).saturatingAdd(1))
         default: break
         }
-        schedule(.responseArrives(device: d, slot: s), at: at)
+        schedule(.responseArrives(device: d, slot: s), at: Self.offTheDeadline(at, sentAt: slot.sentAt, timeoutMs: timeout))
     }
 
     /// When the answer to `slot`, judged now, reaches its device: half the link's range
@@ -99,7 +99,15 @@ extension SimWorld {
             let deadline = slot.sentAt.saturatingAdd(timeout)
             at = max(at, r.int(in: deadline.saturatingAdd(1)...deadline.saturatingAdd(timeout)))
         }
-        return at
+        return Self.offTheDeadline(at, sentAt: slot.sentAt, timeoutMs: setup.sdk.requestTimeoutMs)
+    }
+
+    /// An answer never lands in the very millisecond of its request's timeout: there it would
+    /// race the SDK's own timer, and which comes first would depend on the order the two
+    /// were queued, not on D9 ("after its timeout" is ignored). It comes 1 ms later.
+    @inline(__always)
+    @inlinable static func offTheDeadline(_ at: SimTime, sentAt: SimTime, timeoutMs: SimTime) -> SimTime {
+        at == sentAt &+ timeoutMs ? at &+ 1 : at
     }
 
     /// The answer to `slot` comes back `delay` later than `answerTime` (`slow-responses`).
@@ -109,7 +117,9 @@ extension SimWorld {
     mutating func answerSlowed(slot s: UInt32, by delay: SimTime, _ r: KeyedRandom) {
         var r = r
         let slot = requests[s]
-        schedule(.responseArrives(device: slot.request.device, slot: s), at: answerTime(slot, &r).saturatingAdd(delay))
+        let at = answerTime(slot, &r).saturatingAdd(delay)
+        schedule(.responseArrives(device: slot.request.device, slot: s),
+                 at: Self.offTheDeadline(at, sentAt: slot.sentAt, timeoutMs: setup.sdk.requestTimeoutMs))
     }
 
     /// The round-trip range of `d`'s link: its group's (SPEC §1.4, per-device links), or the
