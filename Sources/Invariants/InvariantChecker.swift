@@ -40,6 +40,9 @@ public struct InvariantChecker: TraceObserver {
     /// progress (`unsettled`), judged when one of the device's later steps ends without.
     /// Empty for a sans-IO core; few at once for an async one (one per device at most).
     var parked: [StepTruth] = []
+    /// Named run reports, per device, for SDKs that name them (`NamedReports.swift`);
+    /// empty for one that does not. Looked up by device, never iterated into a verdict.
+    var ledgers: [DeviceIndex: ReportLedger] = [:]
     /// The time of the record being checked.
     @usableFromInline var now: SimTime = 0
     var timeoutMs: SimTime = 30 * Ms.second
@@ -99,6 +102,8 @@ public struct InvariantChecker: TraceObserver {
         serverDownUntil = 0
         serverErrorsUntil = 0
         offlineUntil = Array(repeating: 0, count: facts.deviceCount)
+        ledgers = [:]
+        parked = []
         // The truth remembers one stop of 30 days besides the current one: enough while an
         // answer cannot outlive two such stops in flight (scenarios allow timeouts up to 1 h).
         precondition(timeoutMs < DeviceTruth.longStopMs, "a request timeout of 30 days or more is not supported by the checkers")
@@ -193,6 +198,8 @@ public struct InvariantChecker: TraceObserver {
             if case .timerFired(let kind, _) = r.event { beginStep(d, .timer(kind)) }
         case .stepEnd: endStep(d)
         case .unsettled: stepUnsettled(d)
+        case .carries:
+            if case .carries(let report) = r.event { carries(d, report) }
         case .served: served(d, r)
         case .processStarted: processStarted(d)
         case .processKilled: processKilled(d)

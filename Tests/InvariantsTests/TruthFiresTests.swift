@@ -436,3 +436,65 @@ import Invariants
         expectQuiet(run(bug: false))
     }
 }
+
+/// Run reports an SDK names: each is judged by its own receipt (D10), and none a reset
+/// deleted may be uploaded afterwards (D7).
+@Suite struct NamedReportTests {
+    static let s = Ms.second, m = Ms.minute, h = Ms.hour
+    let c = cred(0, 1)
+
+    /// A ready device queues named reports 7 and 8 at 1 h and uploads only 7.
+    func queuedAndUploaded(_ t: inout HandTrace) {
+        t.step(at: Self.h, .input(.backgroundRun)) {
+            $0.runStarted(background: true); $0.sent(5, .check, credential: c)
+        }
+        t.served(at: Self.h + 100, 5, .check, credential: c, .ok)
+        t.delivered(at: Self.h + 200, 5, .check, .ok, sentAt: Self.h) {
+            $0.store(.setLastAnsweredCheck(Self.h + 200)); $0.runEnded()
+            $0.store(.reportQueued(id: 7), .reportQueued(id: 8))
+            $0.sent(6, .runReport, credential: c)
+            $0.events.append(.carries(report: 7))
+        }
+        t.served(at: Self.h + 300, 6, .runReport, credential: c, .ok)
+    }
+
+    @Test("a named report leaves the queue only once a 200 came to an upload that carried it (D10)")
+    func receiptPerReport() {
+        func run(leaves: UInt64) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            queuedAndUploaded(&t)
+            t.delivered(at: Self.h + 400, 6, .runReport, .ok, sentAt: Self.h + 200) {
+                $0.store(.reportLeft(id: leaves))
+                $0.sent(7, .runReport, credential: c); $0.events.append(.carries(report: 8))
+            }
+            return t
+        }
+        expectQuiet(run(leaves: 7))
+        expectFires(run(leaves: 8), .reportsNotLost, at: Self.h + 400, mentions: ["run report 8 left the queue"])
+    }
+
+    @Test("no report reset() deleted is carried by an upload afterwards (D7)")
+    func deletedReportNeverUploaded() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            queuedAndUploaded(&t)
+            t.delivered(at: Self.h + 400, 6, .runReport, .serverError, sentAt: Self.h + 200)
+            t.step(at: 2 * Self.h, .input(.reset)) {
+                $0.store(.deleteIndex, .deleteModels, .deletePlaceData, .reportLeft(id: 7), .reportLeft(id: 8),
+                         .deleteCredential, .setPendingReset(c))
+                $0.sent(8, .reset, credential: c)
+            }
+            t.served(at: 2 * Self.h + 100, 8, .reset, credential: c, .ok, recordAfter: 0)
+            t.delivered(at: 2 * Self.h + 200, 8, .reset, .ok, sentAt: 2 * Self.h) { $0.store(.setPendingReset(.none)) }
+            t.step(at: 3 * Self.h, .input(.becameActive)) {
+                $0.sent(9, .register)
+                if bug { $0.sent(10, .runReport); $0.events.append(.carries(report: 8)) }
+            }
+            return t
+        }
+        expectQuiet(run(bug: false))
+        expectFires(run(bug: true), .resetDeletesEverything, at: 3 * Self.h, mentions: ["carries run report 8, which reset() deleted"])
+    }
+}

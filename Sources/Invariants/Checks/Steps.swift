@@ -20,6 +20,7 @@ extension InvariantChecker {
     /// The app process died: what it awaited can no longer reach it.
     @usableFromInline @inline(never) mutating func processKilled(_ d: DeviceIndex) {
         devices[Int(d)].processEnded()
+        if !ledgers.isEmpty { ledgers[d]?.carried.removeAll() }   // its uploads can no longer be answered
         owedResetConditionsChanged(d)
     }
 
@@ -40,6 +41,7 @@ extension InvariantChecker {
             // D7, D9: reset deletes everything, lock included; what is in flight is stale.
             if devices[i].awaiting != 0 { hit(.resetWhileRequestInFlight) }
             devices[i].reset()
+            namedReportsReset(d)
             // D7: the credential it deletes never reaches the server again but in the delete.
             let named = devices[i].disk.hasCredential ? devices[i].disk.credentialGeneration : devices[i].disk.pendingResetGeneration
             if named != 0 { devices[i].deletedGeneration = named }
@@ -77,7 +79,10 @@ extension InvariantChecker {
         startStep(d, .response(kind, answer, fresh: fresh))
         guard fresh else { return }
         if answer == .ok { step.uploadCarriedUpTo = carried }
-        if kind == .runReport { devices[i].lastUploadFailSec = answer == .ok ? 0 : now.secondsRoundedUp }   // D10's back-off
+        if kind == .runReport {
+            devices[i].lastUploadFailSec = answer == .ok ? 0 : now.secondsRoundedUp   // D10's back-off
+            if !ledgers.isEmpty { namedUploadAnswered(d, id, ok: answer == .ok) }
+        }
         if kind == .query || kind == .profile, InvariantChecker.isLockError(answer) {
             devices[i].callLockError = true   // D6: the call may throw on its own answer
         }
@@ -285,6 +290,7 @@ extension InvariantChecker {
         case .runReport:
             step.sentReport = true
             devices[i].uploadDueSec = 0   // D10: the upload owed is under way
+            namedUploadSent(d, id)
         default: break
         }
         // D7: nothing reset() deleted reaches the server afterwards, but in its own delete.

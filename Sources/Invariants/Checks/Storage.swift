@@ -21,6 +21,11 @@ extension InvariantChecker {
             if dev.disk.placeDataPresent { violate(.unlockResumesUnchanged, d, "downloaded the place data again although it was on the device") }
         case .queueReport:
             step.queuedReport = true
+        case .reportQueued(let id):
+            step.queuedReport = true
+            namedReportQueued(d, id)
+        case .reportLeft(let id):
+            namedReportLeft(d, id)
         case .reportsRemoved where step.isReset:
             break   // D7: reset() deletes the queued reports
         case .reportsUploaded(let n), .reportsRemoved(let n):

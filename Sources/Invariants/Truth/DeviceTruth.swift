@@ -312,6 +312,8 @@ import SimKit
             reportsSettled &+= UInt32(min(n, disk.reportsQueued))
         case .dropReports: reportsSettled = reportsQueuedEver
         case .reportsRemoved(let n): reportsSettled &+= UInt32(min(n, disk.reportsQueued))
+        case .reportQueued: reportsQueuedEver &+= 1
+        case .reportLeft: if disk.reportsQueued > 0 { reportsSettled &+= 1 }
         case .markPurged: forgetAwaited()
         default: break
         }

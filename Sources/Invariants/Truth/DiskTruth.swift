@@ -55,6 +55,8 @@ struct DiskTruth {
         case .reportsUploaded(let n): reportsQueued -= min(reportsQueued, n)
         case .dropReports: reportsQueued = 0
         case .reportsRemoved(let n): reportsQueued -= min(reportsQueued, n)
+        case .reportQueued: reportsQueued += 1
+        case .reportLeft: reportsQueued -= min(reportsQueued, 1)
         case .lock: locked = true
         case .unlock: locked = false
         case .setLockedSince(let t): lockedSince = t

@@ -45,6 +45,7 @@ import SimKit
         case .forgotDevice: return "server forgot the device"
         case .probe(let arg): return "probe \(arg)"
         case .unsettled: return "work still in progress"
+        case .carries(let report): return "it carries report \(report)"
         case .stepEnd: return "step end"
         }
     }

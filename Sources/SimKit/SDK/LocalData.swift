@@ -58,6 +58,8 @@ public struct LocalData: Sendable, Equatable {
         case .reportsUploaded(let n): reportsQueued -= min(reportsQueued, n)
         case .dropReports: reportsQueued = 0
         case .reportsRemoved(let n): reportsQueued -= min(reportsQueued, n)
+        case .reportQueued: reportsQueued += 1
+        case .reportLeft: reportsQueued -= min(reportsQueued, 1)
         case .lock: locked = true
         case .unlock: locked = false; purged = false
         case .setLockedSince(let t): lockedSince = t
@@ -85,6 +87,12 @@ public enum StoreOp: Sendable, Equatable {
     /// (it does not say why): the checkers judge them received (a 200 to an upload that
     /// carried them) or deleted by `reset()`, or else lost (D10).
     case reportsRemoved(UInt32)
+    /// A run report the SDK names (its own id) joined the queue (D10); for an SDK whose
+    /// uploads name the reports they carry (`Effect.carries`).
+    case reportQueued(id: UInt64)
+    /// The named report left the queue: the checkers judge it received (a 200 to an upload
+    /// that carried it) or deleted by `reset()`, or else lost (D10).
+    case reportLeft(id: UInt64)
     /// Access stopped (D3).
     case lock
     /// Access is back: the lock (and the purged mark) is lifted; `lockedSince` is separate.

@@ -111,6 +111,11 @@ public enum Effect: Sendable, Equatable {
     /// An indexing run starts (`background` when the OS fired it) or ends.
     case runStarted(background: Bool)
     case runEnded
+    /// The upload sent just before carries the named report `report` (its id in the SDK's
+    /// own words): what the server receives on a 200, and what a reset's deletion forbids
+    /// from then on (D7, D10). An SDK whose reports have no names sends none: its upload is
+    /// taken to carry every report queued when it was sent.
+    case carries(report: UInt64)
     /// The step ends with work of the SDK's own still in progress (an async SDK's storage
     /// write not done yet): its effects are judged with the device's next steps, until one
     /// ends without this. A sans-IO core, whose steps are whole, never asks for it.

@@ -86,6 +86,7 @@ public enum TraceEncoding {
         case .probe(let arg): return (18, UInt64(arg), 0)
         case .stepEnd: return (19, 0, 0)
         case .unsettled: return (21, 0, 0)
+        case .carries(let report): return (22, report, 0)
         }
     }
 
@@ -111,6 +112,8 @@ public enum TraceEncoding {
         case .scheduleBackground: return (18, 0)
         case .cancelBackground: return (19, 0)
         case .reportsRemoved(let n): return (20, UInt64(n))
+        case .reportQueued(let id): return (21, id)
+        case .reportLeft(let id): return (22, id)
         }
     }
 

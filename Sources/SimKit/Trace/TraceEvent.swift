@@ -135,6 +135,9 @@ public enum TraceEvent: Sendable, Equatable {
     case forgotDevice
     /// A scenario's probe point: an `expect` is judged here (`arg`: the expectation index).
     case probe(arg: UInt32)
+    /// The upload sent just before (the device's last `requestSent`) carries the named run
+    /// report `report` (D7, D10): one record a report, for an SDK that names them.
+    case carries(report: UInt64)
     /// The step ends with work of the SDK's own still in progress (a storage write an async
     /// SDK awaits, not done yet): the checkers judge its effects together with the device's
     /// next steps, until one ends with nothing in progress. Right before its `stepEnd`.

@@ -76,6 +76,8 @@ extension SimWorld {
             traceRunEnded(d)
         case .unsettled:
             trace(d, .unsettled)
+        case .carries(let report):
+            trace(d, .carries(report: report))
         }
     }
 
