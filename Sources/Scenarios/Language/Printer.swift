@@ -93,15 +93,7 @@ public enum ScenarioPrinter {
     }
 
     /// The text of a selector.
-    package static func selector(_ s: DeviceSelector) -> String {
-        switch s {
-        case .all: return "all"
-        case let .group(g): return g
-        case let .count(n, of: g): return "\(n) of \(g)"
-        case let .share(sh, of: g): return "\(sh.text)% of \(g)"
-        case let .device(group: g, index: i): return "device \(g)#\(i)"
-        }
-    }
+    package static func selector(_ s: DeviceSelector) -> String { s.text }
 
     /// The text of a quantifier.
     package static func quantifier(_ q: Quantifier) -> String {

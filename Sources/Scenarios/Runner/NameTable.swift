@@ -88,7 +88,7 @@ struct NameTable {
         }
     }
 
-    static func rate(_ s: Share) -> UInt16 { UInt16(min(s.basisPoints, 10_000)) }
+    static func rate(_ s: Share) -> UInt16 { s.rateBp }
 
     static func person(_ p: ScenarioLanguage.PersonAction) -> SimKit.PersonAction {
         switch p {
