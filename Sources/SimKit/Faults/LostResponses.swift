@@ -1,0 +1,65 @@
+/// `lost-responses P% for D` (SPEC §1.4, S9): for D, the server judges every request and
+/// acts on it, then that share of its answers is lost on the way back: the SDK meets only
+/// its own timeout. A server-wide window (`ServerWindow`).
+public struct LostResponses: Sendable, Equatable {
+    /// The share of answers lost.
+    package var share: Share
+    /// How long the window lasts.
+    package var forMs: SimTime
+    /// `lost-responses P% for D`.
+    package init(share: Share, forMs: SimTime) { self.share = share; self.forMs = forMs }
+
+    /// The fault as the world injects it.
+    public struct Injection: Sendable, Equatable {
+        public var rateBp: UInt16
+        public var forMs: SimTime
+        public init(rateBp: UInt16, forMs: SimTime) { self.rateBp = rateBp; self.forMs = forMs }
+    }
+
+    /// The code of its end events (`FaultEnd`).
+    @inlinable static var endCode: UInt8 { 4 }
+}
+
+// MARK: - In the world
+
+extension WorldAction {
+    /// `lost-responses P% for D`, as the world runs it.
+    public static func lostResponses(rateBp: UInt16, forMs: SimTime) -> WorldAction { .fault(.lostResponses(.init(rateBp: rateBp, forMs: forMs))) }
+}
+
+extension SimWorld {
+    /// The window opens, or lasts longer at the new rate.
+    @inlinable mutating func inject(_ f: LostResponses.Injection) {
+        let until = faults.lostResponses.open(rateBp: f.rateBp, until: now.saturatingAdd(f.forMs))
+        trace(Event.world, .fault(.lostResponses(rateBp: f.rateBp, until: until)))
+        faults.answersFaultedUntil = max(faults.answersFaultedUntil, until)
+        schedule(.faultEnds(FaultEnd(kind: LostResponses.endCode, target: Event.world)), at: until)
+    }
+
+    /// In the window, the drawn share of the answers the server sends is lost (`faultsOnTheWayBack`).
+    @inline(__always)
+    @inlinable func lostResponsesLoses(_ r: inout KeyedRandom) -> Bool {
+        let w = faults.lostResponses
+        return w.isOpen(at: now) && r.chance(UInt64(w.rateBp), outOf: 10_000)
+    }
+}
+
+// MARK: - Trace records
+
+extension FaultRecord {
+    /// A window of lost answers at `rateBp`, until `until`.
+    @inlinable public static func lostResponses(rateBp: UInt16, until: SimTime) -> FaultRecord {
+        FaultRecord(a: LostResponses.startedTag | UInt64(rateBp) << 8, b: until)
+    }
+}
+
+extension LostResponses: FaultRecords {
+    @usableFromInline static var startedTag: UInt64 { 6 }
+    package static var recordTags: [UInt8] { [UInt8(startedTag)] }
+    package static func text(of r: FaultRecord) -> String { "lostResponses(rateBp: \(UInt16(truncatingIfNeeded: r.a >> 8)), until: \(r.b))" }
+
+    /// A window on the timeline's server lane.
+    package static func window(of r: FaultRecord) -> FaultWindowRecord? {
+        FaultWindowRecord(until: r.b, mark: .serverWindow(label: "lost responses \(FaultText.percent(UInt16(truncatingIfNeeded: r.a >> 8)))", until: r.b))
+    }
+}

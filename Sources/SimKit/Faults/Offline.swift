@@ -1,0 +1,78 @@
+/// `offline SEL for D` (SPEC §1.4, partitions): the selected devices lose the network for D.
+/// A request sent meanwhile fails at once, answered `offline`, and the server never sees
+/// it; answers already on their way still arrive. A device's window ends at the later of
+/// its windows' ends. The end is kept with the device (`DeviceState.offlineUntil`), which
+/// the send path reads for every request anyway (`sendRequest`).
+public struct Offline: Sendable, Equatable {
+    /// The devices that lose the network.
+    package var devices: DeviceSelector
+    /// How long.
+    package var forMs: SimTime
+    /// `offline SEL for D`.
+    package init(devices: DeviceSelector, forMs: SimTime) { self.devices = devices; self.forMs = forMs }
+
+    /// The fault as the world injects it: the devices by index.
+    public struct Injection: Sendable, Equatable {
+        public var devices: DeviceSelection
+        public var forMs: SimTime
+        public init(devices: DeviceSelection, forMs: SimTime) { self.devices = devices; self.forMs = forMs }
+    }
+
+    /// The code of its end events (`FaultEnd`).
+    @inlinable static var endCode: UInt8 { 0 }
+}
+
+// MARK: - In the world
+
+extension WorldAction {
+    /// `offline SEL for D`, as the world runs it.
+    public static func offline(_ devices: DeviceSelection, forMs: SimTime) -> WorldAction {
+        .fault(.offline(.init(devices: devices, forMs: forMs)))
+    }
+}
+
+extension SimWorld {
+    /// Each selected device loses the network until `forMs` from now, unless it already
+    /// has until later.
+    @inlinable mutating func inject(_ f: Offline.Injection, statement index: Int, firing: UInt32) {
+        let until = now.saturatingAdd(f.forMs)
+        forEachSelected(f.devices, statement: index, firing: firing) { world, d in
+            let i = Int(d)
+            if world._devices[i].offlineUntil < until {
+                world._devices[i].offlineUntil = until
+                world.trace(d, .fault(.offline(until: until)))
+                world.schedule(.faultEnds(FaultEnd(kind: Offline.endCode, target: d)), at: until)
+            }
+        }
+    }
+
+    /// A device's partition ends (unless a later one extended it).
+    @inlinable mutating func offlineEnds(device d: DeviceIndex) {
+        if _devices[Int(d)].offlineUntil == now { trace(d, .fault(.offlineEnded)) }
+    }
+}
+
+// MARK: - Trace records
+
+extension FaultRecord {
+    /// A device loses its network until `until`.
+    @inlinable public static func offline(until: SimTime) -> FaultRecord { FaultRecord(a: Offline.startedTag, b: until) }
+    /// A device's partition ended.
+    @inlinable public static var offlineEnded: FaultRecord { FaultRecord(a: Offline.endedTag, b: 0) }
+}
+
+extension Offline: FaultRecords {
+    @usableFromInline static var startedTag: UInt64 { 1 }
+    @usableFromInline static var endedTag: UInt64 { 2 }
+    package static var recordTags: [UInt8] { [UInt8(startedTag), UInt8(endedTag)] }
+
+    package static func text(of r: FaultRecord) -> String {
+        UInt64(r.tag) == startedTag ? "offline(until: \(r.b))" : "offlineEnded"
+    }
+
+    /// The device's lane on the timeline shows the window as its "offline" band.
+    package static func window(of r: FaultRecord) -> FaultWindowRecord? {
+        UInt64(r.tag) == startedTag ? FaultWindowRecord(until: r.b, mark: .deviceBandOpens)
+                                    : FaultWindowRecord(until: nil, mark: .deviceBandCloses)
+    }
+}

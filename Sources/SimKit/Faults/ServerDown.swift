@@ -1,0 +1,58 @@
+/// `server down for D` (SPEC §1.4, an outage): for D, every request that reaches the server
+/// is answered 5xx without touching its state (S9). A server-wide window (`ServerWindow`).
+public struct ServerDown: Sendable, Equatable {
+    /// How long the outage lasts.
+    package var forMs: SimTime
+    /// `server down for D`.
+    package init(forMs: SimTime) { self.forMs = forMs }
+
+    /// The fault as the world injects it.
+    public struct Injection: Sendable, Equatable {
+        public var forMs: SimTime
+        public init(forMs: SimTime) { self.forMs = forMs }
+    }
+
+    /// The code of its end events (`FaultEnd`).
+    @inlinable static var endCode: UInt8 { 2 }
+}
+
+// MARK: - In the world
+
+extension WorldAction {
+    /// `server down for D`, as the world runs it.
+    public static func serverDown(forMs: SimTime) -> WorldAction { .fault(.serverDown(.init(forMs: forMs))) }
+}
+
+extension SimWorld {
+    /// The outage starts, or lasts longer.
+    @inlinable mutating func inject(_ f: ServerDown.Injection) {
+        let until = faults.serverDown.open(until: now.saturatingAdd(f.forMs))
+        faults.serverAnsweredUntil = max(faults.serverAnsweredUntil, until)
+        trace(Event.world, .fault(.serverDown(until: until)))
+        schedule(.faultEnds(FaultEnd(kind: ServerDown.endCode, target: Event.world)), at: until)
+    }
+
+    /// During an outage the server's place answers 5xx (`faultAnswer`).
+    @inline(__always)
+    @inlinable func serverDownAnswer() -> ServerReply? {
+        faults.serverDown.isOpen(at: now) ? ServerReply(.serverError) : nil
+    }
+}
+
+// MARK: - Trace records
+
+extension FaultRecord {
+    /// An outage until `until`.
+    @inlinable public static func serverDown(until: SimTime) -> FaultRecord { FaultRecord(a: ServerDown.startedTag, b: until) }
+}
+
+extension ServerDown: FaultRecords {
+    @usableFromInline static var startedTag: UInt64 { 4 }
+    package static var recordTags: [UInt8] { [UInt8(startedTag)] }
+    package static func text(of r: FaultRecord) -> String { "serverDown(until: \(r.b))" }
+
+    /// A window on the timeline's server lane.
+    package static func window(of r: FaultRecord) -> FaultWindowRecord? {
+        FaultWindowRecord(until: r.b, mark: .serverWindow(label: "server down", until: r.b))
+    }
+}

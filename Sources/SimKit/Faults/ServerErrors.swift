@@ -1,0 +1,81 @@
+/// `server errors P% status NNN for D` (SPEC §1.4): for D, that share of the requests that
+/// reach the server is answered NNN (500–599) without touching its state (S9). The status is
+/// traced as written; the SDK treats every 5xx alike (D6), so no state keeps it. A
+/// server-wide window (`ServerWindow`).
+public struct ServerErrors: Sendable, Equatable {
+    /// The share of requests answered 5xx.
+    package var share: Share
+    /// The status they are answered.
+    package var status: UInt16
+    /// How long the window lasts.
+    package var forMs: SimTime
+    /// `server errors P% status NNN for D`.
+    package init(share: Share, status: UInt16, forMs: SimTime) { self.share = share; self.status = status; self.forMs = forMs }
+
+    /// The fault as the world injects it.
+    public struct Injection: Sendable, Equatable {
+        public var rateBp: UInt16
+        public var status: UInt16
+        public var forMs: SimTime
+        public init(rateBp: UInt16, status: UInt16, forMs: SimTime) { self.rateBp = rateBp; self.status = status; self.forMs = forMs }
+    }
+
+    /// The code of its end events (`FaultEnd`).
+    @inlinable static var endCode: UInt8 { 1 }
+}
+
+// MARK: - In the world
+
+extension WorldAction {
+    /// `server errors P% status NNN for D`, as the world runs it.
+    public static func serverErrors(rateBp: UInt16, status: UInt16, forMs: SimTime) -> WorldAction {
+        .fault(.serverErrors(.init(rateBp: rateBp, status: status, forMs: forMs)))
+    }
+}
+
+extension SimWorld {
+    /// The window opens, or lasts longer at the new rate.
+    @inlinable mutating func inject(_ f: ServerErrors.Injection) {
+        let until = faults.serverErrors.open(rateBp: f.rateBp, until: now.saturatingAdd(f.forMs))
+        faults.serverAnsweredUntil = max(faults.serverAnsweredUntil, until)
+        trace(Event.world, .fault(.serverErrors(rateBp: f.rateBp, status: f.status, until: until)))
+        schedule(.faultEnds(FaultEnd(kind: ServerErrors.endCode, target: Event.world)), at: until)
+    }
+
+    /// In the window, the server's place answers the drawn share of requests 5xx (`faultAnswer`).
+    @inline(__always)
+    @inlinable func serverErrorsAnswer(_ r: inout KeyedRandom) -> ServerReply? {
+        let w = faults.serverErrors
+        return w.isOpen(at: now) && r.chance(UInt64(w.rateBp), outOf: 10_000) ? ServerReply(.serverError) : nil
+    }
+}
+
+// MARK: - Trace records
+
+extension FaultRecord {
+    /// A window of 5xx answers at `rateBp` with `status`, until `until`.
+    @inlinable public static func serverErrors(rateBp: UInt16, status: UInt16, until: SimTime) -> FaultRecord {
+        FaultRecord(a: ServerErrors.startedTag | UInt64(rateBp) << 8 | UInt64(status) << 24, b: until)
+    }
+}
+
+extension ServerErrors: FaultRecords {
+    @usableFromInline static var startedTag: UInt64 { 3 }
+    package static var recordTags: [UInt8] { [UInt8(startedTag)] }
+
+    /// The rate and status of a `serverErrors` record.
+    static func fields(_ r: FaultRecord) -> (rateBp: UInt16, status: UInt16) {
+        (UInt16(truncatingIfNeeded: r.a >> 8), UInt16(truncatingIfNeeded: r.a >> 24))
+    }
+
+    package static func text(of r: FaultRecord) -> String {
+        let (rate, status) = fields(r)
+        return "serverErrors(rateBp: \(rate), status: \(status), until: \(r.b))"
+    }
+
+    /// A window on the timeline's server lane.
+    package static func window(of r: FaultRecord) -> FaultWindowRecord? {
+        let (rate, status) = fields(r)
+        return FaultWindowRecord(until: r.b, mark: .serverWindow(label: "server errors \(FaultText.percent(rate)) status \(status)", until: r.b))
+    }
+}

@@ -1,0 +1,118 @@
+/// `slow-responses SEL by D for W`, a fault of the scenario language's extension: every
+/// answer the server sends a selected device during the window [T, T + W) takes D longer on
+/// its way back, on top of the link's latency (and after the `timeouts` rule, for a request
+/// that fault picked). A request judged just after the window ends comes back at the usual
+/// speed, so its answer can overtake an older one still on its way: a 200 served before a
+/// lock arriving after the lock error (D4, D9).
+///
+/// The delay is not bounded by the timeout: an answer that comes back after its request's
+/// timeout is simply late, and the SDK treats it as any late answer (D9: the timeout has
+/// already been handed to it; the answer is stale and ignored). Requests judged before the
+/// window opened keep their arrival time; an answer that is lost (`lost-responses`) stays lost.
+///
+/// A device's windows: a new one sets its delay and ends at the later of the two ends.
+public struct SlowResponses: Sendable, Equatable {
+    /// The devices whose answers come back late.
+    package var devices: DeviceSelector
+    /// How much later.
+    package var byMs: SimTime
+    /// How long the window lasts.
+    package var forMs: SimTime
+    /// `slow-responses SEL by D for W`.
+    package init(devices: DeviceSelector, byMs: SimTime, forMs: SimTime) { self.devices = devices; self.byMs = byMs; self.forMs = forMs }
+
+    /// The fault as the world injects it: the devices by index. 32 bits for the delay (49
+    /// days at most, far above the language's bound of an hour) keep each `ScheduledAction`
+    /// at 64 bytes: 72 cost an instruction a person action.
+    public struct Injection: Sendable, Equatable {
+        public var devices: DeviceSelection
+        public var byMs: UInt32
+        public var forMs: SimTime
+        public init(devices: DeviceSelection, byMs: UInt32, forMs: SimTime) { self.devices = devices; self.byMs = byMs; self.forMs = forMs }
+    }
+
+    /// The devices' windows in a world (`FaultWindows.slowResponses`): empty until one opens.
+    @usableFromInline struct Windows: Sendable, Equatable {
+        /// Per device, the end of its window (0: none).
+        @usableFromInline var until: [SimTime] = []
+        /// Per device, the delay of its window.
+        @usableFromInline var byMs: [SimTime] = []
+        @inlinable init() {}
+    }
+
+    /// The code of its end events (`FaultEnd`).
+    @inlinable static var endCode: UInt8 { 5 }
+}
+
+// MARK: - In the world
+
+extension WorldAction {
+    /// `slow-responses SEL by D for W`, as the world runs it.
+    public static func slowResponses(_ devices: DeviceSelection, byMs: UInt32, forMs: SimTime) -> WorldAction {
+        .fault(.slowResponses(.init(devices: devices, byMs: byMs, forMs: forMs)))
+    }
+}
+
+extension SimWorld {
+    /// Opens (or extends) the window of each selected device.
+    @inlinable mutating func inject(_ f: SlowResponses.Injection, statement index: Int, firing: UInt32) {
+        let until = now.saturatingAdd(f.forMs)
+        forEachSelected(f.devices, statement: index, firing: firing) { world, d in
+            world.slowResponsesStart(device: d, byMs: SimTime(f.byMs), until: until)
+        }
+    }
+
+    /// Opens (or extends) device `d`'s window of slow answers until `until`.
+    @inlinable mutating func slowResponsesStart(device d: DeviceIndex, byMs: SimTime, until: SimTime) {
+        if faults.slowResponses.until.isEmpty {
+            faults.slowResponses.until = Array(repeating: 0, count: _devices.count)
+            faults.slowResponses.byMs = Array(repeating: 0, count: _devices.count)
+        }
+        let i = Int(d)
+        faults.slowResponses.byMs[i] = byMs
+        if faults.slowResponses.until[i] < until {
+            faults.slowResponses.until[i] = until
+            schedule(.faultEnds(FaultEnd(kind: SlowResponses.endCode, target: d)), at: until)
+        }
+        trace(d, .fault(.slowResponses(byMs: byMs, until: faults.slowResponses.until[i])))
+        faults.answersFaultedUntil = max(faults.answersFaultedUntil, faults.slowResponses.until[i])
+    }
+
+    /// A device's window of slow answers ends (unless a later one extended it).
+    @inlinable mutating func slowResponsesEnd(device d: DeviceIndex) {
+        if faults.slowResponses.until[Int(d)] == now { trace(d, .fault(.slowResponsesEnded)) }
+    }
+
+    /// The extra delay of an answer the server sends `d` now, or nil outside its window
+    /// (`faultsOnTheWayBack`).
+    @inlinable func slowDelay(of d: DeviceIndex) -> SimTime? {
+        let i = Int(d)
+        guard i < faults.slowResponses.until.count, now < faults.slowResponses.until[i] else { return nil }
+        return faults.slowResponses.byMs[i]
+    }
+}
+
+// MARK: - Trace records
+
+extension FaultRecord {
+    /// The answers the server sends this device until `until` take `byMs` longer to come
+    /// back, so an older answer can arrive after a newer one.
+    @inlinable public static func slowResponses(byMs: SimTime, until: SimTime) -> FaultRecord {
+        FaultRecord(a: SlowResponses.startedTag | byMs << 8, b: until)
+    }
+    /// A device's window of slow answers closed.
+    @inlinable public static var slowResponsesEnded: FaultRecord { FaultRecord(a: SlowResponses.endedTag, b: 0) }
+}
+
+extension SlowResponses: FaultRecords {
+    @usableFromInline static var startedTag: UInt64 { 8 }
+    @usableFromInline static var endedTag: UInt64 { 9 }
+    package static var recordTags: [UInt8] { [UInt8(startedTag), UInt8(endedTag)] }
+    package static func text(of r: FaultRecord) -> String {
+        UInt64(r.tag) == startedTag ? "slowResponses(byMs: \(r.a >> 8), until: \(r.b))" : "slowResponsesEnded"
+    }
+    /// Nothing on the timeline: the slowed answers show as late ticks.
+    package static func window(of r: FaultRecord) -> FaultWindowRecord? {
+        FaultWindowRecord(until: UInt64(r.tag) == startedTag ? r.b : nil, mark: nil)
+    }
+}

@@ -1,0 +1,67 @@
+/// `timeouts P% for D` (SPEC §1.4, "requests timing out at a rate"): for D, that share of
+/// the requests sent times out. The server still judges and acts on each; its answer comes
+/// back after the request's timeout, from 1 ms to one more timeout after it (`answerTime`),
+/// so `timeouts 100%` leaves no answer in time. A server-wide window (`ServerWindow`).
+public struct Timeouts: Sendable, Equatable {
+    /// The share of requests that time out.
+    package var share: Share
+    /// How long the window lasts.
+    package var forMs: SimTime
+    /// `timeouts P% for D`.
+    package init(share: Share, forMs: SimTime) { self.share = share; self.forMs = forMs }
+
+    /// The fault as the world injects it.
+    public struct Injection: Sendable, Equatable {
+        public var rateBp: UInt16
+        public var forMs: SimTime
+        public init(rateBp: UInt16, forMs: SimTime) { self.rateBp = rateBp; self.forMs = forMs }
+    }
+
+    /// The code of its end events (`FaultEnd`).
+    @inlinable static var endCode: UInt8 { 3 }
+}
+
+// MARK: - In the world
+
+extension WorldAction {
+    /// `timeouts P% for D`, as the world runs it.
+    public static func timeouts(rateBp: UInt16, forMs: SimTime) -> WorldAction { .fault(.timeouts(.init(rateBp: rateBp, forMs: forMs))) }
+}
+
+extension SimWorld {
+    /// The window opens, or lasts longer at the new rate.
+    @inlinable mutating func inject(_ f: Timeouts.Injection) {
+        let until = faults.timeouts.open(rateBp: f.rateBp, until: now.saturatingAdd(f.forMs))
+        trace(Event.world, .fault(.timeouts(rateBp: f.rateBp, until: until)))
+        schedule(.faultEnds(FaultEnd(kind: Timeouts.endCode, target: Event.world)), at: until)
+    }
+
+    /// In the window, a request leaving its device is drawn to time out (`faultsOnTheWayOut`):
+    /// its answer then comes late (`RequestPool.Slot.late`). The draw is made either way; a
+    /// request whose fate is pinned keeps the fate's choice.
+    @inline(__always)
+    @inlinable func timeoutsPick(_ slot: inout RequestPool.Slot, _ r: inout KeyedRandom) {
+        let w = faults.timeouts
+        if w.isOpen(at: now), r.chance(UInt64(w.rateBp), outOf: 10_000) { slot.late = slot.fate == 0 }
+    }
+}
+
+// MARK: - Trace records
+
+extension FaultRecord {
+    /// A window of timeouts at `rateBp`, until `until`.
+    @inlinable public static func timeouts(rateBp: UInt16, until: SimTime) -> FaultRecord {
+        FaultRecord(a: Timeouts.startedTag | UInt64(rateBp) << 8, b: until)
+    }
+}
+
+extension Timeouts: FaultRecords {
+    @usableFromInline static var startedTag: UInt64 { 5 }
+    package static var recordTags: [UInt8] { [UInt8(startedTag)] }
+    package static func text(of r: FaultRecord) -> String { "timeouts(rateBp: \(UInt16(truncatingIfNeeded: r.a >> 8)), until: \(r.b))" }
+
+    /// A window on the timeline's server lane.
+    package static func window(of r: FaultRecord) -> FaultWindowRecord? {
+        FaultWindowRecord(until: r.b, mark: .serverWindow(label: "timeouts \(FaultText.percent(UInt16(truncatingIfNeeded: r.a >> 8)))", until: r.b))
+    }
+}
