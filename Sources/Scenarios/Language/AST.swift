@@ -289,22 +289,11 @@ package enum Action: Equatable, Sendable {
     case update(DeviceSelector, key: String?)
     /// `add-photos N SEL`: N more photos in each selected library.
     case addPhotos(UInt64, DeviceSelector)
-    /// `offline SEL for D`: the selected devices lose the network for D.
-    case offline(DeviceSelector, for: SimTime)
-    /// `server errors P% status NNN for D`: that share of requests answers NNN (500–599).
-    case serverErrors(Share, status: UInt16, for: SimTime)
-    /// `server down for D`: an outage; no request reaches the server.
-    case serverDown(for: SimTime)
-    /// `timeouts P% for D`: that share of requests times out: the server acts, and its
-    /// answer comes back after the request's timeout (1 ms to one timeout after it).
-    case timeouts(Share, for: SimTime)
-    /// `lost-responses P% for D`: the server acts, then the response is lost (S9).
-    case lostResponses(Share, for: SimTime)
-    /// `slow-responses SEL by D for W` (an extension): the answers the server sends the
-    /// selected devices during W take D longer to come back, so a newer answer sent after
-    /// the window can overtake them (D4, D9). An answer that comes back after its request's
-    /// timeout is late, as any late answer (D9).
-    case slowResponses(DeviceSelector, by: SimTime, for: SimTime)
+    /// An injected fault (SPEC §1.4): `offline SEL for D`, `server errors P% status NNN for D`,
+    /// `server down for D`, `timeouts P% for D`, `lost-responses P% for D`, `slow-responses SEL
+    /// by D for W`, … Each kind is a type of its own, in its file in `Sources/SimKit/Faults`
+    /// (`Faults.kinds`), which parses, checks and prints its statement.
+    case fault(AnyFaultStatement)
     /// `rotate APP key K [stop-old now | keep-old D]`.
     case rotate(app: String, key: String, old: OldKeyPolicy)
     /// `stop-old-key APP K`: stop a previous key during its grace.
@@ -319,6 +308,11 @@ package enum Action: Equatable, Sendable {
     case rollupAccount(RollupAccountVerb, account: String)
     /// `forget-device SEL`: the server loses these devices' records.
     case forgetDevice(DeviceSelector)
+}
+
+extension Action {
+    /// The fault statement `statement`, of any kind.
+    package static func fault(_ statement: some FaultKind) -> Action { .fault(AnyFaultStatement(statement)) }
 }
 
 /// `expect QUANT GROUP STATE` at a time.

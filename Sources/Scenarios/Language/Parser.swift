@@ -299,21 +299,6 @@ struct Parser {
         case "add-photos":
             let n = try c.number("number of photos")
             return .addPhotos(n, try c.selector())
-        case "offline":
-            let sel = try c.selector()
-            return .offline(sel, for: try c.forDuration())
-        case "server": return try serverAction(&c)
-        case "timeouts":
-            let s = try c.share()
-            return .timeouts(s, for: try c.forDuration())
-        case "lost-responses":
-            let s = try c.share()
-            return .lostResponses(s, for: try c.forDuration())
-        case "slow-responses":
-            let sel = try c.selector()
-            try c.keyword("by")
-            let delay = try c.duration("delay")
-            return .slowResponses(sel, by: delay, for: try c.forDuration())
         case "rotate": return try rotateAction(&c)
         case "stop-old-key":
             let app = try c.name("app name")
@@ -330,29 +315,26 @@ struct Parser {
         case "forget-device":
             return .forgetDevice(try c.selector())
         default:
+            if let fault = try faultStatement(after: w, &c) { return .fault(fault) }
             throw ParseError(offset: w.offset, message: "unknown action \(w.quoted)", hint: Suggest.hint(w.text, in: Keywords.actions))
         }
     }
 
-    /// `server errors SHARE status N for D` or `server down for D`, after the word `server`.
-    func serverAction(_ c: inout Cursor) throws(ParseError) -> Action {
-        let v = try c.word("'errors' or 'down'")
-        switch v.text {
-        case "errors":
-            let s = try c.share()
-            try c.keyword("status")
-            let statusToken = c.peek()
-            let status = try c.number("status")
-            guard status <= 999 else {
-                throw ParseError(offset: statusToken!.offset, message: "status \(statusToken!.quoted) is not between 500 and 599")
-            }
-            return .serverErrors(s, status: UInt16(status), for: try c.forDuration())
-        case "down":
-            return .serverDown(for: try c.forDuration())
-        default:
-            throw ParseError(offset: v.offset, message: "expected 'errors' or 'down' after 'server', found \(v.quoted)",
-                             hint: Suggest.hint(v.text, in: ["errors", "down"]))
+    /// The fault statement that starts with the word `first`, or nil when no fault kind's
+    /// keyword does. When several kinds start with it (`server errors`, `server down`), the
+    /// next word says which; each kind parses the rest of its statement itself.
+    func faultStatement(after first: Token, _ c: inout Cursor) throws(ParseError) -> AnyFaultStatement? {
+        let kinds = Faults.kinds.filter { $0.keyword[0] == first.text }
+        guard let only = kinds.first else { return nil }
+        if kinds.count == 1, only.keyword.count == 1 { return AnyFaultStatement(try only.parse(&c)) }
+        let words = kinds.map { $0.keyword[1] }
+        let choices = words.dropLast().map { "'\($0)'" }.joined(separator: ", ") + " or '\(words.last!)'"
+        let v = try c.word(choices)
+        guard let kind = kinds.first(where: { $0.keyword[1] == v.text }) else {
+            throw ParseError(offset: v.offset, message: "expected \(choices) after \(first.quoted), found \(v.quoted)",
+                             hint: Suggest.hint(v.text, in: words))
         }
+        return AnyFaultStatement(try kind.parse(&c))
     }
 
     /// `rotate APP key KEY [stop-old now | keep-old D]`, after the word `rotate`.

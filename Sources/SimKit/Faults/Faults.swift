@@ -17,15 +17,17 @@ public enum Fault: Sendable, Equatable {
     case slowResponses(SlowResponses.Injection)
 }
 
-/// The kinds, for what reads them one at a time (their trace records' text and marks): a
-/// table, not a `switch`, since none of it runs per event.
+/// The kinds, for what reads them one at a time (their trace records' text and marks, and
+/// the language and the search tools): a table, not a `switch`, since none of it runs per event.
 package enum Faults {
-    /// Whose trace records are whose: the kinds, and the record the server-wide windows share.
+    /// The kinds, in the order the language lists them (and its did-you-mean hints).
     /// A new kind adds itself.
-    static let recordOwners: [any FaultRecords.Type] = [
+    package static let kinds: [any FaultKind.Type] = [
         Offline.self, ServerErrors.self, ServerDown.self, Timeouts.self, LostResponses.self, SlowResponses.self,
-        ServerWindow.self,
     ]
+
+    /// Whose trace records are whose: the kinds, and the record the server-wide windows share.
+    static let recordOwners: [any FaultRecords.Type] = kinds.map { $0 as any FaultRecords.Type } + [ServerWindow.self]
 }
 
 /// The fault windows in force in a world: each kind's own state, and the gates of the

@@ -17,7 +17,29 @@ public struct LostResponses: Sendable, Equatable {
     }
 
     /// The code of its end events (`FaultEnd`).
-    @inlinable static var endCode: UInt8 { 4 }
+    @inlinable package static var endCode: UInt8 { 4 }
+}
+
+// MARK: - The statement
+
+extension LostResponses: FaultKind {
+    package static var keyword: [String] { ["lost-responses"] }
+
+    package static func parse(_ c: inout Cursor) throws(ParseError) -> LostResponses {
+        let share = try c.share()
+        return LostResponses(share: share, forMs: try c.forDuration())
+    }
+
+    package func check<C: FaultChecks>(_ c: inout C) {
+        c.share(share)
+        c.window(forMs, of: "'lost-responses'")
+    }
+
+    package var text: String { "lost-responses \(share.text)% for \(DurationText.format(forMs))" }
+
+    package func lowered<E: Error>(_ resolve: (DeviceSelector) throws(E) -> DeviceSelection) throws(E) -> Fault {
+        .lostResponses(Injection(rateBp: share.rateBp, forMs: forMs))
+    }
 }
 
 // MARK: - In the world
@@ -42,6 +64,24 @@ extension SimWorld {
         let w = faults.lostResponses
         return w.isOpen(at: now) && r.chance(UInt64(w.rateBp), outOf: 10_000)
     }
+}
+
+// MARK: - The search tools
+
+extension LostResponses {
+    /// A window of a drawn share and length, and traffic a minute in, so that it bites.
+    package static func draw<G: FaultDraws>(at t: SimTime, _ g: inout G) {
+        let f = LostResponses(share: g.someShare(), forMs: g.faultLength())
+        g.add(f, at: t)
+        g.poke(t + Ms.minute)
+    }
+
+    /// A new share and length.
+    package func mutated<M: FaultMutations>(_ m: inout M) -> LostResponses { LostResponses(share: m.share, forMs: m.lengthMs) }
+
+    /// Every answer lost: `lost-responses 100% for 2m`.
+    package static var exploreName: String? { "lost" }
+    package static func explored(_ a: FaultAlphabet) -> [LostResponses] { [LostResponses(share: .all, forMs: a.windowMs)] }
 }
 
 // MARK: - Trace records

@@ -19,7 +19,31 @@ public struct Offline: Sendable, Equatable {
     }
 
     /// The code of its end events (`FaultEnd`).
-    @inlinable static var endCode: UInt8 { 0 }
+    @inlinable package static var endCode: UInt8 { 0 }
+}
+
+// MARK: - The statement
+
+extension Offline: FaultKind {
+    package static var keyword: [String] { ["offline"] }
+
+    package static func parse(_ c: inout Cursor) throws(ParseError) -> Offline {
+        let devices = try c.selector()
+        return Offline(devices: devices, forMs: try c.forDuration())
+    }
+
+    package func check<C: FaultChecks>(_ c: inout C) {
+        c.devices(devices)
+        c.window(forMs, of: "'offline'")
+    }
+
+    package var text: String { "offline \(devices.text) for \(DurationText.format(forMs))" }
+    package var selectedDevices: DeviceSelector? { devices }
+    package func selecting(_ devices: DeviceSelector) -> Offline { Offline(devices: devices, forMs: forMs) }
+
+    package func lowered<E: Error>(_ resolve: (DeviceSelector) throws(E) -> DeviceSelection) throws(E) -> Fault {
+        .offline(Injection(devices: try resolve(devices), forMs: forMs))
+    }
 }
 
 // MARK: - In the world
@@ -50,6 +74,25 @@ extension SimWorld {
     @inlinable mutating func offlineEnds(device d: DeviceIndex) {
         if _devices[Int(d)].offlineUntil == now { trace(d, .fault(.offlineEnded)) }
     }
+}
+
+// MARK: - The search tools
+
+extension Offline {
+    /// A window on some devices of the main group, of a drawn length.
+    package static func draw<G: FaultDraws>(at t: SimTime, _ g: inout G) {
+        let f = Offline(devices: g.someDevices(), forMs: g.faultLength())
+        g.add(f, at: t)
+    }
+
+    /// A new length; half the time, other devices.
+    package func mutated<M: FaultMutations>(_ m: inout M) -> Offline {
+        m.chance(1, outOf: 2) ? Offline(devices: m.someDevices(), forMs: m.lengthMs) : Offline(devices: devices, forMs: m.lengthMs)
+    }
+
+    /// One device at a time: `offline device photos#I for 2m`.
+    package static var exploreName: String? { "offline" }
+    package static func explored(_ a: FaultAlphabet) -> [Offline] { a.devices.map { Offline(devices: $0, forMs: a.windowMs) } }
 }
 
 // MARK: - Trace records

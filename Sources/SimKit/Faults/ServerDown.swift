@@ -13,7 +13,27 @@ public struct ServerDown: Sendable, Equatable {
     }
 
     /// The code of its end events (`FaultEnd`).
-    @inlinable static var endCode: UInt8 { 2 }
+    @inlinable package static var endCode: UInt8 { 2 }
+}
+
+// MARK: - The statement
+
+extension ServerDown: FaultKind {
+    package static var keyword: [String] { ["server", "down"] }
+
+    package static func parse(_ c: inout Cursor) throws(ParseError) -> ServerDown {
+        ServerDown(forMs: try c.forDuration())
+    }
+
+    package func check<C: FaultChecks>(_ c: inout C) {
+        c.window(forMs, of: "'server down'")
+    }
+
+    package var text: String { "server down for \(DurationText.format(forMs))" }
+
+    package func lowered<E: Error>(_ resolve: (DeviceSelector) throws(E) -> DeviceSelection) throws(E) -> Fault {
+        .serverDown(Injection(forMs: forMs))
+    }
 }
 
 // MARK: - In the world
@@ -37,6 +57,19 @@ extension SimWorld {
     @inlinable func serverDownAnswer() -> ServerReply? {
         faults.serverDown.isOpen(at: now) ? ServerReply(.serverError) : nil
     }
+}
+
+// MARK: - The search tools
+
+extension ServerDown {
+    /// An outage of a drawn length.
+    package static func draw<G: FaultDraws>(at t: SimTime, _ g: inout G) {
+        let f = ServerDown(forMs: g.faultLength())
+        g.add(f, at: t)
+    }
+
+    /// A new length. (Not in the explorer's alphabet: `errors` there answers every request 5xx too.)
+    package func mutated<M: FaultMutations>(_ m: inout M) -> ServerDown { ServerDown(forMs: m.lengthMs) }
 }
 
 // MARK: - Trace records

@@ -21,7 +21,36 @@ public struct ServerErrors: Sendable, Equatable {
     }
 
     /// The code of its end events (`FaultEnd`).
-    @inlinable static var endCode: UInt8 { 1 }
+    @inlinable package static var endCode: UInt8 { 1 }
+}
+
+// MARK: - The statement
+
+extension ServerErrors: FaultKind {
+    package static var keyword: [String] { ["server", "errors"] }
+
+    package static func parse(_ c: inout Cursor) throws(ParseError) -> ServerErrors {
+        let share = try c.share()
+        try c.keyword("status")
+        let statusToken = c.peek()
+        let status = try c.number("status")
+        guard status <= 999 else {
+            throw ParseError(offset: statusToken!.offset, message: "status \(statusToken!.quoted) is not between 500 and 599")
+        }
+        return ServerErrors(share: share, status: UInt16(status), forMs: try c.forDuration())
+    }
+
+    package func check<C: FaultChecks>(_ c: inout C) {
+        c.share(share)
+        if !(500...599).contains(status) { c.error(at: "\(status)", after: nil, "status '\(status)' is not between 500 and 599") }
+        c.window(forMs, of: "'server errors'")
+    }
+
+    package var text: String { "server errors \(share.text)% status \(status) for \(DurationText.format(forMs))" }
+
+    package func lowered<E: Error>(_ resolve: (DeviceSelector) throws(E) -> DeviceSelection) throws(E) -> Fault {
+        .serverErrors(Injection(rateBp: share.rateBp, status: status, forMs: forMs))
+    }
 }
 
 // MARK: - In the world
@@ -48,6 +77,25 @@ extension SimWorld {
         let w = faults.serverErrors
         return w.isOpen(at: now) && r.chance(UInt64(w.rateBp), outOf: 10_000) ? ServerReply(.serverError) : nil
     }
+}
+
+// MARK: - The search tools
+
+extension ServerErrors {
+    /// A window of a drawn share, status (500, 502, 503 or 504) and length.
+    package static func draw<G: FaultDraws>(at t: SimTime, _ g: inout G) {
+        let f = ServerErrors(share: g.someShare(), status: [500, 502, 503, 504][Int(g.below(4))], forMs: g.faultLength())
+        g.add(f, at: t)
+    }
+
+    /// A new share and length; half the time, a new status.
+    package func mutated<M: FaultMutations>(_ m: inout M) -> ServerErrors {
+        ServerErrors(share: m.share, status: m.chance(1, outOf: 2) ? status : [500, 502, 503, 504][Int(m.below(4))], forMs: m.lengthMs)
+    }
+
+    /// Every request answered 503: `server errors 100% status 503 for 2m`.
+    package static var exploreName: String? { "errors" }
+    package static func explored(_ a: FaultAlphabet) -> [ServerErrors] { [ServerErrors(share: .all, status: 503, forMs: a.windowMs)] }
 }
 
 // MARK: - Trace records

@@ -41,7 +41,39 @@ public struct SlowResponses: Sendable, Equatable {
     }
 
     /// The code of its end events (`FaultEnd`).
-    @inlinable static var endCode: UInt8 { 5 }
+    @inlinable package static var endCode: UInt8 { 5 }
+}
+
+// MARK: - The statement
+
+extension SlowResponses: FaultKind {
+    package static var keyword: [String] { ["slow-responses"] }
+
+    package static func parse(_ c: inout Cursor) throws(ParseError) -> SlowResponses {
+        let devices = try c.selector()
+        try c.keyword("by")
+        let delay = try c.duration("delay")
+        return SlowResponses(devices: devices, byMs: delay, forMs: try c.forDuration())
+    }
+
+    package func check<C: FaultChecks>(_ c: inout C) {
+        c.devices(devices)
+        if byMs == 0 { c.error(at: nil, after: "by", "'slow-responses' must delay by more than 0s") }
+        if byMs > ScenarioLimits.maxLatencyMs {
+            c.error(at: nil, after: "by", "'slow-responses' by '\(c.spelled(after: "by", byMs))' is longer than the limit of \(DurationText.format(ScenarioLimits.maxLatencyMs))")
+        }
+        c.window(forMs, of: "'slow-responses'")
+    }
+
+    package var text: String {
+        "slow-responses \(devices.text) by \(DurationText.format(byMs)) for \(DurationText.format(forMs))"
+    }
+    package var selectedDevices: DeviceSelector? { devices }
+    package func selecting(_ devices: DeviceSelector) -> SlowResponses { SlowResponses(devices: devices, byMs: byMs, forMs: forMs) }
+
+    package func lowered<E: Error>(_ resolve: (DeviceSelector) throws(E) -> DeviceSelection) throws(E) -> Fault {
+        .slowResponses(Injection(devices: try resolve(devices), byMs: UInt32(min(byMs, UInt64(UInt32.max))), forMs: forMs))
+    }
 }
 
 // MARK: - In the world
@@ -90,6 +122,64 @@ extension SimWorld {
         guard i < faults.slowResponses.until.count, now < faults.slowResponses.until[i] else { return nil }
         return faults.slowResponses.byMs[i]
     }
+}
+
+// MARK: - The search tools
+
+extension SlowResponses {
+    /// One seed in eight, from the seed's fork 4 (`drawnAlone`), gets a window in which the
+    /// answers the server sends some devices come back late, and a verdict race across it,
+    /// so that an older verdict arrives after a newer one (D4, D9). Some delays pass the
+    /// timeout (5 s to 30 s): those answers are late and ignored (D9).
+    package static func draw<G: FaultDraws>(at t: SimTime, _ g: inout G) {
+        let window = [Ms.second, 10 * Ms.second, Ms.minute][Int(g.below(3))]
+        let delay = [2 * Ms.second, 20 * Ms.second, 40 * Ms.second, 2 * Ms.minute][Int(g.below(4))]
+        let (group, n) = g.mainGroup
+        let devices: DeviceSelector
+        switch g.below(4) {
+        case 0: devices = .all
+        case 1: devices = .group(group)
+        case 2: devices = .share(Share(percent: [25, 50, 100][Int(g.below(3))]), of: group)
+        default: devices = .device(group: group, index: 1 + g.below(n))
+        }
+        g.add(SlowResponses(devices: devices, byMs: delay, forMs: window), at: t)
+        if g.chance(1, outOf: 2) {
+            // A check served 200 inside the window, access stopped, a query refused just
+            // after it: the 200 comes back last (it must not unlock).
+            g.everyone(.launch, at: t)
+            g.mainAppAccess(stopped: true, at: t + window)
+            g.everyone(.query, at: t + window + 1)
+            g.mainAppAccess(stopped: false, at: t + window + 10 * Ms.minute)
+        } else {
+            // A query refused inside the window, access back, a run's check served 200 just
+            // after it: the refusal comes back last (it must not lock).
+            g.mainAppAccess(stopped: true, at: t)
+            g.everyone(.query, at: t)
+            g.mainAppAccess(stopped: false, at: t + window)
+            g.everyone(.background, at: t + window + 1)
+            g.everyone(.query, at: t + window + 2)
+        }
+    }
+
+    /// Fork 4 of the seed: its first slow answers came after every other draw of the
+    /// generator, so the other seven seeds in eight kept their scripts.
+    package static var drawnAlone: FaultDrawnAlone? { FaultDrawnAlone(oneIn: 8, stream: 4) }
+
+    /// A new length; half the time, other devices.
+    package func mutated<M: FaultMutations>(_ m: inout M) -> SlowResponses {
+        SlowResponses(devices: m.chance(1, outOf: 2) ? m.someDevices() : devices, byMs: byMs, forMs: m.lengthMs)
+    }
+
+    /// One device's answers slowed: `slow-responses device photos#I by 10s for 1s`, so that a
+    /// newer answer can overtake them (the verdict races of D4 and D9).
+    package static var exploreName: String? { "slow" }
+    package static func explored(_ a: FaultAlphabet) -> [SlowResponses] {
+        a.devices.map { SlowResponses(devices: $0, byMs: a.delayMs, forMs: a.shortWindowMs) }
+    }
+
+    /// Just after the window: a request judged then comes back at the usual speed and
+    /// overtakes the slowed answers.
+    package func raceMoment(firedAt t: SimTime) -> SimTime? { t + forMs + 1 }
 }
 
 // MARK: - Trace records

@@ -18,7 +18,29 @@ public struct Timeouts: Sendable, Equatable {
     }
 
     /// The code of its end events (`FaultEnd`).
-    @inlinable static var endCode: UInt8 { 3 }
+    @inlinable package static var endCode: UInt8 { 3 }
+}
+
+// MARK: - The statement
+
+extension Timeouts: FaultKind {
+    package static var keyword: [String] { ["timeouts"] }
+
+    package static func parse(_ c: inout Cursor) throws(ParseError) -> Timeouts {
+        let share = try c.share()
+        return Timeouts(share: share, forMs: try c.forDuration())
+    }
+
+    package func check<C: FaultChecks>(_ c: inout C) {
+        c.share(share)
+        c.window(forMs, of: "'timeouts'")
+    }
+
+    package var text: String { "timeouts \(share.text)% for \(DurationText.format(forMs))" }
+
+    package func lowered<E: Error>(_ resolve: (DeviceSelector) throws(E) -> DeviceSelection) throws(E) -> Fault {
+        .timeouts(Injection(rateBp: share.rateBp, forMs: forMs))
+    }
 }
 
 // MARK: - In the world
@@ -44,6 +66,24 @@ extension SimWorld {
         let w = faults.timeouts
         if w.isOpen(at: now), r.chance(UInt64(w.rateBp), outOf: 10_000) { slot.late = slot.fate == 0 }
     }
+}
+
+// MARK: - The search tools
+
+extension Timeouts {
+    /// A window of a drawn share and length, and traffic a minute in, so that it bites.
+    package static func draw<G: FaultDraws>(at t: SimTime, _ g: inout G) {
+        let f = Timeouts(share: g.someShare(), forMs: g.faultLength())
+        g.add(f, at: t)
+        g.poke(t + Ms.minute)
+    }
+
+    /// A new share and length.
+    package func mutated<M: FaultMutations>(_ m: inout M) -> Timeouts { Timeouts(share: m.share, forMs: m.lengthMs) }
+
+    /// Every request timing out: `timeouts 100% for 2m`.
+    package static var exploreName: String? { "timeouts" }
+    package static func explored(_ a: FaultAlphabet) -> [Timeouts] { [Timeouts(share: .all, forMs: a.windowMs)] }
 }
 
 // MARK: - Trace records
