@@ -30,10 +30,12 @@ package enum Faults {
     static let recordOwners: [any FaultRecords.Type] = kinds.map { $0 as any FaultRecords.Type } + [ServerWindow.self]
 }
 
-/// The fault windows in force in a world: each kind's own state, and the gates of the
-/// stages of a request where windows act (`World+Network.swift` tests a gate, one compare
-/// a request, and takes the faults' path only before it). A new kind that keeps state adds
-/// its member; one that acts on requests raises its stage's gate when it opens a window.
+/// The fault windows in force in a world: each kind's own state (but `offline`'s, kept with
+/// each device, `DeviceState.offlineUntil`, which the send path reads anyway), and the gates
+/// of the stages of a request where windows act (`World+Network.swift` tests a gate, one
+/// compare a request, and takes the faults' path only before it). A new kind that keeps
+/// state adds its member; one that acts on requests raises its stage's gate when it opens
+/// a window.
 @usableFromInline struct FaultWindows: Sendable {
     @usableFromInline var serverErrors = ServerWindow()
     @usableFromInline var serverDown = ServerWindow()
