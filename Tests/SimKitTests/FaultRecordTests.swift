@@ -28,6 +28,22 @@ import Testing
         }
     }
 
+    @Test("each kind reads its own records back, typed, and no other kind's")
+    func typedRecords() {
+        for (record, _, _, text) in Self.records {
+            let read: [String?] = [
+                Offline.Record(record).map { "\($0)" }, ServerErrors.Record(record).map { "\($0)" },
+                ServerDown.Record(record).map { "\($0)" }, Timeouts.Record(record).map { "\($0)" },
+                LostResponses.Record(record).map { "\($0)" }, SlowResponses.Record(record).map { "\($0)" },
+            ]
+            let mine = read.compactMap { $0 }
+            #expect(mine == (record == .serverFaultEnded ? [] : [text]), "\(text)")
+        }
+        #expect(Offline.Record(.offline(until: 3))?.fault == .offline(until: 3))
+        #expect(ServerErrors.Record(.serverErrors(rateBp: 7, status: 599, until: 3)) == .serverErrors(rateBp: 7, status: 599, until: 3))
+        #expect(SlowResponses.Record(.slowResponses(byMs: 1 << 31, until: 3)) == .slowResponses(byMs: 1 << 31, until: 3))
+    }
+
     @Test("no two kinds own a tag, and every record has its owner")
     func tagsHaveOneOwner() {
         var seen: [UInt8] = []

@@ -86,20 +86,41 @@ extension LostResponses {
 
 // MARK: - Trace records
 
+extension LostResponses {
+    /// Its trace record (`TraceEvent.fault`), as checkers and tools read it.
+    public enum Record: Sendable, Equatable {
+        /// A share (`rateBp`) of the server's answers is lost, until `until`.
+        case lostResponses(rateBp: UInt16, until: SimTime)
+
+        /// The record as the trace carries it (tag 6, the rate above it).
+        @inlinable public var fault: FaultRecord {
+            switch self {
+            case .lostResponses(let rate, let until): FaultRecord(a: 6 | UInt64(rate) << 8, b: until)
+            }
+        }
+
+        /// `r` read as this record, or nil when it is another kind's.
+        @inlinable public init?(_ r: FaultRecord) {
+            guard r.tag == 6 else { return nil }
+            self = .lostResponses(rateBp: UInt16(truncatingIfNeeded: r.a >> 8), until: r.b)
+        }
+    }
+}
+
 extension FaultRecord {
-    /// A window of lost answers at `rateBp`, until `until`.
+    /// A share (`rateBp`) of the server's answers is lost, until `until`.
     @inlinable public static func lostResponses(rateBp: UInt16, until: SimTime) -> FaultRecord {
-        FaultRecord(a: LostResponses.startedTag | UInt64(rateBp) << 8, b: until)
+        LostResponses.Record.lostResponses(rateBp: rateBp, until: until).fault
     }
 }
 
 extension LostResponses: FaultRecords {
-    @usableFromInline static var startedTag: UInt64 { 6 }
-    package static var recordTags: [UInt8] { [UInt8(startedTag)] }
-    package static func text(of r: FaultRecord) -> String { "lostResponses(rateBp: \(UInt16(truncatingIfNeeded: r.a >> 8)), until: \(r.b))" }
+    package static var recordTags: [UInt8] { [6] }
+    package static func text(of r: FaultRecord) -> String { Record(r).map { "\($0)" } ?? "" }
 
     /// A window on the timeline's server lane.
     package static func window(of r: FaultRecord) -> FaultWindowRecord? {
-        FaultWindowRecord(until: r.b, mark: .serverWindow(label: "lost responses \(FaultText.percent(UInt16(truncatingIfNeeded: r.a >> 8)))", until: r.b))
+        guard case .lostResponses(let rate, let until)? = Record(r) else { return nil }
+        return FaultWindowRecord(until: until, mark: .serverWindow(label: "lost responses \(FaultText.percent(rate))", until: until))
     }
 }

@@ -97,25 +97,50 @@ extension Offline {
 
 // MARK: - Trace records
 
+extension Offline {
+    /// Its trace records (`TraceEvent.fault`), as checkers and tools read them.
+    public enum Record: Sendable, Equatable {
+        /// A device loses its network until `until`.
+        case offline(until: SimTime)
+        /// A device's partition ended.
+        case offlineEnded
+
+        /// The record as the trace carries it (tags 1 and 2).
+        @inlinable public var fault: FaultRecord {
+            switch self {
+            case .offline(let until): FaultRecord(a: 1, b: until)
+            case .offlineEnded: FaultRecord(a: 2, b: 0)
+            }
+        }
+
+        /// `r` read as one of these records, or nil when it is another kind's.
+        @inlinable public init?(_ r: FaultRecord) {
+            switch r.tag {
+            case 1: self = .offline(until: r.b)
+            case 2: self = .offlineEnded
+            default: return nil
+            }
+        }
+    }
+}
+
 extension FaultRecord {
     /// A device loses its network until `until`.
-    @inlinable public static func offline(until: SimTime) -> FaultRecord { FaultRecord(a: Offline.startedTag, b: until) }
+    @inlinable public static func offline(until: SimTime) -> FaultRecord { Offline.Record.offline(until: until).fault }
     /// A device's partition ended.
-    @inlinable public static var offlineEnded: FaultRecord { FaultRecord(a: Offline.endedTag, b: 0) }
+    @inlinable public static var offlineEnded: FaultRecord { Offline.Record.offlineEnded.fault }
 }
 
 extension Offline: FaultRecords {
-    @usableFromInline static var startedTag: UInt64 { 1 }
-    @usableFromInline static var endedTag: UInt64 { 2 }
-    package static var recordTags: [UInt8] { [UInt8(startedTag), UInt8(endedTag)] }
-
-    package static func text(of r: FaultRecord) -> String {
-        UInt64(r.tag) == startedTag ? "offline(until: \(r.b))" : "offlineEnded"
-    }
+    package static var recordTags: [UInt8] { [1, 2] }
+    package static func text(of r: FaultRecord) -> String { Record(r).map { "\($0)" } ?? "" }
 
     /// The device's lane on the timeline shows the window as its "offline" band.
     package static func window(of r: FaultRecord) -> FaultWindowRecord? {
-        UInt64(r.tag) == startedTag ? FaultWindowRecord(until: r.b, mark: .deviceBandOpens)
-                                    : FaultWindowRecord(until: nil, mark: .deviceBandCloses)
+        switch Record(r) {
+        case .offline(let until)?: FaultWindowRecord(until: until, mark: .deviceBandOpens)
+        case .offlineEnded?: FaultWindowRecord(until: nil, mark: .deviceBandCloses)
+        case nil: nil
+        }
     }
 }

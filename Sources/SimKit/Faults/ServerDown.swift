@@ -74,18 +74,39 @@ extension ServerDown {
 
 // MARK: - Trace records
 
+extension ServerDown {
+    /// Its trace record (`TraceEvent.fault`), as checkers and tools read it.
+    public enum Record: Sendable, Equatable {
+        /// An outage until `until`.
+        case serverDown(until: SimTime)
+
+        /// The record as the trace carries it (tag 4).
+        @inlinable public var fault: FaultRecord {
+            switch self {
+            case .serverDown(let until): FaultRecord(a: 4, b: until)
+            }
+        }
+
+        /// `r` read as this record, or nil when it is another kind's.
+        @inlinable public init?(_ r: FaultRecord) {
+            guard r.tag == 4 else { return nil }
+            self = .serverDown(until: r.b)
+        }
+    }
+}
+
 extension FaultRecord {
     /// An outage until `until`.
-    @inlinable public static func serverDown(until: SimTime) -> FaultRecord { FaultRecord(a: ServerDown.startedTag, b: until) }
+    @inlinable public static func serverDown(until: SimTime) -> FaultRecord { ServerDown.Record.serverDown(until: until).fault }
 }
 
 extension ServerDown: FaultRecords {
-    @usableFromInline static var startedTag: UInt64 { 4 }
-    package static var recordTags: [UInt8] { [UInt8(startedTag)] }
-    package static func text(of r: FaultRecord) -> String { "serverDown(until: \(r.b))" }
+    package static var recordTags: [UInt8] { [4] }
+    package static func text(of r: FaultRecord) -> String { Record(r).map { "\($0)" } ?? "" }
 
     /// A window on the timeline's server lane.
     package static func window(of r: FaultRecord) -> FaultWindowRecord? {
-        FaultWindowRecord(until: r.b, mark: .serverWindow(label: "server down", until: r.b))
+        guard case .serverDown(let until)? = Record(r) else { return nil }
+        return FaultWindowRecord(until: until, mark: .serverWindow(label: "server down", until: until))
     }
 }

@@ -100,30 +100,41 @@ extension ServerErrors {
 
 // MARK: - Trace records
 
+extension ServerErrors {
+    /// Its trace record (`TraceEvent.fault`), as checkers and tools read it.
+    public enum Record: Sendable, Equatable {
+        /// The server's place answers a share (`rateBp`) of requests `status` until `until`.
+        case serverErrors(rateBp: UInt16, status: UInt16, until: SimTime)
+
+        /// The record as the trace carries it (tag 3, the rate and status above it).
+        @inlinable public var fault: FaultRecord {
+            switch self {
+            case .serverErrors(let rate, let status, let until): FaultRecord(a: 3 | UInt64(rate) << 8 | UInt64(status) << 24, b: until)
+            }
+        }
+
+        /// `r` read as this record, or nil when it is another kind's.
+        @inlinable public init?(_ r: FaultRecord) {
+            guard r.tag == 3 else { return nil }
+            self = .serverErrors(rateBp: UInt16(truncatingIfNeeded: r.a >> 8), status: UInt16(truncatingIfNeeded: r.a >> 24), until: r.b)
+        }
+    }
+}
+
 extension FaultRecord {
     /// A window of 5xx answers at `rateBp` with `status`, until `until`.
     @inlinable public static func serverErrors(rateBp: UInt16, status: UInt16, until: SimTime) -> FaultRecord {
-        FaultRecord(a: ServerErrors.startedTag | UInt64(rateBp) << 8 | UInt64(status) << 24, b: until)
+        ServerErrors.Record.serverErrors(rateBp: rateBp, status: status, until: until).fault
     }
 }
 
 extension ServerErrors: FaultRecords {
-    @usableFromInline static var startedTag: UInt64 { 3 }
-    package static var recordTags: [UInt8] { [UInt8(startedTag)] }
-
-    /// The rate and status of a `serverErrors` record.
-    static func fields(_ r: FaultRecord) -> (rateBp: UInt16, status: UInt16) {
-        (UInt16(truncatingIfNeeded: r.a >> 8), UInt16(truncatingIfNeeded: r.a >> 24))
-    }
-
-    package static func text(of r: FaultRecord) -> String {
-        let (rate, status) = fields(r)
-        return "serverErrors(rateBp: \(rate), status: \(status), until: \(r.b))"
-    }
+    package static var recordTags: [UInt8] { [3] }
+    package static func text(of r: FaultRecord) -> String { Record(r).map { "\($0)" } ?? "" }
 
     /// A window on the timeline's server lane.
     package static func window(of r: FaultRecord) -> FaultWindowRecord? {
-        let (rate, status) = fields(r)
-        return FaultWindowRecord(until: r.b, mark: .serverWindow(label: "server errors \(FaultText.percent(rate)) status \(status)", until: r.b))
+        guard case .serverErrors(let rate, let status, let until)? = Record(r) else { return nil }
+        return FaultWindowRecord(until: until, mark: .serverWindow(label: "server errors \(FaultText.percent(rate)) status \(status)", until: until))
     }
 }

@@ -31,14 +31,13 @@ extension SimWorld {
 }
 
 extension FaultRecord {
-    /// A server-wide window closed.
-    @inlinable public static var serverFaultEnded: FaultRecord { FaultRecord(a: ServerWindow.endedTag, b: 0) }
+    /// A server-wide window closed (tag 7): the record `server errors`, `server down`,
+    /// `timeouts` and `lost-responses` share. Checkers compare a record with it.
+    @inlinable public static var serverFaultEnded: FaultRecord { FaultRecord(a: 7, b: 0) }
 }
 
 extension ServerWindow: FaultRecords {
-    /// The tag of `serverFaultEnded`.
-    @usableFromInline static var endedTag: UInt64 { 7 }
-    static var recordTags: [UInt8] { [UInt8(endedTag)] }
+    static var recordTags: [UInt8] { [7] }
     static func text(of r: FaultRecord) -> String { "serverFaultEnded" }
     static func window(of r: FaultRecord) -> FaultWindowRecord? { FaultWindowRecord(until: nil, mark: nil) }
 }

@@ -184,25 +184,53 @@ extension SlowResponses {
 
 // MARK: - Trace records
 
+extension SlowResponses {
+    /// Its trace records (`TraceEvent.fault`), as checkers and tools read them.
+    public enum Record: Sendable, Equatable {
+        /// The answers the server sends this device until `until` take `byMs` longer to come
+        /// back, so an older answer can arrive after a newer one.
+        case slowResponses(byMs: SimTime, until: SimTime)
+        /// A device's window of slow answers closed.
+        case slowResponsesEnded
+
+        /// The record as the trace carries it (tags 8 and 9; the delay above the tag).
+        @inlinable public var fault: FaultRecord {
+            switch self {
+            case .slowResponses(let by, let until): FaultRecord(a: 8 | by << 8, b: until)
+            case .slowResponsesEnded: FaultRecord(a: 9, b: 0)
+            }
+        }
+
+        /// `r` read as one of these records, or nil when it is another kind's.
+        @inlinable public init?(_ r: FaultRecord) {
+            switch r.tag {
+            case 8: self = .slowResponses(byMs: r.a >> 8, until: r.b)
+            case 9: self = .slowResponsesEnded
+            default: return nil
+            }
+        }
+    }
+}
+
 extension FaultRecord {
-    /// The answers the server sends this device until `until` take `byMs` longer to come
-    /// back, so an older answer can arrive after a newer one.
+    /// A device's answers slowed by `byMs` until `until`.
     @inlinable public static func slowResponses(byMs: SimTime, until: SimTime) -> FaultRecord {
-        FaultRecord(a: SlowResponses.startedTag | byMs << 8, b: until)
+        SlowResponses.Record.slowResponses(byMs: byMs, until: until).fault
     }
     /// A device's window of slow answers closed.
-    @inlinable public static var slowResponsesEnded: FaultRecord { FaultRecord(a: SlowResponses.endedTag, b: 0) }
+    @inlinable public static var slowResponsesEnded: FaultRecord { SlowResponses.Record.slowResponsesEnded.fault }
 }
 
 extension SlowResponses: FaultRecords {
-    @usableFromInline static var startedTag: UInt64 { 8 }
-    @usableFromInline static var endedTag: UInt64 { 9 }
-    package static var recordTags: [UInt8] { [UInt8(startedTag), UInt8(endedTag)] }
-    package static func text(of r: FaultRecord) -> String {
-        UInt64(r.tag) == startedTag ? "slowResponses(byMs: \(r.a >> 8), until: \(r.b))" : "slowResponsesEnded"
-    }
+    package static var recordTags: [UInt8] { [8, 9] }
+    package static func text(of r: FaultRecord) -> String { Record(r).map { "\($0)" } ?? "" }
+
     /// Nothing on the timeline: the slowed answers show as late ticks.
     package static func window(of r: FaultRecord) -> FaultWindowRecord? {
-        FaultWindowRecord(until: UInt64(r.tag) == startedTag ? r.b : nil, mark: nil)
+        switch Record(r) {
+        case .slowResponses(_, let until)?: FaultWindowRecord(until: until, mark: nil)
+        case .slowResponsesEnded?: FaultWindowRecord(until: nil, mark: nil)
+        case nil: nil
+        }
     }
 }

@@ -88,20 +88,41 @@ extension Timeouts {
 
 // MARK: - Trace records
 
+extension Timeouts {
+    /// Its trace record (`TraceEvent.fault`), as checkers and tools read it.
+    public enum Record: Sendable, Equatable {
+        /// A share (`rateBp`) of the requests sent times out, until `until`.
+        case timeouts(rateBp: UInt16, until: SimTime)
+
+        /// The record as the trace carries it (tag 5, the rate above it).
+        @inlinable public var fault: FaultRecord {
+            switch self {
+            case .timeouts(let rate, let until): FaultRecord(a: 5 | UInt64(rate) << 8, b: until)
+            }
+        }
+
+        /// `r` read as this record, or nil when it is another kind's.
+        @inlinable public init?(_ r: FaultRecord) {
+            guard r.tag == 5 else { return nil }
+            self = .timeouts(rateBp: UInt16(truncatingIfNeeded: r.a >> 8), until: r.b)
+        }
+    }
+}
+
 extension FaultRecord {
-    /// A window of timeouts at `rateBp`, until `until`.
+    /// A share (`rateBp`) of the requests sent times out, until `until`.
     @inlinable public static func timeouts(rateBp: UInt16, until: SimTime) -> FaultRecord {
-        FaultRecord(a: Timeouts.startedTag | UInt64(rateBp) << 8, b: until)
+        Timeouts.Record.timeouts(rateBp: rateBp, until: until).fault
     }
 }
 
 extension Timeouts: FaultRecords {
-    @usableFromInline static var startedTag: UInt64 { 5 }
-    package static var recordTags: [UInt8] { [UInt8(startedTag)] }
-    package static func text(of r: FaultRecord) -> String { "timeouts(rateBp: \(UInt16(truncatingIfNeeded: r.a >> 8)), until: \(r.b))" }
+    package static var recordTags: [UInt8] { [5] }
+    package static func text(of r: FaultRecord) -> String { Record(r).map { "\($0)" } ?? "" }
 
     /// A window on the timeline's server lane.
     package static func window(of r: FaultRecord) -> FaultWindowRecord? {
-        FaultWindowRecord(until: r.b, mark: .serverWindow(label: "timeouts \(FaultText.percent(UInt16(truncatingIfNeeded: r.a >> 8)))", until: r.b))
+        guard case .timeouts(let rate, let until)? = Record(r) else { return nil }
+        return FaultWindowRecord(until: until, mark: .serverWindow(label: "timeouts \(FaultText.percent(rate))", until: until))
     }
 }
