@@ -11,6 +11,8 @@ extension InvariantChecker {
         var truths: [DeviceTruth] = []
         for i in 0..<devices.count { truths.append(devices[i]) }
         return [("truth", truths), ("server-truth", server), ("step", step), ("checker-now", now),
-                ("next-deadline", nextDeadline), ("counts", counts), ("timeout", timeoutMs)]
+                ("next-deadline", nextDeadline), ("counts", counts), ("timeout", timeoutMs),
+                ("owed-resets", owedResets), ("offline-until", offlineUntil),
+                ("server-windows", [serverDownUntil, serverErrorsUntil])]
     }
 }

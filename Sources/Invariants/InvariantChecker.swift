@@ -36,12 +36,33 @@ public struct InvariantChecker: TraceObserver {
     var keyNames: [String] = []
     /// The SDK step being traced (steps never interleave: the engine runs one at a time).
     var step = StepTruth()
+    /// Episodes waiting for their device's next step: steps that ended with work in
+    /// progress (`unsettled`), judged when one of the device's later steps ends without.
+    /// Empty for a sans-IO core; few at once for an async one (one per device at most).
+    var parked: [StepTruth] = []
     /// The time of the record being checked.
     @usableFromInline var now: SimTime = 0
     var timeoutMs: SimTime = 30 * Ms.second
-    /// The earliest grace deadline not yet passed: the truth of the devices carrying that
-    /// key changes then, with no record to say so (S3). `.max` when none is pending.
+    /// The earliest time at which something changes with no record to say so: a grace
+    /// deadline (the truth of the devices carrying that key changes then, S3) or a liveness
+    /// deadline (`obligations`, one past it). `.max` when none is pending. One test per record.
     @usableFromInline var nextDeadline: SimTime = .max
+    /// The earliest grace deadline not yet passed, or `.max`.
+    var nextKeyDeadline: SimTime = .max
+    /// Liveness deadlines: uploads owed (D10) and resets' deletes owed (D7).
+    var obligations = Obligations()
+    /// D7: the resets whose record the server still holds, and the time counted towards
+    /// their bound. Few at once; looked up by device.
+    var owedResets: [OwedReset] = []
+    /// The server is down, or answers 5xx at a rate, until these times (D7's liveness
+    /// counts only time with the server up).
+    var serverDownUntil: SimTime = 0
+    var serverErrorsUntil: SimTime = 0
+    /// Each device is offline (a partition) until this time: D7's liveness counts online
+    /// time. Apart from the device truth: written only by partition records.
+    var offlineUntil: [SimTime] = []
+    /// What the SDK states within SPEC's limits (its back-offs, D7 and D10).
+    var statement = SDKStatement.specLimits
 
     /// D1 and D5 are the product's own numbers ("more than a day", "30 days in a row"),
     /// not settings of the SDK under test.
@@ -72,6 +93,12 @@ public struct InvariantChecker: TraceObserver {
         keyNames = facts.setup.keyNames
         rings = DeviceRings(devices: facts.deviceCount, depth: ringDepth)
         timeoutMs = facts.setup.sdk.requestTimeoutMs
+        statement = facts.sdkStatement
+        obligations = Obligations()
+        owedResets = []
+        serverDownUntil = 0
+        serverErrorsUntil = 0
+        offlineUntil = Array(repeating: 0, count: facts.deviceCount)
         // The truth remembers one stop of 30 days besides the current one: enough while an
         // answer cannot outlive two such stops in flight (scenarios allow timeouts up to 1 h).
         precondition(timeoutMs < DeviceTruth.longStopMs, "a request timeout of 30 days or more is not supported by the checkers")
@@ -83,6 +110,7 @@ public struct InvariantChecker: TraceObserver {
             devices[i].photoCount = i < facts.devicePhotos.count ? facts.devicePhotos[i] : 0
             retruth(DeviceIndex(i), at: 0)
         }
+        nextKeyDeadline = .max
         nextDeadline = .max
     }
 
@@ -100,14 +128,29 @@ public struct InvariantChecker: TraceObserver {
         for i in 0..<devices.count { retruth(DeviceIndex(i), at: t) }
     }
 
-    /// Grace deadlines up to `now` have passed: from each one on, its key is invalid (S3).
+    /// Deadlines up to `now` have passed: from each grace deadline on, its key is invalid
+    /// (S3); each liveness deadline passed is judged (D7, D10), in time order.
     @usableFromInline @inline(never) mutating func passDeadlines() {
-        while nextDeadline <= now {
-            let t = nextDeadline
-            server.noteServable(at: t)
-            retruthAll(at: t)
-            nextDeadline = server.nextDeadline(after: t)
+        while true {
+            let liveness = obligations.earliest == .max ? SimTime.max : obligations.earliest &+ 1
+            if nextKeyDeadline <= now, nextKeyDeadline <= liveness {
+                let t = nextKeyDeadline
+                server.noteServable(at: t)
+                retruthAll(at: t)
+                nextKeyDeadline = server.nextDeadline(after: t)
+            } else if liveness <= now, let due = obligations.popDue(by: liveness - 1) {
+                judgeObligation(due)
+            } else {
+                break
+            }
         }
+        resetNextDeadline()
+    }
+
+    /// `nextDeadline` after a change of the key deadlines or the obligations.
+    mutating func resetNextDeadline() {
+        let liveness = obligations.earliest == .max ? SimTime.max : obligations.earliest &+ 1
+        nextDeadline = min(nextKeyDeadline, liveness)
     }
 
     /// Checks one record: notes its time, keeps it in its device's ring, and hands it to
@@ -135,6 +178,7 @@ public struct InvariantChecker: TraceObserver {
         let d = r.device
         if d == Event.world {
             if case .dashboard(let action, _) = r.event { dashboard(action) }
+            else if case .fault(let f) = r.event { serverFault(f) }
             return
         }
         switch r.event {
@@ -148,6 +192,7 @@ public struct InvariantChecker: TraceObserver {
         case .timerFired:
             if case .timerFired(let kind, _) = r.event { beginStep(d, .timer(kind)) }
         case .stepEnd: endStep(d)
+        case .unsettled: stepUnsettled(d)
         case .served: served(d, r)
         case .processStarted: processStarted(d)
         case .processKilled: processKilled(d)
@@ -172,7 +217,9 @@ public struct InvariantChecker: TraceObserver {
         case .runStarted:
             if case .runStarted(let bg) = r.event { runStarted(d, background: bg) }
         case .runEnded: runEnded(d)
-        case .droppedForDeadProcess, .backgroundRunSkipped, .fault, .dashboard, .probe: break
+        case .fault:
+            if case .fault(let f) = r.event { fault(d, f) }
+        case .droppedForDeadProcess, .backgroundRunSkipped, .dashboard, .probe: break
         }
     }
 
@@ -189,6 +236,14 @@ public struct InvariantChecker: TraceObserver {
     public mutating func finish(at time: SimTime) {
         now = time
         if now >= nextDeadline { passDeadlines() }
+        // An episode still open at the end is judged as it stands.
+        while let p = parked.popLast() {
+            step = p
+            step.continues = false
+            endStep(p.device)
+        }
+        // D7: a reset still owed at the end is judged on the time counted so far.
+        for k in owedResets.indices.reversed() { refreshOwedReset(k) }
     }
 
     /// Records a violation of `invariant` on `device`; keeps the first few with context.

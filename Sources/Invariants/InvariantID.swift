@@ -5,21 +5,21 @@ import SimKit
 /// judges against (the checkers' own reading of the S rules, never the SDK's flags or the
 /// reference's constants).
 public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
-    /// Oracle: a step that locks the SDK must answer a fresh lock error that is the newest verdict delivered (from the trace's `delivered` records), or be `reset()`; a step that answers a fresh, newest `device_unknown` sends a registration (or a key check is still awaited).
+    /// Oracle (D6): the SDK becomes locked only in the steps of a fresh lock error that is the newest verdict delivered (the trace's `delivered` records), or of `reset()`; and a call throws `accessRevoked` only while the SDK is locked or when a lock error answered its own request.
     case neverLockOnTransient = "never-lock-on-transient"
-    /// Oracle: after a fresh, newest lock error in the trace the SDK reports access revoked and its disk is locked, with `lockedSince` at the first such delivery since the last newest 200 (D3); and it never unlocks without a newer 200.
+    /// Oracle (D2, D3): after a fresh, newest lock error the SDK reports access revoked and its disk is locked by the end of that step (with the steps its storage still had in progress), with `lockedSince` at the first such delivery since access was last granted; it never unlocks without a newer 200 (D4).
     case lockOnRevocation = "lock-on-revocation"
-    /// Oracle: while the trace's verdicts say access is stopped, the device's records show no run, no index write, no download, no server-backed request and no background task, and API calls throw.
+    /// Oracle (D3): while the trace's verdicts say access is stopped, the device shows no run, no index write, no download, no server-backed request and no background task, and search, query and profile throw.
     case lockedIsInert = "locked-is-inert"
-    /// Oracle: while locked, each launch and activation in the trace sends a key check (or one is in flight), and a fresh, newest 200 to a check unlocks.
+    /// Oracle (D4): while locked, each launch and activation sends a key check, and a fresh, newest 200 to a check unlocks.
     case lockedChecksOnActivation = "locked-checks-on-activation"
-    /// Oracle: the disk replica rebuilt from `store` records keeps the index and models it had when the lock came, the background task it had is registered again at the unlock, and an unlock in the foreground (the trace's lifecycle inputs) with photos to index or downloads missing has a run going when its step ends; nothing is downloaded or indexed twice; a run that ends with access, Photos, models and place data has indexed the whole library (the world's count plus `add-photos`).
+    /// Oracle (D4): the disk replica rebuilt from `store` records keeps the index and models it had when the lock came; an unlock registers again the background task the lock cancelled and, in the foreground with work to do, resumes indexing; nothing is downloaded or indexed twice; a run that ends by itself with access, Photos, models and place data has indexed every photo the library had when it started.
     case unlockResumesUnchanged = "unlock-resumes-unchanged"
-    /// Oracle: data is deleted only by reset, Photos revocation, or in the step of a fresh, newest lock error served when, by the checkers' own timeline of S2 (dashboard and Rollup records, key deadlines, the install's key), access had been stopped 30 days without a break.
+    /// Oracle (D5, D7, D8): data is deleted only by `reset()`, Photos revocation, or a fresh, newest lock error served when, by the checkers' own timeline of S2 (dashboard and Rollup records, key deadlines, the install's key), access had been stopped 30 days without a break.
     case purgeOnlyAfter30ContinuousDays = "purge-only-after-30-continuous-days"
-    /// Oracle: a fresh, newest lock error whose `stoppedSince` is 30 days before its `servedAt`, and truly so by the checkers' timeline, deletes the index, the models and the credential in its step.
+    /// Oracle (D5): a fresh, newest lock error whose `stoppedSince` is 30 days before its `servedAt`, and truly so by the checkers' timeline, deletes the index, the models and the credential when it is handled.
     case purgeWhenDue = "purge-when-due"
-    /// Oracle: each launch, each run start and each activation more than 24 h after the last fresh verdict on a check sends a check (or one is in flight), from the trace's own times.
+    /// Oracle (D1): each launch sends a key check; each run (seen by its run events or by the state `indexing`) starts after a check sent since the launch, activation or background run that started it, or one in flight; each activation more than 24 h after the last fresh verdict on a check sends one (or one is in flight).
     case keyCheckSchedule = "key-check-schedule"
     /// Oracle: each `served` record's answer is the checkers' own reading of S2 for that request, dated at its record's time, and a lock error's `stoppedSince` is no earlier than the start of the stop in the checkers' timeline and no later than the latest start that every key history consistent with what the server saw agrees on.
     case serverEnforcesAccess = "server-enforces-access"
@@ -33,16 +33,20 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
     case deviceBelongsToApp = "device-belongs-to-app"
     /// Oracle: no request of a non-genuine install (a fact of the world) is ever answered 200, whatever credential it carries.
     case clonesNeverServed = "clones-never-served"
-    /// Oracle: after `reset()` the disk replica holds nothing the page lists; the server's answer to a reset is 200 whatever the key's state, and its record is gone; while a record that a reset must delete is still live in the checkers' table, each launch sends the delete.
+    /// Oracle (D7, S8): after `reset()` the disk replica holds nothing the page lists; no request but the reset's own delete carries the deleted credential afterwards; the server's answer to a reset is 200 whatever the key's state, and its record is gone; a record that a reset must delete is gone within the SDK's stated retry back-off (at most 6 h) plus one request timeout of time with the app running, the device online and the server up.
     case resetDeletesEverything = "reset-deletes-everything"
-    /// Oracle: after a `revoke-photos` record, the next launch or activation step leaves the disk replica's index empty, and nothing is indexed meanwhile.
+    /// Oracle (D8): after a `revoke-photos` record, the next launch or activation leaves the disk replica's index empty, and nothing is indexed meanwhile.
     case photosRevokedDeletesIndex = "photos-revoked-deletes-index"
-    /// Oracle: an answer delivered after its request's timeout (sent time plus the world's timeout), or after a reset or purge that came while it was in flight, changes nothing.
+    /// Oracle (D9): an answer delivered after its request's timeout (sent time plus the world's timeout), or after a reset or purge that came while it was in flight, changes nothing; it may only end the API call that awaited it as failed.
     case staleResponsesIgnored = "stale-responses-ignored"
-    /// Oracle: run reports queued in the disk replica leave it only by a reset or by a 200 to an upload sent after they were queued, and every run end with reports queued, unlocked and registered, sends an upload if none is awaited, and a 200 that leaves reports queued before its upload was sent starts another upload at once.
+    /// Oracle (D10): every run ends with a report; reports leave the disk replica only by `reset()` or by a 200 to an upload sent after they were queued; while reports are queued and the SDK unlocked and registered, an upload is under way at every launch, activation and run end that comes after the SDK's stated back-off from its last failed upload, and a 200 that leaves reports queued before its upload was sent starts another upload at once.
     case reportsNotLost = "reports-not-lost"
-    /// Oracle: a fresh verdict whose `servedAt` is older than one already delivered to the device neither locks nor unlocks it.
+    /// Oracle (D4, D9): a fresh verdict whose `servedAt` is older than one already delivered to the device neither locks nor unlocks it.
     case newestVerdictWins = "newest-verdict-wins"
+    /// Oracle (D6): after a fresh, newest `device_unknown` the SDK sends a registration at
+    /// the latest in the step of its next call (query, profile) or of its next run's start;
+    /// a locked SDK's next key check (at an activation, D4) is a registration.
+    case registersAgainWhenUnknown = "registers-again-when-unknown"
 
     /// The SPEC rules it checks.
     public var rules: String {
@@ -66,31 +70,33 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
         case .staleResponsesIgnored: "D9"
         case .reportsNotLost: "D10"
         case .newestVerdictWins: "D4, D9"
+        case .registersAgainWhenUnknown: "D6"
         }
     }
 
     /// The promise, in one line of plain words.
     public var summary: String {
         switch self {
-        case .neverLockOnTransient: "being offline, a timeout, a 5xx, app_pending or device_unknown never locks the SDK"
+        case .neverLockOnTransient: "being offline, a timeout, a 5xx, app_pending or device_unknown never locks the SDK, nor makes a call throw accessRevoked"
         case .lockOnRevocation: "app_key_invalid, app_disabled or app_key_mismatch locks the SDK at once, with lockedSince at the first one"
         case .lockedIsInert: "a locked SDK indexes nothing, runs nothing in the background and throws from search, query and profile without a request"
         case .lockedChecksOnActivation: "a locked SDK checks its key at each launch and activation, and unlocks on a 200 newer than its lock"
         case .unlockResumesUnchanged: "unlocking resumes the index as it was: no model or place data downloaded again, no photo indexed twice, the next run indexes the rest"
         case .purgeOnlyAfter30ContinuousDays: "data is deleted only by reset, Photos revocation, or a lock error served when access had in truth been stopped 30 days in a row"
         case .purgeWhenDue: "a lock error whose stoppedSince is 30 days before its servedAt (and truly so) deletes the index, the models and the credential"
-        case .keyCheckSchedule: "the key is checked at each launch, each indexing run, and each activation when the last answer is over 24 h old"
+        case .keyCheckSchedule: "the key is checked at each launch, at the start of each indexing run, and at each activation when the last answer is over 24 h old"
         case .serverEnforcesAccess: "the server answers every request by the first rule of S2 that applies, with no caching, and dates each verdict and stop truly"
         case .rotationGrace: "an old key works until its own grace deadline and not a millisecond after, or stops when stopped"
         case .disableStopsEveryKey: "a disabled app is refused with every key, current or old"
         case .onlyRollupRestores: "what Rollup revoked or rejected stays refused until Rollup lifts it"
         case .deviceBelongsToApp: "a device is served only with the key of the app that registered it"
         case .clonesNeverServed: "a non-genuine install, even with a copy of a genuine credential, fails App Attest and is never served"
-        case .resetDeletesEverything: "reset() deletes all local data and, on the server, the device's record whatever its key's state, retrying at every launch until it is gone"
+        case .resetDeletesEverything: "reset() deletes all local data and, on the server, the device's record whatever its key's state, within the SDK's stated retry back-off of the app running online"
         case .photosRevokedDeletesIndex: "after Photos access is revoked the index is deleted at the next launch or activation"
         case .staleResponsesIgnored: "an answer after its timeout, or after a reset or purge, changes nothing"
-        case .reportsNotLost: "every run ends with a report, and reports are dropped only by reset() (a purge keeps them)"
+        case .reportsNotLost: "every run ends with a report, reports leave the queue only by receipt or reset() (a purge keeps them), and uploads resume within the SDK's stated back-off"
         case .newestVerdictWins: "a verdict served before one the SDK already acted on never locks or unlocks it"
+        case .registersAgainWhenUnknown: "a device credential the server no longer knows makes the SDK register again, at the latest at its next call or run"
         }
     }
 

@@ -67,7 +67,7 @@ package enum Mutants {
         sdk("no-background-after-unlock", .noBackgroundAfterUnlock, .unlockResumesUnchanged, [], "does not register its background task again when it unlocks"),
         sdk("no-run-after-unlock", .noRunAfterUnlock, .unlockResumesUnchanged, [.reportsNotLost], "unlocking in the foreground starts no indexing run: the rest waits for the next activation"),
         sdk("reports-settled-by-device-unknown", .settlesReportsOnDeviceUnknown, .reportsNotLost, [], "takes a device_unknown answer to a report upload as delivery: the reports leave the queue unreceived"),
-        sdk("locked-does-not-register", .noRegisterWhenLocked, .neverLockOnTransient, [.lockedChecksOnActivation, .purgeWhenDue, .reportsNotLost], "a locked SDK answered device_unknown deletes its credential but does not register again"),
+        sdk("register-only-at-key-check", .registersOnlyAtKeyCheck, .registersAgainWhenUnknown, [.reportsNotLost], "answered device_unknown, registers again only at its next key check: a query or profile in between fails unregistered"),
         server("cache-key-checks", .cachesKeyChecks, .serverEnforcesAccess, [.disableStopsEveryKey, .rotationGrace, .onlyRollupRestores, .deviceBelongsToApp], "caches the key verdict for 5 minutes"),
         server("grace-one-day-late", .graceOneDayLate, .rotationGrace, [], "an old key works one day past its grace"),
         server("enable-lifts-rollup", .enableLiftsRollup, .onlyRollupRestores, [], "the developer's enable lifts a Rollup revocation"),
@@ -95,6 +95,11 @@ package enum Mutants {
         sdk("unlock-only-in-foreground", .unlocksOnlyInForeground, .lockedChecksOnActivation, [.unlockResumesUnchanged, .reportsNotLost, .purgeWhenDue], "applies an unlocking 200 only in the foreground: a check whose 200 arrives after the app went to the background leaves it locked"),
         sdk("relock-by-older-check", .unlockForgetsItsVerdict, .newestVerdictWins, [.lockOnRevocation, .lockedIsInert, .reportsNotLost, .unlockResumesUnchanged, .lockedChecksOnActivation, .keyCheckSchedule, .purgeOnlyAfter30ContinuousDays], "does not record the 200 that unlocked it as its newest verdict, so an older refused check still in flight locks it again"),
         sdk("purge-only-on-check", .purgesOnlyOnCheck, .purgeWhenDue, [], "deletes only when the 30-day lock error answers a key check; one answering a query or profile only locks"),
+        // Promises judged since SPEC was sharpened: call outcomes (D6), D10's bound, D7's liveness and what reset() deleted.
+        sdk("throw-on-pending", .throwsOnPending, .neverLockOnTransient, [], "a query or profile answered app_pending throws accessRevoked"),
+        sdk("upload-only-at-run-end", .uploadsOnlyAtRunEnd, .reportsNotLost, [], "uploads queued reports only when a run ends: a device opened with nothing to index keeps them"),
+        sdk("reset-not-retried", .resetNotRetried, .resetDeletesEverything, [], "a reset whose server-side delete fails is never tried again"),
+        sdk("upload-outlives-reset", .uploaderOutlivesReset, .resetDeletesEverything, [], "the uploader outlives reset(): it sends the dropped reports with the deleted credential"),
         server("clone-reset-deletes-record", .resetSkipsAssertion, .clonesNeverServed, [.serverEnforcesAccess, .resetDeletesEverything], "a reset skips the App Attest assertion, so a clone with a live copy of a genuine credential deletes its record"),
     ]
 

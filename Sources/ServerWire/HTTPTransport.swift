@@ -8,24 +8,43 @@ import Darwin
 
 /// The protocol over HTTP/1.1 to a server that is already running: each message is the
 /// body of a `POST` to the base URL's path (default `/simkit`), its reply the body of the
-/// `200` answer, on one kept-alive connection. A minimal blocking client over a socket,
-/// so that the engine stays synchronous and every wait has the reply bound.
+/// `200` answer. A minimal blocking client over a socket, so that the engine stays
+/// synchronous and every wait has the reply bound, that reads HTTP as services speak it
+/// (`HTTPAnswer`): a body framed by `Content-Length`, chunked, or by the close; interim
+/// `100 Continue` answers; a connection kept alive, or closed after each answer
+/// (`Connection: close`, HTTP/1.0), or closed by the service while idle, each followed by
+/// a fresh connection for the next message.
 package final class HTTPTransport: WireTransport, @unchecked Sendable {
     package let url: String
     let host: String
     let port: UInt16
     let path: String
+    /// The socket, or -1 between connections.
     var fd: Int32 = -1
+    /// Answers read on the current connection: one that already carried an answer may have
+    /// been closed by the service while idle, and is opened again before a message is lost on it.
+    var answersOnConnection = 0
     var buffer: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 65_536)
-    /// This connection's `X-SimKit-Session` header: the jobs of one campaign (and of
+    /// The last answer as a report shows it (`HTTPAnswer.evidence`), made only when asked:
+    /// its head and the first bytes of its body, kept from each answer.
+    var evidence: [String] = []
+    var lastHead: [UInt8] = []
+    var lastBodyStart: [UInt8] = []
+    var lastBodyBytes = 0
+    /// Connections opened since the transport was made (for tests: a service that closes
+    /// after each answer gets one a message).
+    package private(set) var connections = 0
+    /// This transport's `X-SimKit-Session` header: the jobs of one campaign (and of
     /// campaigns side by side) run their worlds on one service, each in a state of its own.
     package let session: String
 
     static let sessions = Mutex<UInt64>(0)
+    /// The most bytes of one answer read, framing included: twice the body bound and the head's.
+    static let rawLimit = 2 * ProcessTransport.lineLimit + HTTPAnswer.headLimit
 
-    /// Parses `http://HOST:PORT[/PATH]` and connects.
-    package init(url: String) throws(TransportFailure) {
+    /// Parses `http://HOST:PORT[/PATH]` and connects, waiting at most `timeout` seconds.
+    package init(url: String, timeout: Double = 20) throws(TransportFailure) {
         self.url = url
         guard let parsed = HTTPTransport.parse(url) else {
             throw .broken("'\(url)' is not http://HOST:PORT[/PATH]")
@@ -33,7 +52,7 @@ package final class HTTPTransport: WireTransport, @unchecked Sendable {
         (host, port, path) = parsed
         let n = HTTPTransport.sessions.withLock { $0 += 1; return $0 }
         session = "\(getpid())-\(n)"
-        try connectSocket()
+        try connectSocket(timeout: timeout)
     }
 
     deinit { close() }
@@ -51,7 +70,8 @@ package final class HTTPTransport: WireTransport, @unchecked Sendable {
         return (host, port, path)
     }
 
-    func connectSocket() throws(TransportFailure) {
+    /// Opens a new connection, waiting at most `timeout` seconds for it.
+    func connectSocket(timeout: Double) throws(TransportFailure) {
         var hints = addrinfo()
         hints.ai_family = AF_INET
         #if canImport(Glibc)
@@ -64,15 +84,33 @@ package final class HTTPTransport: WireTransport, @unchecked Sendable {
         defer { freeaddrinfo(res) }
         let s = socket(ai.pointee.ai_family, ai.pointee.ai_socktype, ai.pointee.ai_protocol)
         guard s >= 0 else { throw .broken("socket failed: errno \(errno)") }
-        guard connect(s, ai.pointee.ai_addr, ai.pointee.ai_addrlen) == 0 else {
-            let e = errno
-            Glibc.close(s)
-            throw .broken("cannot connect to \(host):\(port) (errno \(e)): is the server running?")
+        // Non-blocking from the start: a host that drops the connection's packets costs the
+        // bound, not the kernel's two minutes.
+        _ = fcntl(s, F_SETFL, fcntl(s, F_GETFL) | O_NONBLOCK)
+        if connect(s, ai.pointee.ai_addr, ai.pointee.ai_addrlen) != 0 {
+            var e = errno
+            if e == EINPROGRESS {
+                switch SocketWait.wait(s, for: Int16(POLLOUT), until: monotonicSeconds() + timeout) {
+                case .ready:
+                    var soError: Int32 = 0
+                    var length = socklen_t(MemoryLayout<Int32>.size)
+                    getsockopt(s, SOL_SOCKET, SO_ERROR, &soError, &length)
+                    e = soError
+                case .timedOut: e = ETIMEDOUT
+                case .interrupted: Glibc.close(s); throw .interrupted
+                }
+            }
+            if e != 0 {
+                Glibc.close(s)
+                throw .broken("cannot connect to \(host):\(port) (errno \(e)): is the server running?")
+            }
         }
         var one: Int32 = 1
         setsockopt(s, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        _ = fcntl(s, F_SETFL, fcntl(s, F_GETFL) | O_NONBLOCK)
         fd = s
+        answersOnConnection = 0
+        buffer.removeAll(keepingCapacity: true)
+        connections += 1
     }
 
     package func exchange(_ line: String, timeout: Double) -> Result<[UInt8], TransportFailure> {
@@ -81,17 +119,37 @@ package final class HTTPTransport: WireTransport, @unchecked Sendable {
     }
 
     package func sendLine(_ line: String, timeout: Double) -> TransportFailure? {
-        guard fd >= 0 else { return .closed(partial: "", status: nil) }
-        let deadline = monotonic() + timeout
+        evidence = []
+        lastHead = []
+        // A connection that carried an answer and has something to say before it was asked
+        // (its close, most often: an idle timeout) is done with: the message goes on a new one.
+        if fd >= 0, answersOnConnection > 0, !buffer.isEmpty || readable() { closeSocket() }
+        if fd < 0 {
+            do { try connectSocket(timeout: timeout) } catch { return error }
+        }
+        let deadline = monotonicSeconds() + timeout
         let body = Array(line.utf8)
         var bytes = Array("POST \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nContent-Type: application/json\r\nX-SimKit-Session: \(session)\r\nContent-Length: \(body.count)\r\n\r\n".utf8)
         bytes += body
         var sent = 0
+        // Bounded: each round sends bytes, waits within the deadline, or ends; one new connection at most.
+        var retried = false
         while sent < bytes.count {
             let n = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if n > 0 { sent += n; continue }
             if n < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR {
-                guard wait(Int16(POLLOUT), until: deadline) else { return .timedOut(seconds: timeout, partial: "") }
+                switch SocketWait.wait(fd, for: Int16(POLLOUT), until: deadline) {
+                case .ready: continue
+                case .timedOut: return .timedOut(seconds: timeout, partial: "")
+                case .interrupted: return .interrupted
+                }
+            }
+            // A kept-alive connection the service closed under the first bytes: it never read
+            // the message, so it goes once more on a new connection.
+            if sent == 0, answersOnConnection > 0, !retried {
+                retried = true
+                closeSocket()
+                do { try connectSocket(timeout: timeout) } catch { return error }
                 continue
             }
             return .closed(partial: "", status: nil)
@@ -99,68 +157,89 @@ package final class HTTPTransport: WireTransport, @unchecked Sendable {
         return nil
     }
 
+    /// Whether the connection has bytes or its close waiting (polled without waiting).
+    func readable() -> Bool {
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&p, 1, 0) > 0
+    }
+
     package func receiveLine(timeout: Double) -> Result<[UInt8], TransportFailure> {
         guard fd >= 0 else { return .failure(.closed(partial: "", status: nil)) }
-        let deadline = monotonic() + timeout
-        // Headers, then Content-Length bytes of body.
-        var headerEnd: Int?
-        var contentLength = 0
-        var status = 0
+        let deadline = monotonicSeconds() + timeout
+        var closed = false
+        // Bounded: each round reads bytes (at most the body bound and the head bound in all),
+        // sees the close, or waits within the deadline.
         while true {
-            if headerEnd == nil, let r = find([13, 10, 13, 10], in: buffer) {
-                headerEnd = r + 4
-                let head = String(decoding: buffer[..<r], as: UTF8.self)
-                let lines = head.split(separator: "\r\n")
-                let first = lines.first.map { $0.split(separator: " ") } ?? []
-                status = first.count >= 2 ? Int(first[1]) ?? 0 : 0
-                for l in lines.dropFirst() where l.lowercased().hasPrefix("content-length:") {
-                    contentLength = Int(l.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) ?? 0
+            if !buffer.isEmpty || closed {
+                switch HTTPAnswer.read(buffer, closed: closed, bodyLimit: ProcessTransport.lineLimit) {
+                case .answer(let a):
+                    buffer.removeSubrange(..<a.consumed)
+                    answersOnConnection += 1
+                    lastHead = a.head
+                    lastBodyStart = Array(a.body.prefix(400))
+                    lastBodyBytes = a.body.count
+                    if !a.keepAlive || closed { closeSocket() }   // the next message opens a new connection
+                    if a.status != 200 {
+                        return .failure(.httpStatus(a.status, body: String(decoding: a.body.prefix(400), as: UTF8.self)))
+                    }
+                    var reply = a.body
+                    while let last = reply.last, last == 0x0A || last == 0x0D || last == 0x20 || last == 0x09 { reply.removeLast() }
+                    return .success(reply)
+                case .needMore:
+                    break
+                case .unreadable(let why, _):
+                    evidence = HTTPAnswer.evidence(of: buffer)
+                    closeSocket()
+                    return .failure(.unreadable(why))
+                case .tooLong(let n, _):
+                    evidence = HTTPAnswer.evidence(of: buffer)
+                    closeSocket()
+                    return .failure(.tooLong(bytes: n))
                 }
-                guard status > 0, contentLength <= ProcessTransport.lineLimit else {
-                    return .failure(.broken("the answer is not HTTP/1.1 with a Content-Length of at most 1 MiB"))
+                if closed {
+                    closeSocket()
+                    return .failure(.closed(partial: "", status: nil))
                 }
             }
-            if let h = headerEnd, buffer.count >= h + contentLength {
-                var reply = Array(buffer[h..<h + contentLength])
-                buffer.removeSubrange(..<(h + contentLength))
-                while reply.last == 0x0A || reply.last == 0x0D { reply.removeLast() }
-                if status != 200 { return .failure(.httpStatus(status, body: String(decoding: reply, as: UTF8.self))) }
-                return .success(reply)
+            switch SocketWait.wait(fd, for: Int16(POLLIN), until: deadline) {
+            case .ready: break
+            case .timedOut:
+                evidence = HTTPAnswer.evidence(of: buffer)
+                return .failure(.timedOut(seconds: timeout, partial: String(decoding: buffer.prefix(4096), as: UTF8.self)))
+            case .interrupted: return .failure(.interrupted)
             }
-            if buffer.count > ProcessTransport.lineLimit + 65_536 { return .failure(.tooLong(bytes: buffer.count)) }
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, 65_536, Int32(MSG_DONTWAIT)) }
-            if n > 0 { buffer.append(contentsOf: chunk[0..<n]); continue }
-            if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                return .failure(.closed(partial: String(decoding: buffer, as: UTF8.self), status: nil))
-            }
-            guard wait(Int16(POLLIN), until: deadline) else {
-                return .failure(.timedOut(seconds: timeout, partial: String(decoding: buffer, as: UTF8.self)))
-            }
+            // Reads on while each read fills the chunk, so that a stream is read whole before it
+            // is parsed again (once a pause, not once a read). Bounded by the raw bytes: a body
+            // of tiny chunks carries more framing than body.
+            var n = 0
+            repeat {
+                if buffer.count > Self.rawLimit {
+                    evidence = HTTPAnswer.evidence(of: buffer)
+                    let read = buffer.count
+                    closeSocket()
+                    return .failure(.tooLong(bytes: read))
+                }
+                n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, 65_536, Int32(MSG_DONTWAIT)) }
+                if n > 0 { buffer.append(contentsOf: chunk[0..<n]) }
+                else if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) { closed = true }
+            } while n == 65_536
         }
     }
 
-    func find(_ needle: [UInt8], in hay: [UInt8]) -> Int? {
-        guard hay.count >= needle.count else { return nil }
-        for i in 0...(hay.count - needle.count) where hay[i] == needle[0] && Array(hay[i..<i + needle.count]) == needle { return i }
-        return nil
-    }
-
-    func wait(_ events: Int16, until deadline: Double) -> Bool {
-        while true {
-            let left = deadline - monotonic()
-            if left <= 0 { return false }
-            var p = pollfd(fd: fd, events: events, revents: 0)
-            let r = poll(&p, 1, Int32(min(left * 1000, 60_000).rounded(.up)))
-            if r > 0 { return true }
-            if r < 0, errno != EINTR { return true }
+    package func answerEvidence() -> [String] {
+        if evidence.isEmpty, !lastHead.isEmpty {
+            return HTTPAnswer.evidence(head: HTTPAnswer.lines(lastHead[...]), body: lastBodyStart[...], bodyBytes: lastBodyBytes)
         }
+        return evidence
     }
 
-    package func stderrTail(lines: Int) -> [String] { [] }
+    package func stderrLastError() -> [String] { [] }
 
-    package func close() {
+    /// Ends the current connection; the next message opens a new one.
+    func closeSocket() {
         if fd >= 0 { Glibc.close(fd); fd = -1 }
+        buffer.removeAll(keepingCapacity: true)
     }
 
-    func monotonic() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+    package func close() { closeSocket() }
 }

@@ -17,6 +17,11 @@ package enum TransportFailure: Error, Equatable, Sendable {
     case broken(String)
     /// HTTP: the server answered a status other than 200.
     case httpStatus(Int, body: String)
+    /// HTTP: an answer SimKit cannot read as HTTP/1.x (why; the transport's
+    /// `answerEvidence` shows what came).
+    case unreadable(String)
+    /// SimKit was asked to stop while it waited (`WireInterrupt`).
+    case interrupted
 }
 
 /// Something that carries one message line to a server and one reply line back.
@@ -29,8 +34,12 @@ package protocol WireTransport: AnyObject {
     func sendLine(_ line: String, timeout: Double) -> TransportFailure?
     /// Waits at most `timeout` seconds for the reply line to what `sendLine` sent.
     func receiveLine(timeout: Double) -> Result<[UInt8], TransportFailure>
-    /// The last lines the server wrote to its standard error (a process), for reports.
-    func stderrTail(lines: Int) -> [String]
+    /// The last error the server wrote to its standard error (a process), for reports:
+    /// bounded, but whole enough to show the exception's message (`StderrTail.lastError`).
+    func stderrLastError() -> [String]
+    /// HTTP: the last answer as a report shows it (its status line, headers and the first
+    /// bytes of its body); empty for a process.
+    func answerEvidence() -> [String]
     /// Ends the connection (and the process).
     func close()
 }
@@ -105,12 +114,12 @@ package final class ProcessTransport: WireTransport, @unchecked Sendable {
 
     package func receiveLine(timeout: Double) -> Result<[UInt8], TransportFailure> {
         if closed { return .failure(.closed(partial: "", status: exitStatus())) }
-        return readLine(until: monotonic() + timeout, timeout: timeout)
+        return readLine(until: monotonicSeconds() + timeout, timeout: timeout)
     }
 
     package func sendLine(_ line: String, timeout: Double) -> TransportFailure? {
         if closed { return .closed(partial: "", status: exitStatus()) }
-        let deadline = monotonic() + timeout
+        let deadline = monotonicSeconds() + timeout
         var bytes = Array(line.utf8)
         bytes.append(0x0A)
         var sent = 0
@@ -118,10 +127,11 @@ package final class ProcessTransport: WireTransport, @unchecked Sendable {
             let n = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if n > 0 { sent += n; continue }
             if n < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR {
-                guard wait(for: Int16(POLLOUT), until: deadline) else {
-                    return .timedOut(seconds: timeout, partial: "")
+                switch SocketWait.wait(fd, for: Int16(POLLOUT), until: deadline) {
+                case .ready: continue
+                case .timedOut: return .timedOut(seconds: timeout, partial: "")
+                case .interrupted: return .interrupted
                 }
-                continue
             }
             return .closed(partial: "", status: exitStatus(wait: true))
         }
@@ -140,8 +150,10 @@ package final class ProcessTransport: WireTransport, @unchecked Sendable {
             searched = buffer.count
             if buffer.count > Self.lineLimit { return .failure(.tooLong(bytes: buffer.count)) }
             // Wait first: a reply is never there the moment its message left (one syscall saved).
-            guard wait(for: Int16(POLLIN), until: deadline) else {
-                return .failure(.timedOut(seconds: timeout, partial: String(decoding: buffer, as: UTF8.self)))
+            switch SocketWait.wait(fd, for: Int16(POLLIN), until: deadline) {
+            case .ready: break
+            case .timedOut: return .failure(.timedOut(seconds: timeout, partial: String(decoding: buffer.prefix(4096), as: UTF8.self)))
+            case .interrupted: return .failure(.interrupted)
             }
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, 65_536, Int32(MSG_DONTWAIT)) }
             if n > 0 { buffer.append(contentsOf: chunk[0..<n]); continue }
@@ -153,34 +165,23 @@ package final class ProcessTransport: WireTransport, @unchecked Sendable {
         }
     }
 
-    /// Waits until the socket is ready for `events` or the deadline passes.
-    func wait(for events: Int16, until deadline: Double) -> Bool {
-        // Bounded: each poll waits at most the time left, and time only moves on.
-        while true {
-            let left = deadline - monotonic()
-            if left <= 0 { return false }
-            var p = pollfd(fd: fd, events: events, revents: 0)
-            let r = poll(&p, 1, Int32(min(left * 1000, 60_000).rounded(.up)))
-            if r > 0 { return true }
-            if r < 0, errno != EINTR { return true }   // let the read or write say what is wrong
-        }
-    }
-
     /// The process's exit status once it has exited (waiting up to a second for it when
     /// `wait`), or nil.
     func exitStatus(wait: Bool = false) -> Int32? {
         if wait {
-            let until = monotonic() + 1
-            while process.isRunning, monotonic() < until { usleep(2_000) }
+            let until = monotonicSeconds() + 1
+            while process.isRunning, monotonicSeconds() < until { usleep(2_000) }
         }
         return process.isRunning ? nil : process.terminationStatus
     }
 
-    package func stderrTail(lines: Int) -> [String] {
+    package func stderrLastError() -> [String] {
         // Give a dying process's last words a moment to arrive.
         usleep(20_000)
-        return tail.lines(lines)
+        return tail.lastError()
     }
+
+    package func answerEvidence() -> [String] { [] }
 
     package func close() {
         guard !closed else { return }
@@ -188,28 +189,9 @@ package final class ProcessTransport: WireTransport, @unchecked Sendable {
         Glibc.close(fd)
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
-            let until = monotonic() + 2
-            while process.isRunning, monotonic() < until { usleep(1_000) }
+            let until = monotonicSeconds() + 2
+            while process.isRunning, monotonicSeconds() < until { usleep(1_000) }
         }
     }
 
-    func monotonic() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
-}
-
-/// The last bytes a process wrote to its standard error, bounded.
-final class StderrTail: @unchecked Sendable {
-    let lock = NSLock()
-    var bytes: [UInt8] = []
-
-    func append(_ chunk: ArraySlice<UInt8>) {
-        lock.lock(); defer { lock.unlock() }
-        bytes.append(contentsOf: chunk)
-        if bytes.count > ProcessTransport.stderrLimit { bytes.removeFirst(bytes.count - ProcessTransport.stderrLimit) }
-    }
-
-    func lines(_ n: Int) -> [String] {
-        lock.lock(); defer { lock.unlock() }
-        let all = String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true)
-        return all.suffix(n).map(String.init)
-    }
 }

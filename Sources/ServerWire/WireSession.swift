@@ -28,49 +28,6 @@ package enum WireEndpoint: Hashable, Sendable, CustomStringConvertible {
     static let currentKey = "simkit.wire.endpoint"
 }
 
-/// A seed that ended because the server did not keep the protocol: its own verdict,
-/// never an invariant's and never a pass.
-public struct WireFailure: Error, Equatable, Sendable {
-    public enum Kind: String, Sendable, CaseIterable {
-        /// A reply that is not JSON, not an object, or not what the message asks for.
-        case protocolError = "server-protocol"
-        /// No reply within the bound.
-        case unresponsive = "server-unresponsive"
-        /// The process exited, the connection closed, or could not be made.
-        case exited = "server-exited"
-    }
-    public var kind: Kind
-    /// What was wrong, one sentence.
-    public var reason: String
-    /// The message SimKit sent (one line), or "" when none was sent yet.
-    public var sent: String
-    /// What came back (possibly partial), or nil when nothing did.
-    public var received: String?
-    /// The server process's last lines of standard error.
-    public var stderr: [String]
-    /// Where: the endpoint.
-    public var endpoint: String
-    /// The message's number in this world (1 is the `reset`).
-    public var message: UInt64
-
-    /// The verdict's headline and its evidence, each on a line of its own.
-    public var text: String {
-        var s = "\(kind.rawValue): \(reason) (message \(message) to \(endpoint))\n"
-        s += "  sent:     \(sent.isEmpty ? "(nothing)" : WireFailure.clip(sent))\n"
-        s += "  received: \(received.map { $0.isEmpty ? "(an empty line)" : WireFailure.clip($0) } ?? "(nothing)")\n"
-        if stderr.isEmpty { s += "  stderr:   (nothing)\n" } else {
-            s += "  stderr (last \(stderr.count) lines):\n"
-            for l in stderr { s += "    \(WireFailure.clip(l))\n" }
-        }
-        return s
-    }
-
-    /// The headline alone.
-    public var headline: String { "\(kind.rawValue): \(reason)" }
-
-    static func clip(_ s: String) -> String { s.count > 400 ? String(s.prefix(400)) + "… (\(s.count) characters)" : s }
-}
-
 /// One connection to a wire server, reused by the worlds one thread runs in turn: each
 /// world begins with a `reset` (the first on a fresh process after the `hello`). A
 /// failure ends the connection; the next world starts the process again.
@@ -116,6 +73,10 @@ package final class WireSession: @unchecked Sendable {
     /// in lock step), since the session was made: for the bench and the tests.
     package private(set) var worldsAhead: UInt64 = 0
     package private(set) var worldsRunAgain: UInt64 = 0
+    /// The lines sent in lock step since the current world's reset, for the file a failure
+    /// writes (`WireFailure.messages`); nil once they passed `messagesLimitBytes`.
+    var sentLines: [String]? = []
+    var sentBytes = 0
     let log: FileHandle?
 
     init(endpoint: WireEndpoint) {
@@ -147,6 +108,18 @@ package final class WireSession: @unchecked Sendable {
     /// The most messages in one batch (docs/server-protocol.md, "Batches").
     package static let batchLimit = 256
 
+    /// The most bytes of one world's messages kept for the file a failure writes: 32 MiB.
+    static let messagesLimitBytes = 32 << 20
+
+    /// Where a failure writes the messages that led to it (`WireFailure.messages`):
+    /// `simkit fuzz` and `simkit conformance` set their `--out`; by default a folder of
+    /// this process's own in the temporary directory.
+    package static var messagesDirectory: String {
+        get { timeoutLock.withLock { messagesOverride } ?? (NSTemporaryDirectory() as NSString).appendingPathComponent("simkit-server-\(getpid())") }
+        set { timeoutLock.withLock { messagesOverride = newValue } }
+    }
+    nonisolated(unsafe) static var messagesOverride: String?
+
     /// Whether worlds may run ahead of a server's replies at all: `SIMKIT_SERVER_BATCH=off`
     /// (or this set to false) keeps every server in lock step, batches announced or not.
     package static var batching: Bool {
@@ -165,6 +138,8 @@ package final class WireSession: @unchecked Sendable {
         seq = 0
         failure = nil
         transcript = []
+        sentLines = []
+        sentBytes = 0
         ahead = false
         aheadFailed = false
         pendingLines.removeAll(keepingCapacity: true)
@@ -175,13 +150,18 @@ package final class WireSession: @unchecked Sendable {
             inFlight = nil
             close()
         }
+        if WireInterrupt.requested {
+            fail(.unresponsive, Self.interruptedReason, sent: "", received: nil)
+            return epoch
+        }
         if transport == nil {
             do {
                 switch endpoint {
                 case .process(let command): transport = try ProcessTransport(command: command)
-                case .http(let url): transport = try HTTPTransport(url: url)
+                case .http(let url): transport = try HTTPTransport(url: url, timeout: max(timeout, Self.startupTimeout))
                 }
             } catch {
+                if error == .interrupted { fail(.unresponsive, Self.interruptedReason, sent: "", received: nil); return epoch }
                 fail(.exited, "the server could not be reached: \(Self.describe(error))", sent: "", received: nil)
                 return epoch
             }
@@ -220,6 +200,10 @@ package final class WireSession: @unchecked Sendable {
         let line = "{\"op\":\"\(op)\",\"seq\":\(seq)" + fields + "}"
         lastSent = line
         lastReceived = nil
+        if op != "hello", sentLines != nil {
+            sentBytes += line.utf8.count + 1
+            if sentBytes > Self.messagesLimitBytes { sentLines = nil } else { sentLines!.append(line) }
+        }
         if recording { transcript.append("> " + line) }
         log?.write(Data(("> " + line + "\n").utf8))
         let bound = op == "hello" ? max(timeout, Self.startupTimeout) : timeout
@@ -231,7 +215,8 @@ package final class WireSession: @unchecked Sendable {
             if recording { transcript.append("< " + text) }
             log?.write(Data(("< " + text + "\n").utf8))
             guard let json = WireJSON.parse(ArraySlice(bytes)), case .object = json else {
-                fail(.protocolError, "the reply is not a JSON object on one line", sent: line, received: text)
+                let what = if case .http = endpoint { "the body of the HTTP answer is not a JSON object" } else { "the reply is not a JSON object on one line" }
+                fail(.protocolError, what, sent: line, received: text)
                 return nil
             }
             guard let re = json["re"]?.uint, re == seq else {
@@ -248,11 +233,17 @@ package final class WireSession: @unchecked Sendable {
                 let how = status.map { "the server exited with status \($0)" } ?? "the server closed the connection"
                 fail(.exited, how + " before it replied", sent: line, received: partial.isEmpty ? nil : partial)
             case .tooLong(let n):
-                fail(.protocolError, "the reply is longer than \(ProcessTransport.lineLimit) bytes (\(n) read, no newline)", sent: line, received: nil)
+                let what = if case .http = endpoint { "the body of the HTTP answer is longer than \(ProcessTransport.lineLimit) bytes (\(n) announced or read)" }
+                    else { "the reply is longer than \(ProcessTransport.lineLimit) bytes (\(n) read, no newline): read no further" }
+                fail(.protocolError, what, sent: line, received: nil)
             case .broken(let why):
                 fail(.exited, why, sent: line, received: nil)
             case .httpStatus(let code, let body):
-                fail(.protocolError, "the server answered HTTP \(code), not 200", sent: line, received: body)
+                fail(.protocolError, "the server answered HTTP \(code), not 200", sent: line, received: body.isEmpty ? nil : body)
+            case .unreadable(let why):
+                fail(.protocolError, "the HTTP answer cannot be read: \(why)", sent: line, received: nil)
+            case .interrupted:
+                fail(.unresponsive, Self.interruptedReason, sent: line, received: nil)
             }
             return nil
         }
@@ -340,12 +331,19 @@ package final class WireSession: @unchecked Sendable {
         return !aheadFailed
     }
 
-    /// Records the world's failure and ends the connection (the next world starts anew).
+    /// Why a world that SimKit was asked to stop in ends (`WireInterrupt`); the campaign
+    /// counts it as not run.
+    static let interruptedReason = "SimKit was asked to stop (SIGINT or SIGTERM) while it waited for the server"
+
+    /// Records the world's failure and ends the connection (the next world starts anew);
+    /// writes the messages that led to it to a file of `messagesDirectory`.
     func fail(_ kind: WireFailure.Kind, _ reason: String, sent: String, received: String?) {
         guard failure == nil else { return }
-        let stderr = transport?.stderrTail(lines: 8) ?? []
+        let interrupted = reason == Self.interruptedReason
+        let stderr = interrupted ? [] : transport?.stderrLastError() ?? []
         failure = WireFailure(kind: kind, reason: reason, sent: sent, received: received, stderr: stderr,
-                              endpoint: endpoint.description, message: seq)
+                              endpoint: endpoint.description, message: seq, answer: transport?.answerEvidence() ?? [],
+                              messages: interrupted || sent.isEmpty ? nil : writeMessages())
         transport?.close()
         transport = nil
         serverName = nil
@@ -358,6 +356,30 @@ package final class WireSession: @unchecked Sendable {
         serverName = nil
         batches = false
         inFlight = nil
+    }
+
+    /// Writes the hello and this world's lines sent so far to a file of `messagesDirectory`,
+    /// one a line: what a failure's report names, to pipe into the server.
+    func writeMessages() -> WireFailure.Messages {
+        guard let lines = sentLines else {
+            return .notWritten("this world's messages passed \(Self.messagesLimitBytes >> 20) MiB")
+        }
+        let dir = Self.messagesDirectory
+        let hello = "{\"op\":\"hello\",\"seq\":0,\"protocol\":\(WireProtocol.version),\"client\":\"simkit\"}"
+        let text = ([hello] + lines).joined(separator: "\n") + "\n"
+        // Named by its content: the same messages, the same file (a report reads the same
+        // whether the world ran ahead first or not).
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in text.utf8 { hash = (hash ^ UInt64(b)) &* 0x100_0000_01b3 }
+        let hex = String(hash, radix: 16)
+        let path = (dir as NSString).appendingPathComponent("server-messages-\(String(repeating: "0", count: 16 - hex.count) + hex).jsonl")
+        do {
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        } catch {
+            return .notWritten("cannot write \(path): \(error.localizedDescription)")
+        }
+        return .written(path: path, lines: lines.count + 1)
     }
 
     static func seconds(_ s: Double) -> String {

@@ -5,6 +5,7 @@ import Invariants
 import ScenarioLanguage
 import Scenarios
 import ScenarioSearch
+import ServerWire
 
 /// `simkit fuzz`: property-style runs from seeded random scripts; SimKit's main job.
 enum FuzzCommand {
@@ -76,7 +77,9 @@ enum FuzzCommand {
 
     Ctrl-C (SIGINT) or SIGTERM stops cleanly: no new seed starts, the seeds in flight
     finish (unshrunk if the stop came first), and the summary, --json and --junit are
-    written marked interrupted, with how many seeds ran. A second signal exits at once;
+    written marked interrupted, with how many seeds ran. On a server on the wire the
+    seeds in flight do not wait for it: each stops within a tenth of a second, whatever
+    the server does, and counts as not run. A second signal exits at once;
     files already written stay whole (every file is written to a temporary name and
     renamed). The --out directory and the --json and --junit files are checked writable
     before the first seed.
@@ -130,6 +133,8 @@ enum FuzzCommand {
         // Every output path is checked before the first seed, not found unwritable at the end.
         try checkWritableDirectory(out)
         for flag in ["json", "junit"] { if let path = a.string(flag) { try checkWritableFile(path) } }
+        // A server on the wire that fails writes the messages that led there beside the reproducers.
+        WireSession.messagesDirectory = out
 
         let start = try a.string("corpus").map { try GuidedCorpus.load($0, cores: cores) } ?? []
         let campaign = Campaign(seeds: plan.seeds, generator: generator, cores: cores, jobs: jobs, out: out, shrink: shrink,
@@ -355,7 +360,17 @@ final class Campaign: Sendable {
         let (result, scenario, violations) = DeterminismCheck.sampled(seed, oneIn: determinismOneIn)
             ? Fuzz.run(seed: seed, options: generator, cores: cores, checkDeterminism: true)
             : Fuzz.run(seed: seed, options: generator, cores: cores)
+        if stoppedOnTheWire { return }
         finish(i, result, scenario, violations)
+    }
+
+    /// Whether a signal stopped the wait on a server on the wire: the seed in progress did
+    /// not run to its end (its world stopped talking to the server), so it counts as not run.
+    var stoppedOnTheWire: Bool {
+        switch generator.server {
+        case .process, .http: WireInterrupt.requested
+        default: false
+        }
     }
 
     /// True (and a stop requested) once the time limit has passed.
@@ -379,6 +394,7 @@ final class Campaign: Sendable {
             for i in lanes[k] {
                 if stopRequested.load(ordering: .relaxed) || self.timeIsUp() { break }
                 let outcome = lane.run(seed: self.seeds[i])
+                if self.stoppedOnTheWire { break }
                 self.finish(i, outcome.result, outcome.scenario, outcome.violations)
             }
             let mine = lane.added

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import ServerWire
 
 /// Set by SIGINT or SIGTERM (or a `--time-limit`): workers stop taking new work, finish
 /// what they hold, and the summary, JSON and JUnit are written with everything found so
@@ -19,10 +20,16 @@ let exitBlindSpot: Int32 = 4
 
 /// Installs the SIGINT (Ctrl-C) and SIGTERM (what Kubernetes and CI runners send) handler:
 /// the first signal asks for a clean stop; a second one exits at once with status 3.
+/// A server on the wire stops being waited for within a tenth of a second
+/// (`WireInterrupt`), so a slow server cannot hold the stop: the seed in progress on it
+/// ends as not run.
 /// Files already written stay whole: reproducers, JSON and JUnit files are written to a
 /// temporary file and renamed into place, so an exit between two writes leaves no torn file.
 /// The handler only touches lock-free atomics and `_exit`, which are safe in a signal handler.
 func installInterruptHandler() {
+    // The atomics are made here, not lazily inside the handler.
+    _ = stopRequested.load(ordering: .relaxed)
+    _ = WireInterrupt.flag.load(ordering: .relaxed)
     // A parent (a test harness, a CI runner) may have left the signals blocked: unblock them.
     var set = sigset_t()
     sigemptyset(&set)
@@ -35,6 +42,7 @@ func installInterruptHandler() {
             if stopRequested.load(ordering: .relaxed) { _exit(3) }
             stopSignal.store(received, ordering: .relaxed)
             stopRequested.store(true, ordering: .relaxed)
+            WireInterrupt.flag.store(true, ordering: .relaxed)
         }
         sigemptyset(&action.sa_mask)
         action.sa_flags = SA_RESTART

@@ -56,6 +56,7 @@ enum Commands {
     ("replay", "run one fuzz seed again, byte for byte; --print shows its script", ReplayCommand.run),
     ("shrink", "minimise a failing scenario file or fuzz seed", ShrinkCommand.run),
     ("timeline", "a self-contained HTML picture of one run: lanes of devices, states, answers, violations", TimelineCommand.run),
+    ("conformance", "a server's S rules in seconds: SimKit's scenarios and a short campaign, each rule broken named", ConformanceCommand.run),
     ("mutants", "the mutation score: which mutants fuzzing catches, after how many seeds", { a, _ in try MutantsCommand.run(a) }),
     ("corpus", "distill a guided fuzzing corpus folder: the fewest scripts reaching what it reaches, ranked", CorpusCommand.run),
     ("merge", "combine the JSON results of fuzz shards into one summary and JUnit file", { a, _ in try MergeCommand.run(a) }),

@@ -2,7 +2,7 @@ import Testing
 import SimKit
 import Invariants
 
-/// For each of the 19 invariants: a small hand-written trace where it must fire (the bug),
+/// For each of the 20 invariants: a small hand-written trace where it must fire (the bug),
 /// and the same trace corrected, where nothing may fire.
 @Suite struct InvariantFiresTests {
     static let s = Ms.second, m = Ms.minute, h = Ms.hour, d = Ms.day
@@ -12,8 +12,8 @@ import Invariants
     var d: SimTime { Self.d }
     let c = cred(0, 1)
 
-    @Test("the checker names 19 invariants, each with its rules and a summary") func catalogue() {
-        #expect(InvariantID.allCases.count == 19)
+    @Test("the checker names 20 invariants, each with its rules and a summary") func catalogue() {
+        #expect(InvariantID.allCases.count == 20)
         for id in InvariantID.allCases {
             #expect(!id.rules.isEmpty && !id.summary.isEmpty)
             #expect(InvariantID(rawValue: id.rawValue) == id)
@@ -230,20 +230,62 @@ import Invariants
         expectQuiet(run(bug: false))
     }
 
-    @Test("never-lock-on-transient: device_unknown registers the device again, locked or not", arguments: [false, true])
-    func deviceUnknownRegistersAgain(locked: Bool) {
+    @Test("registers-again-when-unknown: after device_unknown the SDK registers by its next call (D6)", arguments: [false, true])
+    func deviceUnknownRegistersByNextCall(registersAtOnce: Bool) {
+        // The bug waits past its next call; a correct SDK registers at once or in that call.
         func run(bug: Bool) -> HandTrace {
             var t = HandTrace(.oneApp())
-            if locked { t.readyThenLocked(); t.dashboard(at: 2 * h, .enable(app: 0)) } else { t.ready() }
+            t.ready()
             t.record(2 * h + m, 0, .forgotDevice)
-            t.launchAndCheck(at: 3 * h, locked: locked, .deviceUnknown) {
-                $0.store(.deleteCredential)
-                if !bug { $0.sent(2, .register) }
+            t.step(at: 3 * h, .input(.query)) { $0.sent(5, .query, credential: c) }
+            t.served(at: 3 * h + 100, 5, .query, credential: c, .deviceUnknown)
+            t.delivered(at: 3 * h + 200, 5, .query, .deviceUnknown, sentAt: 3 * h) {
+                $0.store(.deleteCredential); $0.call(.query, .failed)
+                if !bug, registersAtOnce { $0.sent(6, .register) }
+            }
+            t.step(at: 4 * h, .input(.query)) {
+                if !bug, !registersAtOnce { $0.sent(6, .register) }
+                $0.call(.query, .failed)
             }
             return t
         }
-        expectFires(run(bug: true), .neverLockOnTransient, at: 3 * h + 200, mentions: ["device_unknown", "register"])
+        expectFires(run(bug: true), .registersAgainWhenUnknown, at: 4 * h, mentions: ["device_unknown", "next call (query)"])
         expectQuiet(run(bug: false))
+    }
+
+    @Test("registers-again-when-unknown: a locked SDK's next check after device_unknown is a registration (D4, D6)")
+    func lockedDeviceUnknownRegisters() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.readyThenLocked()
+            t.dashboard(at: 2 * h, .enable(app: 0))
+            t.record(2 * h + m, 0, .forgotDevice)
+            t.launchAndCheck(at: 3 * h, locked: true, .deviceUnknown)   // keeps its credential, registers later
+            t.step(at: 4 * h, .input(.becameActive)) { $0.sent(2, bug ? .check : .register, credential: bug ? c : .none) }
+            return t
+        }
+        expectFires(run(bug: true), .registersAgainWhenUnknown, at: 4 * h, mentions: ["device_unknown", "while locked"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("never-lock-on-transient: a call throws accessRevoked only when locked or answered a lock error (D6)")
+    func callThrowsOnlyWhenLocked() {
+        func run(bug: Bool, answer: Answer) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.step(at: h, .input(.query)) { $0.sent(5, .query, credential: c) }
+            // (app_pending is delivered as a pending app's server would answer; no `served`
+            // record, so the checkers' server truth, for an approved app, is not asked.)
+            if answer != .appPending { t.served(at: h + 100, 5, .query, credential: c, answer) }
+            t.delivered(at: h + 200, 5, .query, answer, sentAt: h) {
+                if answer.isLockError { $0.lock(since: h + 200) }
+                $0.call(.query, bug || answer.isLockError ? .threwAccessRevoked : .failed)
+            }
+            return t
+        }
+        expectFires(run(bug: true, answer: .appPending), .neverLockOnTransient, at: h + 200, mentions: ["query threw accessRevoked", "not locked"])
+        expectQuiet(run(bug: false, answer: .appPending))
+        expectQuiet(run(bug: false, answer: .serverError))
     }
 
     @Test("unlock-resumes-unchanged: no photo is indexed twice") func noPhotoIndexedTwice() {

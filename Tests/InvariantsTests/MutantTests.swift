@@ -75,16 +75,62 @@ enum MutantWorlds {
         ])
     }
 
-    /// Locked by a disable, the server forgets the devices; access comes back and a launch
-    /// checks: `device_unknown`, and the devices must register again and unlock.
-    static var lockedForget: WorldSetup {
+    /// Registered installs updated to a build that ships a pending app's key (a wrong
+    /// build): their queries are answered `app_pending`, which fails a call (D6).
+    static var pendingQuery: WorldSetup {
+        var setup = base(2, [
+            person(0, .launch),
+            person(h, .update, arg: 3),   // ships key 2, rk_live_C: the pending app's
+            person(h + m, .launch),
+            person(h + 2 * m, .query),
+            person(h + 3 * m, .profile),
+        ])
+        setup.apps.append(AppSpec(name: "beta", account: 0, initialKey: 2, pending: true))
+        return setup
+    }
+
+    /// A run offline queues its report; back online the devices are opened every 8 h with
+    /// nothing to index: the report goes up at an activation (D10).
+    static var reportsQueuedThenOpens: WorldSetup {
         base(3, [
             person(0, .launch),
-            dash(1 * d, .disable(app: 0)),
-            person(1 * d + m, .launch),
-            .at(2 * d, .forgetDevice(.all)),
-            dash(2 * d + h, .enable(app: 0)),
-            person(2 * d + 2 * h, .launch),
+            .at(1 * d, .offline(.all, forMs: 8 * h)),
+            person(1 * d + h, .addPhotos, arg: 200),
+            person(1 * d + h, .open),
+            .init(firstAtMs: 1 * d + 9 * h, periodMs: 8 * h, action: .person(.open, .all, arg: 0)),
+        ])
+    }
+
+    /// A reset made offline, the app left running: the record goes once online (D7).
+    static var resetOffline: WorldSetup {
+        base(1, [
+            person(0, .launch),
+            .at(1 * h, .offline(.all, forMs: 1 * h)),
+            person(1 * h + m, .reset),
+        ])
+    }
+
+    /// Reports queued while the server answers 5xx, then a reset: nothing it deleted may
+    /// reach the server afterwards (D7).
+    static var resetWithReportsQueued: WorldSetup {
+        base(1, [
+            person(0, .launch),
+            .at(1 * h, .serverErrors(rateBp: 10_000, status: 503, forMs: 2 * h)),
+            person(1 * h + m, .addPhotos, arg: 200),
+            person(1 * h + m, .open),
+            person(1 * h + 10 * m, .reset),
+            person(4 * h, .open),
+        ])
+    }
+
+    /// The server forgets the devices after their first run; two queries follow: the first
+    /// is answered `device_unknown`, and by the second the SDK has registered again (D6).
+    static var forgetThenQueries: WorldSetup {
+        base(1, [
+            person(0, .launch),
+            .at(1 * h, .forgetDevice(.all)),
+            person(1 * h + m, .query),
+            person(1 * h + 2 * m, .query),
         ])
     }
 
@@ -499,7 +545,7 @@ enum MutantWorlds {
         case "unlock-on-stale-ok", "lock-on-stale-refusal": verdictRaces
         case "purge-from-first-lock-seen", "stopped-since-from-first-stop": relock
         case "redownload-place-data-on-unlock", "no-background-after-unlock", "no-run-after-unlock": longDisable
-        case "locked-does-not-register": lockedForget
+        case "register-only-at-key-check": forgetThenQueries
         case "reports-dropped-on-purge": lockMidRunThenPurge
         case "no-resume-after-unlock": lockMidRun
         case "reset-refused-keeps-record": resetWhileDisabled
@@ -518,6 +564,10 @@ enum MutantWorlds {
         case "relock-by-older-check": lockedRaceAcrossEnable
         case "purge-only-on-check": thirtyDayStopHeardByQuery
         case "clone-reset-deletes-record": cloneResets
+        case "throw-on-pending": pendingQuery
+        case "upload-only-at-run-end": reportsQueuedThenOpens
+        case "reset-not-retried": resetOffline
+        case "upload-outlives-reset": resetWithReportsQueued
         default: fatalError("no world for mutant \(name)")
         }
     }
@@ -532,8 +582,8 @@ enum MutantWorlds {
 }
 
 @Suite struct MutantTests {
-    @Test("the catalogue names 55 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
-        #expect(Mutants.all.count == 55)
+    @Test("the catalogue names 59 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
+        #expect(Mutants.all.count == 59)
         #expect(Mutants.orderingOnly.count == 1)
         #expect(Set(Mutants.names).count == Mutants.all.count + Mutants.orderingOnly.count)
         for m in Mutants.all { #expect(!m.alsoPlausible.contains(m.expected), "\(m.name) lists its expected invariant as plausible") }

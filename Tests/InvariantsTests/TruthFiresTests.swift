@@ -249,26 +249,82 @@ import Invariants
         expectFires(t, .serverEnforcesAccess, at: h, mentions: ["served at 0d00h55m00.000s"])
     }
 
-    @Test("reset-deletes-everything: while the record a reset must delete is on the server, each launch sends the delete") func resetRetriedAtLaunch() {
+    @Test("reset-deletes-everything: the record goes within the stated back-off plus a timeout of the app running online (D7)")
+    func resetDeletedWithinTheBound() {
+        // A reset sent into a 5xx; the fix retries 5 min later, the bug never.
+        func run(bug: Bool, endAt: SimTime) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.step(at: h, .input(.reset)) {
+                $0.store(.deleteIndex, .deleteModels, .deletePlaceData, .deleteCredential, .setPendingReset(c))
+                $0.state(.idle)
+                $0.sent(5, .reset, credential: c)
+            }
+            t.served(at: h + 100, 5, .reset, credential: c, .serverError)
+            t.delivered(at: h + 200, 5, .reset, .serverError, sentAt: h)
+            if !bug {
+                t.step(at: h + 5 * m, .timer(.resetRetry)) { $0.sent(6, .reset, credential: c) }
+                t.served(at: h + 5 * m + 100, 6, .reset, credential: c, .ok, recordAfter: 0)
+                t.delivered(at: h + 5 * m + 200, 6, .reset, .ok, sentAt: h + 5 * m) { $0.store(.setPendingReset(.none)) }
+            }
+            t.checker.finish(at: endAt)
+            return t
+        }
+        // 6 h (the stated back-off, SPEC's limit) plus 30 s (the timeout) of counted time.
+        expectFires(run(bug: true, endAt: 8 * h), .resetDeletesEverything, at: 8 * h, mentions: ["still holds the device's record", "6h"])
+        expectQuiet(run(bug: true, endAt: 7 * h))   // not yet over the bound
+        expectQuiet(run(bug: false, endAt: 8 * h))
+    }
+
+    @Test("reset-deletes-everything: time offline or with the app not running does not count (D7)")
+    func resetBoundCountsOnlyOnlineRunningTime() {
+        var t = HandTrace(.oneApp())
+        t.ready()
+        t.step(at: h, .input(.reset)) {
+            $0.store(.deleteIndex, .deleteModels, .deletePlaceData, .deleteCredential, .setPendingReset(c))
+            $0.sent(5, .reset, credential: c)
+        }
+        t.served(at: h + 100, 5, .reset, credential: c, .serverError)
+        t.delivered(at: h + 200, 5, .reset, .serverError, sentAt: h)
+        t.record(2 * h, 0, .fault(.offline(until: 10 * h)))   // 8 h offline
+        t.record(10 * h, 0, .fault(.offlineEnded))
+        t.processKilled(at: 11 * h)                            // and the app ends for 10 h
+        t.processStarted(at: 21 * h)
+        t.checker.finish(at: 23 * h)   // counted: 1 h + 1 h + 2 h = 4 h, under 6 h 30 s
+        expectQuiet(t)
+    }
+
+    @Test("reset-deletes-everything: nothing reset() deleted reaches the server afterwards (D7)")
+    func resetDeletedCredentialNeverSentAgain() {
         func run(bug: Bool) -> HandTrace {
             var t = HandTrace(.oneApp())
             t.ready()
             t.step(at: h, .input(.reset)) {
                 $0.store(.deleteIndex, .deleteModels, .deletePlaceData, .deleteCredential, .setPendingReset(c))
                 $0.sent(5, .reset, credential: c)
-            }
-            t.served(at: h + 100, 5, .reset, credential: c, .serverError)
-            t.delivered(at: h + 200, 5, .reset, .serverError, sentAt: h)
-            t.processKilled(at: 2 * h)
-            t.processStarted(at: 3 * h)
-            t.step(at: 3 * h, .input(.launch)) {
-                $0.state(.idle); $0.sent(1, .register)
-                if !bug { $0.sent(2, .reset, credential: c) }
+                if bug { $0.sent(6, .runReport, credential: c) }
             }
             return t
         }
-        expectFires(run(bug: true), .resetDeletesEverything, at: 3 * h, mentions: ["did not send the delete"])
+        expectFires(run(bug: true), .resetDeletesEverything, at: h, mentions: ["run-report request carrying the device credential that reset() deleted"])
         expectQuiet(run(bug: false))
+    }
+
+    @Test("reports-not-lost: reports queued go up at an activation once the stated back-off has run out (D10)")
+    func uploadOwedAtActivationAfterBackoff() {
+        func run(bug: Bool, activationAt: SimTime) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.backgroundRunUploads(at: h, checkID: 5)
+            t.served(at: h + 300, 6, .runReport, credential: c, .serverError)
+            t.delivered(at: h + 400, 6, .runReport, .serverError, sentAt: h + 200)
+            t.step(at: activationAt, .input(.becameActive)) { if !bug { $0.sent(7, .runReport, credential: c) } }
+            t.checker.finish(at: activationAt + 5 * m)
+            return t
+        }
+        expectFires(run(bug: true, activationAt: 8 * h), .reportsNotLost, at: 8 * h + 5 * m, mentions: ["no upload was under way", "back-off"])
+        expectQuiet(run(bug: true, activationAt: 3 * h))   // within the 6 h back-off: nothing owed yet
+        expectQuiet(run(bug: false, activationAt: 8 * h))
     }
 
     @Test("unlock-resumes-unchanged: a run that has all it needs indexes every photo") func runIndexesTheRest() {
@@ -290,7 +346,7 @@ import Invariants
             }
             return t
         }
-        expectFires(run(bug: true), .unlockResumesUnchanged, at: 2 * h + 200, mentions: ["100 of 300 photos not indexed"])
+        expectFires(run(bug: true), .unlockResumesUnchanged, at: 2 * h + 200, mentions: ["100 of the 300 photos the library had when it started not indexed"])
         expectQuiet(run(bug: false))
     }
 
@@ -317,6 +373,66 @@ import Invariants
             return t
         }
         expectFires(run(bug: true), .clonesNeverServed, device: 1, at: h, mentions: ["clone", "a copy of credential cred(0.1)"])
+        expectQuiet(run(bug: false))
+    }
+}
+
+/// Steps that end with work in progress (`unsettled`: an async SDK's storage write not
+/// done yet) are judged with the device's next steps, as one episode.
+@Suite struct EpisodeTests {
+    static let s = Ms.second, m = Ms.minute, h = Ms.hour
+    let c = cred(0, 1)
+
+    /// A ready device whose launch check at 1 h is answered `app_disabled` at 1 h + 200 ms; the
+    /// SDK awaits its write before it reports the lock, so the lock lands 5 ms later.
+    func slowLock(unsettled: Bool, writes: Bool = true) -> HandTrace {
+        var t = HandTrace(.oneApp())
+        t.ready()
+        t.dashboard(at: 30 * Self.m, .disable(app: 0))
+        t.processStarted(at: Self.h)
+        t.step(at: Self.h, .input(.launch)) { $0.state(.idle); $0.sent(1, .check, credential: c) }
+        t.served(at: Self.h + 100, 1, .check, credential: c, .appDisabled)
+        t.record(Self.h + 200, 0, .delivered(id: 1, kind: .check, answer: .appDisabled, viaTimer: false, sentAt: Self.h,
+                                             servedAt: Self.h + 100, stoppedSince: 30 * Self.m))
+        if unsettled { t.record(Self.h + 200, 0, .unsettled) }
+        t.record(Self.h + 200, 0, .stepEnd)
+        if writes { t.step(at: Self.h + 205, .timer(.indexChunk)) { $0.lock(since: Self.h + 200) } }
+        return t
+    }
+
+    @Test("a lock written a few milliseconds after its lock error is the same step's (D3)")
+    func lockAfterItsWrite() {
+        expectQuiet(slowLock(unsettled: true))
+        // Without the mark, the answer's own step is judged alone: it did not lock.
+        expectFires(slowLock(unsettled: false), .lockOnRevocation, at: Self.h + 200, mentions: ["did not lock"],
+                    also: [.neverLockOnTransient, .lockedIsInert])
+    }
+
+    @Test("an episode still open when the run ends is judged as it stands")
+    func openEpisodeJudgedAtTheEnd() {
+        var t = slowLock(unsettled: true, writes: false)
+        t.checker.finish(at: 2 * Self.h)
+        expectFires(t, .lockOnRevocation, at: 2 * Self.h, mentions: ["did not lock"], also: [.lockedIsInert])
+    }
+
+    @Test("a stale answer that comes during an episode is judged alone (D9)")
+    func staleAnswerDuringEpisode() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.step(at: Self.h, .input(.query)) { $0.sent(5, .query, credential: c) }
+            t.step(at: Self.h + 31 * Self.s, .timeout(5, .query)) { $0.call(.query, .failed) }
+            // An activation whose write is still in progress, then the query's late 200.
+            t.record(2 * Self.h, 0, .input(.becameActive))
+            t.record(2 * Self.h, 0, .unsettled)
+            t.record(2 * Self.h, 0, .stepEnd)
+            t.served(at: Self.h + 100, 5, .query, credential: c, .ok)
+            t.delivered(at: 2 * Self.h + 1, 5, .query, .ok, sentAt: Self.h) { if bug { $0.state(.indexing) } }
+            t.step(at: 2 * Self.h + 5, .timer(.indexChunk)) { $0.store(.setLastAnsweredCheck(2 * Self.h + 5)) }
+            return t
+        }
+        expectFires(run(bug: true), .staleResponsesIgnored, at: 2 * Self.h + 1, mentions: ["stale 200"],
+                    also: [.keyCheckSchedule, .unlockResumesUnchanged])
         expectQuiet(run(bug: false))
     }
 }

@@ -15,7 +15,7 @@ struct StoryTests {
         let story = FailureStory(v)
         #expect((2...5).contains(story.sentences.count))
         #expect(story.sentences[0].hasPrefix("Device \(v.deviceName) locked at "), "\(story.sentences[0])")
-        #expect(story.sentences[0].hasSuffix(" after a 5xx from the server (D6: a server error, timeout or offline never locks)."), "\(story.sentences[0])")
+        #expect(story.sentences[0].hasSuffix(" after a 5xx from the server (D6: a server error, timeout, offline or app_pending never locks)."), "\(story.sentences[0])")
         // The request that drew the 5xx, as the device's own last records show it.
         let kinds = v.lastEvents.compactMap { r -> RequestKind? in
             if case .delivered(_, let kind, .serverError, false, _, _, _) = r.event { return kind } else { return nil }

@@ -17,9 +17,6 @@ extension InvariantChecker {
             || (dev.locked && (dev.disk.backgroundScheduled || step.isAPICall))
             // D4: locked at an activation, with no check sent.
             || (step.lockedBefore && step.isActivation && !step.hasAny(StepTruth.sentCheckBit))
-            // D6: a fresh, newest device_unknown, and no registration sent or awaited.
-            || (step.freshDeviceUnknown
-                && !step.hasAny(StepTruth.sentCheckBit | StepTruth.checkInFlightBeforeBit | StepTruth.olderVerdictBit))
     }
 
     /// Judged at the end of a step that may break one of these rules (`mayBreakLocking`).
@@ -37,8 +34,10 @@ extension InvariantChecker {
                 violate(.neverLockOnTransient, d, "locked after \(inputName); only app_key_invalid, app_disabled or app_key_mismatch may lock")
             }
         }
-        // D2, D3: a fresh lock error locks at once, with lockedSince at the first one.
-        if step.freshLockError, case .response(let kind, let answer, _) = step.input {
+        // D2, D3: a fresh lock error locks at once, with lockedSince at the first one (unless
+        // a newer 200 later in the same episode unlocked it again).
+        if step.freshLockError, dev.locked {
+            let kind = step.lockErrorKind, answer = step.lockErrorAnswer
             if !(InvariantChecker.revoked(dev.state) && dev.disk.locked) {
                 violate(.lockOnRevocation, d, "got \(answer) to its \(kind) request but did not lock (it reports \(dev.state))")
             } else if !step.lockedBefore {
@@ -46,10 +45,10 @@ extension InvariantChecker {
                 // an SDK already locked while access was not stopped: that wrong lock was
                 // reported when it happened, and its lockedSince follows from it (one bug,
                 // one violation).
-                if !step.revokedBefore, dev.disk.lockedSince != dev.lockedSince {
+                if !step.revokedBefore, statement.recordsLockedSince, dev.disk.lockedSince != dev.lockedSince {
                     violate(.lockOnRevocation, d, "lockedSince is \(clock(dev.disk.lockedSince)) but access stopped at \(clock(dev.lockedSince)), the first lock error since access was last granted")
                 }
-            } else if step.revokedBefore, dev.disk.lockedSince != step.diskBefore.lockedSince {
+            } else if step.revokedBefore, statement.recordsLockedSince, dev.disk.lockedSince != step.diskBefore.lockedSince {
                 // Later lock errors keep it (D3).
                 violate(.lockOnRevocation, d, "lockedSince moved from \(clock(step.diskBefore.lockedSince)) to \(clock(dev.disk.lockedSince)) at a later lock error; the first lock error since access was last granted (\(clock(dev.lockedSince))) sets it, later ones keep it")
             }
@@ -66,9 +65,9 @@ extension InvariantChecker {
         if dev.locked, dev.disk.backgroundScheduled {
             violate(.lockedIsInert, d, "kept its background task registered while its access was stopped")
         }
-        if dev.locked, step.isAPICall, case .lifecycle(let input) = step.input,
-           step.calledBack != .threwAccessRevoked {
-            violate(.lockedIsInert, d, "\(input) while locked \(step.calledBack.map { "ended \($0)" } ?? "did not end"); it must throw accessRevoked")
+        if dev.locked, step.isAPICall, step.calledBack != .threwAccessRevoked {
+            let call = if case .lifecycle(let input) = step.input { "\(input)" } else { "a call" }
+            violate(.lockedIsInert, d, "\(call) while locked \(step.calledBack.map { "ended \($0)" } ?? "did not end"); it must throw accessRevoked")
         }
         // D4: a locked SDK checks at each launch and activation, and unlocks on success.
         // A check already in flight does not stand in for it: it may have been judged
@@ -76,17 +75,37 @@ extension InvariantChecker {
         if step.lockedBefore, step.isActivation, !step.sentCheck {
             violate(.lockedChecksOnActivation, d, "was locked and \(inputName) without checking its key\(step.checkInFlightBefore ? " (a check sent earlier was still in flight, but it may have been judged before access came back)" : "")")
         }
-        if step.mustUnlock, revokedNow {
+        if step.mustUnlock, revokedNow, !dev.locked {
             violate(.lockedChecksOnActivation, d, "a key check succeeded (200 served at \(clock(step.servedAt)), newer than its lock) while it was locked, but it stayed locked")
         }
-        // D6: device_unknown locks nothing: the SDK registers the device again and goes on,
-        // in the step of the answer, unless a key check is still awaited (its answer leads
-        // there too). A locked SDK acts on its key checks only, so there only their answer.
-        if step.freshDeviceUnknown, !step.olderVerdict, !step.sentCheck, !step.checkInFlightBefore,
-           case .response(let kind, _, _) = step.input, kind != .reset,
-           kind == .check || kind == .register || !step.lockedBefore {
-            violate(.neverLockOnTransient, d, "got device_unknown to its \(kind) request and did not register again (D6: the SDK registers the device again and goes on)")
+    }
+
+    /// D6: after a fresh, newest `device_unknown` the SDK registers again, at the latest at
+    /// its next call or run: judged at the end of the step of a query or profile call, of a
+    /// run's start, or (locked) of an activation, whose key check must then be a
+    /// registration (D4). Nothing is owed once the SDK holds a credential the server knows.
+    mutating func checkRegisteredAgain(_ d: DeviceIndex) {
+        let i = Int(d)
+        let dev = devices[i]
+        // A clone's credential is a copy the world puts on its disk at each launch: not one
+        // its SDK registered, so not one it owes a registration for.
+        if !deviceGenuine[i] || (dev.disk.hasCredential && server.records[i].generation == dev.disk.credentialGeneration) {
+            devices[i].registerOwed = false
+            return
         }
+        let what: String
+        if step.isServerCall, !step.lockedBefore {
+            let input = if case .lifecycle(let i) = step.input { "\(i)" } else { "query or profile" }
+            what = "its next call (\(input))"
+        } else if step.runStarted, !step.lockedBefore {
+            what = "the start of its next indexing run"
+        } else if step.isActivation, step.lockedBefore {
+            what = "its next key check, at \(inputName) while locked"
+        } else {
+            return
+        }
+        devices[i].registerOwed = false   // reported once
+        violate(.registersAgainWhenUnknown, d, "the server answered device_unknown (it no longer knows the device's credential), and by \(what) the SDK had not registered again (D6: it registers again, at the latest at its next call or run)")
     }
 
     /// Whether the SDK reports `.failed(.accessRevoked)`: locked, with or without its data.

@@ -4,8 +4,8 @@ import SimKit
 extension InvariantChecker {
     /// Whether the step can break a rule of `checkSchedule` at all: every rule there needs
     /// a launch, an activation or a run started, and no check sent or in flight (`checked`),
-    /// so most steps, even most activations, skip the call. Keep the two in step when a
-    /// rule is added.
+    /// so most steps, even most activations, skip the call (debug builds prove a skipped
+    /// step clean, `endStep`).
     @inline(__always)
     var mayBreakSchedule: Bool {
         step.hasAny(StepTruth.isActivationBit | StepTruth.runStartedBit)
@@ -15,25 +15,22 @@ extension InvariantChecker {
     /// D1, judged at the end of a step that may break it (`mayBreakSchedule`).
     @inline(never) mutating func checkSchedule(_ d: DeviceIndex) {
         let checked = step.sentCheck || step.checkInFlightBefore
-        // A launch or activation (`isActivation`, decided when the step began: most steps
-        // are neither, and skip the switch).
-        if step.isActivation {
-            switch step.input {
-            case .lifecycle(.launch), .lifecycle(.launchInBackground):
-                if !checked { violate(.keyCheckSchedule, d, "launched and called configure without checking its key") }
-            // A background task that fires while a run is going starts no run, so it needs no
-            // check of its own; every run that starts is judged below (D1).
-            case .lifecycle(.becameActive):
-                let last = step.lastAnsweredBefore
-                let due = last == LocalData.never || now - last > InvariantChecker.checkIntervalMs
-                if !step.lockedBefore, due, !checked {
-                    let since = last == LocalData.never ? "no answered check ever" : "the last answered check \(DurationText.format(now - last)) ago"
-                    violate(.keyCheckSchedule, d, "became active with \(since) and did not check its key")
-                }
-            default: break
+        // A launch or activation, decided when the step began. (A background task that fires while a run is going starts no run, so it needs no
+        // check of its own; every run that starts is judged below, D1.)
+        if step.isLaunch, !checked {
+            violate(.keyCheckSchedule, d, "launched and called configure without checking its key")
+        } else if step.isBecameActive {
+            let last = step.lastAnsweredBefore
+            let due = last == LocalData.never || now - last > InvariantChecker.checkIntervalMs
+            if !step.lockedBefore, due, !checked {
+                let since = last == LocalData.never ? "no answered check ever" : "the last answered check \(DurationText.format(now - last)) ago"
+                violate(.keyCheckSchedule, d, "became active with \(since) and did not check its key")
             }
         }
-        if step.runStarted, !checked {
+        // D1: a run starts after a key check sent since the launch, activation or background
+        // run that started it (the check may be answered, or have failed, first), or with one
+        // in flight, or in the step of a fresh 200 to a check.
+        if step.runStarted, !checked, !devices[Int(d)].checkedSinceTrigger {
             var resumedByCheck = false
             if case .response(let kind, .ok, true) = step.input, kind == .check || kind == .register { resumedByCheck = true }
             if !resumedByCheck {

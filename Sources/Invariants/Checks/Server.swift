@@ -18,7 +18,8 @@ extension InvariantChecker {
         server = truth
         // The truth of every install may have changed (S2, D5); a rotation may add a deadline.
         retruthAll(at: now)
-        nextDeadline = server.nextDeadline(after: now)
+        nextKeyDeadline = server.nextDeadline(after: now)
+        resetNextDeadline()
     }
 
     /// The server lost the device's record (`forget-device`). Out of line so that
@@ -75,7 +76,7 @@ extension InvariantChecker {
         }
         // A reset of the record the SDK named is done once answered 200, even when that
         // record was already gone (a registration raced it: the SDK cannot name a record
-        // whose credential it never learned, see docs/semantics.md).
+        // whose credential it never learned, see docs/semantics.md, "A reset and the stop").
         if kind == .reset, actual == .ok, credential.device == d { devices[Int(d)].resetOwed = false }
         if kind == .reset, actual == .ok, cause == .served {
             server.records[Int(d)] = .init(owner: 0, generation: 0, deletedByReset: true)

@@ -12,38 +12,53 @@ extension InvariantChecker {
     // One-line handlers, kept out of line so that `dispatch` only jumps (see there).
 
     /// A new app process: nothing is awaited any more, request ids start again.
-    @usableFromInline @inline(never) mutating func processStarted(_ d: DeviceIndex) { devices[Int(d)].newProcess() }
+    @usableFromInline @inline(never) mutating func processStarted(_ d: DeviceIndex) {
+        devices[Int(d)].newProcess()
+        owedResetConditionsChanged(d)   // D7: time counts while the app runs
+    }
 
     /// The app process died: what it awaited can no longer reach it.
-    @usableFromInline @inline(never) mutating func processKilled(_ d: DeviceIndex) { devices[Int(d)].processEnded() }
+    @usableFromInline @inline(never) mutating func processKilled(_ d: DeviceIndex) {
+        devices[Int(d)].processEnded()
+        owedResetConditionsChanged(d)
+    }
 
     /// An indexing run ended: an effect of the current step.
     @usableFromInline @inline(never) mutating func runEnded(_ d: DeviceIndex) {
         step.runEnded = true
         step.acted = true
         devices[Int(d)].running = false
+        devices[Int(d)].runInferred = false
     }
 
     /// A lifecycle input or a timer starts a step.
     @usableFromInline @inline(never) mutating func beginStep(_ d: DeviceIndex, _ input: StepTruth.Input) {
         let i = Int(d)
-        step.start(device: d, input: input, before: devices[i], at: now)
+        startStep(d, input)
         switch input {
         case .lifecycle(.reset):
             // D7, D9: reset deletes everything, lock included; what is in flight is stale.
             if devices[i].awaiting != 0 { hit(.resetWhileRequestInFlight) }
             devices[i].reset()
+            // D7: the credential it deletes never reaches the server again but in the delete.
+            let named = devices[i].disk.hasCredential ? devices[i].disk.credentialGeneration : devices[i].disk.pendingResetGeneration
+            if named != 0 { devices[i].deletedGeneration = named }
             // D7, S8: the record the SDK knows of (its credential, or one a reset still owes)
-            // must go; each launch retries until the server has deleted it.
-            let knew = devices[i].disk.hasCredential || devices[i].disk.hasPendingReset
-            if knew, server.records[i].generation != 0 { devices[i].resetOwed = true }
+            // must go, within the SDK's stated back-off plus a timeout of time that counts.
+            if named != 0, server.records[i].generation != 0 {
+                devices[i].resetOwed = true
+                oweResetDelete(d)
+            }
         case .lifecycle(.backgroundRun):
             hit(.backgroundRun)
+            devices[i].checkedSinceTrigger = false   // D1: a run it starts checks again
         case .lifecycle(.launchInBackground):
             hit(.backgroundRun)
             devices[i].foreground = false
+            devices[i].checkedSinceTrigger = false
         case .lifecycle(.launch), .lifecycle(.becameActive):
             devices[i].foreground = true
+            devices[i].checkedSinceTrigger = false
         case .lifecycle(.wentToBackground):
             devices[i].foreground = false
         default: break
@@ -59,9 +74,13 @@ extension InvariantChecker {
         let i = Int(d)
         let (awaited, carried) = devices[i].answerArrives(id, kind)
         let fresh = awaited && (viaTimer || now < sentAt &+ timeoutMs)
-        step.start(device: d, input: .response(kind, answer, fresh: fresh), before: devices[i], at: now)
+        startStep(d, .response(kind, answer, fresh: fresh))
         guard fresh else { return }
         if answer == .ok { step.uploadCarriedUpTo = carried }
+        if kind == .runReport { devices[i].lastUploadFailSec = answer == .ok ? 0 : now.secondsRoundedUp }   // D10's back-off
+        if kind == .query || kind == .profile, InvariantChecker.isLockError(answer) {
+            devices[i].callLockError = true   // D6: the call may throw on its own answer
+        }
         let isCheck = kind == .check || kind == .register
         if isCheck {
             switch answer {
@@ -83,6 +102,10 @@ extension InvariantChecker {
         guard answer.isVerdict, kind != .reset || InvariantChecker.isLockError(answer) else { return }
         step.servedAt = servedAt
         step.newestBefore = devices[i].newestVerdictAt
+        // D1: the last answered check is the last fresh verdict on a key check. An SDK may
+        // count a verdict older than one it acted on (D9 ignores it) or not: the later
+        // time is taken, which accepts both.
+        if isCheck { devices[i].lastAnswered = now }
         if servedAt < devices[i].newestVerdictAt {
             step.olderVerdict = true
             if InvariantChecker.isLockError(answer) {
@@ -93,9 +116,11 @@ extension InvariantChecker {
             return
         }
         devices[i].newestVerdictAt = servedAt
-        // D1: the last answered check is the last verdict on the key that the SDK acted on
-        // (an older one is ignored, D9), dated when it arrived.
-        if isCheck { devices[i].lastAnswered = now }
+        // D6: the server no longer knows the credential: the SDK registers again (a
+        // registration still awaited stands for it).
+        if answer == .deviceUnknown, kind != .reset, !(devices[i].registerInFlight && devices[i].checkAwaited(at: now)) {
+            devices[i].registerOwed = true
+        }
         if InvariantChecker.isLockError(answer) {
             judgeFreshLockError(d, kind: kind, answer: answer, servedAt: servedAt, stoppedSince: stoppedSince)
         } else if answer == .ok, devices[i].locked {
@@ -120,6 +145,8 @@ extension InvariantChecker {
         let i = Int(d)
         let isCheck = kind == .check || kind == .register
         step.freshLockError = true
+        step.lockErrorKind = kind
+        step.lockErrorAnswer = answer
         let dev = devices[i]
         if !dev.locked {
             devices[i].lock(at: now)
@@ -155,6 +182,25 @@ extension InvariantChecker {
         }
     }
 
+    /// A step starts: a new one, or, when the device's last step ended with work in
+    /// progress, the next step of its episode (a stale answer is judged alone, D9).
+    @inline(__always)
+    mutating func startStep(_ d: DeviceIndex, _ input: StepTruth.Input) {
+        if !parked.isEmpty, let k = parked.firstIndex(where: { $0.device == d }) {
+            if case .response(_, _, fresh: false) = input {} else {
+                step = parked.remove(at: k)
+                step.merge(input)
+                return
+            }
+        }
+        step.start(device: d, input: input, before: devices[Int(d)], at: now)
+    }
+
+    /// The step ended with work of the SDK's own in progress: it is judged with the next.
+    @usableFromInline @inline(never) mutating func stepUnsettled(_ d: DeviceIndex) {
+        if step.device == d { step.continues = true }
+    }
+
     /// The step is over: judge it by every rule, with the device truth as it now stands.
     /// Each family of rules is a call of its own, made only for a step that can break one
     /// of them (`mayBreakLocking`, `mayBreakData`, `mayBreakSchedule`; for D9 a stale step
@@ -172,6 +218,12 @@ extension InvariantChecker {
             step.end()
             return
         }
+        // An episode goes on: judged when the device's work in progress is done.
+        if step.continues, step.merged < StepTruth.mergedMax {
+            parked.append(step)
+            step.end()
+            return
+        }
         let locking = mayBreakLocking(devices[Int(d)]), data = mayBreakData(devices[Int(d)]), schedule = mayBreakSchedule
         assert(skippedStepIsClean(d, locking: !locking, data: !data, schedule: !schedule))
         if locking { checkLocking(d) }
@@ -179,6 +231,11 @@ extension InvariantChecker {
         if schedule { checkSchedule(d) }
         if step.isStale {
             if step.acted { checkStale(d) } else { hit(.staleResponseIgnored) }
+        }
+        // D6 and D10, owed at the end of a launch, activation, call or run's start or end.
+        if step.hasAny(StepTruth.isActivationBit | StepTruth.isAPICallBit | StepTruth.runStartedBit | StepTruth.runEndedBit) {
+            if devices[Int(d)].registerOwed { checkRegisteredAgain(d) }
+            if step.hasAny(StepTruth.isActivationBit | StepTruth.runEndedBit) { oweUploadIfDue(d) }
         }
         // D4: any newest 200 may have unlocked the SDK; the truth follows it.
         if step.mayUnlock, !step.mustUnlock, devices[Int(d)].locked,
@@ -218,38 +275,81 @@ extension InvariantChecker {
         devices[i].sent(id, kind, at: now, timeoutMs: timeoutMs)
         effect(d, .requestSent(id: id, kind: kind, key: key, credential: credential))
         switch kind {
-        case .check, .register: step.sentCheck = true
+        case .check, .register:
+            step.sentCheck = true
+            devices[i].checkedSinceTrigger = true
+            if kind == .register { devices[i].registerOwed = false }
         case .reset:
             step.sentReset = true
             if !step.isReset { hit(.resetRetried) }
-        case .runReport: step.sentReport = true
+        case .runReport:
+            step.sentReport = true
+            devices[i].uploadDueSec = 0   // D10: the upload owed is under way
         default: break
+        }
+        // D7: nothing reset() deleted reaches the server afterwards, but in its own delete.
+        if kind != .reset, devices[i].deletedGeneration != 0, credential.device == d,
+           credential.generation == devices[i].deletedGeneration {
+            violate(.resetDeletesEverything, d, "sent a \(kind) request carrying the device credential that reset() deleted (generation \(credential.generation)); nothing reset() deleted may reach the server afterwards")
         }
         if devices[i].locked, kind != .check, kind != .register, kind != .reset {
             violate(.lockedIsInert, d, "sent a \(kind) request while its access was stopped (locked since \(DurationText.clock(devices[i].lockedSince)))")
         }
     }
 
+    /// A state the SDK reports. An SDK that reports no run events has its runs seen here:
+    /// one starts when the state becomes `indexing` and ends when it leaves it.
     @usableFromInline @inline(never) mutating func stateReported(_ d: DeviceIndex, _ s: SDKState) {
-        devices[Int(d)].state = s
+        let i = Int(d)
+        let before = devices[i].state
+        devices[i].state = s
+        guard s != before else { return }   // the same state again changes nothing
+        if s == .indexing, !devices[i].running {
+            runStarted(d, background: !devices[i].foreground)
+            devices[i].runInferred = true
+        } else if s != .indexing, devices[i].runInferred {
+            runEnded(d)
+        }
         effect(d, .state(s))
     }
 
     @usableFromInline @inline(never) mutating func callResult(_ d: DeviceIndex, _ call: APICall, _ outcome: CallOutcome) {
+        let i = Int(d)
         if step.device == d { step.calledBack = outcome }
-        effect(d, .callResult(call, outcome))
-        if outcome == .threwAccessRevoked { hit(.lockedThrewOnCall) }
-        if devices[Int(d)].locked, outcome == .returned {
+        // D9: a stale answer changes nothing, but the call that awaited it has to end: ending
+        // it as failed is not acting on the answer.
+        if !(outcome == .failed && step.isStale) { effect(d, .callResult(call, outcome)) }
+        if outcome == .threwAccessRevoked {
+            hit(.lockedThrewOnCall)
+            // D6: a call throws accessRevoked only while the SDK is locked, or when a lock
+            // error answered its own request.
+            let dev = devices[i]
+            if !(dev.locked || dev.disk.locked || InvariantChecker.revoked(dev.state)) {
+                if dev.callLockError {
+                    devices[i].callLockError = false
+                } else {
+                    violate(.neverLockOnTransient, d, "\(call) threw accessRevoked though the SDK was not locked and no lock error answered it (D6: offline, a timeout, a 5xx, app_pending or device_unknown never make a call throw accessRevoked)")
+                }
+            }
+        }
+        if devices[i].locked, outcome == .returned {
             violate(.lockedIsInert, d, "\(call) returned a result while access was stopped; it must throw accessRevoked")
         }
     }
 
     @usableFromInline @inline(never) mutating func runStarted(_ d: DeviceIndex, background: Bool) {
-        devices[Int(d)].running = true
+        let i = Int(d)
+        if devices[i].running, devices[i].runInferred {
+            devices[i].runInferred = false   // the run seen by its state reports its start too
+            return
+        }
+        devices[i].running = true
+        devices[i].runInferred = false
+        devices[i].runPhotos = devices[i].photoCount
         step.runStarted = true
         step.runStartedInBackground = background
         effect(d, .runStarted(background: background))
-        if devices[Int(d)].locked {
+        if devices[i].locked {
             violate(.lockedIsInert, d, "started a\(background ? " background" : "n") indexing run while its access was stopped")
         }
     }

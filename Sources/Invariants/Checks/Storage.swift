@@ -21,7 +21,9 @@ extension InvariantChecker {
             if dev.disk.placeDataPresent { violate(.unlockResumesUnchanged, d, "downloaded the place data again although it was on the device") }
         case .queueReport:
             step.queuedReport = true
-        case .reportsUploaded(let n):
+        case .reportsRemoved where step.isReset:
+            break   // D7: reset() deletes the queued reports
+        case .reportsUploaded(let n), .reportsRemoved(let n):
             if dev.reportUploadFailed { hit(.reportUploadedAfterFailure) }
             let count = UInt32(min(n, dev.disk.reportsQueued))
             // D10: a 200 confirms only reports queued before its upload was sent.
@@ -107,11 +109,10 @@ extension InvariantChecker {
     func mayBreakData(_ dev: DeviceTruth) -> Bool {
         // One test of the flags first: most steps have none of them.
         (step.hasAny(StepTruth.mustUnlockBit | StepTruth.purgeDueBit | StepTruth.isResetBit
-                     | StepTruth.runEndedBit | StepTruth.queuedReportBit | StepTruth.carriedBit)
+                     | StepTruth.runEndedBit | StepTruth.carriedBit)
             && (step.hasAny(StepTruth.mustUnlockBit | StepTruth.purgeDueBit | StepTruth.isResetBit | StepTruth.carriedBit)
-                || (step.runEnded && (!step.queuedReport || dev.disk.indexedCount < dev.photoCount))
-                || (step.queuedReport && !step.sentReport)))
-            || (step.isActivation && (!dev.photosAllowed || dev.resetOwed))
+                || (step.runEnded && (!step.queuedReport || dev.disk.indexedCount < dev.runPhotos))))
+            || (step.isActivation && !dev.photosAllowed)
     }
 
     /// Judged at the end of a step that may break one of these rules (`mayBreakData`):
@@ -132,30 +133,17 @@ extension InvariantChecker {
             violate(.reportsNotLost, d, "an indexing run ended without a run report")
         }
         // D4: a run that had all it needs (access, Photos, models, place data) and ended on
-        // its own indexes every photo: the photos a lock cut short are indexed by the next run.
+        // its own indexes every photo the library had when it started: the photos a lock cut
+        // short, or new ones, are indexed by the next run.
         if step.runEnded, !step.isReset, !dev.locked, dev.photosAllowed, dev.disk.modelsPresent, dev.disk.placeDataPresent,
-           dev.disk.indexedCount < dev.photoCount, runEndedOnItsOwn {
-            violate(.unlockResumesUnchanged, d, "an indexing run ended after \(inputName) with \(dev.photoCount - dev.disk.indexedCount) of \(dev.photoCount) photos not indexed, though nothing stopped it")
+           dev.disk.indexedCount < dev.runPhotos, runEndedOnItsOwn {
+            violate(.unlockResumesUnchanged, d, "an indexing run ended after \(inputName) with \(dev.runPhotos - dev.disk.indexedCount) of the \(dev.runPhotos) photos the library had when it started not indexed, though nothing stopped it")
         }
-        // D7, S8: while the server still holds the record a reset must delete, every launch
-        // sends the delete again (the retry "across restarts of the app").
-        if step.isLaunch, dev.resetOwed, !step.sentReset {
-            violate(.resetDeletesEverything, d, "\(inputName) while the server still held the record that reset() must delete, and did not send the delete")
-        }
-        // D10 (liveness, bounded in SPEC terms): reports queued by a device online, unlocked
-        // and running go by the end of its next run and the uploads that follow. A run that
-        // queues a report sends an upload unless one is under way (so a failed upload is
-        // tried again at the next run's end at the latest) ...
-        // (Both require the SDK unlocked as well: one that locked while access was not
-        // stopped was reported when it locked, and a locked SDK uploads nothing.)
-        if step.queuedReport, !dev.locked, !dev.disk.locked, dev.disk.hasCredential, !step.sentReport, !dev.reportAwaited(at: now), !step.isStale {
-            violate(.reportsNotLost, d, "queued a run report at the end of a run but did not try to upload it")
-        }
-        // ... and a 200 that leaves reports queued before its upload was sent starts the
-        // next upload at once (an SDK may upload in batches, but the backlog drains), unless
-        // a key check is awaited (an SDK may hold uploads until it is answered; the next run
-        // end covers it). A 200 older than a verdict already delivered is ignored (D9).
-        if let upTo = step.uploadCarriedUpTo, !step.olderVerdict, !step.checkInFlightBefore, !step.sentCheck, !dev.locked, !dev.disk.locked, dev.disk.hasCredential, dev.disk.reportsQueued > 0,
+        // D10: a 200 that leaves reports queued before its upload was sent starts the next
+        // upload at once (an SDK may upload in batches, but the backlog drains). A 200 older
+        // than a verdict already delivered is ignored (D9). (The uploads owed at a launch,
+        // an activation or a run's end are judged when they fall due: Liveness.swift.)
+        if let upTo = step.uploadCarriedUpTo, !step.olderVerdict, !dev.locked, !dev.disk.locked, dev.disk.hasCredential, dev.disk.reportsQueued > 0,
            dev.reportsSettled < upTo, !step.sentReport, !dev.reportAwaited(at: now) {
             violate(.reportsNotLost, d, "its upload was answered 200 but \(upTo - dev.reportsSettled) run report(s) queued before it was sent are still queued, and it sent no upload for them")
         }
@@ -207,8 +195,7 @@ extension InvariantChecker {
         }
     }
 
-    /// D7, in a step that reset the SDK: nothing is kept, and the server is asked to
-    /// delete the device's record if it had one.
+    /// D7, in a step that reset the SDK: nothing the page lists is kept on the device.
     mutating func checkResetDeleted(_ d: DeviceIndex, _ dev: DeviceTruth) {
         var kept: [String] = []
         if dev.disk.indexedCount > 0 { kept.append("index (\(dev.disk.indexedCount) photos)") }
@@ -217,10 +204,8 @@ extension InvariantChecker {
         if dev.disk.reportsQueued > 0 { kept.append("\(dev.disk.reportsQueued) queued report(s)") }
         if dev.disk.hasCredential { kept.append("device credential") }
         if !kept.isEmpty { violate(.resetDeletesEverything, d, "reset() kept its " + kept.joined(separator: ", ")) }
-        let hadRecord = step.diskBefore.hasCredential || step.diskBefore.hasPendingReset
-        if hadRecord, !step.sentReset {
-            violate(.resetDeletesEverything, d, "reset() did not ask the server to delete the device's record")
-        }
+        // The server's record goes within the SDK's stated back-off (Liveness.swift), not
+        // necessarily in this step.
     }
 
     /// Whether the run ended in a step where nothing outside it ended it: its own chunk

@@ -51,6 +51,9 @@ import SimKit
     var modelsAtLock: Bool { get { bit(8) } set { set(8, newValue) } }
     /// A report upload failed and none has succeeded since (coverage).
     var reportUploadFailed: Bool { get { bit(16) } set { set(16, newValue) } }
+    /// The key check awaited (`checkInFlight`) is a registration (D6: one in flight when a
+    /// `device_unknown` comes stands for the registration it asks for).
+    var registerInFlight: Bool { get { bit(32) } set { set(32, newValue) } }
     /// `reset()` was called while the server held the record the SDK knew, and the server
     /// has not deleted it since: each launch must send the delete (D7, S8).
     var resetOwed: Bool { get { bit(64) } set { set(64, newValue) } }
@@ -69,6 +72,20 @@ import SimKit
     /// The last unlock came while another request (a check sent while locked) was still
     /// awaited: an older refusal may still arrive (a coverage point only).
     var unlockedWithRequestInFlight: Bool { get { more(4) } set { setMore(4, newValue) } }
+    /// A key check was sent since the last launch, activation or background run: a run that
+    /// starts now has checked its key (D1).
+    var checkedSinceTrigger: Bool { get { more(8) } set { setMore(8, newValue) } }
+    /// A fresh, newest `device_unknown` came and no registration was sent since: the SDK
+    /// registers again at the latest at its next call or run (D6).
+    var registerOwed: Bool { get { more(16) } set { setMore(16, newValue) } }
+    /// The run going was seen only through the state `indexing` (the SDK reports no run
+    /// events): it ends when the state leaves `indexing`.
+    var runInferred: Bool { get { more(32) } set { setMore(32, newValue) } }
+    /// The app process is running (from its `processStarted` and `processKilled` records).
+    var processAlive: Bool { get { more(64) } set { setMore(64, newValue) } }
+    /// D6: a lock error answered a query or profile request and no call has thrown
+    /// `accessRevoked` since (a call may throw on its own answer's lock error).
+    var callLockError: Bool { get { more(128) } set { setMore(128, newValue) } }
     /// The key the install carries now (S1). Here, after the one-byte fields, it fills
     /// what would be padding.
     var key: KeyID = 0
@@ -104,6 +121,19 @@ import SimKit
     /// 200, or dropped).
     var reportsQueuedEver: UInt32 = 0
     var reportsSettled: UInt32 = 0
+    /// D10: when the last fresh answer to an upload that was not a 200 came, in whole
+    /// seconds rounded up, or 0 (none, or a 200 since): the SDK's stated back-off counts
+    /// from it (rounded up, the checker never asks for an upload before the SDK's time).
+    var lastUploadFailSec: UInt32 = 0
+    /// D10: an upload is owed by this second (a launch, activation or run end came with
+    /// reports queued and the back-off run out; rounded up), or 0.
+    var uploadDueSec: UInt32 = 0
+    /// D4: the library's size when the run going started (photos added later are for the
+    /// next run).
+    var runPhotos: UInt32 = 0
+    /// D7: the credential generation the last `reset()` deleted (0: none): no request but
+    /// the reset's own delete may carry it afterwards.
+    var deletedGeneration: UInt32 = 0
 
     /// D5's "30 days in a row", the product's own number.
     static let longStopMs: SimTime = 30 * Ms.day
@@ -141,6 +171,7 @@ import SimKit
         lastSentID = 0
         processEnded()
         epochStartID = 0
+        processAlive = true
     }
 
     /// The app process ended: no run goes on, nothing is in the foreground, nothing sent
@@ -149,6 +180,10 @@ import SimKit
         forgetAwaited()
         foreground = false
         running = false
+        runInferred = false
+        processAlive = false
+        uploadDueSec = 0   // D10: a device not opened again owes no upload
+        callLockError = false
     }
 
     /// Nothing sent so far is awaited (a reset, a purge, a dead process).
@@ -167,6 +202,12 @@ import SimKit
         lockedSince = LocalData.never
         purged = false
         lastAnswered = LocalData.never
+        // D10: the reports go with the reset, and with them what was owed for them; D6:
+        // the credential the server forgot is gone too.
+        uploadDueSec = 0
+        lastUploadFailSec = 0
+        registerOwed = false
+        callLockError = false
     }
 
     @inline(__always)
@@ -180,6 +221,7 @@ import SimKit
         switch kind {
         case .check, .register:
             checkInFlight = id
+            registerInFlight = kind == .register
             checkUntilSec = now.saturatingAdd(timeoutMs).secondsRoundedUp
         case .runReport:
             reportUntilSec = now.saturatingAdd(timeoutMs).secondsRoundedUp
@@ -269,6 +311,7 @@ import SimKit
             reportUploadFailed = false
             reportsSettled &+= UInt32(min(n, disk.reportsQueued))
         case .dropReports: reportsSettled = reportsQueuedEver
+        case .reportsRemoved(let n): reportsSettled &+= UInt32(min(n, disk.reportsQueued))
         case .markPurged: forgetAwaited()
         default: break
         }

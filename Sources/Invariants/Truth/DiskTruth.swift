@@ -3,7 +3,7 @@ import SimKit
 /// The checkers' replica of the SDK's disk: only what a rule reads, replayed from the
 /// `store` records by the checkers' own reading of each `StoreOp` (not `LocalData.apply`).
 /// One is kept per device, a million of them in a big run, and one is copied at the start
-/// of each step (`StepTruth.diskBefore`), so it is kept small: 21 bytes, its five flags
+/// of each step (`StepTruth.diskBefore`), so it is kept small: 25 bytes, its four flags
 /// packed in one byte.
 struct DiskTruth {
     /// When access stopped (D3), or `LocalData.never`; kept by later lock errors.
@@ -16,6 +16,9 @@ struct DiskTruth {
     /// it). S2.5 refuses a mismatch only for the live record's credential: with an older
     /// one the server answers `device_unknown`, which is no lock error.
     var credentialGeneration: UInt32 = 0
+    /// The generation of the credential a reset still has to delete on the server, 0 for
+    /// none (D7).
+    var pendingResetGeneration: UInt32 = 0
     /// The flags below, one bit each.
     private var bits: UInt8 = 0
 
@@ -30,7 +33,7 @@ struct DiskTruth {
     /// The device credential is on the disk (D7: reset deletes it).
     var hasCredential: Bool { credentialGeneration != 0 }
     /// A reset's server-side delete is still pending (D7).
-    var hasPendingReset: Bool { get { bit(32) } set { set(32, newValue) } }
+    var hasPendingReset: Bool { pendingResetGeneration != 0 }
 
     @inline(__always) private func bit(_ b: UInt8) -> Bool { bits & b != 0 }
     @inline(__always) private mutating func set(_ b: UInt8, _ on: Bool) { bits = on ? bits | b : bits & ~b }
@@ -51,10 +54,11 @@ struct DiskTruth {
         case .queueReport: reportsQueued += 1   // traps on overflow, as the SDK's disk does
         case .reportsUploaded(let n): reportsQueued -= min(reportsQueued, n)
         case .dropReports: reportsQueued = 0
+        case .reportsRemoved(let n): reportsQueued -= min(reportsQueued, n)
         case .lock: locked = true
         case .unlock: locked = false
         case .setLockedSince(let t): lockedSince = t
-        case .setPendingReset(let c): hasPendingReset = !c.isNone
+        case .setPendingReset(let c): pendingResetGeneration = c.isNone ? 0 : c.generation
         case .scheduleBackground: backgroundScheduled = true
         case .cancelBackground: backgroundScheduled = false
         case .markPurged, .setLastAnsweredCheck: break   // no rule reads them off the disk

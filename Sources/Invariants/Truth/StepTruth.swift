@@ -1,7 +1,10 @@
 import SimKit
 
 /// What one SDK step did, gathered from its records: the input, the answer it handled
-/// (fresh or stale), and the effects that matter to the rules. Judged at `stepEnd`.
+/// (fresh or stale), and the effects that matter to the rules. Judged at `stepEnd`, or, when
+/// the step ends with work in progress (`unsettled`, an async SDK's storage write), at the
+/// end of the first of the device's next steps that ends without: the steps between are
+/// one episode, merged (`merge`), judged as one step whose inputs all came at its start.
 ///
 /// It holds no references (the first stale effect is kept as its trace event and put in
 /// words only for a report), so starting a step is a plain write of bytes. One is started
@@ -30,6 +33,13 @@ import SimKit
     /// Kept here, read only while its bit is set: see `uploadCarriedUpTo`, `firstStaleEffect`.
     private var carriedUpTo: UInt32 = 0
     private var staleEffect: TraceEvent = .runEnded
+    /// The fresh, newest lock error of the step (with `freshLockError`): its request and answer.
+    var lockErrorKind: RequestKind = .check
+    var lockErrorAnswer: Answer = .appDisabled
+    /// Steps merged into this one (an episode, see the type's comment); bounded.
+    var merged: UInt8 = 0
+    /// The most steps one episode merges: past it, the episode is judged anyway.
+    static let mergedMax: UInt8 = 64
 
     static let isActivationBit: UInt32 = 1 << 0
     static let isResetBit: UInt32 = 1 << 1
@@ -58,10 +68,13 @@ import SimKit
     static let purgeAllowedBit: UInt32 = 1 << 24
     static let olderLockErrorBit: UInt32 = 1 << 25
     static let isLaunchBit: UInt32 = 1 << 26
+    static let continuesBit: UInt32 = 1 << 27
+    static let isBecameActiveBit: UInt32 = 1 << 28
+    static let isServerCallBit: UInt32 = 1 << 29
     /// Without one of these a step can break no rule judged at its end (see `endStep`).
     static let mayBreakAnyMask: UInt32 = actedBit | freshLockErrorBit | mustUnlockBit | isResetBit | isActivationBit
         | isStaleBit | purgeDueBit | lockedBeforeBit | isAPICallBit | runStartedBit | runEndedBit | queuedReportBit
-        | olderVerdictBit | carriedBit | freshDeviceUnknownBit
+        | olderVerdictBit | carriedBit | freshDeviceUnknownBit | continuesBit
 
     /// `input` is a launch (in the foreground or background) or the app becoming active.
     var isActivation: Bool { bit(Self.isActivationBit) }
@@ -102,8 +115,14 @@ import SimKit
     /// must neither lock nor unlock (D4, D9); `olderLockError` when it is a lock error.
     var olderVerdict: Bool { get { bit(Self.olderVerdictBit) } set { set(Self.olderVerdictBit, newValue) } }
     var olderLockError: Bool { get { bit(Self.olderLockErrorBit) } set { set(Self.olderLockErrorBit, newValue) } }
-    /// `input` is a launch, in the foreground or the background (D7: retries the reset).
+    /// `input` is a launch, in the foreground or the background.
     var isLaunch: Bool { bit(Self.isLaunchBit) }
+    /// `input` is the app becoming active (not a launch).
+    var isBecameActive: Bool { bit(Self.isBecameActiveBit) }
+    /// `input` is a call of query or profile, the calls that need the server.
+    var isServerCall: Bool { bit(Self.isServerCallBit) }
+    /// The step ended with work in progress (`unsettled`): it is judged with the next.
+    var continues: Bool { get { bit(Self.continuesBit) } set { set(Self.continuesBit, newValue) } }
     /// The unlock follows a purge: the SDK starts from scratch (D5).
     var unlockFromPurge: Bool { get { bit(Self.unlockFromPurgeBit) } set { set(Self.unlockFromPurgeBit, newValue) } }
     var freshDeviceUnknown: Bool { get { bit(Self.freshDeviceUnknownBit) } set { set(Self.freshDeviceUnknownBit, newValue) } }
@@ -140,14 +159,8 @@ import SimKit
     mutating func start(device d: DeviceIndex, input: Input, before dev: DeviceTruth, at now: SimTime) {
         device = d
         self.input = input
-        var b: UInt32 = switch input {
-        case .lifecycle(.launch), .lifecycle(.launchInBackground): Self.isActivationBit | Self.isLaunchBit
-        case .lifecycle(.becameActive): Self.isActivationBit
-        case .lifecycle(.reset): Self.isResetBit
-        case .lifecycle(.search), .lifecycle(.query), .lifecycle(.profile): Self.isAPICallBit
-        case .response(_, _, fresh: false): Self.isStaleBit
-        default: 0
-        }
+        merged = 0
+        var b = Self.bits(of: input)
         if InvariantChecker.revoked(dev.state) || dev.disk.locked { b |= Self.revokedBeforeBit }
         if dev.locked { b |= Self.lockedBeforeBit }
         if dev.checkAwaited(at: now) { b |= Self.checkInFlightBeforeBit }
@@ -155,6 +168,33 @@ import SimKit
         diskBefore = dev.disk
         lastAnsweredBefore = dev.lastAnswered
         calledBack = nil
+    }
+
+    /// The flags an input sets when its step starts.
+    @inline(__always)
+    static func bits(of input: Input) -> UInt32 {
+        switch input {
+        case .lifecycle(.launch), .lifecycle(.launchInBackground): isActivationBit | isLaunchBit
+        case .lifecycle(.becameActive): isActivationBit | isBecameActiveBit
+        case .lifecycle(.reset): isResetBit
+        case .lifecycle(.search): isAPICallBit
+        case .lifecycle(.query), .lifecycle(.profile): isAPICallBit | isServerCallBit
+        case .response(_, _, fresh: false): isStaleBit
+        default: 0
+        }
+    }
+
+    /// Another step of the same device joins this episode (this step ended `unsettled`):
+    /// its input's flags join this one's, what was true before stays the episode's start,
+    /// and its input becomes the one named unless it is only a timer (a wake or a write's
+    /// completion). A stale answer never joins: it is judged alone (D9).
+    mutating func merge(_ input: Input) {
+        bits = (bits & ~Self.continuesBit) | Self.bits(of: input)
+        switch input {
+        case .timer, .none: if case .none = self.input { self.input = input }
+        default: self.input = input
+        }
+        merged &+= 1
     }
 
     /// The step is over: back to no step, as `init()` reads to every record that can come

@@ -44,6 +44,7 @@ import SimKit
         case .dashboard(let a, let applied): return "dashboard: \(a)" + (applied ? "" : " (refused)")
         case .forgotDevice: return "server forgot the device"
         case .probe(let arg): return "probe \(arg)"
+        case .unsettled: return "work still in progress"
         case .stepEnd: return "step end"
         }
     }

@@ -151,7 +151,7 @@ package struct FailureStory: Sendable, Equatable {
     /// A few words for the headline's parenthesis; the full promise follows in the last sentence.
     static func shortRule(_ id: InvariantID) -> String {
         switch id {
-        case .neverLockOnTransient: "a server error, timeout or offline never locks"
+        case .neverLockOnTransient: "a server error, timeout, offline or app_pending never locks"
         case .lockOnRevocation: "a revoked key locks at once"
         case .lockedIsInert: "a locked SDK does nothing"
         case .lockedChecksOnActivation: "a locked SDK checks at each launch and activation"
@@ -170,6 +170,7 @@ package struct FailureStory: Sendable, Equatable {
         case .staleResponsesIgnored: "stale answers change nothing"
         case .reportsNotLost: "run reports are not lost"
         case .newestVerdictWins: "an older verdict never locks or unlocks"
+        case .registersAgainWhenUnknown: "a forgotten device registers again"
         }
     }
 

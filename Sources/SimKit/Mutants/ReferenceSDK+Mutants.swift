@@ -51,6 +51,33 @@ extension ReferenceSDK {
         rule && !flaws.contains(.resetKeepsCredential)
     }
 
+    /// D7: a reset's server-side delete is retried until it succeeds. `resetNotRetried`: never.
+    @inline(__always)
+    func mutantRetriesReset(_ rule: Bool) -> Bool {
+        rule && !flaws.contains(.resetNotRetried)
+    }
+
+    /// D7: after `reset()` nothing it deleted reaches the server. `uploaderOutlivesReset`:
+    /// the uploader sends the dropped reports with the deleted credential `old`.
+    mutating func mutantResetting(_ old: Credential, reportsQueued: UInt32, _ s: inout Step) {
+        guard flaws.contains(.uploaderOutlivesReset), reportsQueued > 0, !old.isNone else { return }
+        send(.runReport, credential: old, &s)
+    }
+
+    /// D10: queued reports go up at launches, activations and on the retry back-off.
+    /// `uploadsOnlyAtRunEnd`: only when a run ends.
+    @inline(__always)
+    func mutantRetriesUploads(_ rule: Bool) -> Bool {
+        rule && !flaws.contains(.uploadsOnlyAtRunEnd)
+    }
+
+    /// D6: a call throws `accessRevoked` only when locked or answered a lock error.
+    /// `throwsOnPending`: `app_pending` makes it throw too.
+    @inline(__always)
+    func mutantCallOutcome(_ rule: CallOutcome, _ a: Answer) -> CallOutcome {
+        a == .appPending && flaws.contains(.throwsOnPending) ? .threwAccessRevoked : rule
+    }
+
     // MARK: Runs
 
     /// D1: every run starts with a key check. `skipsBackgroundCheck`: a background run
@@ -174,9 +201,10 @@ extension ReferenceSDK {
         rule && !(!foreground && flaws.contains(.unlocksOnlyInForeground))
     }
 
-    /// D6: a locked SDK whose credential is unknown registers again. `noRegisterWhenLocked`: it does not.
-    func mutantRegistersWhenLocked(_ rule: Bool) -> Bool {
-        rule && !flaws.contains(.noRegisterWhenLocked)
+    /// D6: an SDK whose credential is unknown registers again. `registersOnlyAtKeyCheck`:
+    /// with no run going it waits for its next key check, so a call in between fails unregistered.
+    func mutantRegistersOnDeviceUnknown(_ rule: Bool, runGoing: Bool) -> Bool {
+        rule && (runGoing || !flaws.contains(.registersOnlyAtKeyCheck))
     }
 
     /// D5: unlocking ends the stop the SDK saw. `lockedSinceSurvivesUnlock`: it keeps its start.

@@ -89,9 +89,10 @@
     /// Does not register its background task again when it unlocks, so a device that was
     /// locked once never indexes in the background again (breaks D4).
     @usableFromInline package static let noBackgroundAfterUnlock = SDKFlaws(rawValue: 1 << 33)
-    /// A locked SDK whose key check is answered `device_unknown` deletes its credential but
-    /// does not register again, so it stays locked until the next activation (breaks D6).
-    @usableFromInline package static let noRegisterWhenLocked = SDKFlaws(rawValue: 1 << 34)
+    /// Answered `device_unknown` with no run going, deletes its credential but registers
+    /// again only at its next key check (a launch, an activation after 24 h, a run): a
+    /// query or profile in between fails unregistered (breaks D6: at the latest at its next call).
+    @usableFromInline package static let registersOnlyAtKeyCheck = SDKFlaws(rawValue: 1 << 34)
     /// Starts no indexing run when it unlocks unless one was going: the photos a lock cut
     /// short wait for the next activation or background run (breaks D4).
     @usableFromInline package static let noRunAfterUnlock = SDKFlaws(rawValue: 1 << 35)
@@ -111,4 +112,18 @@
     /// profile, upload or download only locks, and the data waits for the next check
     /// (breaks D5 liveness).
     @usableFromInline package static let purgesOnlyOnCheck = SDKFlaws(rawValue: 1 << 39)
+    /// Promises judged since SPEC was sharpened (D6, D7, D10).
+    /// An unlocked SDK whose query or profile is answered `app_pending` throws
+    /// `accessRevoked` from the call, without locking (breaks D6).
+    @usableFromInline package static let throwsOnPending = SDKFlaws(rawValue: 1 << 40)
+    /// Uploads queued reports only when a run ends, never at a launch or activation nor on
+    /// a retry timer: a device with nothing to index keeps its reports however often it is
+    /// opened (breaks D10).
+    @usableFromInline package static let uploadsOnlyAtRunEnd = SDKFlaws(rawValue: 1 << 41)
+    /// A reset whose server-side delete fails is never tried again, neither by a timer nor
+    /// at the next launch: the record stays on the server (breaks D7).
+    @usableFromInline package static let resetNotRetried = SDKFlaws(rawValue: 1 << 42)
+    /// The report uploader outlives `reset()`: it sends the reports the reset deleted with
+    /// the credential it deleted (breaks D7: nothing deleted reaches the server afterwards).
+    @usableFromInline package static let uploaderOutlivesReset = SDKFlaws(rawValue: 1 << 43)
 }

@@ -57,6 +57,7 @@ public struct LocalData: Sendable, Equatable {
         case .queueReport: reportsQueued += 1   // a report needs an event: the event budget bounds it
         case .reportsUploaded(let n): reportsQueued -= min(reportsQueued, n)
         case .dropReports: reportsQueued = 0
+        case .reportsRemoved(let n): reportsQueued -= min(reportsQueued, n)
         case .lock: locked = true
         case .unlock: locked = false; purged = false
         case .setLockedSince(let t): lockedSince = t
@@ -80,6 +81,10 @@ public enum StoreOp: Sendable, Equatable {
     case queueReport
     case reportsUploaded(UInt32)
     case dropReports
+    /// `n` reports left the queue, said by an SDK that shows its storage through a mapping
+    /// (it does not say why): the checkers judge them received (a 200 to an upload that
+    /// carried them) or deleted by `reset()`, or else lost (D10).
+    case reportsRemoved(UInt32)
     /// Access stopped (D3).
     case lock
     /// Access is back: the lock (and the purged mark) is lifted; `lockedSince` is separate.

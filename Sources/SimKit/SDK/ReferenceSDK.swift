@@ -140,7 +140,7 @@ public struct ReferenceSDK: SDKCore {
         deleteIndexIfPhotosRevoked(&s)
         // D7: the server-side delete of a reset is retried until it succeeds; the retry
         // timer died with the last process, the pending credential is on disk.
-        if !s.disk.pendingReset.isNone { sendReset(&s) }
+        if !s.disk.pendingReset.isNone, mutantRetriesReset(true) { sendReset(&s) }
         if s.disk.isLocked {
             report(s.disk.purged ? .purged : .locked, &s)
             resumeAfterUnlock = !inBackground
@@ -150,6 +150,8 @@ public struct ReferenceSDK: SDKCore {
         report(.idle, &s)
         if !s.disk.backgroundScheduled { s.store(.scheduleBackground) }
         if inBackground || hasWork(s) { startRun(background: inBackground, &s) } else { sendCheck(&s) }
+        // D10: queued reports go up at every launch (a new process keeps no back-off).
+        if mutantRetriesUploads(true) { uploadReports(&s) }
     }
 
     /// D1, D4, D8: becoming active checks when locked or when the last answer is old.
@@ -169,6 +171,8 @@ public struct ReferenceSDK: SDKCore {
         } else if checkIsDue(s) {
             sendCheck(&s)
         }
+        // D10: and at every activation; this SDK's back-off only spaces its own retries.
+        if mutantRetriesUploads(true) { uploadReports(&s) }
     }
 
     /// D8: without Photos access the index is deleted when the app runs.
@@ -208,6 +212,7 @@ public struct ReferenceSDK: SDKCore {
     // MARK: - Reset (D7)
 
     mutating func reset(_ s: inout Step) {
+        let reportsBefore = s.disk.reportsQueued
         stopRun(queueReport: false, &s)
         forgetRequestsInFlight()   // they answer a store that no longer exists (D9)
         let old = s.disk.credential.isNone ? s.disk.pendingReset : s.disk.credential
@@ -229,6 +234,7 @@ public struct ReferenceSDK: SDKCore {
             s.store(.setPendingReset(old))
             sendReset(&s)
         }
+        mutantResetting(old, reportsQueued: reportsBefore, &s)
     }
 
     mutating func sendReset(_ s: inout Step) {
@@ -397,14 +403,13 @@ public struct ReferenceSDK: SDKCore {
     mutating func answer(_ kind: RequestKind, _ reply: ServerReply, _ s: inout Step) {
         let a = reply.answer
         let isCheck = kind == .check || kind == .register
-        if isCheck { checkInFlight = 0 }
         if kind == .query || kind == .profile { apiCallsInFlight -= min(apiCallsInFlight, 1) }
         if a == .offline { newestVerdictAt = mutantNewestVerdictAfterOffline(newestVerdictAt) }
         // D4, D9: act only on a verdict at least as new as the newest acted on. A reset's
         // 200 says nothing of access (S8) and does not count; a lock error to it does (D2).
         if a.isVerdict, kind != .reset || a.isLockError {
             if mutantIgnoresOlderVerdict(reply.servedAt < newestVerdictAt, a) {
-                olderVerdictIgnored(kind, &s)
+                olderVerdictIgnored(kind, reply, &s)
                 return
             }
             if mutantRecordsVerdict(true, a, isCheck: isCheck, s) { newestVerdictAt = max(newestVerdictAt, reply.servedAt) }
@@ -436,12 +441,15 @@ public struct ReferenceSDK: SDKCore {
             return
         }
         if a == .deviceUnknown, kind != .reset {
-            // D6: the server forgot this device; register again and go on.
-            if !s.disk.credential.isNone { s.store(.deleteCredential) }
+            // D6: the server forgot this device; register again and go on. A key check still
+            // in flight carries the credential it forgot, so it does not stand in for the
+            // registration (its answer still counts when it comes, D2).
+            let hadCredential = !s.disk.credential.isNone
+            if hadCredential { s.store(.deleteCredential) }
             if let call = kind.apiCall { s.effects.append(.callResult(call, .failed)) }
             if kind == .runReport { reportsUploading = 0; uploadInFlight = 0 }
             if phase != .none { phase = .checking }
-            sendCheck(&s)
+            if mutantRegistersOnDeviceUnknown(true, runGoing: phase != .none) { sendCheck(&s, evenIfInFlight: hadCredential) }
             return
         }
         switch kind {
@@ -454,7 +462,7 @@ public struct ReferenceSDK: SDKCore {
         case .runReport:
             if a == .ok { uploadReports(&s) }   // more may have been queued meanwhile
         case .query, .profile:
-            s.effects.append(.callResult(kind.apiCall!, a == .ok ? .returned : .failed))
+            s.effects.append(.callResult(kind.apiCall!, mutantCallOutcome(a == .ok ? .returned : .failed, a)))
         case .reset:
             break
         }
@@ -463,7 +471,10 @@ public struct ReferenceSDK: SDKCore {
     /// D4, D9: a verdict older than one already acted on is ignored: it neither locks, nor
     /// unlocks, nor purges. The request is settled as if it had failed, so nothing waits
     /// for it: a call fails, an upload is retried, a run goes on (or ends, if locked).
-    mutating func olderVerdictIgnored(_ kind: RequestKind, _ s: inout Step) {
+    mutating func olderVerdictIgnored(_ kind: RequestKind, _ reply: ServerReply, _ s: inout Step) {
+        // D6: a registration's 200 made a record whatever came since: its credential is
+        // kept (a newer device_unknown answered a request with the credential before it).
+        if kind == .register, reply.answer == .ok, s.disk.credential != reply.credential { s.store(.setCredential(reply.credential)) }
         switch kind {
         case .query, .profile:
             s.effects.append(.callResult(kind.apiCall!, s.disk.isLocked ? .threwAccessRevoked : .failed))
@@ -517,7 +528,7 @@ public struct ReferenceSDK: SDKCore {
             if mutantUnlocks(true, s) { unlock(&s) }
         case .deviceUnknown:
             if !s.disk.credential.isNone { s.store(.deleteCredential) }
-            if mutantRegistersWhenLocked(true) { sendCheck(&s) }
+            sendCheck(&s)
         case .timedOut, .offline, .serverError:
             mutantTransientWhileLocked(&s)
         default:
@@ -550,7 +561,7 @@ public struct ReferenceSDK: SDKCore {
         guard reportsUploading > 0 else { return }
         reportsUploading = 0; uploadInFlight = 0
         mutantUploadFailing(&s)
-        guard !s.disk.isLocked else { return }
+        guard !s.disk.isLocked, mutantRetriesUploads(true) else { return }
         reportAttempts = min(reportAttempts + 1, 30)
         s.effects.append(.setTimer(.reportRetry, at: s.now + backoff(reportAttempts, s.config), arg: 0))
     }
@@ -559,7 +570,7 @@ public struct ReferenceSDK: SDKCore {
         if a == .ok || a == .deviceUnknown {
             if !s.disk.pendingReset.isNone { s.store(.setPendingReset(.none)) }
             resetAttempts = 0
-        } else {
+        } else if mutantRetriesReset(true) {
             resetAttempts = min(resetAttempts + 1, 30)
             s.effects.append(.setTimer(.resetRetry, at: s.now + backoff(resetAttempts, s.config), arg: 0))
         }

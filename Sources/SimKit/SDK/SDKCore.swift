@@ -111,6 +111,10 @@ public enum Effect: Sendable, Equatable {
     /// An indexing run starts (`background` when the OS fired it) or ends.
     case runStarted(background: Bool)
     case runEnded
+    /// The step ends with work of the SDK's own still in progress (an async SDK's storage
+    /// write not done yet): its effects are judged with the device's next steps, until one
+    /// ends without this. A sans-IO core, whose steps are whole, never asks for it.
+    case unsettled
 }
 
 /// What the SDK may read with each input besides its own data and the world's settings:
@@ -191,12 +195,16 @@ public protocol SDKCore: Sendable {
     /// `SimKitAsync`). The runners make it the seed's one broken name, as they do a wire
     /// server's failure. The default: nil.
     static var verdict: SDKVerdict? { get }
+    /// What this SDK states where SPEC lets it choose within a limit (its back-offs, D7 and
+    /// D10): the checkers judge its liveness by these. The default: SPEC's limits (6 h).
+    static var statement: SDKStatement { get }
 }
 
 extension SDKCore {
     @inlinable public func ignoresTimer(_ kind: TimerKind, arg: UInt32) -> Bool { false }
     @inlinable public static func worldBegins() {}
     @inlinable public static var verdict: SDKVerdict? { nil }
+    @inlinable public static var statement: SDKStatement { .specLimits }
 }
 
 /// A verdict an SDK core gives itself (`SDKCore.verdict`): its name (`escape-foreign-thread`,

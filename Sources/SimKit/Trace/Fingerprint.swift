@@ -85,6 +85,7 @@ public enum TraceEncoding {
         case .forgotDevice: return (17, 0, 0)
         case .probe(let arg): return (18, UInt64(arg), 0)
         case .stepEnd: return (19, 0, 0)
+        case .unsettled: return (21, 0, 0)
         }
     }
 
@@ -109,6 +110,7 @@ public enum TraceEncoding {
         case .setPendingReset(let c): return (17, cred(c))
         case .scheduleBackground: return (18, 0)
         case .cancelBackground: return (19, 0)
+        case .reportsRemoved(let n): return (20, UInt64(n))
         }
     }
 

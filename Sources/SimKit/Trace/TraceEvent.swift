@@ -115,6 +115,10 @@ public enum TraceEvent: Sendable, Equatable {
     case forgotDevice
     /// A scenario's probe point: an `expect` is judged here (`arg`: the expectation index).
     case probe(arg: UInt32)
+    /// The step ends with work of the SDK's own still in progress (a storage write an async
+    /// SDK awaits, not done yet): the checkers judge its effects together with the device's
+    /// next steps, until one ends with nothing in progress. Right before its `stepEnd`.
+    case unsettled
     /// The end of one SDK input's handling (all its effects are in the trace before it).
     case stepEnd
 }

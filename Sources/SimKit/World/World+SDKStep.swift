@@ -74,6 +74,8 @@ extension SimWorld {
             traceRunStarted(d, background: background)
         case .runEnded:
             traceRunEnded(d)
+        case .unsettled:
+            trace(d, .unsettled)
         }
     }
 

@@ -136,6 +136,7 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
     @inlinable public init(setup: WorldSetup, observer: Observer) {
         _setup = setup
         var facts = WorldFacts(setup: setup)
+        facts.sdkStatement = SDK.statement
         self.observer = observer
         random = SimRandom(seed: setup.seed)
         drawKey = random.fork(Stream.deviceDraws).seed

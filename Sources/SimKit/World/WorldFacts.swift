@@ -13,6 +13,8 @@ public struct WorldFacts: Sendable {
     /// Per device: the photos in its library when the world starts (drawn from the seed; a
     /// checker follows `add-photos` from the trace). Empty until the world is built.
     public var devicePhotos: [UInt32] = []
+    /// What the world's SDK core states within SPEC's limits (its back-offs, D7, D10).
+    public var sdkStatement: SDKStatement = .specLimits
 
     public init(setup: WorldSetup) {
         self.seed = setup.seed

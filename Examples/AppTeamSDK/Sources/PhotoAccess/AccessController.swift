@@ -64,6 +64,7 @@ public final class AccessController {
         publish(.idle)
         if !store.backgroundTaskRegistered { store.write(.registerBackgroundTask) }
         if inBackground || hasWork { startRun(background: inBackground) } else { verifyKey() }
+        uploadReports()   // queued reports go up at every launch
     }
 
     public func becameActive() {
@@ -75,12 +76,13 @@ public final class AccessController {
             // Every activation while locked checks, even with a check in flight: that one
             // may have been judged before access came back.
             verifyKey(evenIfInFlight: true)
-        } else if memory.stage == nil, hasWork {
-            startRun(background: false)
-        } else if let last = store.lastKeyVerdict, now - last <= settings.checkInterval {
-            return
         } else {
-            verifyKey()
+            if memory.stage == nil, hasWork {
+                startRun(background: false)
+            } else if store.lastKeyVerdict.map({ now - $0 > settings.checkInterval }) ?? true {
+                verifyKey()
+            }
+            uploadReports()   // and at every activation
         }
     }
 
@@ -158,7 +160,11 @@ public final class AccessController {
         if endpoint.call != nil { memory.callsInFlight = max(0, memory.callsInFlight - 1) }
         // Only the newest verdict counts: a deletion's 200 says nothing about access.
         if let at = reply.verdictAt, endpoint != .deleteDevice || stopsAccess(reply) {
-            if at < memory.newestVerdict { return settleIgnored(endpoint) }
+            if at < memory.newestVerdict {
+                // A registration's 200 made a record whatever came since: keep its token.
+                if endpoint == .register, case .served(_, let token?) = reply, store.token != token { store.write(.setToken(token)) }
+                return settleIgnored(endpoint)
+            }
             memory.newestVerdict = at
         }
         // An ignored (older) verdict does not count as the last key check either.
@@ -177,12 +183,14 @@ public final class AccessController {
             return
         }
         if case .refused(.deviceUnknown, _, _) = reply, endpoint != .deleteDevice {
-            // The server forgot this device: register again and carry on.
-            if store.token != nil { store.write(.setToken(nil)) }
+            // The server forgot this device: register again and carry on, at once even with a
+            // key check in flight (it carries the token the server forgot).
+            let hadToken = store.token != nil
+            if hadToken { store.write(.setToken(nil)) }
             if let call = endpoint.call { host.finished(call, .failed) }
             if endpoint == .runReport { memory.uploadID = nil; memory.uploadCount = 0 }
             if memory.stage != nil { memory.stage = .verifying }
-            verifyKey()
+            verifyKey(evenIfInFlight: hadToken)
             return
         }
         switch (endpoint, reply) {

@@ -80,6 +80,7 @@ public actor Rollup {
         publish(.idle)
         if !scheduler.isScheduled { scheduler.schedule() }
         if inBackground || hasWork { startRun(background: inBackground) } else { verifyKey() }
+        uploadReports()   // D10: queued reports go up at every launch
     }
 
     public func applicationDidBecomeActive() {
@@ -91,12 +92,13 @@ public actor Rollup {
             // Every activation while locked checks, even with a check in flight: that one
             // may have been judged before access came back.
             verifyKey(evenIfInFlight: true)
-        } else if stage == nil, hasWork {
-            startRun(background: false)
-        } else if let last = store.lastKeyVerdict, now - last <= settings.checkInterval {
-            return
         } else {
-            verifyKey()
+            if stage == nil, hasWork {
+                startRun(background: false)
+            } else if store.lastKeyVerdict.map({ now - $0 > settings.checkInterval }) ?? true {
+                verifyKey()
+            }
+            uploadReports()   // D10: and at every activation
         }
     }
 
@@ -182,7 +184,11 @@ public actor Rollup {
         // Only the newest verdict counts: a deletion's 200 says nothing about access.
         if let at = reply.verdictAt, endpoint != .deleteDevice || stopsAccess(reply) {
             let newest = bugs.contains(.verdictReadBeforeAwait) ? baseline : newestVerdict
-            if at < newest { return .olderVerdict }
+            if at < newest {
+                // A registration's 200 made a record whatever came since: keep its token.
+                if endpoint == .register, case .served(_, let issued?) = reply, store.token != issued { store.write(.setToken(issued)) }
+                return .olderVerdict
+            }
             newestVerdict = max(newestVerdict, at)
         }
         if endpoint.isKeyCheck, reply.verdictAt != nil { store.write(.setLastKeyVerdict(now)) }
@@ -248,9 +254,12 @@ public actor Rollup {
 
     /// The server forgot this device: register again and carry on (D6).
     func deviceForgotten() {
-        if store.token != nil { store.write(.setToken(nil)) }
+        // A key check in flight carries the token the server forgot: it does not stand in
+        // for the registration, which goes at once.
+        let hadToken = store.token != nil
+        if hadToken { store.write(.setToken(nil)) }
         if stage != nil { stage = .verifying }
-        verifyKey()
+        verifyKey(evenIfInFlight: hadToken)
     }
 
     // MARK: - Losing and regaining access
