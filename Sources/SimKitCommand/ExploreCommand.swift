@@ -63,7 +63,7 @@ enum ExploreCommand {
                         alphabet reaches more actions
       --no-faults       leave the fault windows out of the alphabet
       --faults LIST     the fault windows, comma-separated (default
-                        offline,errors,timeouts,lost,slow)
+                        \(ExploreFault.allCases.map(\.rawValue).joined(separator: ",")))
       --no-dashboard    leave dashboard and Rollup actions out of the alphabet
       --dashboard LIST  the dashboard and Rollup actions, comma-separated (default
                         update,disable,enable,rotate-now,rotate-keep,revoke,restore;

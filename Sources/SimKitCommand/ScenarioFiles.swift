@@ -1,5 +1,6 @@
 import Foundation
 import ScenarioLanguage
+import SimKit
 
 /// The scenario files named on the command line: files as given, directories walked for
 /// every `*.scenario` inside (sorted by path). Unreadable paths are bad input.

@@ -32,10 +32,12 @@ struct CorpusCompounderTests {
             #expect(Array(m.timeline.prefix(a.timeline.count)) == a.timeline, "the first script's statements come first, unchanged")
             #expect(m.groups.allSatisfy { $0.latency != nil }, "each script keeps its network's latency as its groups' links")
             for st in m.timeline.dropFirst(a.timeline.count) {
-                guard case .action(let action) = st.body else { continue }
+                guard case .action(let original) = st.body else { continue }
+                // A fault on devices is checked like any selector.
+                var action = original
+                if case .fault(let f) = original, let sel = f.base.selectedDevices { action = .forgetDevice(sel) }
                 switch action {
-                case .person(_, let sel), .update(let sel, _), .offline(let sel, _), .forgetDevice(let sel), .addPhotos(_, let sel),
-                     .slowResponses(let sel, _, _):
+                case .person(_, let sel), .update(let sel, _), .forgetDevice(let sel), .addPhotos(_, let sel):
                     #expect(sel != .all, "'all' of the second script would reach the first's devices")
                     switch sel {
                     case .group(let g), .count(_, of: let g), .share(_, of: let g), .device(group: let g, _):
@@ -46,7 +48,7 @@ struct CorpusCompounderTests {
                     #expect(app.hasSuffix("-m2"))
                 default: break
                 }
-                if case .slowResponses = action { slowSeen += 1 }
+                if case .fault(let f) = original, f.base is SlowResponses { slowSeen += 1 }
             }
         }
         #expect(slowSeen > 0, "a second script with a slow-responses window was merged (one seed in eight draws one)")

@@ -104,14 +104,14 @@ import Testing
         var o = Self.options(actions: 4, sdk: .mutant(name), bfs: true)
         o.persons = [.launch, .query]   // a small alphabet keeps the debug test quick
         o.dashboardKinds = [.disable]
-        o.faultKinds = [.slow]
+        o.faultKinds = [ExploreFault(rawValue: "slow")!]
         o.raceMoments = 1
         o.boundaries = 0
         let r = try Explorer(options: o).run()
         let c = try #require(r.counterexample, "explore did not find \(name)")
         #expect(c.broken.contains(mutant.expected))
         #expect(c.path.count == 4, "\(c.path)")
-        #expect(c.path.contains { if case .slowResponses = $0.action { true } else { false } })
+        #expect(c.path.contains { if case .fault(let f) = $0.action { f.base is SlowResponses } else { false } })
         let text = ScenarioPrinter.print(c.scenario)
         #expect(text.contains("slow-responses device photos#1 by 10s for 1s"))
         let outcome = ScenarioRunner().run(file: "\(name).scenario", source: text)

@@ -119,7 +119,7 @@ import Testing
             o.breadthFirst = bfs
             o.persons = [.open, .close, .background, .query]
             o.dashboardKinds = [.disable, .enable, .rotateNow]
-            o.faultKinds = [.offline, .slow]
+            o.faultKinds = [ExploreFault(rawValue: "offline")!, ExploreFault(rawValue: "slow")!]
             o.raceMoments = 1
             o.boundaries = 1
             var plain = o

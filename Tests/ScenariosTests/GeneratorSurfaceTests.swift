@@ -65,12 +65,9 @@ enum LanguageForms {
             case .person(let p, let sel): f.insert(p.rawValue); selector(sel)
             case .update(let sel, let key): f.insert(key == nil ? "update" : "update key"); selector(sel)
             case .addPhotos(_, let sel): f.insert("add-photos"); selector(sel)
-            case .offline(let sel, _): f.insert("offline"); selector(sel)
-            case .serverErrors(_, let status, _): f.insert("server errors \(status)")
-            case .serverDown: f.insert("server down")
-            case .timeouts: f.insert("timeouts")
-            case .lostResponses: f.insert("lost-responses")
-            case .slowResponses(let sel, _, _): f.insert("slow-responses"); selector(sel)
+            case .fault(let fault):
+                if let e = fault.base as? ServerErrors { f.insert("server errors \(e.status)") } else { f.insert(type(of: fault.base).keyword.joined(separator: " ")) }
+                if let sel = fault.base.selectedDevices { selector(sel) }
             case .rotate(let app, _, let old):
                 f.insert(old == .stopNow ? "rotate stop-old now" : "rotate keep-old")
                 if app != firstApp { f.insert("rotate second app") }

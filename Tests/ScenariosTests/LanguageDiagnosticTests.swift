@@ -282,7 +282,7 @@ struct LanguageValidationTests {
 
     @Test func validatesASTsBuiltInCode() {
         var s = ScenarioFile()
-        s.timeline = [TimedStatement(schedule: .at(31 * Ms.day), body: .action(.serverDown(for: Ms.hour)))]
+        s.timeline = [TimedStatement(schedule: .at(31 * Ms.day), body: .action(.fault(ServerDown(forMs: Ms.hour))))]
         let d = ScenarioValidator.validate(s)
         #expect(d.map(\.message) == ["time '31d' is past the scenario's duration '30d'"])
         #expect(d.first?.rendered == "<generated>:0:0: error: time '31d' is past the scenario's duration '30d'\n")

@@ -39,7 +39,7 @@ struct LanguageSpecExampleTests {
         #expect(first.body == .action(.person(.open, .share(Share(percent: 60), of: "photos"))))
         #expect(first.mark.line == 12)
         #expect(s.timeline[2] == TimedStatement(schedule: .at(0), body: .action(.person(.launch, .all))))
-        #expect(s.timeline[4].body == .action(.serverErrors(Share(percent: 50), status: 503, for: 2 * Ms.hour)))
+        #expect(s.timeline[4].body == .action(.fault(ServerErrors(share: Share(percent: 50), status: 503, forMs: 2 * Ms.hour))))
         #expect(s.timeline[5].schedule == .at(3 * Ms.day + 12 * Ms.hour))
         #expect(s.timeline[7].body == .action(.rotate(app: "photos", key: "rk_live_B", old: .stopNow)))
         #expect(s.timeline[9].body == .action(.stopOldKey(app: "photos", key: "rk_live_A")))

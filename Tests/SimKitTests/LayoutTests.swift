@@ -13,6 +13,13 @@ import Testing
         // left the settings every core receives, `SDKConfig`).
         #expect(MemoryLayout<ReferenceSDK>.stride <= 48)
     }
+
+    /// A fault kind's `Injection` rides in `WorldAction.fault`: one wider than 32 bytes
+    /// makes every `ScheduledAction` 72 bytes instead of 64, an instruction a person action.
+    @Test func scheduledActionsKeepTheirSize() {
+        #expect(MemoryLayout<WorldAction>.size == 32)
+        #expect(MemoryLayout<ScheduledAction>.stride == 64)
+    }
 }
 
 /// Values the engine copies on every SDK step are a whole number of words: a copy of a

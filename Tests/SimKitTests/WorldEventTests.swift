@@ -15,7 +15,6 @@ struct WorldEventTests {
     static var samples: [WorldEvent] {
         var out: [WorldEvent] = [.statement]
         for d in devices {
-            out.append(.offlineEnds(device: d))
             for w in words {
                 out.append(.personAction(device: d, statement: w))
                 out.append(.requestArrives(device: d, slot: w))
@@ -25,16 +24,15 @@ struct WorldEventTests {
                 }
             }
         }
-        for end: FaultEnd in [.errors, .down, .timeouts, .lost, .slowResponses(0), .slowResponses(1),
-                              .slowResponses(FaultEnd.maxSlowDevice)] {
-            out.append(.serverFaultEnds(end))
+        for kind: UInt8 in [0, 1, .max] {
+            for target in devices + [Event.world] { out.append(.faultEnds(FaultEnd(kind: kind, target: target))) }
         }
         return out
     }
 
     @Test func everyCaseRoundTrips() {
         let samples = Self.samples
-        #expect(samples.count == 1 + 3 * (1 + 3 * (3 + TimerKind.allCases.count * 4)) + 7)
+        #expect(samples.count == 1 + 3 * (3 * (3 + TimerKind.allCases.count * 4)) + 3 * 4)
         for (i, event) in samples.enumerated() {
             for time: SimTime in [0, 1, .max] {
                 let packed = event.packed(time: time)
@@ -61,11 +59,9 @@ struct WorldEventTests {
         #expect(WorldEvent.requestArrives(device: d, slot: 3).target == d)
         #expect(WorldEvent.responseArrives(device: d, slot: 3).target == d)
         #expect(WorldEvent.timer(.reportRetry, device: d, arg: 3, stamp: 4).target == d)
-        #expect(WorldEvent.offlineEnds(device: d).target == d)
-        for end: FaultEnd in [.errors, .down, .timeouts, .lost] {
-            #expect(WorldEvent.serverFaultEnds(end).target == Event.world)
-        }
-        #expect(WorldEvent.serverFaultEnds(.slowResponses(FaultEnd.maxSlowDevice)).target == FaultEnd.maxSlowDevice)
+        // A fault's end is its device's, or the world's for a server-wide window.
+        #expect(WorldEvent.faultEnds(FaultEnd(kind: Offline.endCode, target: d)).target == d)
+        #expect(WorldEvent.faultEnds(FaultEnd(kind: ServerDown.endCode, target: Event.world)).target == Event.world)
     }
 
     /// The packed kinds are the digest's numbers (`stateParts`), and only request and
@@ -74,7 +70,7 @@ struct WorldEventTests {
         let cases: [(WorldEvent, UInt8)] = [
             (.statement, 1), (.personAction(device: 2, statement: 9), 2), (.requestArrives(device: 2, slot: 9), 3),
             (.responseArrives(device: 2, slot: 9), 4), (.timer(.indexChunk, device: 2, arg: 9, stamp: 1), 5),
-            (.offlineEnds(device: 2), 6), (.serverFaultEnds(.down), 7),
+            (.faultEnds(FaultEnd(kind: ServerDown.endCode, target: Event.world)), 7),
         ]
         for (event, kind) in cases {
             let packed = event.packed(time: 5)
@@ -82,9 +78,10 @@ struct WorldEventTests {
             let isRequest = kind == 3 || kind == 4
             #expect(WorldEvent.requestSlot(of: packed) == (isRequest ? 9 : nil), "\(event)")
         }
-        // A timer's `sub` and `aux` hold its kind and stamp; a fault end's `arg` says which.
+        // A timer's `sub` and `aux` hold its kind and stamp; a fault end's `sub` says whose kind.
         let timer = WorldEvent.timer(.reportRetry, device: 2, arg: 9, stamp: 0x1234).packed(time: 5)
         #expect(timer.sub == TimerKind.reportRetry.rawValue && timer.aux == 0x1234 && timer.arg == 9)
-        #expect(WorldEvent.serverFaultEnds(.slowResponses(7)).packed(time: 5).arg == 11)
+        let end = WorldEvent.faultEnds(FaultEnd(kind: SlowResponses.endCode, target: 7)).packed(time: 5)
+        #expect(end.sub == SlowResponses.endCode && end.target == 7 && end.arg == 0)
     }
 }

@@ -52,13 +52,13 @@ import Testing
     func windowsExtendAndReplaceTheDelay() {
         let h = Self.h, s = Self.s
         let plain = WT.run([.at(0, WT.person(.launch))])
-        #expect(plain.slowAnswers.until.isEmpty && plain.faults.answersFaultedUntil == 0)
+        #expect(plain.faults.slowResponses.until.isEmpty && plain.faults.answersFaultedUntil == 0)
         var world = WT.TestWorld(setup: WT.setup(until: h, [
             .at(s, .slowResponses(.all, byMs: 5_000, forMs: 10 * s)),
             .at(2 * s, .slowResponses(.all, byMs: 7_000, forMs: s)),
         ]), observer: TraceRecorder())
         world.run()
-        #expect(world.slowAnswers.until == [11 * s] && world.slowAnswers.byMs == [7_000])
+        #expect(world.faults.slowResponses.until == [11 * s] && world.faults.slowResponses.byMs == [7_000])
         #expect(world.faults.answersFaultedUntil == 11 * s)
         let ends = DeviceTrace(world, 0).records.filter { $0.event == .fault(.slowResponsesEnded) }.map(\.time)
         #expect(ends == [11 * s])

@@ -95,31 +95,32 @@ extension InvariantChecker {
     // MARK: - Fault windows, for what counts
 
     /// A device's partition starts or ends.
-    @usableFromInline @inline(never) mutating func fault(_ d: DeviceIndex, _ f: FaultEvent) {
+    @usableFromInline @inline(never) mutating func fault(_ d: DeviceIndex, _ f: FaultRecord) {
         let i = Int(d)
         guard i < offlineUntil.count else { return }
-        switch f {
-        case .offline(let until):
+        switch Offline.Record(f) {
+        case .offline(let until)?:
             owedResetConditionsChanged(d)   // sums the time before the partition
             offlineUntil[i] = until
             owedResetConditionsChanged(d)   // and stops counting
-        case .offlineEnded:
+        case .offlineEnded?:
             offlineUntil[i] = now
             owedResetConditionsChanged(d)
-        default: return
+        case nil: return
         }
     }
 
     /// A server-wide fault window opens or closes: outages and 5xx stop D7's time.
-    @usableFromInline @inline(never) mutating func serverFault(_ f: FaultEvent) {
+    @usableFromInline @inline(never) mutating func serverFault(_ f: FaultRecord) {
         guard hasBegun else { return }
         // Sum every owed reset up to now under the old windows, then change them.
         for k in owedResets.indices.reversed() { refreshOwedReset(k) }
-        switch f {
-        case .serverDown(let until): serverDownUntil = max(serverDownUntil, until)
-        case .serverErrors(_, _, let until): serverErrorsUntil = max(serverErrorsUntil, until)
-        case .serverFaultEnded: break   // a window's `until` is now: time counts again from here
-        default: return
+        if case .serverDown(let until)? = ServerDown.Record(f) {
+            serverDownUntil = max(serverDownUntil, until)
+        } else if case .serverErrors(_, _, let until)? = ServerErrors.Record(f) {
+            serverErrorsUntil = max(serverErrorsUntil, until)
+        } else if f != .serverFaultEnded {   // a window's end: time counts again from here
+            return
         }
         for k in owedResets.indices.reversed() { refreshOwedReset(k) }
     }

@@ -164,20 +164,18 @@ package enum ExploreBoundaryMoment: String, Sendable, CaseIterable {
     }
 }
 
-/// The fault windows the alphabet may hold (`--faults`), each as one action or one a device.
-package enum ExploreFault: String, Sendable, CaseIterable {
-    /// `offline device photos#I for 2m`, one action a device.
-    case offline
-    /// `server errors 100% status 503 for 2m`.
-    case errors
-    /// `timeouts 100% for 2m`.
-    case timeouts
-    /// `lost-responses 100% for 2m`.
-    case lost
-    /// `slow-responses device photos#I by 10s for 1s`, one action a device: the answers the
-    /// server sends that device within the second come back 10 s later, so a newer answer
-    /// can overtake them (the verdict races of D4 and D9).
-    case slow
+/// The fault windows the alphabet may hold (`--faults`), each as one action or one a device:
+/// the fault kinds that name themselves for it (`FaultKind.exploreName`: `offline`,
+/// `errors`, `timeouts`, `lost`, `slow`), in the kinds' order; each kind's file says which
+/// statements it brings (`FaultKind.explored`).
+package struct ExploreFault: RawRepresentable, Hashable, Sendable, CaseIterable {
+    package let rawValue: String
+    package init?(rawValue: String) {
+        guard Faults.kinds.contains(where: { $0.exploreName == rawValue }) else { return nil }
+        self.rawValue = rawValue
+    }
+    /// Every kind in the alphabet, in the kinds' order.
+    package static var allCases: [ExploreFault] { Faults.kinds.compactMap { $0.exploreName.flatMap(ExploreFault.init) } }
 }
 
 /// Parts of the world left out by default, each with the actions it brings.
@@ -457,21 +455,19 @@ package struct Explorer {
         if board.contains(.revokeAccount) { out.append(.rollupAccount(.revoke, account: Explorer.account)) }
         if board.contains(.restoreAccount) { out.append(.rollupAccount(.restore, account: Explorer.account)) }
         if options.faults {
-            let kinds = options.faultKinds
-            if kinds.contains(.offline) { for d in devices { out.append(.offline(d, for: options.faultWindowMs)) } }
-            if kinds.contains(.errors) { out.append(.serverErrors(.all, status: 503, for: options.faultWindowMs)) }
-            if kinds.contains(.timeouts) { out.append(.timeouts(.all, for: options.faultWindowMs)) }
-            if kinds.contains(.lost) { out.append(.lostResponses(.all, for: options.faultWindowMs)) }
-            if kinds.contains(.slow) {
-                for d in devices { out.append(.slowResponses(d, by: options.slowByMs, for: options.slowWindowMs)) }
+            let alphabet = FaultAlphabet(devices: devices, windowMs: options.faultWindowMs,
+                                         shortWindowMs: options.slowWindowMs, delayMs: options.slowByMs)
+            for kind in Faults.kinds {
+                guard let name = kind.exploreName, options.faultKinds.contains(where: { $0.rawValue == name }) else { continue }
+                for f in kind.explored(alphabet) { out.append(.fault(AnyFaultStatement(f))) }
             }
         }
         return out
     }
 
     /// The next steps after `path`, whose run is `node`, in a fixed order: the race
-    /// moments and the moment just after each slow-responses window of the path ends
-    /// (in time order), "soon", then the boundaries.
+    /// moments and the moments its faults give (just after each slow-responses window of
+    /// the path ends, `FaultKind.raceMoment`), in time order, "soon", then the boundaries.
     func children(of path: [ExploreStep], node: NodeRun) -> [ExploreStep] {
         let t = path.last?.time ?? 0
         let soon = t + options.soonMs
@@ -491,11 +487,10 @@ package struct Explorer {
             if after < soon, i + 1 >= due.count || after < due[i + 1] { races.append(after) }
         }
         var moments = Array(races.prefix(options.raceMoments))
-        // Just after a slow-responses window ends, whatever the race moments are: a request
-        // judged then comes back at the usual speed and overtakes the slowed answers.
+        // The moments the path's faults give, whatever the race moments are (just after a
+        // slow-responses window ends: a request judged then overtakes the slowed answers).
         for s in path {
-            guard case .slowResponses = s.action else { continue }
-            let after = s.time + options.slowWindowMs + 1
+            guard case .fault(let f) = s.action, let after = f.base.raceMoment(firedAt: s.time) else { continue }
             if after > t, after < soon, !moments.contains(after) { moments.append(after) }
         }
         moments.sort()

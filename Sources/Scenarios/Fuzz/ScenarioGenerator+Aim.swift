@@ -206,11 +206,11 @@ extension ScenarioGenerator {
         let earliest = 2 * gap + answerMax
         let late = earliest + aimStream.below(max(1, s.network.timeout - min(s.network.timeout, earliest + answerMax)))
         at(t, .disable(app: "photos"))
-        at(t, .slowResponses(.all, by: late, for: answerMax))
+        at(t, .fault(SlowResponses(devices: .all, byMs: late, forMs: answerMax)))
         at(t, .person(.launch, .all))
         at(t + gap, .enable(app: "photos"))
         at(t + gap, .person(.query, .all))
-        at(t + 2 * gap, .offline(.all, for: Ms.minute))
+        at(t + 2 * gap, .fault(Offline(devices: .all, forMs: Ms.minute)))
         at(t + 2 * gap, .person(.query, .all))
     }
 

@@ -133,7 +133,7 @@ extension ScenarioGenerator {
         // A's answer is slowed; access comes back just after A was judged; check B leaves
         // then, judged after the slow window, and its 200 overtakes A's refusal.
         if slowAt <= s.timeline.count {
-            s.timeline.insert(TimedStatement(schedule: .at(race), body: .action(.slowResponses(who, by: slowBy, for: judged - race + 1))), at: slowAt)
+            s.timeline.insert(TimedStatement(schedule: .at(race), body: .action(.fault(SlowResponses(devices: who, byMs: slowBy, forMs: judged - race + 1)))), at: slowAt)
         }
         at(judged + 1, lift)
         at(judged + 1, .person(.close, who))
@@ -150,7 +150,7 @@ extension ScenarioGenerator {
         // Offline from before the stop to just past its 30th day (or its 29th, or much
         // later): the first answer the device gets says how long access has been stopped.
         let heard = t + [thirty, thirty + Ms.minute, thirty + Ms.hour, 29 * Ms.day, thirty + Ms.day][Int(weaveStream.below(5))]
-        at(t - Ms.minute, .offline(who, for: heard - t + Ms.minute))
+        at(t - Ms.minute, .fault(Offline(devices: who, forMs: heard - t + Ms.minute)))
         switch weaveStream.below(3) {
         case 0: at(t, .rollupApp(.revoke, app: "vault"))
         case 1: at(t, .rollupAccount(.revoke, account: "initech"))
@@ -262,8 +262,8 @@ extension ScenarioGenerator {
         let menu: [Action] = [.person(.close, who), .person(.background, who), .person(.reset, who), .person(.query, who),
                               .person(.launch, who), .update(who, key: nil), .person(.revokePhotos, who),
                               .disable(app: "photos"), .enable(app: "photos"), .rollupApp(.revoke, app: "photos"),
-                              .rollupApp(.restore, app: "photos"), .offline(who, for: Ms.minute), .forgetDevice(who),
-                              .slowResponses(who, by: 2 * answerMax, for: Ms.minute)]
+                              .rollupApp(.restore, app: "photos"), .fault(Offline(devices: who, forMs: Ms.minute)), .forgetDevice(who),
+                              .fault(SlowResponses(devices: who, byMs: 2 * answerMax, forMs: Ms.minute))]
         let action = forgetsUpload ? .forgetDevice(who) : menu[Int(weaveStream.below(UInt64(menu.count)))]
         at(m, action)
         switch action {
@@ -309,7 +309,7 @@ extension ScenarioGenerator {
             // Silent into the stop: offline from before it to 10 minutes before its 30th
             // day, in the foreground (its check fails offline), so a call needs no check.
             boundary = t0 + 30 * Ms.day
-            at(t0 - Ms.minute, .offline(who, for: 30 * Ms.day - 9 * Ms.minute))
+            at(t0 - Ms.minute, .fault(Offline(devices: who, forMs: 30 * Ms.day - 9 * Ms.minute)))
             at(t0, [.disable(app: "vault"), .rollupApp(.revoke, app: "vault"), .rollupAccount(.revoke, account: "initech")][Int(weaveStream.below(3))])
             at(boundary - 10 * Ms.minute - Ms.second, .person(.close, who))
             at(boundary - 10 * Ms.minute - Ms.second, .person(.open, who))
@@ -396,7 +396,7 @@ extension ScenarioGenerator {
         // The first is slowed; the action lands just after it was judged; one or two more
         // requests follow and overtake it.
         let slowBy = max(Ms.second, s.network.timeout / 2)
-        s.timeline.insert(TimedStatement(schedule: .at(race), body: .action(.slowResponses(who, by: slowBy, for: judged - race + 1))), at: slowAt)
+        s.timeline.insert(TimedStatement(schedule: .at(race), body: .action(.fault(SlowResponses(devices: who, byMs: slowBy, forMs: judged - race + 1)))), at: slowAt)
         at(judged + 1, action)
         for k in 0..<(1 + weaveStream.below(2)) {
             let next = requests[Int(weaveStream.below(UInt64(requests.count)))]

@@ -85,8 +85,8 @@ public struct ScenarioGenerator {
 
     func has(_ f: Feature) -> Bool { on[f.rawValue] }
 
-    /// The script of `seed`; `aimed: false` leaves out the aimed probes and the race of
-    /// slow answers (for tests).
+    /// The script of `seed`; `aimed: false` leaves out the aimed probes, the faults drawn
+    /// alone (the race of slow answers) and the interleavings (for tests).
     mutating func make(seed: UInt64, aimed: Bool = true) -> ScenarioFile {
         // Swarm: about a third of the features on, each with its own coin.
         on = Feature.allCases.map { _ in swarm.chance(1, outOf: 3) }
@@ -133,7 +133,7 @@ public struct ScenarioGenerator {
         for _ in 0..<(2 + r.below(7)) { event() }
         if aimed {
             aim()
-            slowRace(seed: seed)
+            faultsDrawnAlone(seed: seed)
             interleave()
         }
         return s
@@ -169,11 +169,12 @@ public struct ScenarioGenerator {
         let f = enabled[Int(r.below(UInt64(enabled.count)))]
         let t = someTime()
         switch f {
-        case .offline: at(t, .offline(selector(), for: faultLength()))
-        case .serverErrors: at(t, .serverErrors(share(), status: [500, 502, 503, 504][Int(r.below(4))], for: faultLength()))
-        case .serverDown: at(t, .serverDown(for: faultLength()))
-        case .timeouts: at(t, .timeouts(share(), for: faultLength())); poke(t + Ms.minute)
-        case .lostResponses: at(t, .lostResponses(share(), for: faultLength())); poke(t + Ms.minute)
+        // Five fault kinds are features of their own; each kind's file says how it is drawn.
+        case .offline: Offline.draw(at: t, &self)
+        case .serverErrors: ServerErrors.draw(at: t, &self)
+        case .serverDown: ServerDown.draw(at: t, &self)
+        case .timeouts: Timeouts.draw(at: t, &self)
+        case .lostResponses: LostResponses.draw(at: t, &self)
         case .rotate, .update: rotation(at: t)
         case .stopOldKey: rotation(at: t, stopEarly: true)
         case .disable: disableEvent(at: t)
@@ -245,7 +246,7 @@ public struct ScenarioGenerator {
         let firstLength = Ms.day + r.below(5 * Ms.day)
         let second = first + 10 * Ms.day + r.below(5 * Ms.day)
         window(at: first, length: firstLength, pokeAfterEnable: r.chance(1, outOf: 2))
-        if r.chance(1, outOf: 2) { at(first + firstLength, .offline(.all, for: second - first - firstLength)) }
+        if r.chance(1, outOf: 2) { at(first + firstLength, .fault(Offline(devices: .all, forMs: second - first - firstLength))) }
         window(at: second, length: 25 * Ms.day, edgesFrom: first)
         for days in [30, 31] as [SimTime] { poke(shifted(second + days * Ms.day, delta())) }
     }
@@ -352,7 +353,7 @@ public struct ScenarioGenerator {
     mutating func cutInFlightEvent(at t: SimTime) {
         poke(t)
         let cut = t + 1 + r.below(max(1, s.network.latencyMin + (s.network.latencyMax - s.network.latencyMin) / 2))
-        at(cut, .offline(r.chance(1, outOf: 2) ? .all : selector(), for: [Ms.second, Ms.minute, Ms.hour][Int(r.below(3))]))
+        at(cut, .fault(Offline(devices: r.chance(1, outOf: 2) ? .all : selector(), forMs: [Ms.second, Ms.minute, Ms.hour][Int(r.below(3))])))
         if r.chance(1, outOf: 2) { at(cut + 1, .disable(app: "photos")); at(cut + 2 * Ms.hour, .enable(app: "photos")) }
         poke(cut + 2 * Ms.hour + Ms.minute)
     }
@@ -392,7 +393,7 @@ public struct ScenarioGenerator {
         // an hour later, and the day before.
         for days in [29, 30] as [SimTime] { poke(shifted(anchor + days * Ms.day + Ms.hour, delta())) }
         poke(shifted(anchor + 30 * Ms.day, delta()))
-        if r.chance(1, outOf: 3) { at(anchor + 30 * Ms.day + Ms.hour + r.below(Ms.day), .offline(.all, for: Ms.hour)); poke(anchor + 30 * Ms.day + Ms.hour + r.below(Ms.day)) }
+        if r.chance(1, outOf: 3) { at(anchor + 30 * Ms.day + Ms.hour + r.below(Ms.day), .fault(Offline(devices: .all, forMs: Ms.hour))); poke(anchor + 30 * Ms.day + Ms.hour + r.below(Ms.day)) }
         if start + length < durationMs {
             at(start + length, .enable(app: "photos"))
             if pokeAfterEnable { poke(start + length + Ms.minute) }
@@ -422,7 +423,7 @@ public struct ScenarioGenerator {
     }
 
     /// Something that makes every device talk to the server at `t`: a launch or an open.
-    mutating func poke(_ t: SimTime) {
+    package mutating func poke(_ t: SimTime) {
         let action: ScenarioLanguage.PersonAction = [.launch, .open, .query][Int(r.below(3))]
         if action == .open { at(t, .person(.close, .all)) }
         at(t, .person(action, .all))
@@ -440,7 +441,7 @@ public struct ScenarioGenerator {
     /// `t` moved by `d` milliseconds, never before the start.
     func shifted(_ t: SimTime, _ d: Int64) -> SimTime { d < 0 ? t - min(t, SimTime(-d)) : t + SimTime(d) }
     mutating func delta() -> Int64 { ScenarioGenerator.edgeDeltas[Int(r.below(UInt64(ScenarioGenerator.edgeDeltas.count)))] }
-    mutating func faultLength() -> SimTime { [Ms.minute, Ms.hour, 6 * Ms.hour, 2 * Ms.day, 40 * Ms.day][Int(r.below(5))] }
+    package mutating func faultLength() -> SimTime { [Ms.minute, Ms.hour, 6 * Ms.hour, 2 * Ms.day, 40 * Ms.day][Int(r.below(5))] }
     mutating func share() -> Share { Share(percent: [10, 25, 50, 75, 100][Int(r.below(5))]) }
 
     mutating func selector() -> DeviceSelector {
@@ -461,5 +462,39 @@ public struct ScenarioGenerator {
     mutating func every(_ period: SimTime, jitter: SimTime? = nil, from: SimTime? = nil, _ action: Action) {
         guard (from ?? period) <= durationMs else { return }
         s.timeline.append(TimedStatement(schedule: .every(Repeat(period: period, jitter: jitter, from: from)), body: .action(action)))
+    }
+}
+
+/// The fault kinds' draws (`FaultKind.draw`) write into the script through these.
+extension ScenarioGenerator: FaultDraws {
+    package mutating func below(_ n: UInt64) -> UInt64 { r.below(n) }
+    package mutating func chance(_ k: UInt64, outOf n: UInt64) -> Bool { r.chance(k, outOf: n) }
+    package mutating func someDevices() -> DeviceSelector { selector() }
+    package mutating func someShare() -> Share { share() }
+    package var mainGroup: (name: String, count: UInt64) { (s.groups[0].name, s.groups[0].count) }
+    package mutating func add(_ statement: some FaultKind, at t: SimTime) { at(t, .fault(statement)) }
+    package mutating func everyone(_ action: SimKit.PersonAction, at t: SimTime) {
+        guard let person = ScenarioLanguage.PersonAction(rawValue: action.description) else {
+            preconditionFailure("'\(action)' is not an action of every device alone")
+        }
+        at(t, .person(person, .all))
+    }
+    package mutating func mainAppAccess(stopped: Bool, at t: SimTime) {
+        at(t, stopped ? .disable(app: s.apps[0].name) : .enable(app: s.apps[0].name))
+    }
+
+    /// The kinds the generator draws on their own (`FaultKind.drawnAlone`): each in one seed
+    /// in `oneIn`, at a time and with parameters from the seed's fork `stream`, which the
+    /// kind's draw reads in place of the generator's stream.
+    mutating func faultsDrawnAlone(seed: UInt64) {
+        for kind in Faults.kinds {
+            guard let alone = kind.drawnAlone else { continue }
+            var own = SimRandom(seed: seed).fork(alone.stream)
+            guard own.chance(1, outOf: alone.oneIn), durationMs > 3 * Ms.hour else { continue }
+            let t = Ms.hour + own.below(durationMs - 2 * Ms.hour)
+            swap(&r, &own)
+            kind.draw(at: t, &self)
+            swap(&r, &own)
+        }
     }
 }

@@ -281,8 +281,10 @@ extension Action {
         case .person(let p, let sel): return .person(p, f(sel))
         case .update(let sel, let key): return .update(f(sel), key: key)
         case .addPhotos(let n, let sel): return .addPhotos(n, f(sel))
-        case .offline(let sel, let d): return .offline(f(sel), for: d)
         case .forgetDevice(let sel): return .forgetDevice(f(sel))
+        case .fault(let fault):
+            guard let sel = fault.base.selectedDevices else { return self }
+            return .fault(AnyFaultStatement(fault.base.selecting(f(sel))))
         default: return self
         }
     }
@@ -302,7 +304,8 @@ extension Action {
 
     var selector: DeviceSelector? {
         switch self {
-        case .person(_, let s), .update(let s, _), .addPhotos(_, let s), .offline(let s, _), .forgetDevice(let s): return s
+        case .person(_, let s), .update(let s, _), .addPhotos(_, let s), .forgetDevice(let s): return s
+        case .fault(let f): return f.base.selectedDevices
         default: return nil
         }
     }

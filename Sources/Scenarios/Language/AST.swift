@@ -225,48 +225,6 @@ package enum StatementBody: Equatable, Sendable {
     case expect(Expectation)
 }
 
-/// A share of devices or requests, in integer basis points: 10000 = 100%, 50 = 0.5%.
-package struct Share: Equatable, Hashable, Sendable, Comparable {
-    /// Basis points; the source allows at most two decimals of a percent.
-    package var basisPoints: UInt32
-    /// A share of `basisPoints` / 10000.
-    package init(basisPoints: UInt32) { self.basisPoints = basisPoints }
-    /// A share of whole percent.
-    package init(percent: UInt32) { self.basisPoints = percent * 100 }
-    /// 100%.
-    package static let all = Share(basisPoints: 10_000)
-    /// How many of `total` this share selects: floor(total × bp / 10000).
-    package func count(of total: UInt64) -> UInt64 {
-        let wide = total.multipliedFullWidth(by: UInt64(basisPoints))
-        if wide.high >= 10_000 { return UInt64.max }   // only for shares over 100%
-        return UInt64(10_000).dividingFullWidth(wide).quotient
-    }
-    /// The source spelling without `%`: `60`, `0.5`, `12.25`.
-    package var text: String {
-        let whole = basisPoints / 100, frac = basisPoints % 100
-        if frac == 0 { return "\(whole)" }
-        if frac % 10 == 0 { return "\(whole).\(frac / 10)" }
-        return "\(whole).\(frac < 10 ? "0" : "")\(frac)"
-    }
-    /// Orders by size.
-    package static func < (a: Share, b: Share) -> Bool { a.basisPoints < b.basisPoints }
-}
-
-/// Which devices an action applies to. A group named `all` means every device, so
-/// `10% of all` and `3 of all` work (`all` is reserved as a group name).
-package enum DeviceSelector: Equatable, Sendable {
-    /// Every device, clones included.
-    case all
-    /// Every device of a group.
-    case group(String)
-    /// `N of GROUP`: N devices drawn from the seed.
-    case count(UInt64, of: String)
-    /// `N% of GROUP`: floor(size × N%) devices drawn from the seed.
-    case share(Share, of: String)
-    /// `device GROUP#I`: the I-th device of the group, counting from 1.
-    case device(group: String, index: UInt64)
-}
-
 /// The person's actions that take only a selector.
 package enum PersonAction: String, Equatable, Sendable, CaseIterable {
     /// Cold start: the process starts and calls `configure`.
@@ -331,22 +289,11 @@ package enum Action: Equatable, Sendable {
     case update(DeviceSelector, key: String?)
     /// `add-photos N SEL`: N more photos in each selected library.
     case addPhotos(UInt64, DeviceSelector)
-    /// `offline SEL for D`: the selected devices lose the network for D.
-    case offline(DeviceSelector, for: SimTime)
-    /// `server errors P% status NNN for D`: that share of requests answers NNN (500–599).
-    case serverErrors(Share, status: UInt16, for: SimTime)
-    /// `server down for D`: an outage; no request reaches the server.
-    case serverDown(for: SimTime)
-    /// `timeouts P% for D`: that share of requests times out: the server acts, and its
-    /// answer comes back after the request's timeout (1 ms to one timeout after it).
-    case timeouts(Share, for: SimTime)
-    /// `lost-responses P% for D`: the server acts, then the response is lost (S9).
-    case lostResponses(Share, for: SimTime)
-    /// `slow-responses SEL by D for W` (an extension): the answers the server sends the
-    /// selected devices during W take D longer to come back, so a newer answer sent after
-    /// the window can overtake them (D4, D9). An answer that comes back after its request's
-    /// timeout is late, as any late answer (D9).
-    case slowResponses(DeviceSelector, by: SimTime, for: SimTime)
+    /// An injected fault (SPEC §1.4): `offline SEL for D`, `server errors P% status NNN for D`,
+    /// `server down for D`, `timeouts P% for D`, `lost-responses P% for D`, `slow-responses SEL
+    /// by D for W`, … Each kind is a type of its own, in its file in `Sources/SimKit/Faults`
+    /// (`Faults.kinds`), which parses, checks and prints its statement.
+    case fault(AnyFaultStatement)
     /// `rotate APP key K [stop-old now | keep-old D]`.
     case rotate(app: String, key: String, old: OldKeyPolicy)
     /// `stop-old-key APP K`: stop a previous key during its grace.
@@ -361,6 +308,11 @@ package enum Action: Equatable, Sendable {
     case rollupAccount(RollupAccountVerb, account: String)
     /// `forget-device SEL`: the server loses these devices' records.
     case forgetDevice(DeviceSelector)
+}
+
+extension Action {
+    /// The fault statement `statement`, of any kind.
+    package static func fault(_ statement: some FaultKind) -> Action { .fault(AnyFaultStatement(statement)) }
 }
 
 /// `expect QUANT GROUP STATE` at a time.

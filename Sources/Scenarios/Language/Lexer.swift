@@ -1,3 +1,5 @@
+import SimKit
+
 /// A problem found while reading a line: the byte offset and message.
 struct LexError: Error, Sendable {
     /// Byte offset in the file.
@@ -11,8 +13,8 @@ struct LexError: Error, Sendable {
 /// Splits one line of bytes into tokens. Byte-based: anything that is not ASCII is only
 /// allowed in strings and comments, and must be valid UTF-8 there.
 enum Lexer {
-    static func isLetter(_ b: UInt8) -> Bool { (b >= 0x61 && b <= 0x7A) || (b >= 0x41 && b <= 0x5A) }
-    static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
+    static func isLetter(_ b: UInt8) -> Bool { Token.isLetter(b) }
+    static func isDigit(_ b: UInt8) -> Bool { Token.isDigit(b) }
     static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 }
 
     /// The offset of the first byte that breaks UTF-8 in `bytes[range]`, or nil if valid.

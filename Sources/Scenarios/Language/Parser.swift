@@ -286,68 +286,19 @@ struct Parser {
         scenario.pins.append(PinDecl(group: group, index: index, request: request, fate: fate, mark: mark))
     }
 
-    func selector(_ c: inout Cursor) throws(ParseError) -> DeviceSelector {
-        guard let t = c.peek() else { throw c.expected("selector", hint: Keywords.selectorHint) }
-        switch t.kind {
-        case .word where t.text == "all":
-            c.pos += 1
-            return .all
-        case .word where t.text == "device":
-            c.pos += 1
-            let group = try c.name("group name")
-            guard c.peek()?.kind == .hash else { throw c.expected("'#'", hint: "a single device is written 'device GROUP#I'") }
-            c.pos += 1
-            let index = try c.number("device number")
-            return .device(group: group, index: index)
-        case .word:
-            return .group(try c.name("group name"))
-        case .number:
-            if c.peek(1)?.kind == .percent {
-                let s = try c.share()
-                try c.keyword("of")
-                return .share(s, of: try c.name("group name"))
-            }
-            let n = try c.number("number of devices")
-            try c.keyword("of")
-            return .count(n, of: try c.name("group name"))
-        default:
-            throw c.expected("selector", hint: Keywords.selectorHint)
-        }
-    }
-
-    func forDuration(_ c: inout Cursor) throws(ParseError) -> SimTime {
-        try c.keyword("for")
-        return try c.duration()
-    }
-
     /// An action, the rest of an `at` or `every` line; the longer forms have their own functions.
     func action(_ c: inout Cursor) throws(ParseError) -> Action {
         let w = try c.word("action")
-        if let p = PersonAction(rawValue: w.text) { return .person(p, try selector(&c)) }
+        if let p = PersonAction(rawValue: w.text) { return .person(p, try c.selector()) }
         switch w.text {
         case "update":
-            let sel = try selector(&c)
+            let sel = try c.selector()
             var key: String? = nil
             if c.isWord("key") { c.pos += 1; key = try c.key() }
             return .update(sel, key: key)
         case "add-photos":
             let n = try c.number("number of photos")
-            return .addPhotos(n, try selector(&c))
-        case "offline":
-            let sel = try selector(&c)
-            return .offline(sel, for: try forDuration(&c))
-        case "server": return try serverAction(&c)
-        case "timeouts":
-            let s = try c.share()
-            return .timeouts(s, for: try forDuration(&c))
-        case "lost-responses":
-            let s = try c.share()
-            return .lostResponses(s, for: try forDuration(&c))
-        case "slow-responses":
-            let sel = try selector(&c)
-            try c.keyword("by")
-            let delay = try c.duration("delay")
-            return .slowResponses(sel, by: delay, for: try forDuration(&c))
+            return .addPhotos(n, try c.selector())
         case "rotate": return try rotateAction(&c)
         case "stop-old-key":
             let app = try c.name("app name")
@@ -362,31 +313,28 @@ struct Parser {
             throw ParseError(offset: v.offset, message: "unknown rollup verb \(v.quoted)", hint: Suggest.hint(v.text, in: verbs),
                              note: "rollup verbs are: " + verbs.joined(separator: ", "))
         case "forget-device":
-            return .forgetDevice(try selector(&c))
+            return .forgetDevice(try c.selector())
         default:
+            if let fault = try faultStatement(after: w, &c) { return .fault(fault) }
             throw ParseError(offset: w.offset, message: "unknown action \(w.quoted)", hint: Suggest.hint(w.text, in: Keywords.actions))
         }
     }
 
-    /// `server errors SHARE status N for D` or `server down for D`, after the word `server`.
-    func serverAction(_ c: inout Cursor) throws(ParseError) -> Action {
-        let v = try c.word("'errors' or 'down'")
-        switch v.text {
-        case "errors":
-            let s = try c.share()
-            try c.keyword("status")
-            let statusToken = c.peek()
-            let status = try c.number("status")
-            guard status <= 999 else {
-                throw ParseError(offset: statusToken!.offset, message: "status \(statusToken!.quoted) is not between 500 and 599")
-            }
-            return .serverErrors(s, status: UInt16(status), for: try forDuration(&c))
-        case "down":
-            return .serverDown(for: try forDuration(&c))
-        default:
-            throw ParseError(offset: v.offset, message: "expected 'errors' or 'down' after 'server', found \(v.quoted)",
-                             hint: Suggest.hint(v.text, in: ["errors", "down"]))
+    /// The fault statement that starts with the word `first`, or nil when no fault kind's
+    /// keyword does. When several kinds start with it (`server errors`, `server down`), the
+    /// next word says which; each kind parses the rest of its statement itself.
+    func faultStatement(after first: Token, _ c: inout Cursor) throws(ParseError) -> AnyFaultStatement? {
+        let kinds = Faults.kinds.filter { $0.keyword[0] == first.text }
+        guard let only = kinds.first else { return nil }
+        if kinds.count == 1, only.keyword.count == 1 { return AnyFaultStatement(try only.parse(&c)) }
+        let words = kinds.map { $0.keyword[1] }
+        let choices = words.dropLast().map { "'\($0)'" }.joined(separator: ", ") + " or '\(words.last!)'"
+        let v = try c.word(choices)
+        guard let kind = kinds.first(where: { $0.keyword[1] == v.text }) else {
+            throw ParseError(offset: v.offset, message: "expected \(choices) after \(first.quoted), found \(v.quoted)",
+                             hint: Suggest.hint(v.text, in: words))
         }
+        return AnyFaultStatement(try kind.parse(&c))
     }
 
     /// `rotate APP key KEY [stop-old now | keep-old D]`, after the word `rotate`.

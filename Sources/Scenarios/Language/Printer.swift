@@ -72,12 +72,7 @@ public enum ScenarioPrinter {
         case let .person(p, sel): return "\(p.rawValue) \(selector(sel))"
         case let .update(sel, key): return "update \(selector(sel))" + (key.map { " key \($0)" } ?? "")
         case let .addPhotos(n, sel): return "add-photos \(n) \(selector(sel))"
-        case let .offline(sel, d): return "offline \(selector(sel)) for \(dur(d))"
-        case let .serverErrors(s, status, d): return "server errors \(s.text)% status \(status) for \(dur(d))"
-        case let .serverDown(d): return "server down for \(dur(d))"
-        case let .timeouts(s, d): return "timeouts \(s.text)% for \(dur(d))"
-        case let .lostResponses(s, d): return "lost-responses \(s.text)% for \(dur(d))"
-        case let .slowResponses(sel, by, d): return "slow-responses \(selector(sel)) by \(dur(by)) for \(dur(d))"
+        case let .fault(f): return f.base.text
         case let .rotate(app, key, old):
             switch old {
             case .stopNow: return "rotate \(app) key \(key) stop-old now"
@@ -93,15 +88,7 @@ public enum ScenarioPrinter {
     }
 
     /// The text of a selector.
-    package static func selector(_ s: DeviceSelector) -> String {
-        switch s {
-        case .all: return "all"
-        case let .group(g): return g
-        case let .count(n, of: g): return "\(n) of \(g)"
-        case let .share(sh, of: g): return "\(sh.text)% of \(g)"
-        case let .device(group: g, index: i): return "device \(g)#\(i)"
-        }
-    }
+    package static func selector(_ s: DeviceSelector) -> String { s.text }
 
     /// The text of a quantifier.
     package static func quantifier(_ q: Quantifier) -> String {

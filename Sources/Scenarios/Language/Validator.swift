@@ -370,25 +370,10 @@ struct Validator {
             if n > ScenarioLimits.maxPhotosPerAdd {
                 error(m, "\(n)", "'add-photos' of \(n) photos is more than the limit of \(ScenarioLimits.maxPhotosPerAdd)")
             }
-        case let .offline(sel, d):
-            checkSelector(sel, m, groups: groups, sizes: sizes)
-            checkDuration(d, m, "'offline'")
-        case let .serverErrors(sh, status, d):
-            checkShare(sh, m)
-            if !(500...599).contains(status) { error(m, "\(status)", "status '\(status)' is not between 500 and 599") }
-            checkDuration(d, m, "'server errors'")
-        case let .serverDown(d): checkDuration(d, m, "'server down'")
-        case let .timeouts(sh, d):
-            checkShare(sh, m); checkDuration(d, m, "'timeouts'")
-        case let .lostResponses(sh, d):
-            checkShare(sh, m); checkDuration(d, m, "'lost-responses'")
-        case let .slowResponses(sel, by, d):
-            checkSelector(sel, m, groups: groups, sizes: sizes)
-            if by == 0 { error(m, after: "by", "'slow-responses' must delay by more than 0s") }
-            if by > ScenarioLimits.maxLatencyMs {
-                error(m, after: "by", "'slow-responses' by '\(spelled(m, after: "by", by))' is longer than the limit of \(DurationText.format(ScenarioLimits.maxLatencyMs))")
-            }
-            checkDuration(d, m, "'slow-responses'")
+        case let .fault(f):
+            var checks = FaultStatementChecks(validator: self, mark: m, groups: groups, sizes: sizes)
+            f.base.check(&checks)
+            self = checks.validator
         case let .rotate(name, key, old):
             app(name)
             if case let .keep(grace) = old, grace > ScenarioLimits.maxDuration {
@@ -439,6 +424,20 @@ struct Validator {
             }
         }
     }
+}
+
+/// A fault statement's checks (`FaultKind.check`), reported at its line.
+struct FaultStatementChecks: FaultChecks {
+    var validator: Validator
+    let mark: SourceMark
+    let groups: Validator.NameTable
+    let sizes: [UInt64]
+
+    mutating func devices(_ selector: DeviceSelector) { validator.checkSelector(selector, mark, groups: groups, sizes: sizes) }
+    mutating func share(_ share: Share) { validator.checkShare(share, mark) }
+    mutating func window(_ forMs: SimTime, of what: String) { validator.checkDuration(forMs, mark, what) }
+    mutating func error(at text: String?, after word: String?, _ message: String) { validator.error(mark, text, after: word, message) }
+    func spelled(after word: String, _ value: SimTime) -> String { validator.spelled(mark, after: word, value) }
 }
 
 /// Checking ASTs built in code (by the fuzzer or the shrinker), without source text.

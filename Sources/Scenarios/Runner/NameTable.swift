@@ -69,13 +69,7 @@ struct NameTable {
         case .person(let p, let sel): return .person(Self.person(p), try selection(sel), arg: 0)
         case .update(let sel, let k): return .person(.update, try selection(sel), arg: k.map { UInt32(key($0)) + 1 } ?? 0)
         case .addPhotos(let n, let sel): return .person(.addPhotos, try selection(sel), arg: UInt32(min(n, UInt64(UInt32.max))))
-        case .offline(let sel, let d): return .offline(try selection(sel), forMs: d)
-        case .serverErrors(let share, let status, let d): return .serverErrors(rateBp: Self.rate(share), status: status, forMs: d)
-        case .serverDown(let d): return .serverDown(forMs: d)
-        case .timeouts(let share, let d): return .timeouts(rateBp: Self.rate(share), forMs: d)
-        case .lostResponses(let share, let d): return .lostResponses(rateBp: Self.rate(share), forMs: d)
-        case .slowResponses(let sel, let by, let d):
-            return .slowResponses(try selection(sel), byMs: UInt32(min(by, UInt64(UInt32.max))), forMs: d)
+        case .fault(let f): return .fault(try f.base.lowered { s throws(CompileError) in try selection(s) })
         case .rotate(let app, let k, let old):
             let grace: SimTime? = switch old { case .stopNow: nil; case .keep(let d): d }
             return .dashboard(.rotate(app: try self.app(app), newKey: key(k), graceMs: grace))
@@ -87,8 +81,6 @@ struct NameTable {
         case .forgetDevice(let sel): return .forgetDevice(try selection(sel))
         }
     }
-
-    static func rate(_ s: Share) -> UInt16 { UInt16(min(s.basisPoints, 10_000)) }
 
     static func person(_ p: ScenarioLanguage.PersonAction) -> SimKit.PersonAction {
         switch p {

@@ -108,8 +108,12 @@ package struct TimelineObserver: TraceObserver {
         switch r.event {
         case .state(let s): state(d, s, at: column(r.time))
         case .delivered(_, let kind, let answer, _, _, _, _): tick(d, kind, answer, at: column(r.time))
-        case .fault(.offline): if lanes[d].offlineFrom == nil { lanes[d].offlineFrom = column(r.time) }
-        case .fault(.offlineEnded): endOffline(d, at: column(r.time))
+        case .fault(let f):
+            switch Faults.window(of: f)?.mark {
+            case .deviceBandOpens?: if lanes[d].offlineFrom == nil { lanes[d].offlineFrom = column(r.time) }
+            case .deviceBandCloses?: endOffline(d, at: column(r.time))
+            default: break
+            }
         default: break
         }
     }
@@ -203,23 +207,12 @@ package struct TimelineObserver: TraceObserver {
             guard marks.count < worldMarksMax else { marksDropped += 1; return }
             marks.append(Mark(time: r.time, label: "\(action)", applied: applied))
         case .fault(let f):
-            let label: String, until: SimTime
-            switch f {
-            case .serverErrors(let bp, let status, let u): label = "server errors \(Self.percent(bp)) status \(status)"; until = u
-            case .serverDown(let u): label = "server down"; until = u
-            case .timeouts(let bp, let u): label = "timeouts \(Self.percent(bp))"; until = u
-            case .lostResponses(let bp, let u): label = "lost responses \(Self.percent(bp))"; until = u
-            case .offline, .offlineEnded, .serverFaultEnded, .slowResponses, .slowResponsesEnded: return
-            }
+            // Each kind says what its record draws (`FaultWindowRecord.TimelineMark`).
+            guard case .serverWindow(let label, let until)? = Faults.window(of: f)?.mark else { return }
             guard serverWindows.count < worldMarksMax else { marksDropped += 1; return }
             serverWindows.append(FaultWindow(from: r.time, to: until, label: label))
         default:
             break
         }
-    }
-
-    /// `50%` or `12.5%` from basis points.
-    static func percent(_ bp: UInt16) -> String {
-        bp % 100 == 0 ? "\(bp / 100)%" : "\(bp / 100).\(bp % 100 < 10 ? "0" : "")\(bp % 100)%"
     }
 }

@@ -1,5 +1,6 @@
-/// The network and the server side of a request: latency, partitions, and the injected
-/// server faults of SPEC §1.4, applied around the server core's `handle`.
+/// The network and the server side of a request: latency, partitions, and the stages at
+/// which the injected faults of SPEC §1.4 act on it (`Faults/Faults.swift`), around the
+/// server core's `handle`.
 extension SimWorld {
     /// D9, S9 and §1.4: puts a request on the wire from `device`. Always inlined into
     /// `apply`, its one caller, which saves a call per request.
@@ -11,6 +12,7 @@ extension SimWorld {
         trace(d, .requestSent(id: id, kind: kind, key: dev.key, credential: credential))
         var slot = RequestPool.Slot(request: request, sentAt: now, id: id, epoch: dev.processEpoch)
         if fates.active { slot.fate = fates.next(device: d) }
+        // A device whose link is down (`offline`, `Faults/Offline.swift`) sends nothing.
         if now < dev.offlineUntil || slot.fate == RequestFate.offline.rawValue {
             // A request offline anyway draws nothing, pinned or not; one pinned `offline`
             // on a device that is online makes the two draws (sent, judged) it would have
@@ -23,37 +25,28 @@ extension SimWorld {
         }
         var r = draw(d)
         let roundTrip = r.int(in: groupLinks == nil ? networkLink : link(of: d))
-        // The draw is made either way; a pinned request's fate replaces the window's choice.
-        if now < faults.timeoutsUntil, r.chance(UInt64(faults.timeoutRateBp), outOf: 10_000) { slot.late = slot.fate == 0 }
+        faultsOnTheWayOut(&slot, &r)
         let s = requests.add(slot)
         schedule(.requestArrives(device: d, slot: s), at: now.saturatingAdd(roundTrip / 2))
     }
 
-    /// The request reaches the server: an outage or an injected 5xx answers without
-    /// touching server state (S9); otherwise the server judges it (S1, S2).
+    /// The request reaches the server: a fault window may answer in its place without
+    /// touching server state (S9); otherwise the server judges it (S1, S2). Then a window
+    /// may lose the answer or slow it down.
     @inlinable mutating func requestArrives(slot s: UInt32) {
         let slot = requests[s]
         if slot.fate != 0 { return pinnedArrives(slot: s) }
         let d = slot.request.device
         var r = draw(d)
-        let reply: ServerReply
-        if now < faults.downUntil {
-            reply = ServerReply(.serverError)
-        } else if now < faults.errorsUntil, r.chance(UInt64(faults.errorRateBp), outOf: 10_000) {
-            reply = ServerReply(.serverError)
-        } else {
-            reply = server.handle(slot.request, now: now)
-        }
+        let reply = faultAnswer(&r) ?? server.handle(slot.request, now: now)
         requests.setReply(reply, of: s)
         let recordAfter = server.deviceRecord(d)?.generation ?? 0
         trace(d, .served(id: slot.id, kind: slot.request.kind, key: slot.request.key,
                          credential: slot.request.credential, reply: reply, recordAfter: recordAfter))
-        if now < faults.answersFaultedUntil {   // a lost- or slow-responses window is open
-            if now < faults.lostUntil, r.chance(UInt64(faults.lostRateBp), outOf: 10_000) {
-                requests.release(s)   // S9: the server acted, the answer never arrives
-                return
-            }
-            if let delay = slowDelay(of: d) { return answerSlowed(slot: s, by: delay, r) }
+        switch faultsOnTheWayBack(device: d, &r) {
+        case .usual: break
+        case .lost: requests.release(s); return   // S9: the server acted, the answer never arrives
+        case .delayed(let delay): return answerSlowed(slot: s, by: delay, r)
         }
         schedule(.responseArrives(device: d, slot: s), at: answerTime(slot, &r))
     }
@@ -110,7 +103,7 @@ extension SimWorld {
         at == sentAt &+ timeoutMs ? at &+ 1 : at
     }
 
-    /// The answer to `slot` comes back `delay` later than `answerTime` (`slow-responses`).
+    /// The answer to `slot` comes back `delay` later than `answerTime` (`AnswerWay.delayed`).
     /// `r` is the request's stream, taken by value (its draws go on here; an `inout`
     /// parameter made `requestArrives` keep it in memory, an instruction a request more).
     @inlinable @inline(never)

@@ -80,7 +80,7 @@ public enum TraceEncoding {
         case .runStarted(let bg): return (12, bg ? 1 : 0, 0)
         case .runEnded: return (13, 0, 0)
         case .backgroundRunSkipped: return (14, 0, 0)
-        case .fault(let f): let (a, b) = faultWords(f); return (15, a, b)
+        case .fault(let f): return (15, f.a, f.b)
         case .dashboard(let d, let applied): let (a, b) = dashboardWords(d); return (16, a << 1 | (applied ? 1 : 0), b)
         case .forgotDevice: return (17, 0, 0)
         case .probe(let arg): return (18, UInt64(arg), 0)
@@ -114,20 +114,6 @@ public enum TraceEncoding {
         case .reportsRemoved(let n): return (20, UInt64(n))
         case .reportQueued(let id): return (21, id)
         case .reportLeft(let id): return (22, id)
-        }
-    }
-
-    @usableFromInline static func faultWords(_ f: FaultEvent) -> (UInt64, UInt64) {
-        switch f {
-        case .offline(let until): return (1, until)
-        case .offlineEnded: return (2, 0)
-        case .serverErrors(let rate, let status, let until): return (3 | UInt64(rate) << 8 | UInt64(status) << 24, until)
-        case .serverDown(let until): return (4, until)
-        case .timeouts(let rate, let until): return (5 | UInt64(rate) << 8, until)
-        case .lostResponses(let rate, let until): return (6 | UInt64(rate) << 8, until)
-        case .serverFaultEnded: return (7, 0)
-        case .slowResponses(let by, let until): return (8 | by << 8, until)
-        case .slowResponsesEnded: return (9, 0)
         }
     }
 

@@ -74,27 +74,6 @@ extension RollupAccountAction: CustomStringConvertible {
     }
 }
 
-/// An injected fault starting or ending (SPEC §1.4).
-public enum FaultEvent: Sendable, Equatable {
-    /// A device loses its network until `until`.
-    case offline(until: SimTime)
-    case offlineEnded
-    /// The server answers a share (basis points) of requests with `status` until `until`.
-    case serverErrors(rateBp: UInt16, status: UInt16, until: SimTime)
-    case serverDown(until: SimTime)
-    /// A share of requests gets its response only after the timeout.
-    case timeouts(rateBp: UInt16, until: SimTime)
-    /// A share of responses is lost after the server acted (S9).
-    case lostResponses(rateBp: UInt16, until: SimTime)
-    /// A server-wide fault window closed.
-    case serverFaultEnded
-    /// The answers the server sends this device until `until` take `byMs` longer to come
-    /// back (`slow-responses`), so an older answer can arrive after a newer one.
-    case slowResponses(byMs: SimTime, until: SimTime)
-    /// A device's window of slow answers closed.
-    case slowResponsesEnded
-}
-
 /// Everything observable that happens in a simulation. A record's `device` says whose
 /// it is (`Event.world` for server-wide and dashboard records).
 public enum TraceEvent: Sendable, Equatable {
@@ -129,7 +108,8 @@ public enum TraceEvent: Sendable, Equatable {
     case runStarted(background: Bool)
     case runEnded
     case backgroundRunSkipped
-    case fault(FaultEvent)
+    /// An injected fault's record: a window opening or closing (its kind's file in `Faults/` says which).
+    case fault(FaultRecord)
     case dashboard(DashboardAction, applied: Bool)
     /// The server lost a device's record (`forget-device`).
     case forgotDevice

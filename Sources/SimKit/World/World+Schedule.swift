@@ -63,8 +63,8 @@ extension SimWorld {
                     schedulePersonAction(statement: index, device: DeviceIndex(truncatingIfNeeded: v), after: v >> 32)
                 }
             }
-        case .offline, .serverErrors, .serverDown, .timeouts, .lostResponses, .slowResponses:
-            startFault(statement.action, statement: index, firing: firing)
+        case .fault(let fault):
+            inject(fault, statement: index, firing: firing)
         case .dashboard(let action):
             let applied = applyDashboard(action)
             trace(Event.world, .dashboard(action, applied: applied))

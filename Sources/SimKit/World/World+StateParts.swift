@@ -1,8 +1,8 @@
 /// What `simkit explore` hashes to recognise a world state it has already searched from.
 ///
 /// Everything that decides how a world goes on, as values with no references: the clock,
-/// every device's state and SDK process, the server, the fault windows in force (the
-/// devices' slow-response windows among them), each app's current key, and the pending
+/// every device's state and SDK process, the server, the fault windows in force (every
+/// kind's state, `FaultWindows`), each app's current key, and the pending
 /// events in the order they will run, each request event with the request it carries
 /// (its slot number, which depends on the pool's past, is left out, as is the queue's
 /// insertion counter), and each device's count of requests sent when fates are pinned or
@@ -19,10 +19,8 @@ extension World {
             ("devices", Array(devices)),
             ("sdks", Array(sdks)),
             ("server", server),
-            ("faults", [faults.errorRateBp, faults.timeoutRateBp, faults.lostRateBp] as [UInt16]),
-            ("fault-ends", [faults.errorsUntil, faults.downUntil, faults.timeoutsUntil, faults.lostUntil] as [SimTime]),
+            ("faults", faults),
             ("current-keys", currentKey),
-            ("slow-responses", slowAnswers.until + slowAnswers.byMs),
             ("requests-sent", fates.sent),
         ]
         var pending: [Any] = []

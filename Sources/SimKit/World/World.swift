@@ -114,9 +114,8 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
     /// Only the earliest is in the main queue at a time (one `statement` event).
     @usableFromInline var statementsDue = KeyHeap()
     @usableFromInline var requests = RequestPool()
-    @usableFromInline var faults = ServerFaults()
-    /// The devices' windows of slow answers (`slow-responses`); empty until one opens.
-    @usableFromInline var slowAnswers = SlowAnswers()
+    /// The fault windows in force (`Faults/`).
+    @usableFromInline var faults = FaultWindows()
     /// Pinned request fates and the request counts they need; inactive by default.
     @usableFromInline var fates = FateTable()
     /// Whether `run` prefetches the next event's state: only for worlds too big for the
@@ -268,8 +267,7 @@ public struct SimWorld<SDK: SDKCore, Server: ServerCore, Observer: TraceObserver
         case .requestArrives(_, let slot): requestArrives(slot: slot)
         case .responseArrives(_, let slot): responseArrives(slot: slot)
         case .timer(let kind, let d, let arg, let stamp): timerFires(kind, device: d, arg: arg, stamp: stamp)
-        case .offlineEnds(let d): offlineEnds(device: d)
-        case .serverFaultEnds(let end): faultEnds(end)
+        case .faultEnds(let end): faultEnds(end)
         }
     }
 

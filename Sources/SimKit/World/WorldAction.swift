@@ -20,15 +20,8 @@ public struct DeviceSelection: Sendable, Equatable {
 public enum WorldAction: Sendable, Equatable {
     /// `arg`: photos for `addPhotos`; for `update`, the shipped key + 1, or 0 for the app's current key.
     case person(PersonAction, DeviceSelection, arg: UInt32)
-    case offline(DeviceSelection, forMs: SimTime)
-    case serverErrors(rateBp: UInt16, status: UInt16, forMs: SimTime)
-    case serverDown(forMs: SimTime)
-    case timeouts(rateBp: UInt16, forMs: SimTime)
-    case lostResponses(rateBp: UInt16, forMs: SimTime)
-    /// The answers the server sends the selected devices during `forMs` take `byMs`
-    /// longer to come back (see `SlowAnswers`). 32 bits (49 days at most) keep this enum,
-    /// and so each `ScheduledAction`, at 64 bytes: 72 cost an instruction a person action.
-    case slowResponses(DeviceSelection, byMs: UInt32, forMs: SimTime)
+    /// An injected fault (SPEC §1.4): its kind's file in `Faults/` says what it does.
+    case fault(Fault)
     case dashboard(DashboardAction)
     case forgetDevice(DeviceSelection)
     /// Marks a point in the trace where an expectation is judged.

@@ -17,10 +17,9 @@
     /// A timer of `device`'s SDK fires. `stamp` is the process epoch it was set in, plus
     /// (for a cancellable kind) its generation times 256: stale unless it is still current.
     case timer(TimerKind, device: DeviceIndex, arg: UInt32, stamp: UInt16)
-    /// `device`'s partition ends.
-    case offlineEnds(device: DeviceIndex)
-    /// A fault window ends (one kind for all of them keeps the hot switch short).
-    case serverFaultEnds(FaultEnd)
+    /// A fault window may end: which kind's and whose (one event kind for all of them keeps
+    /// the hot switch short; `Faults/Faults.swift` hands it to its kind).
+    case faultEnds(FaultEnd)
 
     /// The packed kinds: what `Event.kind` holds. The numbers are part of the explorer's
     /// state digest (`stateParts`); do not renumber.
@@ -30,8 +29,8 @@
         @usableFromInline static let requestArrives: UInt8 = 3
         @usableFromInline static let responseArrives: UInt8 = 4
         @usableFromInline static let timer: UInt8 = 5
-        @usableFromInline static let offlineEnds: UInt8 = 6
-        @usableFromInline static let serverFaultEnds: UInt8 = 7
+        // 6 was a partition's end, now a `faultEnds` of the offline kind.
+        @usableFromInline static let faultEnds: UInt8 = 7
     }
 
     /// Who handles the event: the device it names, or `Event.world`.
@@ -40,10 +39,9 @@
         switch self {
         case .statement: Event.world
         case .personAction(let d, _), .requestArrives(let d, _), .responseArrives(let d, _),
-             .timer(_, let d, _, _), .offlineEnds(let d):
+             .timer(_, let d, _, _):
             d
-        case .serverFaultEnds(let end):
-            if case .slowResponses(let d) = end { d } else { Event.world }
+        case .faultEnds(let end): end.target
         }
     }
 
@@ -61,10 +59,8 @@
             Event(time: time, target: d, kind: Code.responseArrives, arg: slot)
         case .timer(let kind, let d, let arg, let stamp):
             Event(time: time, target: d, kind: Code.timer, arg: arg, sub: kind.rawValue, aux: stamp)
-        case .offlineEnds(let d):
-            Event(time: time, target: d, kind: Code.offlineEnds)
-        case .serverFaultEnds(let end):
-            Event(time: time, target: target, kind: Code.serverFaultEnds, arg: end.arg)
+        case .faultEnds(let end):
+            Event(time: time, target: end.target, kind: Code.faultEnds, sub: end.kind)
         }
     }
 
@@ -79,8 +75,7 @@
         case Code.timer:
             // Only `packed` writes `sub`, from a `TimerKind`.
             self = .timer(TimerKind(rawValue: e.sub).unsafelyUnwrapped, device: e.target, arg: e.arg, stamp: e.aux)
-        case Code.offlineEnds: self = .offlineEnds(device: e.target)
-        case Code.serverFaultEnds: self = .serverFaultEnds(FaultEnd(arg: e.arg))
+        case Code.faultEnds: self = .faultEnds(FaultEnd(kind: e.sub, target: e.target))
         default: preconditionFailure("unknown event kind \(e.kind)")
         }
     }
@@ -90,30 +85,5 @@
     @inline(__always)
     @inlinable static func requestSlot(of e: Event) -> UInt32? {
         e.kind == Code.requestArrives || e.kind == Code.responseArrives ? e.arg : nil
-    }
-}
-
-extension FaultEnd {
-    /// The packed `arg`: 0–3 for the server-wide windows, 4 + the device for slow answers.
-    @inline(__always)
-    @inlinable var arg: UInt32 {
-        switch self {
-        case .errors: 0
-        case .down: 1
-        case .timeouts: 2
-        case .lost: 3
-        case .slowResponses(let d): 4 + UInt32(d)
-        }
-    }
-
-    @inline(__always)
-    @inlinable init(arg: UInt32) {
-        switch arg {
-        case 0: self = .errors
-        case 1: self = .down
-        case 2: self = .timeouts
-        case 3: self = .lost
-        default: self = .slowResponses(DeviceIndex(arg - 4))
-        }
     }
 }

@@ -45,16 +45,17 @@ package enum ScenarioMerger {
             case .person(let p, let sel): selectors(sel).map { .person(p, $0) }
             case .update(let sel, let k): selectors(sel).map { .update($0, key: k.map(key)) }
             case .addPhotos(let n, let sel): selectors(sel).map { .addPhotos(n, $0) }
-            case .offline(let sel, let d): selectors(sel).map { .offline($0, for: d) }
             case .forgetDevice(let sel): selectors(sel).map { .forgetDevice($0) }
-            case .slowResponses(let sel, let by, let window): selectors(sel).map { .slowResponses($0, by: by, for: window) }
+            case .fault(let f):
+                // A fault on devices is renamed like any selector; one of the server or the
+                // network as a whole is shared by every device.
+                if let sel = f.base.selectedDevices { selectors(sel).map { .fault(AnyFaultStatement(f.base.selecting($0))) } } else { [a] }
             case .rotate(let app, let k, let old): [.rotate(app: name(app), key: key(k), old: old)]
             case .stopOldKey(let app, let k): [.stopOldKey(app: name(app), key: key(k))]
             case .disable(let app): [.disable(app: name(app))]
             case .enable(let app): [.enable(app: name(app))]
             case .rollupApp(let v, let app): [.rollupApp(v, app: name(app))]
             case .rollupAccount(let v, let acc): [.rollupAccount(v, account: name(acc))]
-            default: [a]   // server faults: shared by every device
             }
         }
         out.pins += part.pins.map { var p = $0; p.group = name(p.group); return p }

@@ -107,12 +107,7 @@ package struct GuidanceObserver: TraceObserver {
             }
         case .dashboard(let action, let applied): observeDashboard(action, applied: applied, at: r.time)
         case .fault(let f):
-            switch f {
-            case .offline(let until), .serverErrors(_, _, let until), .serverDown(let until),
-                 .timeouts(_, let until), .lostResponses(_, let until), .slowResponses(_, let until):
-                faultUntil = max(faultUntil, until)
-            case .offlineEnded, .serverFaultEnded, .slowResponsesEnded: break
-            }
+            if let until = Faults.window(of: f)?.until { faultUntil = max(faultUntil, until) }
         case .callResult(let call, let outcome):
             features.insert(10, s, UInt32(call.rawValue), UInt32(outcome.rawValue))
         default:

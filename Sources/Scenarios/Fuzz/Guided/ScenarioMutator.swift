@@ -80,14 +80,12 @@ package struct ScenarioMutator {
         case .person(let p, _): return .person(p, selector(s))
         case .update(_, let key): return .update(selector(s), key: key)
         case .addPhotos(let n, _): return .addPhotos(n, selector(s))
-        case .offline(let sel, _): return r.chance(1, outOf: 2) ? .offline(selector(s), for: length) : .offline(sel, for: length)
-        case .serverErrors(_, let status, _):
-            return .serverErrors(share, status: r.chance(1, outOf: 2) ? status : [500, 502, 503, 504][Int(r.below(4))], for: length)
-        case .serverDown: return .serverDown(for: length)
-        case .timeouts: return .timeouts(share, for: length)
-        case .lostResponses: return .lostResponses(share, for: length)
-        case .slowResponses(let sel, let by, _):
-            return .slowResponses(r.chance(1, outOf: 2) ? selector(s) : sel, by: by, for: length)
+        case .fault(let f):
+            // Each kind says which of its parameters change (`FaultKind.mutated`).
+            var change = FaultChange(r: r, scenario: s, lengthMs: length, share: share)
+            let changed = f.base.mutated(&change)
+            r = change.r
+            return .fault(AnyFaultStatement(changed))
         case .rotate(let app, let key, _):
             let graces: [SimTime] = [Ms.second, Ms.hour, Ms.day, 30 * Ms.day]
             return .rotate(app: app, key: key, old: r.chance(1, outOf: 4) ? .stopNow : .keep(graces[Int(r.below(UInt64(graces.count)))]))
@@ -96,7 +94,10 @@ package struct ScenarioMutator {
         }
     }
 
-    mutating func selector(_ s: ScenarioFile) -> DeviceSelector {
+    mutating func selector(_ s: ScenarioFile) -> DeviceSelector { Self.selector(in: s, &r) }
+
+    /// Some devices of `s`'s first group of genuine devices, drawn from `r`.
+    static func selector(in s: ScenarioFile, _ r: inout SimRandom) -> DeviceSelector {
         guard let group = s.groups.first(where: { $0.kind == .devices }) else { return .all }
         switch r.below(4) {
         case 0: return .all
@@ -116,4 +117,16 @@ package struct ScenarioMutator {
     }
 
     func shifted(_ t: SimTime, _ d: Int64) -> SimTime { d < 0 ? t - min(t, SimTime(-d)) : t.saturatingAdd(SimTime(d)) }
+}
+
+/// What a fault statement's change draws from (`FaultKind.mutated`): the mutator's stream,
+/// and the length and share it drew for this change.
+struct FaultChange: FaultMutations {
+    var r: SimRandom
+    let scenario: ScenarioFile
+    let lengthMs: SimTime
+    let share: Share
+    mutating func below(_ n: UInt64) -> UInt64 { r.below(n) }
+    mutating func chance(_ k: UInt64, outOf n: UInt64) -> Bool { r.chance(k, outOf: n) }
+    mutating func someDevices() -> DeviceSelector { ScenarioMutator.selector(in: scenario, &r) }
 }

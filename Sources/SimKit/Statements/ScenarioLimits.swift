@@ -1,38 +1,3 @@
-import SimKit
-
-/// The kinds of token in a scenario line.
-enum TokenKind: Equatable, Sendable {
-    /// A letter or `_` then letters, digits, `_`, `-`: keywords, names, keys.
-    case word
-    /// A digit then digits, letters and inner `.`: numbers, durations, `0.5`.
-    case number
-    /// A double-quoted string; `text` holds the value with escapes undone.
-    case string
-    /// `%`
-    case percent
-    /// `..`
-    case dotDot
-    /// `#` right after a token (as in `photos#17`); a `#` after a space starts a comment.
-    case hash
-    /// `>=`
-    case atLeast
-    /// `<=`
-    case atMost
-}
-
-/// One token: its kind, its text and where it starts in the file.
-struct Token: Equatable, Sendable {
-    /// What sort of token this is.
-    var kind: TokenKind
-    /// The source text (for strings: the value without quotes and escapes).
-    var text: String
-    /// Byte offset of the first byte in the file.
-    var offset: Int
-
-    /// How the token is quoted in a message.
-    var quoted: String { kind == .string ? "'\"\(text)\"'" : "'\(text)'" }
-}
-
 /// Named bounds of the scenario language; every loop in the front end is bounded by one.
 @usableFromInline package enum ScenarioLimits {
     /// Longest line accepted, in bytes.

@@ -1,0 +1,131 @@
+// The faults' registry. Each kind of injected fault (SPEC §1.4) lives in one file of this
+// folder, named after it: its statement, what it does to the world, how the search tools
+// draw it, how the timeline shows it and its trace records. Here are only the lines that
+// plug a kind in, each marked with what a new kind adds (docs/architecture.md, "Adding a
+// fault kind"): the world reaches a kind through a `switch` on `Fault`, never through an
+// existential, so each kind's code is specialised and inlined where the world runs.
+
+/// A fault as the world injects it when its statement fires: one case a kind, each holding
+/// its kind's `Injection` (devices by index, rates in basis points).
+/// A new kind adds its case.
+public enum Fault: Sendable, Equatable {
+    case offline(Offline.Injection)
+    case serverErrors(ServerErrors.Injection)
+    case serverDown(ServerDown.Injection)
+    case timeouts(Timeouts.Injection)
+    case lostResponses(LostResponses.Injection)
+    case slowResponses(SlowResponses.Injection)
+}
+
+/// The kinds, for what reads them one at a time (their trace records' text and marks, and
+/// the language and the search tools): a table, not a `switch`, since none of it runs per event.
+package enum Faults {
+    /// The kinds, in the order the language lists them (and its did-you-mean hints).
+    /// A new kind adds itself.
+    package static let kinds: [any FaultKind.Type] = [
+        Offline.self, ServerErrors.self, ServerDown.self, Timeouts.self, LostResponses.self, SlowResponses.self,
+    ]
+
+    /// Whose trace records are whose: the kinds, and the record the server-wide windows share.
+    static let recordOwners: [any FaultRecords.Type] = kinds.map { $0 as any FaultRecords.Type } + [ServerWindow.self]
+}
+
+/// The fault windows in force in a world: each kind's own state (but `offline`'s, kept with
+/// each device, `DeviceState.offlineUntil`, which the send path reads anyway), and the gates
+/// of the stages of a request where windows act (`World+Network.swift` tests a gate, one
+/// compare a request, and takes the faults' path only before it). A new kind that keeps
+/// state adds its member; one that acts on requests raises its stage's gate when it opens
+/// a window.
+@usableFromInline struct FaultWindows: Sendable {
+    @usableFromInline var serverErrors = ServerWindow()
+    @usableFromInline var serverDown = ServerWindow()
+    @usableFromInline var timeouts = ServerWindow()
+    @usableFromInline var lostResponses = ServerWindow()
+    @usableFromInline var slowResponses = SlowResponses.Windows()
+    /// The latest end of the windows that answer in the server's place (`server down`,
+    /// `server errors`): the gate of `faultAnswer`.
+    @usableFromInline var serverAnsweredUntil: SimTime = 0
+    /// The latest end of the windows that act on answers after the server judged them
+    /// (`lost-responses`, any device's `slow-responses`): the gate of `faultsOnTheWayBack`.
+    @usableFromInline var answersFaultedUntil: SimTime = 0
+    @inlinable init() {}
+}
+
+/// Which kind's window a `faultEnds` event may close (the kind's `endCode`), and whose: a
+/// device, or `Event.world` for a server-wide window. `WorldEvent` packs it in the event's
+/// `sub` and `target`.
+@usableFromInline struct FaultEnd: Sendable, Equatable {
+    @usableFromInline var kind: UInt8
+    @usableFromInline var target: UInt32
+    @inlinable init(kind: UInt8, target: UInt32) { self.kind = kind; self.target = target }
+}
+
+/// Where an answer goes once the server has judged its request (`faultsOnTheWayBack`).
+@usableFromInline enum AnswerWay {
+    /// Back at the link's speed (`answerTime`).
+    case usual
+    /// Nowhere: the server acted, the answer never arrives (S9).
+    case lost
+    /// Back this much later than the link would bring it.
+    case delayed(SimTime)
+}
+
+extension SimWorld {
+    /// Injects `fault`, fired by statement `index` (its `firing`-th firing).
+    /// A new kind adds its line.
+    @inlinable mutating func inject(_ fault: Fault, statement index: Int, firing: UInt32) {
+        switch fault {
+        case .offline(let f): inject(f, statement: index, firing: firing)
+        case .serverErrors(let f): inject(f)
+        case .serverDown(let f): inject(f)
+        case .timeouts(let f): inject(f)
+        case .lostResponses(let f): inject(f)
+        case .slowResponses(let f): inject(f, statement: index, firing: firing)
+        }
+    }
+
+    /// A window may end now: the kind's `end` closes it unless a later one of the kind
+    /// extended it. A new kind whose windows end by an event adds its line.
+    @inlinable mutating func faultEnds(_ end: FaultEnd) {
+        switch end.kind {
+        case Offline.endCode: offlineEnds(device: end.target)
+        case ServerErrors.endCode: serverWindowEnds(faults.serverErrors)
+        case ServerDown.endCode: serverWindowEnds(faults.serverDown)
+        case Timeouts.endCode: serverWindowEnds(faults.timeouts)
+        case LostResponses.endCode: serverWindowEnds(faults.lostResponses)
+        case SlowResponses.endCode: slowResponsesEnd(device: end.target)
+        default: preconditionFailure("no fault kind ends with code \(end.kind)")
+        }
+    }
+
+    // MARK: - The stages of a request where windows act, in the order a request meets them
+    // A new kind that acts on requests adds its line to its stage (its own draws from `r`
+    // follow the rule of `World+Network.swift`: a request makes the same draws whatever
+    // its fate, so draws that depend on a window come after every draw that does not).
+
+    /// A request leaves its device, its round trip drawn from `r`: a window may pick it to
+    /// come back only after its timeout (`timeouts`).
+    @inline(__always)
+    @inlinable func faultsOnTheWayOut(_ slot: inout RequestPool.Slot, _ r: inout KeyedRandom) {
+        timeoutsPick(&slot, &r)
+    }
+
+    /// A request reaches the server: a window may answer in its place without touching the
+    /// server's state (S9), drawing from `r`; nil lets the server judge it.
+    @inline(__always)
+    @inlinable func faultAnswer(_ r: inout KeyedRandom) -> ServerReply? {
+        guard now < faults.serverAnsweredUntil else { return nil }
+        if let reply = serverDownAnswer() { return reply }
+        return serverErrorsAnswer(&r)
+    }
+
+    /// The server has judged a request of `d`'s: a window may lose its answer (S9) or slow
+    /// it down, drawing from `r`.
+    @inline(__always)
+    @inlinable func faultsOnTheWayBack(device d: DeviceIndex, _ r: inout KeyedRandom) -> AnswerWay {
+        guard now < faults.answersFaultedUntil else { return .usual }
+        if lostResponsesLoses(&r) { return .lost }
+        if let delay = slowDelay(of: d) { return .delayed(delay) }
+        return .usual
+    }
+}
