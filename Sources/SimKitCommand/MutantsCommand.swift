@@ -27,7 +27,7 @@ enum FuzzMode: String, CaseIterable, Codable, Sendable {
 enum MutantsCommand {
     static let help = """
     usage: simkit mutants [--list] [--seeds N] [--jobs J] [--out DIR] [--json FILE] [--no-shrink]
-                          [--modes M] [--corpus DIR|none]
+                          [--modes M] [--corpus DIR|none] [--density]
 
     For every mutant (a deliberately wrong variant of the reference SDK or server), runs
     plain 'simkit fuzz' seeds from 0 until one breaks an invariant, shrinks that failure,
@@ -47,7 +47,10 @@ enum MutantsCommand {
       --jobs J       seeds (when timing) and mutants (when shrinking) run side by side
                      (default: all cores)
       --out DIR      where reproducers go (default simkit-out/mutants)
-      --json FILE    write the table as JSON
+      --json FILE    write the table as JSON (with each mutant's catch density)
+      --density      also run every seed of the budget for each mutant and count those
+                     that break an invariant ('density': k of N seeds); a mutant that
+                     few seeds catch is one fuzzing finds by luck. Implied by --json
       --no-shrink    do not shrink
       --modes M      fuzzing modes to time, comma-separated: plain, guided (default
                      both; plain always runs, the hunt starts from its catch). Guided
@@ -84,6 +87,10 @@ enum MutantsCommand {
         var interrupted: Bool?
         /// Time to bug, one entry per fuzzing mode (`FuzzMode`); `seconds` above is plain's.
         var timeToBug: [TimeToBug] = []
+        /// With `--density` (or `--json`): how many of the budget's plain seeds break an
+        /// invariant, of `densitySeeds`.
+        var catchingSeeds: Int?
+        var densitySeeds: Int?
     }
 
     /// How long one fuzzing mode takes to catch a mutant.
@@ -157,7 +164,7 @@ enum MutantsCommand {
                              + "Plant the bug in your own server (as Examples/PythonServer/server.py --bug NAME does) and fuzz it: "
                              + "simkit fuzz --server process:'CMD'")
         }
-        let a = try Arguments(argv, switches: ["list", "no-shrink"], options: ["seeds", "jobs", "out", "json", "modes", "corpus"])
+        let a = try Arguments(argv, switches: ["list", "no-shrink", "density"], options: ["seeds", "jobs", "out", "json", "modes", "corpus"])
         if a.has("help") { print(help, terminator: ""); return 0 }
         if a.has("list") {
             for line in listLines() { print(line) }
@@ -191,14 +198,22 @@ enum MutantsCommand {
             rows.withLock { $0[i] = row }
         }
         // A mutant that a stop left untimed or unhunted is listed as interrupted.
-        let table = rows.withLock { $0 }.enumerated().map { i, row in
+        var table = rows.withLock { $0 }.enumerated().map { i, row in
             row ?? Row(mutant: Mutants.all[i].name, side: Mutants.all[i].side.rawValue, expected: Mutants.all[i].expected.rawValue,
                        caught: false, seedsToCatch: nil, seedsToExpected: nil, seconds: 0, broken: [], expectedBroken: false,
                        interrupted: true)
         }
+        let densities = a.has("density") || a.string("json") != nil
+        if densities {
+            for i in table.indices where !stopRequested.load(ordering: .relaxed) {
+                table[i].catchingSeeds = density(Mutants.all[i], seeds: seeds, jobs: jobs)
+                table[i].densitySeeds = seeds
+            }
+        }
         let interrupted = stopRequested.load(ordering: .relaxed)
         printTable(table, modes: modes)
         printMedians(table, modes: modes, guided: corpusLabel(start.dir, start.scripts.count), jobs: jobs)
+        if densities { printThinnest(table) }
         let caught = table.filter(\.caught).count
         let survived = table.filter { !$0.caught && $0.interrupted != true }.count
         print("mutation score: \(caught)/\(Mutants.all.count) caught (\(caught * 100 / max(1, Mutants.all.count))%) within \(plural(seeds, "seed")) each, in \(String(format: "%.1f", monotonicSeconds() - t0)) s")
@@ -242,7 +257,8 @@ enum MutantsCommand {
                 let secondsText = t.map { String(format: "%.2f", $0.seconds) } ?? "-"
                 return "\(seedsText.padding(toLength: 12, withPad: " ", startingAt: 0)) \(secondsText.padding(toLength: 8, withPad: " ", startingAt: 0))"
             }.joined(separator: " ")
-            print("\(pad(r.mutant, nameWidth)) \(r.side.padding(toLength: 7, withPad: " ", startingAt: 0)) \(modeColumns) \(own.padding(toLength: 6, withPad: " ", startingAt: 0)) \((first + (r.expectedBroken || r.interrupted == true ? "" : " (expected \(r.expected))")).padding(toLength: 38, withPad: " ", startingAt: 0)) \(size)")
+            let density = r.catchingSeeds.map { "  density \($0)/\(r.densitySeeds ?? 0)" } ?? ""
+            print("\(pad(r.mutant, nameWidth)) \(r.side.padding(toLength: 7, withPad: " ", startingAt: 0)) \(modeColumns) \(own.padding(toLength: 6, withPad: " ", startingAt: 0)) \((first + (r.expectedBroken || r.interrupted == true ? "" : " (expected \(r.expected))")).padding(toLength: 38, withPad: " ", startingAt: 0)) \(size)\(density)")
         }
     }
 
@@ -258,6 +274,30 @@ enum MutantsCommand {
                 print("median time to bug (\(name), \(caughtBy.count) of \(subset.count) mutants caught, --jobs \(jobs)): \(seedsMedian.formatted(.number.precision(.fractionLength(0...1)))) seeds, \(String(format: "%.3f", secondsMedian)) s; slowest \(caughtBy.map { $0.seeds! }.max()!) seeds, \(String(format: "%.2f", caughtBy.map(\.seconds).max()!)) s")
             }
         }
+    }
+
+    /// The ten mutants the fewest seeds catch: where fuzzing finds a bug by luck.
+    static func printThinnest(_ table: [Row]) {
+        let measured = table.filter { $0.catchingSeeds != nil }.sorted { ($0.catchingSeeds!, $0.mutant) < ($1.catchingSeeds!, $1.mutant) }
+        guard !measured.isEmpty else { return }
+        print("thinnest catch density (seeds that break an invariant, of each budget):")
+        for r in measured.prefix(10) {
+            print("  \(pad(r.mutant, nameWidth)) \(r.catchingSeeds!) of \(r.densitySeeds ?? 0)")
+        }
+    }
+
+    /// How many of plain seeds `0..<seeds` of mutant `m` break an invariant, `jobs` side by side.
+    static func density(_ m: Mutant, seeds: Int, jobs: Int) -> Int {
+        let options = GeneratorOptions(sdk: .mutant(m.name))
+        let next = Atomic<Int>(0), caught = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: max(1, min(jobs, seeds))) { _ in
+            while !stopRequested.load(ordering: .relaxed) {
+                let i = next.add(1, ordering: .relaxed).oldValue
+                if i >= seeds { break }
+                if FuzzMode.plain.fails(seed: UInt64(i), options: options) { caught.add(1, ordering: .relaxed) }
+            }
+        }
+        return caught.load(ordering: .relaxed)
     }
 
     /// The median of `values` (not empty): the middle one, or the mean of the two middle ones.
