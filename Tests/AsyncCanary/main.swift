@@ -61,10 +61,13 @@ loop.asOwner {
 }
 let first = loop.drain(maxJobs: 10_000)
 note("drain \(first)")
-// A sleep on a clock that is not SimKit's is an escape, and still does not hang.
+// A sleep on a clock that is not SimKit's is an escape during a step, and still does not hang.
 loop.asOwner { Task { try? await Task.sleep(for: .seconds(3600)); note("slept on ContinuousClock") } }
-let second = loop.drain(maxJobs: 10_000)
+loop.inStep = true
+let second = loop.drain(maxJobs: 10_000)   // stops at the escape: it is the step's verdict
+loop.inStep = false
 note("drain \(second)")
+note("drain \(loop.drain(maxJobs: 10_000))")   // what is left still runs: nothing hangs
 let escapes = loop.takeEscapes()
 note("escapes \(escapes.map { "\($0.kind.rawValue)" })")
 for l in lines { print(l) }

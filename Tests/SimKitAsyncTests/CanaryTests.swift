@@ -23,7 +23,7 @@ import Testing
         #expect(a.status == 0, "the custom-executor SPI changed? \(a.err)\n\(a.out)")
         #expect(a.out.contains("canary ok"))
         for line in ["async-let-a 1", "group-3", "detached", "main 1", "main 2", "yield 2", "done",
-                     "escapes [\"escape-unsimulated-clock\"]", "slept on ContinuousClock"] {
+                     "escapes [\"escape-unsimulated-clock\"]", "drain escaped", "slept on ContinuousClock"] {
             #expect(a.out.contains(line), "missing '\(line)' in\n\(a.out)")
         }
         #expect(a.out == b.out, "two processes ran the jobs in different orders:\n\(a.out)\n---\n\(b.out)")
