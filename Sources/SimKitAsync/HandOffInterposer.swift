@@ -23,7 +23,7 @@ import Synchronization
 ///
 /// Outside the loop's work (SimKit's own threads, the test runner, a child process) every
 /// call passes straight through.
-enum HandOff {
+package enum HandOff {
     // Blocks are raw pointers here, copied and called through the Blocks runtime's ABI:
     // the Swift runtime cannot build the metadata of a block type on Linux (a lazy global of
     // one crashes), and these functions run in every thread of the process.
@@ -78,7 +78,7 @@ enum HandOff {
 
     /// Whether hand-offs are followed at all: the host turns it on when this executable's
     /// definitions are the process's (`isInterposed`).
-    nonisolated(unsafe) static var following = false
+    package nonisolated(unsafe) static var following = false
 
     /// The thread's mark: the epoch of the world whose work it runs now (0: none).
     static let markKey: pthread_key_t = {
@@ -178,7 +178,7 @@ enum HandOff {
     }
 
     /// Whether this process's `dispatch_async` is this one (the host exported it).
-    static var isInterposed: Bool {
+    package static var isInterposed: Bool {
         guard let found = dlsym(nil, "dispatch_async") else { return false }
         let mine = unsafeBitCast(simkitInterposedDispatchAsync as @convention(c) (Queue, BlockPointer) -> Void,
                                  to: UnsafeMutableRawPointer.self)
