@@ -236,20 +236,14 @@ public enum SimKitAsyncHost {
         /// Runs `simkit fuzz` for `count` seeds from `from` with its output thrown away; the
         /// seeds that failed (their numbers), or nil when the campaign did not run.
         func fuzz(from: Int, count: Int) -> [UInt64]? {
-            let json = out + "/fuzz-\(from).json"
             fflush(nil)
             let saved = dup(STDOUT_FILENO), null = open("/dev/null", O_WRONLY)
             dup2(null, STDOUT_FILENO)
-            let status = SimKitCommand.run(["fuzz", "--sdk", sdk, "--quiet", "--no-shrink", "--jobs", "1", "--out", out, "--json", json,
+            let status = SimKitCommand.run(["fuzz", "--sdk", sdk, "--quiet", "--no-shrink", "--jobs", "1", "--out", out,
                                             "--from", String(from), "--seeds", String(count)], cores: cores)
             fflush(nil)
             dup2(saved, STDOUT_FILENO); close(saved); close(null)
-            guard status != 2, let data = FileManager.default.contents(atPath: json),
-                  let report = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-                  let results = report["results"] as? [[String: Any]] else { return nil }
-            return results.compactMap { r in
-                ((r["broken"] as? [String])?.isEmpty == false || r["nondeterminism"] != nil) ? (r["seed"] as? NSNumber)?.uint64Value : nil
-            }
+            return status == 2 ? nil : CampaignNotes.lastFailing
         }
         let first = seeds / 10
         guard let failedEarly = fuzz(from: 0, count: first) else { printError("simkit-async: error: bench: fuzz did not run\n"); return 2 }

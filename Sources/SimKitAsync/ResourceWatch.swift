@@ -10,8 +10,8 @@ import Glibc
 /// across a campaign of thousands of processes, outside anything SimKit simulates; this
 /// makes the growth a warning that names it, in the campaign's summary and `--json`
 /// (`CampaignNotes`), and stops the campaign cleanly (INCOMPLETE, with its results
-/// written) before the process would run out of file handles or memory and die with no
-/// summary at all.
+/// written) before the process would run out of file handles (at half the limit) or memory
+/// (at half the machine's) and die with no summary at all.
 ///
 /// determinism: reads the process's state, never a world's; nothing it measures reaches a trace.
 final class ResourceWatch: @unchecked Sendable {
@@ -26,7 +26,7 @@ final class ResourceWatch: @unchecked Sendable {
     private(set) var peak = Sample(residentBytes: 0, openFiles: 0)
     var warnedFiles = false, warnedMemory = false, stopped = false
 
-    static let baselineWorlds = 20
+    static let baselineWorlds = 3
     /// Open file handles above the baseline that make a warning: no world needs them.
     static let fileGrowthWarning = 128
     /// Resident memory that makes a warning: twice the baseline and at least this much more.
@@ -77,7 +77,14 @@ final class ResourceWatch: @unchecked Sendable {
         latest = s
         peak = Sample(residentBytes: max(peak.residentBytes, s.residentBytes), openFiles: max(peak.openFiles, s.openFiles))
         if worlds == Self.baselineWorlds { baseline = s }
-        guard let b = baseline, worlds > Self.baselineWorlds else { return }
+        guard let b = baseline, worlds > Self.baselineWorlds else {
+            // Before the baseline too: never let the process run out of file handles.
+            if !stopped, s.openFiles >= fileLimit / 2 {
+                stopped = true
+                CampaignNotes.stop("the async host: \(s.openFiles) open file handles after \(worlds) worlds, half the limit of \(fileLimit)")
+            }
+            return
+        }
         let perWorld = { (grew: Int) in String(format: "%.1f", Double(grew) / Double(self.worlds - Self.baselineWorlds)) }
         if !warnedFiles, s.openFiles >= b.openFiles + Self.fileGrowthWarning {
             warnedFiles = true
@@ -94,9 +101,11 @@ final class ResourceWatch: @unchecked Sendable {
                  + "harness's tearDown (docs/async.md)")
         }
         guard !stopped else { return }
-        if s.openFiles >= fileLimit * 8 / 10 {
+        if s.openFiles >= fileLimit / 2 {
+            // Half the limit: one more world of many processes could take the rest.
             stopped = true
-            CampaignNotes.stop("the async host: \(s.openFiles) open file handles of a limit of \(fileLimit) (\(b.openFiles) after \(Self.baselineWorlds) worlds)")
+            CampaignNotes.stop("the async host: \(s.openFiles) open file handles after \(worlds) worlds, half the limit of \(fileLimit) "
+                               + "(\(b.openFiles) after \(Self.baselineWorlds) worlds)")
         } else if physicalBytes > 0, s.residentBytes >= physicalBytes / 2 {
             stopped = true
             CampaignNotes.stop("the async host: resident memory \(mb(s.residentBytes)), half the machine's (\(mb(b.residentBytes)) after \(Self.baselineWorlds) worlds)")

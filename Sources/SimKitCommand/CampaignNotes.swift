@@ -7,7 +7,7 @@ import Synchronization
 /// written, INCOMPLETE, stopped by its reason); the warnings are printed in the summary
 /// and listed in `--json`.
 package enum CampaignNotes {
-    struct State { var warnings: [String] = []; var stop: String? }
+    struct State { var warnings: [String] = []; var stop: String?; var failing: [UInt64] = [] }
     static let state = Mutex(State())
 
     /// A warning for the summary of the campaign running now.
@@ -20,6 +20,11 @@ package enum CampaignNotes {
         state.withLock { if $0.stop == nil { $0.stop = reason } }
         stopRequested.store(true, ordering: .relaxed)
     }
+
+    /// The seeds that failed in the campaign that ran last in this process (for a host's
+    /// bench, which runs campaigns in process and counts their failures).
+    package static var lastFailing: [UInt64] { state.withLock { $0.failing } }
+    static func finished(failing: [UInt64]) { state.withLock { $0.failing = failing } }
 
     static var warnings: [String] { state.withLock { $0.warnings } }
     static var stopReason: String? { state.withLock { $0.stop } }

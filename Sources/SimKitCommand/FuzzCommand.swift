@@ -176,6 +176,7 @@ enum FuzzCommand {
         summary.determinism = determinismLine(results, oneIn: sampleOneIn, processes: a.has("processes") && stoppedBy == nil)
         summary.guidedLine = guidedLine
         summary.warnings = CampaignNotes.warnings
+        CampaignNotes.finished(failing: summary.failures.map(\.seed))
         if let baseline {
             summary.baseline = BaselineComparison(core: Fuzz.sdkName(baseline.sdk), results: results, baseline: campaign.baselineResults)
         }

@@ -241,7 +241,9 @@ import Testing
         let leakJSON = Self.scratch + "/leak-pipeline.json"
         let leak = try Self.run(["fuzz", "--sdk", "custom:leak-pipeline", "--seeds", "30", "--no-shrink", "--quiet", "--json", leakJSON, "--out", Self.scratch],
                                 environment: ["SIMKIT_ASYNC_STATS": "1"])
-        #expect(leak.status == 0, "\(leak.out)\(leak.err)")
+        // 0, or 3 when a low limit on open files stopped the campaign first (at half the limit).
+        #expect(leak.status == 0 || leak.status == 3, "\(leak.out)\(leak.err)")
+        #expect(leak.out.contains("no invariant broken"), "\(leak.out)")
         #expect(leak.out.contains("warning: open file handles grew from "), "\(leak.out)")
         #expect(try String(contentsOfFile: leakJSON, encoding: .utf8).contains("\"warnings\""))
         let ended = try Self.run(["fuzz", "--sdk", "custom:rollup-pipeline", "--seeds", "30", "--no-shrink", "--quiet", "--out", Self.scratch],
@@ -252,7 +254,7 @@ import Testing
             err.firstMatch(of: /at the last world's end (\d+) open files .*\(peak (\d+) and/).map { (Int($0.1)!, Int($0.2)!) }
         }
         let leaked = try #require(openFiles(leak.err), "\(leak.err)"), flat = try #require(openFiles(ended.err), "\(ended.err)")
-        #expect(leaked.last > 1_000, "\(leak.err)")
+        #expect(leaked.last > 300, "\(leak.err)")
         #expect(flat.peak < 40, "\(ended.err)")
     }
 
