@@ -59,7 +59,7 @@ public final class SimDevice: @unchecked Sendable {
     /// comes first; an answer after the timeout is never seen. Cancelling the calling task
     /// abandons the request (`CancellationError`); its answer is then ignored.
     public func send(_ kind: RequestKind, credential: Credential) async throws -> ServerReply {
-        if dead { throw Self.processDied() }
+        if dead { throw await Self.calledAfterDeath() }
         try Task.checkCancellation()
         let id = nextID
         nextID = nextID >= (1 << 28) ? 1 : nextID + 1
@@ -97,7 +97,7 @@ public final class SimDevice: @unchecked Sendable {
     // MARK: The clock
 
     func sleep(until deadline: SimTime) async throws {
-        if dead { throw Self.processDied() }
+        if dead { throw await Self.calledAfterDeath() }
         try Task.checkCancellation()
         if deadline <= now { await Task.yield(); return }
         sleepOrder &+= 1
@@ -178,6 +178,16 @@ public final class SimDevice: @unchecked Sendable {
     static func processDied() -> CancellationError {
         withUnsafeCurrentTask { $0?.cancel() }
         return CancellationError()
+    }
+
+    /// `processDied()` for a service called after the process died: the task also yields
+    /// first, so a loop that ignores its cancellation and calls again at once still goes
+    /// through the loop's queue, where `Bounds.jobsPerStep` stops it (`step-never-settles`
+    /// at the process's end), instead of spinning inside one job for ever.
+    static func calledAfterDeath() async -> CancellationError {
+        let error = processDied()
+        await Task.yield()
+        return error
     }
 
     /// Whether the process died (its services throw `CancellationError`).
