@@ -117,20 +117,11 @@ package final class SimLoop: @unchecked Sendable {
             handedBack.withLock { $0.append((job, isMain)) }
         } else {
             handedBack.withLock { $0.append((job, isMain)) }
-            let what = "a job for the \(isMain ? "main actor" : "global executor") enqueued from thread \(SimLoop.threadName()) while \(owner.load(ordering: .relaxed) == 0 ? "no step was running" : "another thread was running a step")"
+            // No thread's name or timing in the text: a verdict reads the same on a rerun.
+            let what = "a job for the \(isMain ? "main actor" : "global executor") enqueued from another thread that no hand-off seen in a step explains (work started outside a step, or through a call the host does not interpose); noticed here, it may come from an earlier step"
             foreign.withLock { if $0.count < 16 { $0.append(what) } }
             foreignCount.add(1, ordering: .relaxed)
         }
-    }
-
-    static func threadName() -> String {
-        // The kernel's name of the thread (Dispatch names its workers), from /proc.
-        var buffer = [UInt8](repeating: 0, count: 64)
-        let fd = open("/proc/thread-self/comm", O_RDONLY)
-        var n = 0
-        if fd >= 0 { n = max(0, read(fd, &buffer, 63)); close(fd) }
-        let name = String(decoding: buffer[0..<n], as: UTF8.self).trimmingSuffixNewline
-        return name.isEmpty ? "\(currentThread)" : "'\(name)'"
     }
 
     /// How a drain ended.
