@@ -26,6 +26,18 @@ public protocol AsyncSDKHarness: AnyObject, Sendable {
     init(device: SimDevice)
     /// Calls the SDK for `event`; returns when the SDK's call returns.
     func handle(_ event: DeviceEvent) async
+    /// The app process ends (killed, relaunched, or its world ended): end what the SDK and
+    /// its libraries hold that SimKit cannot see, so that nothing of the process stays in
+    /// memory or keeps a file open across a campaign of thousands of processes. Finish the
+    /// streams its pipelines wait on, invalidate its URLSessions, cancel the tasks it keeps.
+    /// Called once per process, after the device died (its services throw
+    /// `CancellationError`, and the tasks that awaited them are cancelled); what it does
+    /// reaches no world. The default does nothing.
+    func tearDown() async
+}
+
+extension AsyncSDKHarness {
+    public func tearDown() async {}
 }
 
 /// An async SDK as a SimKit core. Each world input is handed to the SDK's real async code,
@@ -33,50 +45,43 @@ public protocol AsyncSDKHarness: AnyObject, Sendable {
 /// suspended on a simulated request or sleep, or done. What it asked for (requests,
 /// timers, writes, states, call results) is the step's effects.
 ///
-/// Bounds and verdicts (each ends the run with a report on standard error and exit 1,
-/// see `AsyncVerdict`): more than `Bounds.jobsPerStep` jobs in one step
-/// (`step-never-settles`); an input whose call has not returned while the device waits
-/// for nothing simulated (`call-never-returns`); a job enqueued from another thread
-/// (`escape-foreign-thread`); a clock read or a sleep that is not the injected `SimClock`
-/// (`escape-unsimulated-clock`).
+/// Bounds and verdicts (each is the seed's verdict, see `AsyncVerdict`): a clock read or a
+/// sleep that is not the injected `SimClock` (`escape-unsimulated-clock`); work handed to
+/// another thread, or a job enqueued from one (`escape-foreign-thread`); more than
+/// `Bounds.jobsPerStep` jobs in one step (`step-never-settles`); an input whose call has
+/// not returned while the device waits for nothing simulated (`call-never-returns`). An
+/// escape is judged before what it leads to.
 ///
 /// A core is one app process and cannot be copied once it has run: its suspended tasks
 /// cannot be duplicated (`simkit explore` forks worlds; it refuses async cores).
 public struct AsyncCore<Harness: AsyncSDKHarness>: SDKCore, RunsOnSimLoop {
-    final class Box: @unchecked Sendable {
-        let device = SimDevice()
+    /// The process: its device and the harness over it.
+    final class Box: SimProcess, @unchecked Sendable {
         var harness: Harness?
-        deinit {
-            let device = self.device
-            SimLoop.shared.asOwner {
-                device.kill()
-                harness = nil
-                if case .exceeded(let bound) = SimLoop.shared.drain(maxJobs: Bounds.jobsPerStep) {
-                    AsyncVerdict.fail(.stepNeverSettles, device: device, input: "the process's end",
-                                      "its tasks were still running after \(bound) jobs once the process died")
-                    SimLoop.shared.abandonReady()   // never into the next step or world
-                }
-            }
-            AsyncVerdict.checkEscapes(device: device, input: "the process's end")
+        override func takeHarness() -> (any AsyncSDKHarness)? {
+            defer { harness = nil }
+            return harness
         }
+        deinit { end("the process's end") }
     }
 
     var box: Box?
 
     public init() {}
 
-    /// A new world: the last one's verdict and any job it left runnable are dropped, so
-    /// nothing of a failed world runs into the next.
-    public static func worldBegins() {
-        let loop = SimLoop.shared
-        loop.verdict = nil
-        loop.abandonReady()
-        _ = loop.takeEscapes()
-        _ = ClockInterposer.takeReads()
-    }
+    /// A new world: the last one ends (its processes' `tearDown`, if nothing judged it
+    /// yet), and its verdict and any job it left runnable are dropped, so nothing of a
+    /// failed world runs into the next.
+    public static func worldBegins() { SimLoop.shared.worldBegins() }
 
-    /// The verdict the world ended with (`AsyncVerdict`), the seed's one broken name.
-    public static var verdict: SDKVerdict? { SimLoop.shared.verdict }
+    /// The verdict the world ended with (`AsyncVerdict`), the seed's one broken name. Asked
+    /// at the world's end, it ends the world first: every process still running ends
+    /// (`tearDown`), and the work the world handed to other threads is waited for, within
+    /// `Bounds.handOffWaitMs`, so that what comes back is judged with this seed.
+    public static var verdict: SDKVerdict? {
+        SimLoop.shared.endWorld()
+        return SimLoop.shared.verdict
+    }
 
     public mutating func handle(_ input: SDKInput, now: SimTime, context: SDKContext, config: SDKConfig, disk: LocalData,
                                 effects: inout EffectBuffer) {
@@ -93,6 +98,7 @@ public struct AsyncCore<Harness: AsyncSDKHarness>: SDKCore, RunsOnSimLoop {
         device.begin(now: now, context: context, config: config, disk: disk)
         ClockInterposer.virtualNowMs = now
         AsyncVerdict.checkEscapes(device: device, input: "before \(AsyncVerdict.name(input))")
+        var end = SimLoop.DrainEnd.settled(jobs: 0)
         loop.asOwner {
             if box.harness == nil { box.harness = Harness(device: device) }
             let harness = box.harness!
@@ -108,18 +114,23 @@ public struct AsyncCore<Harness: AsyncSDKHarness>: SDKCore, RunsOnSimLoop {
             case .reset: Self.start(.reset, harness, device)
             }
             ClockInterposer.trapping = AsyncVerdict.trapClockReads
+            loop.inStep = true
             if let seed = loop.pickSeed { loop.pickState = seed ^ UInt64(context.device) &* 0xD6E8_FEB8_6659_FD93 ^ now }
-            let end = loop.drain(maxJobs: Bounds.jobsPerStep)
+            end = loop.drain(maxJobs: Bounds.jobsPerStep)
+            loop.inStep = false
             ClockInterposer.trapping = false
-            if case .exceeded(let bound) = end {
-                AsyncVerdict.fail(.stepNeverSettles, device: device, input: AsyncVerdict.name(input),
-                                  "more than \(bound) jobs ran and some were still runnable (a task that spins, keeps yielding or retries without waiting)")
-            }
         }
+        // Verdicts in order of cause: an escape first (a sleep on a foreign clock that runs
+        // at once makes a library's loop spin; work on another thread leaves a call waiting).
         AsyncVerdict.checkEscapes(device: device, input: AsyncVerdict.name(input))
-        if device.openInputs > 0, device.pending.isEmpty, device.sleepers.isEmpty {
+        if case .exceeded(let bound) = end {
+            AsyncVerdict.fail(.stepNeverSettles, device: device, input: AsyncVerdict.name(input),
+                              "more than \(bound) jobs ran and some were still runnable (a task that spins, keeps yielding or retries without waiting)")
+        }
+        if loop.verdict == nil, device.openInputs > 0, device.pending.isEmpty, device.sleepers.isEmpty {
             // Nothing simulated can resume what is still running: either another thread
-            // will (an escape, which usually arrives within microseconds), or nothing will.
+            // will (an escape that was not seen where it was made, which usually arrives
+            // within microseconds), or nothing will.
             var waited = 0
             while loop.pendingForeign == 0, waited < Bounds.foreignGraceMs { usleep(1000); waited += 1 }
             AsyncVerdict.checkEscapes(device: device, input: AsyncVerdict.name(input))
@@ -145,87 +156,17 @@ protocol RunsOnSimLoop {}
 
 /// The bounds every step of an async core keeps.
 package enum Bounds {
-    /// Executor jobs one step may run before its verdict is `step-never-settles`.
+    /// Executor jobs one step may run before its verdict is `step-never-settles`; a
+    /// process's end has the same bound.
     package nonisolated(unsafe) static var jobsPerStep = 100_000
     /// How long a stuck step waits for a foreign thread's enqueue before `call-never-returns`.
     package nonisolated(unsafe) static var foreignGraceMs = 200
+    /// How long a world's end waits for the work it handed to other threads (`HandOff`).
+    package nonisolated(unsafe) static var handOffWaitMs = 1_000
 }
 
 /// Writes to standard error, unbuffered.
 func printError(_ s: String) {
     var s = s
     s.withUTF8 { b in _ = write(2, b.baseAddress, b.count) }
-}
-
-/// The verdicts of an async core that SimKit's invariants cannot give: what escaped the
-/// loop, or a step that never settles. Each stops the process with a report naming the
-/// verdict, the device, its virtual time and the step, and exit status 1 (a failure found).
-package enum AsyncVerdict: String, Sendable {
-    case foreignThread = "escape-foreign-thread"
-    case unsimulatedClock = "escape-unsimulated-clock"
-    case stepNeverSettles = "step-never-settles"
-    case callNeverReturns = "call-never-returns"
-
-    /// Whether clock reads during a step are caught (the host turns it on when it could
-    /// interpose `clock_gettime`): they get the virtual time and, unless
-    /// `SIMKIT_ASYNC_ALLOW_CLOCK=1`, are the verdict `escape-unsimulated-clock`.
-    package nonisolated(unsafe) static var trapClockReads = false
-    /// Called instead of exiting (tests of the library); nil: report and exit 1.
-    package nonisolated(unsafe) static var onVerdict: ((AsyncVerdict, String) -> Void)?
-
-    static func name(_ input: SDKInput) -> String {
-        switch input {
-        case .launch(let bg): bg ? "launch in background" : "launch"
-        case .becameActive: "became active"
-        case .wentToBackground: "went to background"
-        case .backgroundRun: "background run"
-        case .call(let c): "\(c)"
-        case .reset: "reset"
-        case .response(let id, let kind, let reply): "the \(reply.answer) answer to its \(kind) request #\(id)"
-        case .timer(let kind, _): kind == .requestTimeout ? "a request's timeout" : "a sleep's wake-up"
-        }
-    }
-
-    static func checkEscapes(device: SimDevice, input: String) {
-        let reads = ClockInterposer.takeReads()
-        if reads.count > 0 {
-            fail(.unsimulatedClock, device: device, input: input,
-                 "the SDK read the system clock \(reads.count) time(s) (clock_gettime clock \(reads.clock): Date(), ContinuousClock.now, DispatchTime.now()) instead of its injected SimClock")
-        }
-        for e in SimLoop.shared.takeEscapes() {
-            // A foreign enqueue is seen when it arrives: at this step, or the first step after
-            // the one whose work escaped (the step may belong to another device).
-            let noticed = e.kind == .foreignThread ? "; noticed here, it may come from an earlier step" : ""
-            fail(e.kind == .foreignThread ? .foreignThread : .unsimulatedClock, device: device, input: input, e.detail + noticed)
-        }
-    }
-
-    static func fail(_ verdict: AsyncVerdict, device: SimDevice, input: String, _ detail: String) {
-        let loop = SimLoop.shared
-        guard loop.verdict == nil else { return }   // the world's first verdict stands
-        let report = "device \(device.index) at \(SimDuration.text(device.now)) (step: \(input)): \(detail)"
-        let text = "\(verdict.rawValue): \(report)"
-        // The seed fails with it (SDKCore.verdict); the jobs still runnable are dropped, never run.
-        loop.verdict = SDKVerdict(name: verdict.rawValue, report: report)
-        loop.abandonReady()
-        if let onVerdict { return onVerdict(verdict, text) }
-        printError("simkit-async: FAIL \(text)\n")
-    }
-
-    static func refuse(_ message: String) -> Never {
-        printError("simkit-async: error: \(message)\n")
-        exit(2)
-    }
-}
-
-enum SimDuration {
-    /// `1d2h3m4s5ms`, the scenario language's way.
-    static func text(_ ms: SimTime) -> String {
-        if ms == 0 { return "0s" }
-        var rest = ms, out = ""
-        for (unit, size) in [("d", SimTime(86_400_000)), ("h", 3_600_000), ("m", 60_000), ("s", 1000), ("ms", 1)] where rest >= size {
-            out += "\(rest / size)\(unit)"; rest %= size
-        }
-        return out
-    }
 }

@@ -44,6 +44,7 @@ public func simkitInterposedClockGettime(_ clock: clockid_t, _ ts: UnsafeMutable
         if ClockInterposer.reporting {
             if ClockInterposer.reads == 0 { ClockInterposer.firstClock = clock }
             ClockInterposer.reads += 1
+            SimLoop.shared.escapeSeen = true
         }
         let ms = ClockInterposer.virtualNowMs
         ts.pointee = timespec(tv_sec: Int(ms / 1000), tv_nsec: Int(ms % 1000) * 1_000_000)

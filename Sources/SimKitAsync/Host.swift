@@ -41,11 +41,17 @@ public enum SimKitAsyncHost {
             SimLoop.shared.pickSeed = seed
         }
         AsyncVerdict.trapClockReads = ClockInterposer.isInterposed
+        HandOff.following = HandOff.isInterposed
+        CrossProcess.isCommandLine = true   // a child started from this executable knows the same cores
         ClockInterposer.reporting = ProcessInfo.processInfo.environment["SIMKIT_ASYNC_ALLOW_CLOCK"] != "1"
         if ProcessInfo.processInfo.environment["SIMKIT_ASYNC_STATS"] == "1" {
             atexit {
-                let loop = SimLoop.shared
-                printError("simkit-async: \(loop.steps) async SDK steps, \(loop.jobsRun) executor jobs\(loop.pickSeed == nil ? "" : ", \(loop.picks) seeded picks among ready jobs")\n")
+                let loop = SimLoop.shared, watch = ResourceWatch.shared
+                printError("simkit-async: \(loop.steps) async SDK steps, \(loop.jobsRun) executor jobs\(loop.pickSeed == nil ? "" : ", \(loop.picks) seeded picks among ready jobs"); "
+                           + "\(loop.worldsBegun) worlds, \(loop.processesMade) app processes, \(loop.jobsAbandoned) jobs dropped, "
+                           + "\(loop.jobsHandedBack) jobs handed back from other threads, \(loop.handOffsStillOut) worlds ended with hand-offs still out; "
+                           + "at the last world's end \(watch.latest.openFiles) open files and \(String(format: "%.1f", Double(watch.latest.residentBytes) / 1_048_576)) MB resident "
+                           + "(peak \(watch.peak.openFiles) and \(String(format: "%.1f", Double(watch.peak.residentBytes) / 1_048_576)) MB)\n")
             }
         }
         var argv = CommandLine.arguments
@@ -104,16 +110,26 @@ public enum SimKitAsyncHost {
 
     /// `hash-check --sdk custom:NAME [--seeds N] [--from S] [--tries K]`: runs the seeds in a
     /// child process with the deterministic hash seed and in up to K children with random
-    /// ones, and compares each seed's fingerprint. Deterministic hashing makes a `Set` or
+    /// ones, and compares each seed's fingerprint (and, for a seed that its core ended with
+    /// a verdict of its own, that verdict). Deterministic hashing makes a `Set` or
     /// `Dictionary` iteration that reaches the trace reproducible, and so invisible; this
-    /// makes it visible: a seed whose trace changes with the hash seed fails (exit 1).
+    /// makes it visible: a seed whose trace changes with the hash seed fails (exit 1). A
+    /// check that compared no fingerprint (every seed escaped or failed before it had one)
+    /// says so and is INCOMPLETE (exit 3), never a pass.
     static func hashCheck(_ args: [String]) -> Int32 {
         var sdk = "", seeds = "5", from = "0", tries = 8
         var i = 0
         while i < args.count {
             let value = i + 1 < args.count ? args[i + 1] : ""
             switch args[i] {
-            case "--help": print("usage: hash-check --sdk S [--seeds N (5)] [--from S (0)] [--tries K (8)]"); return 0
+            case "--help":
+                print("""
+                usage: hash-check --sdk S [--seeds N (5)] [--from S (0)] [--tries K (8)]
+                  each seed's fingerprint with SWIFT_DETERMINISTIC_HASHING=1 and with up to K random hash
+                  seeds, each in a process of its own. Exit 0 the same, 1 a seed differs (hash-order),
+                  2 bad input, 3 INCOMPLETE: no fingerprint was compared (every seed ended with a verdict).
+                """)
+                return 0
             case "--sdk": sdk = value
             case "--seeds" where UInt64(value) != nil: seeds = value
             case "--from" where UInt64(value) != nil: from = value
@@ -126,7 +142,8 @@ public enum SimKitAsyncHost {
         try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        func fingerprints(random: Bool, _ k: Int) -> [String]? {
+        /// Each seed's fingerprint, or for a seed without one the verdict it ended with.
+        func outcomes(random: Bool, _ k: Int) -> [(seed: UInt64, fingerprint: String, verdict: String)]? {
             let json = dir + "/\(random ? "random" : "fixed")-\(k).json"
             let p = Process()
             p.executableURL = URL(fileURLWithPath: me)
@@ -136,41 +153,61 @@ public enum SimKitAsyncHost {
             else { env["SWIFT_DETERMINISTIC_HASHING"] = "1"; env["SIMKIT_ASYNC_RANDOM_HASHING"] = nil }
             p.environment = env
             p.standardOutput = FileHandle.nullDevice
+            p.standardError = FileHandle.nullDevice
             guard (try? p.run()) != nil else { return nil }
             p.waitUntilExit()
-            guard let text = try? String(contentsOfFile: json, encoding: .utf8) else { return nil }
-            return text.split(separator: "\n").filter { $0.contains("\"fingerprint\"") }
-                .map { line in line.firstMatch(of: /[0-9a-f]{16}/).map { String($0.output) } ?? String(line) }
+            guard let data = FileManager.default.contents(atPath: json),
+                  let report = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                  let results = report["results"] as? [[String: Any]] else { return nil }
+            return results.map { r in
+                let broken = (r["broken"] as? [String]) ?? []
+                return ((r["seed"] as? NSNumber)?.uint64Value ?? 0, (r["fingerprint"] as? String) ?? "",
+                        (r["firstViolation"] as? String) ?? broken.joined(separator: ", "))
+            }
         }
-        guard let fixed = fingerprints(random: false, 0), !fixed.isEmpty else {
-            printError("simkit-async: error: hash-check: the run with deterministic hashing wrote no fingerprints\n"); return 2
+        guard let fixed = outcomes(random: false, 0), !fixed.isEmpty else {
+            printError("simkit-async: error: hash-check: the run with deterministic hashing wrote no results\n"); return 2
         }
-        let first = UInt64(from) ?? 0
+        let fingerprinted = fixed.filter { !$0.fingerprint.isEmpty }.count
         for k in 1...tries {
-            guard let other = fingerprints(random: true, k) else { continue }
-            for (n, (a, b)) in zip(fixed, other).enumerated() where a != b {
-                print("FAIL seed \(first + UInt64(n)): hash-order: its trace depends on the process's hash seed (a Set or Dictionary iteration reaches it): fingerprint \(a) with SWIFT_DETERMINISTIC_HASHING=1, \(b) with a random hash seed (try \(k))")
+            guard let other = outcomes(random: true, k) else { continue }
+            for (a, b) in zip(fixed, other) where a.fingerprint != b.fingerprint || (a.fingerprint.isEmpty && a.verdict != b.verdict) {
+                let what = a.fingerprint.isEmpty || b.fingerprint.isEmpty
+                    ? "it ended with '\(a.fingerprint.isEmpty ? a.verdict : "fingerprint " + a.fingerprint)' with SWIFT_DETERMINISTIC_HASHING=1, '\(b.fingerprint.isEmpty ? b.verdict : "fingerprint " + b.fingerprint)' with a random hash seed"
+                    : "fingerprint \(a.fingerprint) with SWIFT_DETERMINISTIC_HASHING=1, \(b.fingerprint) with a random hash seed"
+                print("FAIL seed \(a.seed): hash-order: its run depends on the process's hash seed (a Set or Dictionary iteration reaches it): \(what) (try \(k))")
                 return 1
             }
         }
-        print("hash-check --sdk \(sdk): \(fixed.count) seeds, the same fingerprints with the deterministic hash seed and \(tries) random ones")
+        guard fingerprinted > 0 else {
+            let first = fixed[0]
+            print("hash-check --sdk \(sdk): INCOMPLETE: compared no fingerprint: every one of the \(fixed.count) seeds ended without a trace to compare "
+                  + "(seed \(first.seed): \(first.verdict)); the verdicts were the same under every hash seed, but a trace that depends on one "
+                  + "cannot show before those verdicts are fixed")
+            return 3
+        }
+        let without = fixed.count - fingerprinted
+        print("hash-check --sdk \(sdk): \(fingerprinted) seeds, the same fingerprints with the deterministic hash seed and \(tries) random ones"
+              + (without == 0 ? "" : "; \(without) more ended with a verdict (the same under every hash seed) and had no fingerprint to compare"))
         return 0
     }
 
     /// `bench --sdk custom:NAME [--devices N] [--days D] [--seeds S]`: the async core's bench
-    /// row beside the sans-IO reference, on this one thread. First the campaign's memory:
-    /// peak resident memory after S/10 fuzz seeds and after all S (the tasks a seed leaves
-    /// suspended must not pile up); then the CPU time of `fingerprint --devices N --days D`
-    /// for the reference and for the async core, and the async core's SDK inputs (steps)
-    /// per CPU second. The fuzz summaries go to /dev/null; a seed that breaks an invariant
-    /// makes the bench fail (exit 1). Exit 0 when it ran clean.
+    /// row beside the sans-IO reference, on this one thread. First the campaign's memory and
+    /// open files: peak resident memory and the files open after S/10 fuzz seeds and after
+    /// all S (what a seed leaves behind must not pile up); then the CPU time of
+    /// `fingerprint --devices N --days D` for the reference and for the async core, and the
+    /// async core's SDK inputs (steps) per CPU second. The fuzz summaries go to /dev/null. A
+    /// core some of whose seeds fail is measured all the same, and the row says how many
+    /// failed (exit 1); exit 0 when every seed passed.
     static func bench(_ args: [String], cores: SDKCores) -> Int32 {
         let usageText = """
         usage: bench --sdk custom:NAME [--devices N (1000)] [--days D (30)] [--seeds S (2000, at least 10)]
-          peak resident memory after S/10 and after S fuzz seeds, then the CPU time of
-          `fingerprint --devices N --days D` for the sans-IO reference and for the async core,
-          and the async core's SDK inputs per CPU second. Without --sdk: SimKit's own bench
-          (the reference's workloads; see `simkit bench --help`).
+          peak resident memory and open files after S/10 and after S fuzz seeds, then the CPU time of
+          `fingerprint --devices N --days D` for the sans-IO reference and for the async core, and
+          the async core's SDK inputs per CPU second. Seeds that fail are counted, not a reason to
+          stop: exit 1 when some did, 0 when none. Without --sdk: SimKit's own bench (the
+          reference's workloads; see `simkit bench --help`).
         """
         var sdk = "", devices = "1000", days = "30", seeds = 2_000
         var i = 0
@@ -194,10 +231,11 @@ public enum SimKitAsyncHost {
             let cpu = Double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + Double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6
             return (cpu, Int(u.ru_maxrss))
         }
-        /// Runs `simkit fuzz` for `count` seeds from `from` with its output thrown away.
-        func fuzz(from: Int, count: Int) -> Int32 {
-            let out = FileManager.default.temporaryDirectory.path + "/simkit-bench-\(getpid())"
-            defer { try? FileManager.default.removeItem(atPath: out) }
+        let out = FileManager.default.temporaryDirectory.path + "/simkit-bench-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        /// Runs `simkit fuzz` for `count` seeds from `from` with its output thrown away; the
+        /// seeds that failed (their numbers), or nil when the campaign did not run.
+        func fuzz(from: Int, count: Int) -> [UInt64]? {
             fflush(nil)
             let saved = dup(STDOUT_FILENO), null = open("/dev/null", O_WRONLY)
             dup2(null, STDOUT_FILENO)
@@ -205,30 +243,34 @@ public enum SimKitAsyncHost {
                                             "--from", String(from), "--seeds", String(count)], cores: cores)
             fflush(nil)
             dup2(saved, STDOUT_FILENO); close(saved); close(null)
-            return status
+            return status == 2 ? nil : CampaignNotes.lastFailing
         }
         let first = seeds / 10
-        guard fuzz(from: 0, count: first) == 0 else { printError("simkit-async: error: bench: fuzz found a failure in seeds 0..<\(first)\n"); return 1 }
-        let early = usage().maxRSSKiB
-        guard fuzz(from: first, count: seeds - first) == 0 else { printError("simkit-async: error: bench: fuzz found a failure in seeds \(first)..<\(seeds)\n"); return 1 }
-        let late = usage().maxRSSKiB
+        guard let failedEarly = fuzz(from: 0, count: first) else { printError("simkit-async: error: bench: fuzz did not run\n"); return 2 }
+        let early = usage().maxRSSKiB, earlyFiles = ResourceWatch.openFiles()
+        guard let failedLate = fuzz(from: first, count: seeds - first) else { printError("simkit-async: error: bench: fuzz did not run\n"); return 2 }
+        let late = usage().maxRSSKiB, lateFiles = ResourceWatch.openFiles()
         let growth = early > 0 ? 100 * Double(late - early) / Double(early) : 0
-        print("\(sdk): peak resident memory \(String(format: "%.1f", Double(early) / 1024)) MB after \(first) fuzz seeds, \(String(format: "%.1f", Double(late) / 1024)) MB after \(seeds) (\(String(format: "%+.1f", growth))%)")
-
+        print("\(sdk): peak resident memory \(String(format: "%.1f", Double(early) / 1024)) MB after \(first) fuzz seeds, \(String(format: "%.1f", Double(late) / 1024)) MB after \(seeds) (\(String(format: "%+.1f", growth))%); "
+              + "open files \(earlyFiles) and \(lateFiles)")
+        let failed = failedEarly + failedLate
+        if let firstFailed = failed.first {
+            print("\(sdk): \(failed.count) of \(seeds) fuzz seeds failed (first: \(firstFailed)); measured all the same")
+        }
         func fingerprint(_ core: String) -> (line: String, cpuS: Double, steps: UInt64)? {
             let before = usage().cpuS, steps = SimLoop.shared.steps
-            guard let out = try? FingerprintCommand.output(["--sdk", core, "--devices", devices, "--days", days], cores),
-                  out.status == 0 else { return nil }
-            return (out.text.trimmingSuffixNewline, usage().cpuS - before, SimLoop.shared.steps - steps)
+            guard let out = try? FingerprintCommand.output(["--sdk", core, "--devices", devices, "--days", days], cores), out.status != 2 else { return nil }
+            let line = out.text.trimmingSuffixNewline.split(separator: "\n").first.map(String.init) ?? ""
+            return ((out.status == 0 ? "" : "ended with a verdict: ") + line, usage().cpuS - before, SimLoop.shared.steps - steps)
         }
         guard let reference = fingerprint("reference"), let async = fingerprint(sdk) else {
-            printError("simkit-async: error: bench: a fingerprint run failed\n"); return 1
+            printError("simkit-async: error: bench: a fingerprint run did not run\n"); return 2
         }
         print("\(devices) devices × \(days) days, sans-IO reference: \(String(format: "%.2f", reference.cpuS)) s CPU (\(reference.line))")
         print("\(devices) devices × \(days) days, \(sdk): \(String(format: "%.2f", async.cpuS)) s CPU (\(async.line))")
         let perSecond = async.cpuS > 0 ? Double(async.steps) / async.cpuS : 0
         print("\(sdk): \(async.steps) SDK inputs in \(String(format: "%.2f", async.cpuS)) s CPU: \(Int(perSecond)) inputs/s on one core")
-        return 0
+        return failed.isEmpty ? 0 : 1
     }
 
     /// Re-executes this program with `SWIFT_DETERMINISTIC_HASHING=1` unless it is set.

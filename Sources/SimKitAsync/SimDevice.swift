@@ -59,17 +59,21 @@ public final class SimDevice: @unchecked Sendable {
     /// comes first; an answer after the timeout is never seen. Cancelling the calling task
     /// abandons the request (`CancellationError`); its answer is then ignored.
     public func send(_ kind: RequestKind, credential: Credential) async throws -> ServerReply {
-        if dead { throw CancellationError() }
+        if dead { throw await Self.calledAfterDeath() }
         try Task.checkCancellation()
         let id = nextID
         nextID = nextID >= (1 << 28) ? 1 : nextID + 1
         effects.append(.send(id: id, kind: kind, credential: credential))
         effects.append(.setTimer(.requestTimeout, at: now &+ config.requestTimeoutMs, arg: id << 3 | UInt32(kind.rawValue)))
         let sentAt = now
-        return try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation { c in pending[id] = Pending(kind: kind, sentAt: sentAt, continuation: c) }
-        } onCancel: {
-            self.abandon(id)
+        do {
+            return try await withTaskCancellationHandler {
+                try await withUnsafeThrowingContinuation { c in pending[id] = Pending(kind: kind, sentAt: sentAt, continuation: c) }
+            } onCancel: {
+                self.abandon(id)
+            }
+        } catch {
+            throw dead ? Self.processDied() : error
         }
     }
 
@@ -93,21 +97,25 @@ public final class SimDevice: @unchecked Sendable {
     // MARK: The clock
 
     func sleep(until deadline: SimTime) async throws {
-        if dead { throw CancellationError() }
+        if dead { throw await Self.calledAfterDeath() }
         try Task.checkCancellation()
         if deadline <= now { await Task.yield(); return }
         sleepOrder &+= 1
         let order = sleepOrder
-        try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation { (c: UnsafeContinuation<Void, any Error>) in
-                if cancelledBeforeSleeping.remove(order) != nil { return c.resume(throwing: CancellationError()) }
-                let s = Sleeper(deadline: deadline, order: order, continuation: c)
-                var lo = 0, hi = sleepers.count
-                while lo < hi { let mid = (lo + hi) / 2; if sleepers[mid].deadline <= deadline { lo = mid + 1 } else { hi = mid } }
-                sleepers.insert(s, at: lo)
+        do {
+            try await withTaskCancellationHandler {
+                try await withUnsafeThrowingContinuation { (c: UnsafeContinuation<Void, any Error>) in
+                    if cancelledBeforeSleeping.remove(order) != nil { return c.resume(throwing: CancellationError()) }
+                    let s = Sleeper(deadline: deadline, order: order, continuation: c)
+                    var lo = 0, hi = sleepers.count
+                    while lo < hi { let mid = (lo + hi) / 2; if sleepers[mid].deadline <= deadline { lo = mid + 1 } else { hi = mid } }
+                    sleepers.insert(s, at: lo)
+                }
+            } onCancel: {
+                self.cancelSleep(order)
             }
-        } onCancel: {
-            self.cancelSleep(order)
+        } catch {
+            throw dead ? Self.processDied() : error
         }
     }
 
@@ -163,8 +171,31 @@ public final class SimDevice: @unchecked Sendable {
 
     // MARK: Death
 
-    /// The process died: every waiting task ends with `CancellationError` (so nothing it
-    /// left suspended stays in memory), and nothing it does from now reaches the world.
+    /// The error a service of a dead process throws, after cancelling the calling task: a
+    /// task of a dead process is cancelled for real (`Task.isCancelled` is true from then
+    /// on, its child tasks are cancelled too, and every later sleep or request throws at
+    /// once), so a correct loop that retries after a failed await ends instead of spinning.
+    static func processDied() -> CancellationError {
+        withUnsafeCurrentTask { $0?.cancel() }
+        return CancellationError()
+    }
+
+    /// `processDied()` for a service called after the process died: the task also yields
+    /// first, so a loop that ignores its cancellation and calls again at once still goes
+    /// through the loop's queue, where `Bounds.jobsPerStep` stops it (`step-never-settles`
+    /// at the process's end), instead of spinning inside one job for ever.
+    static func calledAfterDeath() async -> CancellationError {
+        let error = processDied()
+        await Task.yield()
+        return error
+    }
+
+    /// Whether the process died (its services throw `CancellationError`).
+    public var isDead: Bool { dead }
+
+    /// The process died: every waiting task ends with `CancellationError` and is cancelled
+    /// (`processDied`), so nothing it left waiting on SimKit stays in memory, and nothing
+    /// it does from now reaches the world.
     func kill() {
         dead = true
         let waiting = pending.values.map(\.continuation)

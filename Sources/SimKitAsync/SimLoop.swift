@@ -40,14 +40,61 @@ package final class SimLoop: @unchecked Sendable {
     package internal(set) var steps: UInt64 = 0
     /// The verdict of the world running now, if it failed (`AsyncCore.verdict`).
     package internal(set) var verdict: SDKVerdict?
-    /// Jobs dropped, never run: left runnable by a world that failed or by a process's end.
+    /// Jobs dropped, never run: runnable at a world's end, with its processes dead, still
+    /// after `Bounds.jobsPerStep` more (tasks that spin even cancelled).
     package private(set) var jobsAbandoned: UInt64 = 0
 
-    /// Drops every runnable job: the tasks they belong to never run again.
-    func abandonReady() {
-        jobsAbandoned &+= UInt64(ready.count - head)
+    /// Whether a step of an async core is draining now: a clock read, a foreign sleep or a
+    /// hand-off to another thread is then the SDK's escape.
+    package var inStep = false
+    /// Set when an escape is recorded during a step: the drain stops after the job that
+    /// made it, so the escape is the step's verdict, never what it leads to (a task that
+    /// spins on a frozen foreign clock, a call that never returns).
+    var escapeSeen = false
+    /// Jobs set aside, never run in a step: those left runnable when a world got its
+    /// verdict, and those enqueued from other threads (`handedBack`). They run at the
+    /// world's end (`SimLoop.endWorld`), once every process of it is dead, so that their
+    /// tasks end (and free what they hold) instead of waiting forever.
+    var parked: [(job: UnownedJob, isMain: Bool)] = []
+    let handedBack = Mutex<[(job: UnownedJob, isMain: Bool)]>([])
+    /// Jobs from other threads set aside and run at a world's end so far (`handedBack`).
+    package private(set) var jobsHandedBack: UInt64 = 0
+
+    /// The processes of async cores made so far, and those that may be alive, by serial
+    /// (`SimProcess`); the world's end ends them.
+    var processesMade: UInt64 = 0
+    var live: [UInt64: WeakProcess] = [:]
+    /// Worlds begun so far, and whether the one running now has ended (`endWorld`).
+    package internal(set) var worldsBegun: UInt64 = 0
+    var worldEnded = false
+    /// Worlds that ended with work handed to another thread still running after the wait.
+    package internal(set) var handOffsStillOut: UInt64 = 0
+
+    /// Sets every runnable job aside (`parked`): none runs in a step again.
+    func parkReady() {
+        if head < ready.count { parked.append(contentsOf: ready[head...]) }
         ready.removeAll(keepingCapacity: true)
         head = 0
+    }
+
+    /// Runs the parked and handed-back jobs, with the world's processes dead, within
+    /// `Bounds.jobsPerStep`; what is still runnable after that is dropped for good.
+    /// Returns whether any ran.
+    func runSetAside() -> Bool {
+        let back = handedBack.withLock { list -> [(job: UnownedJob, isMain: Bool)] in let l = list; list.removeAll(); return l }
+        guard !parked.isEmpty || !back.isEmpty else { return false }
+        jobsHandedBack &+= UInt64(back.count)
+        asOwner {
+            ready.append(contentsOf: parked)
+            ready.append(contentsOf: back)
+            parked.removeAll()
+            if case .exceeded = drain(maxJobs: Bounds.jobsPerStep) {
+                jobsAbandoned &+= UInt64(ready.count - head)
+                ready.removeAll(keepingCapacity: true)
+                head = 0
+            }
+        }
+        return true
     }
 
     /// Whether `SimKitExecutors` were installed in this process.
@@ -64,21 +111,17 @@ package final class SimLoop: @unchecked Sendable {
     func push(_ job: UnownedJob, isMain: Bool) {
         if owner.load(ordering: .relaxed) == SimLoop.currentThread {
             ready.append((job, isMain))
+        } else if HandOff.mark != 0 {
+            // Work that a world handed off (followed: `HandOff`), coming back: already that
+            // world's escape when a step made it, and never a later world's. Set aside.
+            handedBack.withLock { $0.append((job, isMain)) }
         } else {
-            let what = "a job for the \(isMain ? "main actor" : "global executor") enqueued from thread \(SimLoop.threadName()) while \(owner.load(ordering: .relaxed) == 0 ? "no step was running" : "another thread was running a step")"
+            handedBack.withLock { $0.append((job, isMain)) }
+            // No thread's name or timing in the text: a verdict reads the same on a rerun.
+            let what = "a job for the \(isMain ? "main actor" : "global executor") enqueued from another thread that no hand-off seen in a step explains (work started outside a step, or through a call the host does not interpose); noticed here, it may come from an earlier step"
             foreign.withLock { if $0.count < 16 { $0.append(what) } }
             foreignCount.add(1, ordering: .relaxed)
         }
-    }
-
-    static func threadName() -> String {
-        // The kernel's name of the thread (Dispatch names its workers), from /proc.
-        var buffer = [UInt8](repeating: 0, count: 64)
-        let fd = open("/proc/thread-self/comm", O_RDONLY)
-        var n = 0
-        if fd >= 0 { n = max(0, read(fd, &buffer, 63)); close(fd) }
-        let name = String(decoding: buffer[0..<n], as: UTF8.self).trimmingSuffixNewline
-        return name.isEmpty ? "\(currentThread)" : "'\(name)'"
     }
 
     /// How a drain ended.
@@ -87,6 +130,8 @@ package final class SimLoop: @unchecked Sendable {
         case settled(jobs: Int)
         /// The bound was reached with jobs still runnable (a task that spins or keeps yielding).
         case exceeded(bound: Int)
+        /// A job escaped (`escapeSeen`): the drain stopped after it.
+        case escaped(jobs: Int)
     }
 
     /// Nil: ready jobs run in FIFO order. A seed: each step picks the next job among the
@@ -127,6 +172,7 @@ package final class SimLoop: @unchecked Sendable {
                 jobsRun &+= 1
                 if isMain { job.runSynchronously(on: main.asUnownedSerialExecutor()) }
                 else { job.runSynchronously(on: task.asUnownedTaskExecutor()) }
+                if escapeSeen, inStep { return .escaped(jobs: n) }
             }
             ready.removeAll(keepingCapacity: true)
             head = 0
@@ -140,6 +186,7 @@ package final class SimLoop: @unchecked Sendable {
             jobsRun &+= 1
             if isMain { job.runSynchronously(on: main.asUnownedSerialExecutor()) }
             else { job.runSynchronously(on: task.asUnownedTaskExecutor()) }
+            if escapeSeen, inStep { return .escaped(jobs: n) }
             if head > 1024, head * 2 > ready.count { ready.removeFirst(head); head = 0 }
         }
         ready.removeAll(keepingCapacity: true)
@@ -156,9 +203,16 @@ package final class SimLoop: @unchecked Sendable {
         return try body()
     }
 
-    /// Escapes seen since the last call: foreign enqueues and unsimulated sleeps.
+    /// Escapes seen since the last call, in order of cause: hand-offs to other threads made
+    /// during a step (`HandOff`, each named where it was made), sleeps on unsimulated clocks,
+    /// then foreign enqueues (noticed when they arrive).
     package func takeEscapes() -> [Escape] {
         var out: [Escape] = []
+        escapeSeen = false
+        if let first = HandOff.escapes.first {
+            out.append(Escape(kind: .foreignThread, detail: "the SDK handed work to another thread: \(first); it runs outside the simulation, and what it hands back would come at a time no seed decides"))
+            HandOff.escapes.removeAll()
+        }
         if foreignCount.load(ordering: .relaxed) > 0 {
             let what = foreign.withLock { list -> [String] in let l = list; list.removeAll(); return l }
             foreignCount.store(0, ordering: .relaxed)
@@ -174,8 +228,12 @@ package final class SimLoop: @unchecked Sendable {
     /// The number of foreign enqueues seen and not yet taken.
     package var pendingForeign: Int { foreignCount.load(ordering: .relaxed) }
 
+    /// A sleep on `clock`, which is not SimKit's: the job runs at once. During a step it is
+    /// the SDK's escape; elsewhere (a process's end) it only runs.
     func sleptOn<C: Clock>(_ clock: C) {
+        guard inStep, isDrainingOnThisThread else { return }
         if unsimulatedSleeps.count < 4 { unsimulatedSleeps.append("\(C.self)") }
+        escapeSeen = true
     }
 }
 

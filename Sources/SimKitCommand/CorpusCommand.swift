@@ -40,8 +40,8 @@ enum CorpusCommand {
       --max N        keep at most N scripts (default 256, at most 9999), compounds included
       --compounds N  how many compound scripts come first (default 4; 0: none)
       --jobs J       scripts run side by side (default: all cores)
-      --sdk S        reference (default) or mutant:NAME: the core the features are
-                     measured on
+      --sdk S        reference (default), mutant:NAME or custom:NAME (an SDK core the
+                     tool registers): the core the features are measured on
       --server S     reference (default) or custom:NAME
                      (or process:CMD, http://HOST:PORT: a server on the wire, docs/server-protocol.md)
 

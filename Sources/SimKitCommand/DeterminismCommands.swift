@@ -1,14 +1,45 @@
 import Foundation
 import Synchronization
 import SimKit
+import ServerWire
 import Invariants
+import ScenarioLanguage
 import Scenarios
 import ScenarioSearch
 
 /// Running this executable again, for the determinism guard across processes: each
 /// process seeds Swift's hashing on its own, so an order that leaks from a `Set` or a
 /// `Dictionary` shows there even when one process happens to repeat it.
-enum CrossProcess {
+package enum CrossProcess {
+    /// Whether this process is a simkit command line (`SimKitCommand.main`,
+    /// `SimKitAsyncHost.main`): this executable, started again, knows the same cores.
+    package nonisolated(unsafe) static var isCommandLine = false
+
+    /// The trace of `setup` as text, run on the cores `options` name (for the comparison
+    /// with another process's).
+    static func traceText(of setup: WorldSetup, sdk: SDKChoice, server: ServerChoice, cores: SDKCores) throws -> String {
+        let resolved: ResolvedCores
+        do { resolved = try cores.resolve(sdk: sdk, server: server) } catch { throw UsageError("\(error)") }
+        if resolved.isReference { return TraceDiff.text(of: setup, sdk: ReferenceSDK.self) }
+        return text(setup, resolved.sdk, resolved.server)
+    }
+
+    static func text<SDK: SDKCore, Server: ServerCore>(_ setup: WorldSetup, _ sdk: SDK.Type, _ server: Server.Type) -> String {
+        TraceDiff.text(of: setup, sdk: sdk, server: server)
+    }
+
+    /// The core's name in a report, whichever core it is.
+    static func coreName(sdk: SDKChoice, server: ServerChoice, cores: SDKCores) -> String {
+        guard let resolved = try? cores.resolve(sdk: sdk, server: server), !resolved.isReference else {
+            return DeterminismCheck.coreName(ReferenceSDK.self, choice: sdk)
+        }
+        return name(resolved.sdk, resolved.server, sdk)
+    }
+
+    static func name<SDK: SDKCore, Server: ServerCore>(_ sdk: SDK.Type, _ server: Server.Type, _ choice: SDKChoice) -> String {
+        DeterminismCheck.coreName(sdk, server: server, choice: choice)
+    }
+
     /// This executable, to start it again.
     static var executable: String {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
@@ -106,36 +137,51 @@ enum DiffCommand {
 /// `simkit fuzz --check-determinism --processes`, which runs it as its second process.
 enum SeedFingerprintsCommand {
     static let help = """
-    usage: simkit seed-fingerprints [--from SEED] [--seeds N] [--shard I/N] [--sdk S] [--devices N] [--duration D] [--jobs J]
+    usage: simkit seed-fingerprints [--from SEED] [--seeds N] [--shard I/N] [--sdk S] [--server S] [--devices N] [--duration D] [--jobs J]
 
     Runs each fuzz seed (without the checkers, which do not change a trace) and prints
     'SEED FINGERPRINT EVENTS' a line, in seed order: what 'simkit fuzz --check-determinism
-    --processes' compares with its own runs. The options mean what they mean for fuzz.
+    --processes' compares with its own runs ('SEED - 0' for a seed that a core ended with
+    a verdict of its own). The options mean what they mean for fuzz.
 
     """
 
-    static func run(_ argv: [String]) throws -> Int32 {
-        let a = try Arguments(argv, switches: [], options: ["seeds", "from", "jobs", "shard", "sdk", "devices", "duration"])
+    static func run(_ argv: [String], _ cores: SDKCores = SDKCores()) throws -> Int32 {
+        let a = try Arguments(argv, switches: [], options: ["seeds", "from", "jobs", "shard", "sdk", "server", "devices", "duration"])
         if a.has("help") { print(help, terminator: ""); return 0 }
         let count = try a.uint("seeds", default: 160_000, range: 1...10_000_000)
         let from = try a.uint("from", default: 0)
         guard from <= UInt64.max - count else { throw UsageError("--from \(from) + --seeds \(count) overflows") }
         let jobs = Int(try a.uint("jobs", default: UInt64(ProcessInfo.processInfo.activeProcessorCount), range: 1...256))
         let shard = try FuzzCommand.parseShard(a.string("shard")) ?? (1, 1)
-        let options = try a.generatorOptions()
+        let options = try a.generatorOptions(cores: cores)
+        let resolved: ResolvedCores
+        do { resolved = try cores.resolve(sdk: options.sdk, server: options.server) } catch { throw UsageError("\(error)") }
         let seeds = Array(stride(from: from + UInt64(shard.index - 1), to: from + count, by: shard.count))
         let lines = Mutex<[String?]>(Array(repeating: nil, count: seeds.count))
         parallelForEach(count: seeds.count, jobs: jobs) { i in
             let seed = seeds[i]
             var line = "\(seed) - 0"
             if let compiled = try? ScenarioCompiler.compile(ScenarioGenerator.generate(seed: seed, options: options)) {
-                var world = World<ReferenceSDK, NoObserver>(setup: compiled.setup, observer: NoObserver())
-                world.run()
-                line = "\(seed) \(world.fingerprint) \(world.eventsHandled)"
+                if resolved.isReference {
+                    var world = World<ReferenceSDK, NoObserver>(setup: compiled.setup, observer: NoObserver())
+                    world.run()
+                    line = "\(seed) \(world.fingerprint) \(world.eventsHandled)"
+                } else {
+                    line = "\(seed) " + fingerprint(compiled.setup, resolved.sdk, resolved.server)
+                }
             }
             lines.withLock { $0[i] = line }
         }
         print(lines.withLock { $0.compactMap { $0 } }.joined(separator: "\n"))
         return 0
+    }
+
+    /// `FINGERPRINT EVENTS` of `setup` on the cores `sdk` and `server`, or `- 0` when a core
+    /// ended it with a verdict of its own (an async SDK's escape, a server that left the protocol).
+    static func fingerprint<SDK: SDKCore, Server: ServerCore>(_ setup: WorldSetup, _ sdk: SDK.Type, _ server: Server.Type) -> String {
+        let world = WireRun.run { SimWorld<SDK, Server, NoObserver>(setup: setup, observer: NoObserver()) }
+        if CoreFailure.of(world) != nil { return "- 0" }
+        return "\(world.fingerprint) \(world.eventsHandled)"
     }
 }

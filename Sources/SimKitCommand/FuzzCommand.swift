@@ -22,7 +22,9 @@ enum FuzzCommand {
       --from SEED        the first seed (default 0)
       --jobs J           parallel simulations (default: all cores)
       --shard I/N        run only shard I of N (1-based); shards 1..N together are the whole run
-      --sdk S            reference (default) or mutant:NAME (see 'simkit mutants --list')
+      --sdk S            reference (default), mutant:NAME (see 'simkit mutants --list') or
+                         custom:NAME, an SDK core the tool registers (SimKitCommand.main(sdks:),
+                         SimKitAsyncHost.main: docs/custom-cores.md, docs/async.md)
       --server S         reference (default) or custom:NAME, a server core the tool registers
                          (or process:CMD, http://HOST:PORT: a server on the wire, docs/server-protocol.md)
       --devices N        at most N devices per group in generated worlds (default 40)
@@ -35,6 +37,9 @@ enum FuzzCommand {
       --junit FILE       write a JUnit XML report
       --json FILE        write all results as JSON (for 'simkit merge')
       --no-shrink        report failures without shrinking them
+      --baseline CORE    also run every seed on CORE (reference, mutant:NAME, custom:NAME) and
+                         compare seed by seed: fail only when the core under test breaks
+                         something CORE does not (below)
       --guided           coverage-guided: mutate the scripts that reached something new
                          (below)
       --corpus DIR       with --guided: start from the scripts in DIR and add the new
@@ -84,6 +89,13 @@ enum FuzzCommand {
     renamed). The --out directory and the --json and --junit files are checked writable
     before the first seed.
 
+    A baseline (--baseline CORE) is what a team uses while it fixes its first findings:
+    every seed runs on both cores, and the summary (and --json, "baseline") lists the
+    seeds that fail only with the core under test, only with the baseline, and with both
+    (and of those, the ones where the core under test breaks more). Only a seed where the
+    core under test breaks something the baseline does not is shrunk and fails the run;
+    the others are printed as known, not shrunk. Not with --guided.
+
     "Sometimes" situations are properties too: a campaign must reach each situation that
     a campaign of its size reaches with a correct core (a lock from a place-data request,
     a reset retried, …; the table is in SometimesRequirements.swift). One that is never
@@ -92,7 +104,8 @@ enum FuzzCommand {
     --duration only, under which they were measured.
 
     Exit: 0 every seed ran and none failed, 1 a seed failed: an invariant broken or
-    NONDETERMINISTIC (even if the run stopped early), 2 bad input, 3 the run did not
+    NONDETERMINISTIC (even if the run stopped early; with --baseline, only what the
+    baseline does not break), 2 bad input, 3 the run did not
     finish (a signal or --time-limit) and none of the seeds that ran failed, 4 every seed
     passed but a required "sometimes" situation was never reached (BLIND SPOT).
 
@@ -101,7 +114,7 @@ enum FuzzCommand {
     static func run(_ argv: [String], _ cores: SDKCores = SDKCores()) throws -> Int32 {
         let a = try Arguments(argv, switches: ["no-shrink", "quiet", "check-determinism", "processes", "guided"],
                               options: ["seeds", "from", "jobs", "shard", "sdk", "server", "devices", "duration", "time-limit", "out", "junit", "json",
-                                        "determinism-sample", "corpus", "max-server-failures"])
+                                        "determinism-sample", "corpus", "max-server-failures", "baseline"])
         if a.has("help") { print(helpText(help, cores: cores), terminator: ""); return 0 }
         guard a.positionals.isEmpty else { throw UsageError("unexpected argument '\(a.positionals[0])'") }
         let count = try a.uint("seeds", default: 160_000, range: 1...10_000_000)
@@ -136,9 +149,16 @@ enum FuzzCommand {
         // A server on the wire that fails writes the messages that led there beside the reproducers.
         WireSession.messagesDirectory = out
 
+        CampaignNotes.reset()
         let start = try a.string("corpus").map { try GuidedCorpus.load($0, cores: cores) } ?? []
+        var baseline: GeneratorOptions?
+        if let text = a.string("baseline") {
+            if guided { throw UsageError("--baseline and --guided exclude each other: a guided seed's script depends on its core's history") }
+            baseline = generator
+            baseline!.sdk = try sdkChoice(text, cores: cores)
+        }
         let campaign = Campaign(seeds: plan.seeds, generator: generator, cores: cores, jobs: jobs, out: out, shrink: shrink,
-                                quiet: quiet, timeLimit: timeLimit, determinismOneIn: sampleOneIn)
+                                quiet: quiet, timeLimit: timeLimit, determinismOneIn: sampleOneIn, baseline: baseline)
         campaign.maxServerFailures = Int(try a.uint("max-server-failures", default: 0, range: 0...10_000_000))
         var guidedLine: String?
         var results: [SeedResult]
@@ -150,9 +170,9 @@ enum FuzzCommand {
             results = campaign.run()
         }
         let stoppedBy: String? = results.count < plan.planned
-            ? (stopSignal.load(ordering: .relaxed) != 0 ? signalName(stopSignal.load(ordering: .relaxed))
+            ? (CampaignNotes.stopReason ?? (stopSignal.load(ordering: .relaxed) != 0 ? signalName(stopSignal.load(ordering: .relaxed))
                : campaign.stoppedByServer ? "--max-server-failures (\(plural(campaign.maxServerFailures, "seed")) ended by the server)"
-               : "--time-limit")
+               : "--time-limit"))
             : nil
         if a.has("processes"), stoppedBy == nil {
             results = try campaign.checkInAnotherProcess(results, plan: plan)
@@ -160,9 +180,16 @@ enum FuzzCommand {
         var summary = FuzzSummary(results: results, plan: plan, planned: plan.planned, seconds: campaign.elapsed, stoppedBy: stoppedBy)
         summary.determinism = determinismLine(results, oneIn: sampleOneIn, processes: a.has("processes") && stoppedBy == nil)
         summary.guidedLine = guidedLine
+        summary.warnings = CampaignNotes.warnings
+        CampaignNotes.finished(failing: summary.failures.map(\.seed))
+        if let baseline {
+            summary.baseline = BaselineComparison(core: Fuzz.sdkName(baseline.sdk), results: results, baseline: campaign.baselineResults)
+        }
         print(summary.text(jobs: jobs), terminator: "")
         if let path = a.string("json") { try writeAtomically(summary.json(), to: path) }
         if let path = a.string("junit") { try writeAtomically(summary.junit(), to: path) }
+        // A guard that compared nothing is no pass (it cannot be one today: such seeds fail).
+        if checkAll, summary.exitStatus == 0, !results.isEmpty, determinismCompared(results) == (0, 0) { return exitIncomplete }
         return summary.exitStatus
     }
 
@@ -171,8 +198,8 @@ enum FuzzCommand {
     static func checkModes(_ a: Arguments, generator: GeneratorOptions, shardCount: Int) throws {
         let checkAll = a.has("check-determinism")
         if a.has("processes"), !checkAll { throw UsageError("--processes needs --check-determinism") }
-        if a.has("processes"), let refusal = customCoreRefusal(sdk: generator.sdk, server: generator.server,
-                                                              what: "--processes runs the seeds again in another process") {
+        if a.has("processes"), let refusal = crossProcessRefusal(sdk: generator.sdk, server: generator.server,
+                                                                what: "--processes runs the seeds again in another process") {
             throw UsageError(refusal)
         }
         if checkAll, a.string("determinism-sample") != nil { throw UsageError("--determinism-sample and --check-determinism exclude each other: --check-determinism runs every seed twice") }
@@ -206,12 +233,31 @@ enum FuzzCommand {
         let found = results.filter { $0.nondeterminism != nil }
         let verdict = found.first.map { "\(plural(found.count, "seed")) NONDETERMINISTIC (first: \($0.seed); simkit replay \($0.seed) \($0.coreFlags) --twice)" }
         if oneIn == 1 {
-            return "determinism: every seed ran twice in this process" + (processes ? " and once in another" : "") + "; "
-                + (verdict ?? "every trace the same")
+            let compared = determinismCompared(results)
+            if compared.byTrace + compared.byVerdict == 0, !results.isEmpty {
+                return "determinism: INCOMPLETE: compared nothing: no seed ended with a trace or a verdict of its core to compare "
+                    + "(\(plural(results.count, "seed")): the generator's error or the server's failure)"
+            }
+            let how = compared.byVerdict == 0 ? "" : "; \(grouped(compared.byTrace)) compared by trace, \(grouped(compared.byVerdict)) by the verdict "
+                + "their core ended them with (an escape: the same, naming the same step)"
+            return "determinism: every seed ran twice in this process" + (processes ? " and once in another" : "") + how + "; "
+                + (verdict ?? (compared.byVerdict == 0 ? "every trace the same" : "every run the same"))
         }
         guard let verdict else { return nil }
         let checked = results.filter { DeterminismCheck.sampled($0.seed, oneIn: oneIn) }.count
         return "determinism: \(plural(checked, "seed")) (1 in \(oneIn)) ran twice; \(verdict)"
+    }
+
+    /// Seeds whose two runs the determinism guard compared: by trace (fingerprints), or by
+    /// the verdict an SDK core ended them with (`CoreFailure`; `Fuzz.sameVerdict`). A seed
+    /// that the generator or the server on the wire ended was not compared.
+    static func determinismCompared(_ results: [SeedResult]) -> (byTrace: Int, byVerdict: Int) {
+        var trace = 0, verdict = 0
+        for r in results {
+            if !r.fingerprint.isEmpty { trace += 1 }
+            else if let kind = r.broken.first, Fuzz.isCoreFailure(kind), !Fuzz.isServerFailure(kind) { verdict += 1 }
+        }
+        return (trace, verdict)
     }
 
     static func parseShard(_ text: String?) throws -> (index: Int, count: Int)? {
@@ -266,10 +312,11 @@ extension Campaign {
     /// written in another process (`simkit replay --trace`) and one written here.
     func checkInAnotherProcess(_ results: [SeedResult], plan: FuzzPlan) throws -> [SeedResult] {
         if !quiet { printError("fuzz: running \(plural(results.count, "seed")) again in another process…") }
+        let server = ServerCores.flag(generator.server).isEmpty ? [] : ["--server", ServerCores.name(generator.server)]
         let child = try CrossProcess.run(["seed-fingerprints", "--from", "\(plan.range.from)", "--seeds", "\(plan.range.count)",
-                                          "--shard", plan.shardText, "--sdk", Fuzz.sdkName(generator.sdk),
-                                          "--devices", "\(generator.maxDevicesPerGroup)", "--duration", "\(generator.maxDurationDays)d",
-                                          "--jobs", "\(jobs)"])
+                                          "--shard", plan.shardText, "--sdk", Fuzz.sdkName(generator.sdk)] + server
+                                         + ["--devices", "\(generator.maxDevicesPerGroup)", "--duration", "\(generator.maxDurationDays)d",
+                                            "--jobs", "\(jobs)"])
         guard child.status == 0 else {
             // A signal reaches the whole process group: the second process stopped with this one.
             if stopRequested.load(ordering: .relaxed) {
@@ -289,9 +336,10 @@ extension Campaign {
             guard let other = theirs[r.seed] else { throw UsageError("the second process gave no fingerprint for seed \(r.seed)") }
             if other.0 == r.fingerprint, other.1 == r.events { continue }
             let setup = try ScenarioCompiler.compile(ScenarioGenerator.generate(seed: r.seed, options: generator)).setup
-            let core = DeterminismCheck.coreName(ReferenceSDK.self, choice: generator.sdk)
+            let core = CrossProcess.coreName(sdk: generator.sdk, server: generator.server, cores: cores)
             let detail = "fingerprints: this process \(r.fingerprint) (\(r.events) events), another process \(other.0) (\(other.1) events)"
-            var n = try CrossProcess.compare(own: TraceDiff.text(of: setup, sdk: ReferenceSDK.self), childArguments: replayArguments(r.seed), core: core)
+            let own = try CrossProcess.traceText(of: setup, sdk: generator.sdk, server: generator.server, cores: cores)
+            var n = try CrossProcess.compare(own: own, childArguments: replayArguments(r.seed), core: core)
                 ?? .unlocated(.unlocated, explanation: "the runs in the two processes differed, but the traces written afterwards, "
                               + "one more in each process, were the same: the leak did not repeat.", names: ("this process", "another process"),
                               core: core, detail: nil)
@@ -317,8 +365,13 @@ final class Campaign: Sendable {
     let timeLimit: Double?
     /// One seed in this many runs twice (`DeterminismCheck.sampled`); 1: all, 0: none.
     let determinismOneIn: UInt64
+    /// The baseline core's options (`--baseline`): every seed runs on it too.
+    let baseline: GeneratorOptions?
     let started = monotonicSeconds()
-    struct State { var results: [SeedResult?]; var done = 0; var failures = 0; var serverFailures = 0; var progress: ProgressLine }
+    struct State {
+        var results: [SeedResult?]; var done = 0; var failures = 0; var serverFailures = 0; var progress: ProgressLine
+        var baselineResults: [SeedResult?] = []
+    }
     /// Stop taking seeds after this many ended by the server on the wire (0: never).
     nonisolated(unsafe) var maxServerFailures = 0
     /// Whether `maxServerFailures` stopped the campaign.
@@ -327,12 +380,17 @@ final class Campaign: Sendable {
     let finished = Mutex<Double>(0)
 
     init(seeds: [UInt64], generator: GeneratorOptions, cores: SDKCores = SDKCores(), jobs: Int, out: String, shrink: Bool,
-         quiet: Bool, timeLimit: Double?, determinismOneIn: UInt64 = DeterminismCheck.defaultSampleOneIn) {
+         quiet: Bool, timeLimit: Double?, determinismOneIn: UInt64 = DeterminismCheck.defaultSampleOneIn, baseline: GeneratorOptions? = nil) {
         self.seeds = seeds; self.generator = generator; self.cores = cores; self.jobs = jobs; self.out = out
         self.shrink = shrink; self.quiet = quiet; self.timeLimit = timeLimit; self.determinismOneIn = determinismOneIn
+        self.baseline = baseline
         state = Mutex(State(results: Array(repeating: nil, count: seeds.count),
-                            progress: ProgressLine(label: "fuzz", noun: "seed", total: seeds.count, quiet: quiet)))
+                            progress: ProgressLine(label: "fuzz", noun: "seed", total: seeds.count, quiet: quiet),
+                            baselineResults: Array(repeating: nil, count: baseline == nil ? 0 : seeds.count)))
     }
+
+    /// The baseline's results of the seeds that ran, in seed order (`--baseline`).
+    var baselineResults: [SeedResult] { state.withLock { $0.baselineResults.compactMap { $0 } } }
 
     var elapsed: Double { finished.withLock { $0 } }
 
@@ -356,12 +414,13 @@ final class Campaign: Sendable {
     func runOne(_ i: Int) {
         if timeIsUp() { return }
         let seed = seeds[i]
+        let baselineResult = runBaseline(i)
         // The seeds the guard checks run in worlds of their own type; the others run as they always did.
         let (result, scenario, violations) = DeterminismCheck.sampled(seed, oneIn: determinismOneIn)
             ? Fuzz.run(seed: seed, options: generator, cores: cores, checkDeterminism: true)
             : Fuzz.run(seed: seed, options: generator, cores: cores)
         if stoppedOnTheWire { return }
-        finish(i, result, scenario, violations)
+        finish(i, result, scenario, violations, baseline: baselineResult)
     }
 
     /// Whether a signal stopped the wait on a server on the wire: the seed in progress did
@@ -410,12 +469,23 @@ final class Campaign: Sendable {
 
     /// Records seed `i`'s outcome: shrinks a failure and writes its reproducer, prints it,
     /// and counts it in the progress line.
-    func finish(_ i: Int, _ seedResult: SeedResult, _ scenario: ScenarioFile, _ violations: [Violation]) {
+    func finish(_ i: Int, _ seedResult: SeedResult, _ scenario: ScenarioFile, _ violations: [Violation], baseline: SeedResult? = nil) {
         let seed = seeds[i]
         var result = seedResult
         let guided = result.guided ?? false
+        // With --baseline, a failure the baseline has too (and no more) is known: told, not shrunk.
+        let known = baseline.map { $0.failed && !BaselineComparison.breaksMore(result, than: $0) } ?? false
         if let n = result.nondeterminism { reportNondeterminism(seed: seed, n) }
-        if result.failed, let invariant = result.broken.first {
+        if result.failed, known {
+            if !quiet, let b = baseline {
+                let line = "FAIL seed \(seed): \(result.firstViolation ?? result.broken.first ?? "NONDETERMINISTIC")\n"
+                    + "  known: the baseline (--sdk \(b.sdk)) fails it too: \(BaselineComparison.broken(b).joined(separator: ", "))\n"
+                state.withLock { s in
+                    s.progress.clear()
+                    FileHandle.standardOutput.write(Data(line.utf8))
+                }
+            }
+        } else if result.failed, let invariant = result.broken.first {
             // The reproducer is shrunk for, and named after, the first invariant broken in
             // time (`broken` is sorted by name).
             let target = violations.first?.invariant.rawValue ?? invariant
@@ -455,6 +525,7 @@ final class Campaign: Sendable {
         }
         state.withLock { s in
             s.results[i] = result
+            if let baseline { s.baselineResults[i] = baseline }
             s.done += 1
             if result.failed { s.failures += 1 }
             if let kind = result.broken.first, Fuzz.isServerFailure(kind) {

@@ -77,6 +77,11 @@ struct FuzzSummary {
     var determinism: String?
     /// A line on the guided campaign's corpus, printed after the first line when set.
     var guidedLine: String?
+    /// What the process running the campaign warned about itself (`CampaignNotes`: memory
+    /// or open files that grew seed after seed).
+    var warnings: [String] = []
+    /// The comparison with a baseline core, seed by seed (`fuzz --baseline`).
+    var baseline: BaselineComparison?
 
     var sdk: String { plan.options.sdk }
 
@@ -99,7 +104,12 @@ struct FuzzSummary {
     /// The exit status: 1 when a seed failed (a failure found is a verdict even if the run
     /// stopped early), else 3 when the run did not finish, else 4 when a required
     /// "sometimes" situation was never reached (a blind spot), else 0.
-    var exitStatus: Int32 { !failures.isEmpty ? 1 : !complete ? exitIncomplete : blindSpots.isEmpty ? 0 : exitBlindSpot }
+    /// With a baseline, only a seed where the core under test breaks what the baseline does
+    /// not is a failure.
+    var exitStatus: Int32 {
+        let failed = baseline.map { !$0.newFailures.isEmpty } ?? !failures.isEmpty
+        return failed ? 1 : !complete ? exitIncomplete : blindSpots.isEmpty ? 0 : exitBlindSpot
+    }
 
     /// Whether the "sometimes" requirements apply: they were measured with the default
     /// generator options, and other options can make a situation impossible.
@@ -166,6 +176,8 @@ struct FuzzSummary {
         if let detail = missingSeedsDetail { s += detail + "\n" }
         if let determinism { s += determinism + "\n" }
         if let guidedLine { s += guidedLine + "\n" }
+        for w in warnings { s += "warning: \(w)\n" }
+        if let baseline { s += baseline.line(coreName: sdk) + "\n" }
         let nondeterministic = results.filter { $0.nondeterminism != nil }
         if failures.isEmpty {
             s += "no invariant broken\n"
@@ -214,6 +226,10 @@ struct FuzzSummary {
         var coverageNames: [String]
         /// Required "sometimes" situations never reached (exit 4); absent before this field existed.
         var blindSpots: [String]?
+        /// What the process warned about itself (`CampaignNotes`); absent when nothing.
+        var warnings: [String]?
+        /// The comparison with `--baseline`'s core, seed by seed; absent without one.
+        var baseline: BaselineComparison?
         var results: [SeedResult]
 
         var plan: FuzzPlan { FuzzPlan(range: range, shard: shard, options: options) }
@@ -225,7 +241,7 @@ struct FuzzSummary {
                                 planned: planned, seedsRun: results.count, interrupted: stoppedBy != nil, stoppedBy: stoppedBy,
                                 complete: complete, missingShards: merged ? missingShards : nil, missingSeeds: merged ? missingSeeds : nil, mergedShards: merged ? mergedShards : nil,
                                 seconds: seconds, coverageNames: Coverage.allCases.map(\.description),
-                                blindSpots: blindSpots.map(\.description), results: results)
+                                blindSpots: blindSpots.map(\.description), warnings: warnings.isEmpty ? nil : warnings, baseline: baseline, results: results)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
         return String(decoding: try encoder.encode(report), as: UTF8.self) + "\n"

@@ -74,20 +74,24 @@ func coreFlags(_ options: GeneratorOptions) -> String {
     "--sdk \(Fuzz.sdkName(options.sdk))" + ServerCores.flag(options.server)
 }
 
-/// The refusal of a custom core where the other process or a written trace runs the
-/// reference (`--processes`, `run --trace`): nil when both cores are the reference's.
-func customCoreRefusal(sdk: SDKChoice, server: ServerChoice, what: String) -> String? {
-    if case .custom(let name) = sdk {
-        return "\(what), which knows only the reference SDK and its mutants; '\(name)' is a custom core (check it with --check-determinism alone, in this process)"
-    }
-    if case .custom(let name) = server {
-        return "\(what), which knows only the reference server; '\(name)' is a custom server core (check it with --check-determinism alone, in this process)"
-    }
+/// Why the cores of `sdk` and `server` cannot run again in another process (`what`
+/// says who asks), or nil when they can. The other process is this program, started
+/// again: it knows the same custom cores when it is a simkit command line
+/// (`SimKitCommand.main`, `SimKitAsyncHost.main`), not when a command runs embedded in
+/// another program (`SimKitCommand.run`). A server on the wire is never started twice.
+func crossProcessRefusal(sdk: SDKChoice, server: ServerChoice, what: String) -> String? {
     if case .process = server {
-        return "\(what), which knows only the reference server; \(ServerCores.name(server)) is a server on the wire (check it with --check-determinism alone, in this process)"
+        return "\(what), which would start the server on the wire \(ServerCores.name(server)) again (check it with --check-determinism alone, in this process)"
     }
     if case .http = server {
-        return "\(what), which knows only the reference server; \(ServerCores.name(server)) is a server on the wire (check it with --check-determinism alone, in this process)"
+        return "\(what), which would send the same server on the wire \(ServerCores.name(server)) a second run (check it with --check-determinism alone, in this process)"
+    }
+    guard !CrossProcess.isCommandLine else { return nil }
+    if case .custom(let name) = sdk {
+        return "\(what) by starting this program again, which is not a simkit command line (SimKitCommand.run inside another program) and may not know '\(name)'; run it from an executable built with SimKitCommand.main(sdks:), or check it with --check-determinism alone, in this process"
+    }
+    if case .custom(let name) = server {
+        return "\(what) by starting this program again, which is not a simkit command line (SimKitCommand.run inside another program) and may not know the server core '\(name)'; run it from an executable built with SimKitCommand.main(servers:), or check it with --check-determinism alone, in this process"
     }
     return nil
 }

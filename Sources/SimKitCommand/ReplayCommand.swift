@@ -8,7 +8,7 @@ import ScenarioSearch
 /// `simkit replay SEED`: the same fuzz run again, byte for byte.
 enum ReplayCommand {
     static let help = """
-    usage: simkit replay SEED [--sdk reference|mutant:NAME] [--server S] [--devices N] [--duration D] [--print] [--trace FILE]
+    usage: simkit replay SEED [--sdk reference|mutant:NAME|custom:NAME] [--server S] [--devices N] [--duration D] [--print] [--trace FILE]
                               [--twice [--processes]]
 
     Generates the scenario of fuzz seed SEED exactly as 'simkit fuzz' did and runs it
@@ -16,7 +16,8 @@ enum ReplayCommand {
     same --sdk, --server, --devices and --duration that the fuzz run used.
 
     options:
-      --sdk S         reference (default) or mutant:NAME
+      --sdk S         reference (default), mutant:NAME or custom:NAME (an SDK core the
+                      tool registers)
       --server S      reference (default) or custom:NAME, a server core the tool registers
                       (or process:CMD, http://HOST:PORT: a server on the wire, docs/server-protocol.md)
       --devices N     the fuzz run's --devices (default 40)
@@ -45,8 +46,8 @@ enum ReplayCommand {
             throw UsageError("SEED must be a whole number from 0 to \(UInt64.max), got '\(a.positionals[0])'")
         }
         let options = try a.generatorOptions(cores: cores)
-        if a.has("processes"), let refusal = customCoreRefusal(sdk: options.sdk, server: options.server,
-                                                              what: "--processes runs the seed again in another process") {
+        if a.has("processes"), let refusal = crossProcessRefusal(sdk: options.sdk, server: options.server,
+                                                                what: "--processes runs the seed again in another process") {
             throw UsageError(refusal.replacingOccurrences(of: "--check-determinism alone", with: "--twice alone"))
         }
         if a.has("print") {
@@ -62,10 +63,11 @@ enum ReplayCommand {
         if twice {
             if a.has("processes"), result.nondeterminism == nil, !result.fingerprint.isEmpty {
                 let setup = try ScenarioCompiler.compile(ScenarioGenerator.generate(seed: seed, options: options)).setup
-                let child = ["replay", "\(seed)", "--sdk", result.sdk, "--devices", "\(options.maxDevicesPerGroup)",
-                             "--duration", "\(options.maxDurationDays)d"]
-                result.nondeterminism = try CrossProcess.compare(own: TraceDiff.text(of: setup, sdk: ReferenceSDK.self), childArguments: child,
-                                                                 core: DeterminismCheck.coreName(ReferenceSDK.self, choice: options.sdk))
+                let child = ["replay", "\(seed)", "--sdk", result.sdk] + (result.server.map { ["--server", $0] } ?? [])
+                    + ["--devices", "\(options.maxDevicesPerGroup)", "--duration", "\(options.maxDurationDays)d"]
+                let own = try CrossProcess.traceText(of: setup, sdk: options.sdk, server: options.server, cores: cores)
+                result.nondeterminism = try CrossProcess.compare(own: own, childArguments: child,
+                                                                 core: CrossProcess.coreName(sdk: options.sdk, server: options.server, cores: cores))
             }
             if let n = result.nondeterminism {
                 print(n.text(), terminator: "")

@@ -7,7 +7,7 @@ import Invariants
 /// `simkit run FILE…`: runs scenario files and prints a PASS/FAIL report.
 enum RunCommand {
     static let help = """
-    usage: simkit run [--quiet] [--strict] [--sdk reference|mutant:NAME] [--server S] [--seed N] [--max-memory BYTES]
+    usage: simkit run [--quiet] [--strict] [--sdk reference|mutant:NAME|custom:NAME] [--server S] [--seed N] [--max-memory BYTES]
                       [--check-determinism [--processes]] [--trace OUT] FILE|DIR...
 
     Runs scenario files (SPEC §4). A directory stands for every *.scenario file inside
@@ -29,7 +29,8 @@ enum RunCommand {
     options:
       --quiet           print the summary line only (and no progress)
       --strict          warnings are errors (exit 2, nothing is run)
-      --sdk CORE        run 'reference' or 'mutant:NAME' instead of the files' sdk line
+      --sdk CORE        run 'reference', 'mutant:NAME' or 'custom:NAME' (an SDK core the
+                        tool registers) instead of the files' sdk line
       --server S        run 'reference' or 'custom:NAME' (a server core the tool registers)
                         (or process:CMD, http://HOST:PORT: a server on the wire, docs/server-protocol.md)
                         instead of the files' server line
@@ -69,11 +70,11 @@ enum RunCommand {
             throw UsageError("--trace writes one scenario's trace; \(plural(scenarios.count, "scenario")) given")
         }
         if let path = a.string("trace") { try checkWritableFile(path) }
-        // The other process and the written trace run the reference: say so before anything runs.
-        if a.has("processes") || a.string("trace") != nil {
+        // The other process is this program again: say before anything runs when it cannot be.
+        if a.has("processes") {
             for (file, scenario) in scenarios {
-                if let refusal = customCoreRefusal(sdk: runner.sdk ?? scenario.sdk, server: runner.server ?? scenario.server,
-                                                   what: "\(file): --trace and --processes run it again on the built-in runner") {
+                if let refusal = crossProcessRefusal(sdk: runner.sdk ?? scenario.sdk, server: runner.server ?? scenario.server,
+                                                     what: "\(file): --processes runs it again in another process") {
                     throw UsageError(refusal)
                 }
             }
@@ -141,28 +142,37 @@ enum RunCommand {
         limited.memoryBudgetBytes = runner.memoryBudgetBytes
         // The trace streams to its file (a big run's text never sits in memory); the
         // check across processes reads it back, or keeps a run's text when there is no file.
-        if let path = a.string("trace") { try streamTrace(limited, to: path) }
+        let sdk = runner.sdk ?? scenario.sdk, server = runner.server ?? scenario.server
+        if let path = a.string("trace") { try streamTrace(limited, sdk: sdk, server: server, cores: runner.cores, to: path) }
         if a.has("processes"), outcome.nondeterminism == nil {
-            let text = a.string("trace").flatMap { FileManager.default.contents(atPath: $0) }.map { String(decoding: $0, as: UTF8.self) }
-                ?? TraceDiff.text(of: limited, sdk: ReferenceSDK.self)
+            let text = try a.string("trace").flatMap { FileManager.default.contents(atPath: $0) }.map { String(decoding: $0, as: UTF8.self) }
+                ?? CrossProcess.traceText(of: limited, sdk: sdk, server: server, cores: runner.cores)
             var child = ["run", "--quiet", "--max-memory", "\(runner.memoryBudgetBytes)"]
             if let sdk = a.string("sdk") { child += ["--sdk", sdk] }
+            if let server = a.string("server") { child += ["--server", server] }
             if let seed = runner.seed { child += ["--seed", "\(seed)"] }
             outcome.nondeterminism = try CrossProcess.compare(
-                own: text, childArguments: child + [file],
-                core: DeterminismCheck.coreName(ReferenceSDK.self, choice: runner.sdk ?? scenario.sdk))
+                own: text, childArguments: child + [file], core: CrossProcess.coreName(sdk: sdk, server: server, cores: runner.cores))
             if outcome.nondeterminism != nil { outcome.verdict = .failed }
         }
     }
 
-    /// Runs `setup` once more with a `TraceWriter` streaming to `path`.
-    static func streamTrace(_ setup: WorldSetup, to path: String) throws {
+    /// Runs `setup` once more on the cores `sdk` and `server` name (the reference, a mutant
+    /// of it, or custom ones of `cores`) with a `TraceWriter` streaming to `path`.
+    static func streamTrace(_ setup: WorldSetup, sdk: SDKChoice, server: ServerChoice, cores: SDKCores, to path: String) throws {
         guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
             throw UsageError("cannot write the trace to '\(path)'")
         }
         defer { try? handle.close() }
-        var world = World<ReferenceSDK, TraceWriter>(setup: setup, observer: TraceWriter { handle.write(Data($0.utf8)) })
-        world.run()
+        let resolved: ResolvedCores
+        do { resolved = try cores.resolve(sdk: sdk, server: server) } catch { throw UsageError("\(error)") }
+        let writer = TraceWriter { handle.write(Data($0.utf8)) }
+        if resolved.isReference {
+            var world = World<ReferenceSDK, TraceWriter>(setup: setup, observer: writer)
+            world.run()
+        } else {
+            _ = ReplayCommand.traced(resolved.sdk, resolved.server, setup, writer)
+        }
     }
 
     /// 1 when a scenario failed, else 3 when one did not finish, else 0.

@@ -32,6 +32,7 @@ public enum SimKitCommand {
             FileHandle.standardError.write(Data("simkit: error: \(problem)\n".utf8))
             exit(2)
         }
+        CrossProcess.isCommandLine = true
         exit(runMain(Array(CommandLine.arguments.dropFirst()), cores: SDKCores(sdks, servers: ServerCores(servers)),
                      handleSignals: true))
     }
@@ -68,7 +69,7 @@ enum Commands {
     /// Commands left out of the usage text: tools for the project's own scripts.
     static let hidden: [(name: String, summary: String, run: Run)] = [
     ("hostile-inputs", "check generated hostile scenario files (scripts/hostile-inputs.sh)", { a, _ in try HostileInputsCommand.run(a) }),
-    ("seed-fingerprints", "fingerprints of fuzz seeds, for 'fuzz --check-determinism --processes'", { a, _ in try SeedFingerprintsCommand.run(a) }),
+    ("seed-fingerprints", "fingerprints of fuzz seeds, for 'fuzz --check-determinism --processes'", SeedFingerprintsCommand.run),
     ("serve-reference", "the reference server on the wire over stdio, for 'bench --wire' (--no-batch: lock step)", { a, _ in
         if let bad = a.first(where: { $0 != "--no-batch" }) { throw UsageError("serve-reference takes only --no-batch, got '\(bad)'") }
         var server = WireReferenceServer(batches: !a.contains("--no-batch"))

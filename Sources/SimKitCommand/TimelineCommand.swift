@@ -23,8 +23,8 @@ enum TimelineCommand {
 
     options:
       -o, --out FILE   where to write the page (required)
-      --sdk S          reference or mutant:NAME (a FILE's own sdk line by default;
-                       reference for --seed)
+      --sdk S          reference, mutant:NAME or custom:NAME, an SDK core the tool
+                       registers (a FILE's own sdk line by default; reference for --seed)
       --server S       reference or custom:NAME, a server core the tool registers (a
                        FILE's own server line by default; reference for --seed)
       --seed N         with FILE: use seed N instead of the file's seed line

@@ -4,6 +4,7 @@
 // through SimKit's loop, and a sleep on ContinuousClock must be seen as an escape.
 // When the toolchain changes the custom-executor SPI, this stops building or says
 // "CANARY FAILED" and exits 2.
+import Dispatch
 import SimKitAsync
 #if canImport(Glibc)
 import Glibc
@@ -61,14 +62,27 @@ loop.asOwner {
 }
 let first = loop.drain(maxJobs: 10_000)
 note("drain \(first)")
-// A sleep on a clock that is not SimKit's is an escape, and still does not hang.
+// A sleep on a clock that is not SimKit's is an escape during a step, and still does not hang.
 loop.asOwner { Task { try? await Task.sleep(for: .seconds(3600)); note("slept on ContinuousClock") } }
-let second = loop.drain(maxJobs: 10_000)
+loop.inStep = true
+let second = loop.drain(maxJobs: 10_000)   // stops at the escape: it is the step's verdict
+loop.inStep = false
 note("drain \(second)")
+note("drain \(loop.drain(maxJobs: 10_000))")   // what is left still runs: nothing hangs
 let escapes = loop.takeEscapes()
 note("escapes \(escapes.map { "\($0.kind.rawValue)" })")
+// Work handed to Dispatch during a step is seen where it is made: this executable's
+// dispatch_async stands in for libdispatch's (the host's interposition, see HandOffInterposer).
+HandOff.following = HandOff.isInterposed
+note("hand-offs interposed \(HandOff.following)")
+loop.asOwner { Task { DispatchQueue.global().async {}; note("handed off") } }
+loop.inStep = true
+note("drain \(loop.drain(maxJobs: 100))")
+loop.inStep = false
+let handOffs = loop.takeEscapes()
+note("hand-off \(handOffs.map { "\($0.kind.rawValue)" })")
 for l in lines { print(l) }
 print("jobs \(loop.jobsRun)")
-let ok = lines.contains("done") && escapes.map(\.kind) == [.unsimulatedClock] && loop.jobsRun > 20
+let ok = lines.contains("done") && escapes.map(\.kind) == [.unsimulatedClock] && handOffs.map(\.kind) == [.foreignThread] && loop.jobsRun > 20
 if !ok { print("CANARY FAILED: the workload did not run as expected on SimKit's loop\n", terminator: ""); exit(2) }
 print("canary ok")

@@ -23,10 +23,21 @@ import Testing
         #expect(a.status == 0, "the custom-executor SPI changed? \(a.err)\n\(a.out)")
         #expect(a.out.contains("canary ok"))
         for line in ["async-let-a 1", "group-3", "detached", "main 1", "main 2", "yield 2", "done",
-                     "escapes [\"escape-unsimulated-clock\"]", "slept on ContinuousClock"] {
+                     "escapes [\"escape-unsimulated-clock\"]", "drain escaped", "slept on ContinuousClock",
+                     "hand-offs interposed true", "handed off", "hand-off [\"escape-foreign-thread\"]"] {
             #expect(a.out.contains(line), "missing '\(line)' in\n\(a.out)")
         }
         #expect(a.out == b.out, "two processes ran the jobs in different orders:\n\(a.out)\n---\n\(b.out)")
+    }
+
+    /// The canary's own `dispatch_async` is the process's (an executable that links
+    /// SimKitAsync exports it; the example's host adds `--export-dynamic`), and work handed
+    /// to Dispatch during a step is the escape at that step. If a toolchain stops letting
+    /// an executable stand in for libdispatch's functions, this fails.
+    @Test func aHandOffToDispatchIsSeenWhereItIsMade() throws {
+        let r = try Self.runCanary()
+        #expect(r.out.contains("hand-offs interposed true"), "\(r.out)")
+        #expect(r.out.contains("hand-off [\"escape-foreign-thread\"]"), "\(r.out)")
     }
 
     /// Installed after a task already ran on the runtime's own executor, SimKit's executors

@@ -20,6 +20,9 @@ public struct Nondeterminism: Sendable, Codable, Equatable, CustomStringConverti
         /// The fingerprints differ but the place could not be shown (past the records
         /// kept, or in a field the text form of a trace does not show).
         case unlocated
+        /// A core ended the runs with verdicts of its own (`CoreFailure`: an async SDK's
+        /// escape) that differ, in name or in the step they name.
+        case coreVerdict
     }
 
     /// The 1-based number of the first differing record (line `record + 1` of a trace
@@ -56,6 +59,7 @@ public struct Nondeterminism: Sendable, Codable, Equatable, CustomStringConverti
         case .world: what = "the world's own records differ first"
         case .untraced: what = "the traces agree but an untraced effect (a timer) differed" + (core.map { " (core: \($0))" } ?? "")
         case .unlocated: what = "the fingerprints differ"
+        case .coreVerdict: what = "the core ended the runs with different verdicts of its own" + (core.map { " (core: \($0))" } ?? "")
         }
         return "NONDETERMINISTIC\(place): \(what)"
     }

@@ -40,7 +40,15 @@ extension Fuzz {
         setup.ringDepth = 0   // the checker keeps its own rings
         let world = WireRun.run { SimWorld<SDK, Server, InvariantChecker>(setup: setup, observer: InvariantChecker(ringDepth: 12)) }
         if let failure = CoreFailure.of(world) {
-            return (coreFailed(seed: seed, options: options, failure, events: world.eventsHandled), scenario, [])
+            var result = coreFailed(seed: seed, options: options, failure, events: world.eventsHandled)
+            if checkDeterminism, !failure.isServer {
+                // An SDK core's own verdict (an async SDK's escape) is rerun too: it must recur,
+                // the same, naming the same step.
+                result.nondeterminism = withExtendedLifetime(world) {
+                    sameVerdict(setup, sdk: sdk, server: server, as: failure, core: DeterminismCheck.coreName(sdk, server: server, choice: options.sdk))
+                }
+            }
+            return (result, scenario, [])
         }
         var result = seedResult(seed: seed, options: options, checker: world.observer, fingerprint: world.fingerprint,
                                 events: world.eventsHandled, stopReason: world.stopReason)
@@ -77,6 +85,19 @@ extension Fuzz {
                                     broken: ["generator-error"], firstViolation: "\(error)", coverage: [])
             return (result, scenario, [])
         }
+    }
+
+    /// Runs `setup` once more and compares the verdict a core ended it with (`CoreFailure`)
+    /// with `failure`, the first run's: nil when the same verdict recurs, naming the same step.
+    package static func sameVerdict<SDK: SDKCore, Server: ServerCore>(_ setup: WorldSetup, sdk: SDK.Type, server: Server.Type,
+                                                                     as failure: CoreFailure, core: String) -> Nondeterminism? {
+        let second = WireRun.run { SimWorld<SDK, Server, NoObserver>(setup: setup, observer: NoObserver()) }
+        let again = CoreFailure.of(second)
+        if again == failure { return nil }
+        return .unlocated(.coreVerdict, explanation: "the first run ended with \(failure.headline); the second "
+                          + (again.map { "with \($0.headline)" } ?? "with no verdict of the core's own, after \(second.eventsHandled) events")
+                          + ". An escape must be named at the step that made it, the same in every run (core: \(core)).",
+                          names: ("run 1", "run 2"), core: core, detail: nil)
     }
 
     /// The verdict of a finished run, as `run(seed:options:)` records it.

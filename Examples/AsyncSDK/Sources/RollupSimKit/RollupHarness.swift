@@ -11,7 +11,10 @@ public final class RollupHarness<Bugs: BugChoice>: AsyncSDKHarness {
     let device: SimDevice
     let sdk: Rollup
 
-    public init(device: SimDevice) {
+    public convenience init(device: SimDevice) { self.init(device: device, transport: Bugs.transport(device)) }
+
+    /// The harness over `transport` instead of the choice's (a harness that owns the transport).
+    init(device: SimDevice, transport: any RollupTransport) {
         self.device = device
         var settings = RollupSettings()
         // The world's settings that are the product's (D1, D5, D9); the rest are the SDK's own.
@@ -19,7 +22,7 @@ public final class RollupHarness<Bugs: BugChoice>: AsyncSDKHarness {
         settings.checkInterval = device.config.checkIntervalMs
         settings.purgeAfter = device.config.purgeAfterMs
         settings.bugs = Bugs.bugs
-        sdk = Rollup(settings: settings, transport: Bugs.transport(device), store: SimStore(device: device),
+        sdk = Rollup(settings: settings, transport: transport, store: SimStore(device: device),
                      clock: Bugs.clock(device), scheduler: SimScheduler(tasks: device.backgroundTasks),
                      photos: SimPhotos(device: device), observer: SimObserver(device: device))
     }
@@ -79,5 +82,12 @@ public enum RollupCores {
         "leak-spin": AsyncCore<RollupHarness<LeakSpin>>.self,
         "leak-hang": AsyncCore<RollupHarness<LeakHang>>.self,
         "leak-set": AsyncCore<RollupHarness<LeakSet>>.self,
+        "leak-urlsession": AsyncCore<PipelineHarness<URLSessionEscape>>.self,
+        "leak-continuous-sleep": AsyncCore<RollupHarness<LeakContinuousClock>>.self,
+        "leak-debounce": AsyncCore<PipelineHarness<DebounceOnContinuousClock>>.self,
+        "leak-timer": AsyncCore<PipelineHarness<TimerOnContinuousClock>>.self,
+        "leak-pipeline": AsyncCore<PipelineHarness<PipelineLeftWaiting>>.self,
+        "rollup-pipeline": AsyncCore<PipelineHarness<PipelineEnded>>.self,
+        "rollup-retry-loop": AsyncCore<RetryLoopHarness>.self,
     ]
 }
