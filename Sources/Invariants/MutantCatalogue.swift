@@ -42,7 +42,7 @@ package enum Mutants {
         sdk("lock-on-timeout", .locksOnTimeout, .neverLockOnTransient, [.lockOnRevocation, .lockedIsInert, .purgeOnlyAfter30ContinuousDays, .reportsNotLost], "treats a timeout as a lock error"),
         sdk("lock-on-offline", .locksOffline, .neverLockOnTransient, [.lockOnRevocation, .lockedIsInert, .purgeOnlyAfter30ContinuousDays, .reportsNotLost], "treats being offline as a lock error"),
         sdk("lock-on-pending", .locksOnPending, .neverLockOnTransient, [.lockOnRevocation, .lockedIsInert, .purgeOnlyAfter30ContinuousDays, .reportsNotLost], "treats app_pending as a lock error"),
-        sdk("lock-on-device-unknown", .locksOnDeviceUnknown, .neverLockOnTransient, [.lockOnRevocation, .lockedIsInert, .purgeOnlyAfter30ContinuousDays, .reportsNotLost], "locks on device_unknown instead of registering again"),
+        sdk("lock-on-device-unknown", .locksOnDeviceUnknown, .neverLockOnTransient, [.registersAgainWhenUnknown, .lockOnRevocation, .lockedIsInert, .purgeOnlyAfter30ContinuousDays, .reportsNotLost], "locks on device_unknown instead of registering again"),
         sdk("locked-since-survives-unlock", .lockedSinceSurvivesUnlock, .lockOnRevocation, [.purgeOnlyAfter30ContinuousDays, .reportsNotLost], "does not reset lockedSince on unlock, so a later lock reports the old one"),
         sdk("purge-at-29-days", .purgesAt29Days, .purgeOnlyAfter30ContinuousDays, [.reportsNotLost], "purges one day early"),
         sdk("purge-on-offline-check", .purgesOnTransientCheck, .purgeOnlyAfter30ContinuousDays, [.reportsNotLost], "purges on an offline, timed-out or 5xx check past the deadline"),
