@@ -43,6 +43,10 @@ public struct InvariantChecker: TraceObserver {
     /// Named run reports, per device, for SDKs that name them (`NamedReports.swift`);
     /// empty for one that does not. Looked up by device, never iterated into a verdict.
     var ledgers: [DeviceIndex: ReportLedger] = [:]
+    /// S6, D4: the newest `attestation_failed` served to each device that got one (clones).
+    /// It is a refusal that is never served, not one of S2's verdicts, so an SDK may order
+    /// D4's verdicts by it or not: a verdict older only than it may be acted on or ignored.
+    var attestationFailedAt: [DeviceIndex: SimTime] = [:]
     /// The time of the record being checked.
     @usableFromInline var now: SimTime = 0
     var timeoutMs: SimTime = 30 * Ms.second

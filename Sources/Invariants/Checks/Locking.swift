@@ -17,6 +17,8 @@ extension InvariantChecker {
             || (dev.locked && (dev.disk.backgroundScheduled || step.isAPICall))
             // D4: locked at an activation, with no check sent.
             || (step.lockedBefore && step.isActivation && !step.hasAny(StepTruth.sentCheckBit))
+            // D4, D3: a call answered by a 200 that may unlock returned, the SDK still locked.
+            || (dev.locked && step.hasAny(StepTruth.mayUnlockBit))
     }
 
     /// Judged at the end of a step that may break one of these rules (`mayBreakLocking`).
@@ -28,7 +30,11 @@ extension InvariantChecker {
         // D6: only a fresh lock error may lock; D4, D9: and only one at least as new as
         // every verdict delivered before it.
         if !revokedBefore, revokedNow, !step.freshLockError, !step.isReset {
-            if step.olderLockError {
+            if step.olderLockError, step.olderOnlyByAttestation {
+                // S6, D4: older only than a clone's attestation_failed: the SDK may act on it.
+                devices[Int(d)].lock(at: now)
+                devices[Int(d)].newestVerdictAt = max(devices[Int(d)].newestVerdictAt, step.servedAt)
+            } else if step.olderLockError {
                 violate(.newestVerdictWins, d, "locked on a lock error served at \(clock(step.servedAt)), older than a verdict served at \(clock(step.newestBefore)) that it had already received")
             } else {
                 violate(.neverLockOnTransient, d, "locked after \(inputName); only app_key_invalid, app_disabled or app_key_mismatch may lock")
@@ -64,6 +70,9 @@ extension InvariantChecker {
         // D3: inert while locked.
         if dev.locked, dev.disk.backgroundScheduled {
             violate(.lockedIsInert, d, "kept its background task registered while its access was stopped")
+        }
+        if dev.locked, step.mayUnlock, !step.isAPICall, step.calledBack == .returned {
+            violate(.lockedIsInert, d, "a call returned a result on a 200 while the SDK stayed locked; it must throw accessRevoked")
         }
         if dev.locked, step.isAPICall, step.calledBack != .threwAccessRevoked {
             let call = if case .lifecycle(let input) = step.input { "\(input)" } else { "a call" }

@@ -29,8 +29,10 @@ extension InvariantChecker {
         }
         // D1: a run starts after a key check sent since the launch, activation or background
         // run that started it (the check may be answered, or have failed, first), or with one
-        // in flight, or in the step of a fresh 200 to a check.
-        if step.runStarted, !checked, !devices[Int(d)].checkedSinceTrigger {
+        // in flight, or in the step of a fresh 200 to a check. A run seen only by its state
+        // names no trigger: any since the last run ended may have started it.
+        let dev = devices[Int(d)]
+        if step.runStarted, !checked, !dev.checkedSinceTrigger, !(dev.runInferred && dev.checkedSinceRun) {
             var resumedByCheck = false
             if case .response(let kind, .ok, true) = step.input, kind == .check || kind == .register { resumedByCheck = true }
             if !resumedByCheck {

@@ -30,6 +30,7 @@ extension InvariantChecker {
         step.acted = true
         devices[Int(d)].running = false
         devices[Int(d)].runInferred = false
+        devices[Int(d)].checkedSinceRun = false
     }
 
     /// A lifecycle input or a timer starts a step.
@@ -75,6 +76,7 @@ extension InvariantChecker {
                                                              sentAt: SimTime, servedAt: SimTime, stoppedSince: SimTime) {
         let i = Int(d)
         let (awaited, carried) = devices[i].answerArrives(id, kind)
+        if kind == .register, awaited { devices[i].registerAnswered(sentAt: sentAt, timeoutMs: timeoutMs) }
         let fresh = awaited && (viaTimer || now < sentAt &+ timeoutMs)
         startStep(d, .response(kind, answer, fresh: fresh))
         guard fresh else { return }
@@ -82,6 +84,10 @@ extension InvariantChecker {
         if kind == .runReport {
             devices[i].lastUploadFailSec = answer == .ok ? 0 : now.secondsRoundedUp   // D10's back-off
             if !ledgers.isEmpty { namedUploadAnswered(d, id, ok: answer == .ok) }
+        } else if kind == .register, answer != .ok, devices[i].disk.reportsQueued > 0 {
+            // D10: with reports queued, a registration may be the first leg of an upload (no
+            // credential to upload with); the SDK may count its failure as a failed upload.
+            devices[i].lastUploadFailSec = now.secondsRoundedUp
         }
         if kind == .query || kind == .profile, InvariantChecker.isLockError(answer) {
             devices[i].callLockError = true   // D6: the call may throw on its own answer
@@ -111,6 +117,11 @@ extension InvariantChecker {
         // count a verdict older than one it acted on (D9 ignores it) or not: the later
         // time is taken, which accepts both.
         if isCheck { devices[i].lastAnswered = now }
+        if answer == .attestationFailed {
+            // S6: a clone's refusal, no verdict of S2 on access; D4 may order by it or not.
+            attestationFailedAt[d] = max(attestationFailedAt[d] ?? 0, servedAt)
+            return
+        }
         if servedAt < devices[i].newestVerdictAt {
             step.olderVerdict = true
             if InvariantChecker.isLockError(answer) {
@@ -120,10 +131,17 @@ extension InvariantChecker {
             hit(.staleResponseIgnored)
             return
         }
+        if !attestationFailedAt.isEmpty, let refusedAt = attestationFailedAt[d], servedAt < refusedAt {
+            step.olderVerdict = true
+            step.olderOnlyByAttestation = true
+            if InvariantChecker.isLockError(answer) { step.olderLockError = true }
+            if answer == .ok, devices[i].locked { step.mayUnlock = true }
+            return
+        }
         devices[i].newestVerdictAt = servedAt
         // D6: the server no longer knows the credential: the SDK registers again (a
         // registration still awaited stands for it).
-        if answer == .deviceUnknown, kind != .reset, !(devices[i].registerInFlight && devices[i].checkAwaited(at: now)) {
+        if answer == .deviceUnknown, kind != .reset, !devices[i].registerAwaited(at: now) {
             devices[i].registerOwed = true
         }
         if InvariantChecker.isLockError(answer) {
@@ -229,6 +247,13 @@ extension InvariantChecker {
             step.end()
             return
         }
+        // D4: any newest 200 may have unlocked the SDK; the truth follows it before the step is
+        // judged (a call that 200 answered may return, the SDK being unlocked).
+        if step.mayUnlock, !step.mustUnlock, devices[Int(d)].locked,
+           !(InvariantChecker.revoked(devices[Int(d)].state) || devices[Int(d)].disk.locked) {
+            devices[Int(d)].unlock()
+            if step.olderOnlyByAttestation { devices[Int(d)].newestVerdictAt = max(devices[Int(d)].newestVerdictAt, step.servedAt) }
+        }
         let locking = mayBreakLocking(devices[Int(d)]), data = mayBreakData(devices[Int(d)]), schedule = mayBreakSchedule
         assert(skippedStepIsClean(d, locking: !locking, data: !data, schedule: !schedule))
         if locking { checkLocking(d) }
@@ -241,11 +266,6 @@ extension InvariantChecker {
         if step.hasAny(StepTruth.isActivationBit | StepTruth.isAPICallBit | StepTruth.runStartedBit | StepTruth.runEndedBit) {
             if devices[Int(d)].registerOwed { checkRegisteredAgain(d) }
             if step.hasAny(StepTruth.isActivationBit | StepTruth.runEndedBit) { oweUploadIfDue(d) }
-        }
-        // D4: any newest 200 may have unlocked the SDK; the truth follows it.
-        if step.mayUnlock, !step.mustUnlock, devices[Int(d)].locked,
-           !(InvariantChecker.revoked(devices[Int(d)].state) || devices[Int(d)].disk.locked) {
-            devices[Int(d)].unlock()
         }
         step.end()
     }
@@ -283,6 +303,7 @@ extension InvariantChecker {
         case .check, .register:
             step.sentCheck = true
             devices[i].checkedSinceTrigger = true
+            devices[i].checkedSinceRun = true
             if kind == .register { devices[i].registerOwed = false }
         case .reset:
             step.sentReset = true
@@ -338,7 +359,9 @@ extension InvariantChecker {
                 }
             }
         }
-        if devices[i].locked, outcome == .returned {
+        // A 200 that may unlock (D4) lets the call return if the SDK did unlock: judged at
+        // the step's end, once the truth has followed the SDK.
+        if devices[i].locked, outcome == .returned, !(step.device == d && step.mayUnlock) {
             violate(.lockedIsInert, d, "\(call) returned a result while access was stopped; it must throw accessRevoked")
         }
     }

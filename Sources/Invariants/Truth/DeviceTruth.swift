@@ -51,9 +51,10 @@ import SimKit
     var modelsAtLock: Bool { get { bit(8) } set { set(8, newValue) } }
     /// A report upload failed and none has succeeded since (coverage).
     var reportUploadFailed: Bool { get { bit(16) } set { set(16, newValue) } }
-    /// The key check awaited (`checkInFlight`) is a registration (D6: one in flight when a
-    /// `device_unknown` comes stands for the registration it asks for).
-    var registerInFlight: Bool { get { bit(32) } set { set(32, newValue) } }
+    /// D1: a key check was sent since the last run ended (or this process began). A run
+    /// seen only by its state may have been started by any launch, activation or background
+    /// run since then, so a check sent since any of them counts for it.
+    var checkedSinceRun: Bool { get { bit(32) } set { set(32, newValue) } }
     /// `reset()` was called while the server held the record the SDK knew, and the server
     /// has not deleted it since: each launch must send the delete (D7, S8).
     var resetOwed: Bool { get { bit(64) } set { set(64, newValue) } }
@@ -115,6 +116,11 @@ import SimKit
     var checkInFlight: UInt32 = 0
     var checkUntilSec: UInt32 = 0
     var reportUntilSec: UInt32 = 0
+    /// D6: the timeout of the newest registration awaited (whole seconds rounded up; 0:
+    /// none), kept apart from `checkInFlight`: a key check sent while a registration is
+    /// awaited does not end the wait, and that registration stands for the one a
+    /// `device_unknown` asks for. Its answer is known by its timeout (`registerAnswered`).
+    var registerUntilSec: UInt32 = 0
     /// The last request the server acted on (coverage of S9: acted, answer lost).
     var lastServedID: UInt32 = 0
     /// D10: run reports ever queued on this disk, and ever settled (confirmed uploaded by a
@@ -181,6 +187,7 @@ import SimKit
         foreground = false
         running = false
         runInferred = false
+        checkedSinceRun = false
         processAlive = false
         uploadDueSec = 0   // D10: a device not opened again owes no upload
         callLockError = false
@@ -191,6 +198,7 @@ import SimKit
         epochStartID = lastSentID &+ 1
         awaiting = 0
         checkInFlight = 0
+        registerUntilSec = 0
         upload0 = (0, 0)
         upload1 = (0, 0)
     }
@@ -221,8 +229,8 @@ import SimKit
         switch kind {
         case .check, .register:
             checkInFlight = id
-            registerInFlight = kind == .register
             checkUntilSec = now.saturatingAdd(timeoutMs).secondsRoundedUp
+            if kind == .register { registerUntilSec = checkUntilSec }
         case .runReport:
             reportUntilSec = now.saturatingAdd(timeoutMs).secondsRoundedUp
             upload1 = upload0
@@ -244,6 +252,18 @@ import SimKit
     /// Whether the key check sent last is still awaited at `now` (before its timeout).
     func checkAwaited(at now: SimTime) -> Bool {
         checkInFlight != 0 && now <= SimTime(checkUntilSec) &* 1000   // no division per step
+    }
+
+    /// Whether a registration is still awaited at `now` (sent, not answered, before its
+    /// timeout), whatever key check went out after it (D6).
+    func registerAwaited(at now: SimTime) -> Bool {
+        registerUntilSec != 0 && now <= SimTime(registerUntilSec) &* 1000
+    }
+
+    /// The answer to a registration sent at `sentAt` arrived: if it is the newest one
+    /// (the same timeout, to the second), no registration is awaited any more.
+    mutating func registerAnswered(sentAt: SimTime, timeoutMs: SimTime) {
+        if registerUntilSec == sentAt.saturatingAdd(timeoutMs).secondsRoundedUp { registerUntilSec = 0 }
     }
 
     /// Whether an upload may still be under way at `now`: the one sent last before its

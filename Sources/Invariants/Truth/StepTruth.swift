@@ -71,6 +71,7 @@ import SimKit
     static let continuesBit: UInt32 = 1 << 27
     static let isBecameActiveBit: UInt32 = 1 << 28
     static let isServerCallBit: UInt32 = 1 << 29
+    static let olderOnlyByAttestationBit: UInt32 = 1 << 30
     /// Without one of these a step can break no rule judged at its end (see `endStep`).
     static let mayBreakAnyMask: UInt32 = actedBit | freshLockErrorBit | mustUnlockBit | isResetBit | isActivationBit
         | isStaleBit | purgeDueBit | lockedBeforeBit | isAPICallBit | runStartedBit | runEndedBit | queuedReportBit
@@ -115,6 +116,8 @@ import SimKit
     /// must neither lock nor unlock (D4, D9); `olderLockError` when it is a lock error.
     var olderVerdict: Bool { get { bit(Self.olderVerdictBit) } set { set(Self.olderVerdictBit, newValue) } }
     var olderLockError: Bool { get { bit(Self.olderLockErrorBit) } set { set(Self.olderLockErrorBit, newValue) } }
+    /// The verdict is older only than an `attestation_failed` (S6): acting on it or not are both D4.
+    var olderOnlyByAttestation: Bool { get { bit(Self.olderOnlyByAttestationBit) } set { set(Self.olderOnlyByAttestationBit, newValue) } }
     /// `input` is a launch, in the foreground or the background.
     var isLaunch: Bool { bit(Self.isLaunchBit) }
     /// `input` is the app becoming active (not a launch).
