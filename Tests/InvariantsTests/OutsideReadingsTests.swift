@@ -6,7 +6,7 @@ import Invariants
 /// found by `Examples/BlobSDK`'s campaign and shrunk there). Each test: the outside
 /// reading and the reference's pass, and the bug beside them still fires.
 @Suite struct OutsideReadingsTests {
-    let s = Ms.second, m = Ms.minute, h = Ms.hour
+    let s = Ms.second, m = Ms.minute, h = Ms.hour, d = Ms.day
     let c = cred(0, 1)
 
     @Test("registers-again-when-unknown: a registration still awaited stands, whatever key check went out after it (D6)")
@@ -132,5 +132,77 @@ import Invariants
         }
         expectFires(run(bug: true), .lockedIsInert, at: h + 300, mentions: ["returned a result", "stayed locked"])
         expectQuiet(run(bug: false))
+    }
+
+    @Test("lock-on-revocation: lockedSince may be the first lock error's receipt or its servedAt (D3)", arguments: [false, true])
+    func lockedSinceByServedAt(byServedAt: Bool) {
+        func run(since: SimTime) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.dashboard(at: 30 * m, .disable(app: 0))
+            // Served at h + 100 ms, received at h + 200 ms.
+            t.launchAndCheck(at: h, .appDisabled) { $0.lock(since: since) }
+            return t
+        }
+        expectQuiet(run(since: byServedAt ? h + 100 : h + 200))
+        expectFires(run(since: h + 150), .lockOnRevocation, at: h + 200, mentions: ["lockedSince is", "served at"])
+    }
+
+    @Test("purge-when-due: a purge may go on reporting the locked state (D3, D5)")
+    func purgeMayReportLocked() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.readyThenLocked()
+            // Access stopped 31 days: the answer says so; the SDK deletes the index, the
+            // models and the credential and, having no "purged" state, stays `locked`.
+            t.launchAndCheck(at: 31 * d + h, locked: true, .appDisabled) {
+                $0.store(.deleteIndex, .deleteModels, .deleteCredential)
+                if bug { $0.state(.idle) }
+            }
+            return t
+        }
+        expectQuiet(run(bug: false))
+        expectFires(run(bug: true), .purgeWhenDue, at: 31 * d + h + 200, mentions: ["reports idle", "not access revoked"],
+                    also: [.neverLockOnTransient, .lockOnRevocation, .lockedIsInert])
+    }
+
+    @Test("key-check-schedule: the last answered check may outlive reset(), which D7 does not make delete it (D1)")
+    func lastAnsweredSurvivesReset() {
+        func run(activationAt: SimTime) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.step(at: h, .input(.reset)) {
+                $0.store(.deleteIndex, .deleteModels, .deletePlaceData, .deleteCredential)
+                $0.state(.idle); $0.store(.setPendingReset(c)); $0.sent(5, .reset, credential: c)
+            }
+            t.served(at: h + 100, 5, .reset, credential: c, .ok, recordAfter: 0)
+            t.delivered(at: h + 200, 5, .reset, .ok, sentAt: h) { $0.store(.setPendingReset(.none)) }
+            // The last answered check (200 ms) is still on the SDK's disk: an activation
+            // within 24 h of it need not check; one after must.
+            t.step(at: activationAt, .input(.becameActive))
+            return t
+        }
+        expectQuiet(run(activationAt: 2 * h))
+        expectFires(run(activationAt: d + h), .keyCheckSchedule, at: d + h, mentions: ["became active", "did not check"])
+    }
+
+    @Test("stale-responses-ignored: submitting a background task already scheduled changes nothing (D9)")
+    func resubmittedBackgroundTaskIsNoEffect() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()   // its background task is scheduled
+            t.processStarted(at: h)
+            t.step(at: h, .input(.launch)) { $0.state(.idle); $0.sent(1, .check, credential: c) }
+            t.step(at: h + 30 * s, .timeout(1, .check))
+            t.served(at: h + 40 * s, 1, .check, credential: c, .ok)
+            // The SDK re-submits its task at every answer, stale or not.
+            t.step(at: h + 45 * s, .delivered(1, .check, .ok, sentAt: h)) {
+                $0.store(.scheduleBackground)
+                if bug { $0.store(.setLastAnsweredCheck(h + 45 * s)) }
+            }
+            return t
+        }
+        expectQuiet(run(bug: false))
+        expectFires(run(bug: true), .staleResponsesIgnored, at: h + 45 * s, mentions: ["stale 200", "setLastAnsweredCheck"])
     }
 }

@@ -47,12 +47,14 @@ extension InvariantChecker {
             if !(InvariantChecker.revoked(dev.state) && dev.disk.locked) {
                 violate(.lockOnRevocation, d, "got \(answer) to its \(kind) request but did not lock (it reports \(dev.state))")
             } else if !step.lockedBefore {
-                // The lock error that stops access: lockedSince is its time. Not judged on
-                // an SDK already locked while access was not stopped: that wrong lock was
-                // reported when it happened, and its lockedSince follows from it (one bug,
-                // one violation).
-                if !step.revokedBefore, statement.recordsLockedSince, dev.disk.lockedSince != dev.lockedSince {
-                    violate(.lockOnRevocation, d, "lockedSince is \(clock(dev.disk.lockedSince)) but access stopped at \(clock(dev.lockedSince)), the first lock error since access was last granted")
+                // The lock error that stops access: lockedSince is "the time of the first
+                // such response" (D3), read as its receipt or its `servedAt`: SPEC names
+                // neither, so both are accepted. Not judged on an SDK already locked while
+                // access was not stopped: that wrong lock was reported when it happened, and
+                // its lockedSince follows from it (one bug, one violation).
+                if !step.revokedBefore, statement.recordsLockedSince, dev.disk.lockedSince != dev.lockedSince,
+                   dev.disk.lockedSince != step.servedAt {
+                    violate(.lockOnRevocation, d, "lockedSince is \(clock(dev.disk.lockedSince)) but access stopped at \(clock(dev.lockedSince)) (served at \(clock(step.servedAt))), the first lock error since access was last granted")
                 }
             } else if step.revokedBefore, statement.recordsLockedSince, dev.disk.lockedSince != step.diskBefore.lockedSince {
                 // Later lock errors keep it (D3).

@@ -3,9 +3,16 @@ import SimKit
 /// Writes and deletes on the device's disk, judged as they happen (D3, D4, D5, D7, D8, D10).
 extension InvariantChecker {
     @usableFromInline @inline(never) mutating func store(_ d: DeviceIndex, _ op: StoreOp) {
-        effect(d, .store(op))
         let i = Int(d)
         let dev = devices[i]
+        // Submitting a background task already scheduled, or cancelling one that is not,
+        // changes nothing on the device: no effect (an SDK may re-submit its task at every
+        // answer, as the OS's API allows; D9 asks only that a stale answer change nothing).
+        switch op {
+        case .scheduleBackground where dev.disk.backgroundScheduled: break
+        case .cancelBackground where !dev.disk.backgroundScheduled: break
+        default: effect(d, .store(op))
+        }
         switch op {
         case .indexPhotos(let from, let count):
             if dev.locked { violate(.lockedIsInert, d, "indexed photos \(from)..<\(from + UInt32(count)) while its access was stopped") }
@@ -183,20 +190,21 @@ extension InvariantChecker {
     }
 
     /// D5, in a step where the purge is due: the index, the models and the credential are
-    /// gone and the state is purged.
+    /// gone, and the SDK still reports access revoked (D3). Which of the two revoked states
+    /// it reports is its own choice: the product page names no "purged" state.
     mutating func checkPurged(_ d: DeviceIndex, _ dev: DeviceTruth) {
         // D5: the index, the models and the credential; place data may stay.
         var kept: [String] = []
         if dev.disk.indexedCount > 0 { kept.append("index (\(dev.disk.indexedCount) photos)") }
         if dev.disk.modelsPresent { kept.append("models") }
         if dev.disk.hasCredential { kept.append("credential") }
-        if kept.isEmpty, dev.state == .purged {
+        if kept.isEmpty, InvariantChecker.revoked(dev.state) {
             devices[Int(d)].purged = true
             hit(.purge)
         } else {
             let answer: String
             if case .response(let kind, let a, _) = step.input { answer = "\(a) to its \(kind)" } else { answer = "a lock error" }
-            violate(.purgeWhenDue, d, "got \(answer), served at \(clock(step.servedAt)) when access had been stopped without a break since \(clock(dev.stopStart(servedAt: step.servedAt))) (30 days or more, as the answer said), but kept its " + (kept.isEmpty ? "state (\(dev.state), not purged)" : kept.joined(separator: ", ")))
+            violate(.purgeWhenDue, d, "got \(answer), served at \(clock(step.servedAt)) when access had been stopped without a break since \(clock(dev.stopStart(servedAt: step.servedAt))) (30 days or more, as the answer said), but " + (kept.isEmpty ? "reports \(dev.state), not access revoked" : "kept its " + kept.joined(separator: ", ")))
         }
     }
 

@@ -209,7 +209,8 @@ import SimKit
         locked = false
         lockedSince = LocalData.never
         purged = false
-        lastAnswered = LocalData.never
+        // D1's last answered check stays: D7 does not list it among what reset() deletes,
+        // so an SDK may keep it (one that forgets it only checks sooner).
         // D10: the reports go with the reset, and with them what was owed for them; D6:
         // the credential the server forgot is gone too.
         uploadDueSec = 0
