@@ -47,6 +47,8 @@ public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConverti
     case cloneResetRefused
     /// A run-report upload is answered `device_unknown`: it delivered nothing (D10).
     case reportUploadDeviceUnknown
+    /// A reset naming a registration already gone reaches the server after a newer one (S8).
+    case staleResetSparesNewer
 
     /// The stable name shown in summaries.
     public var description: String { Coverage.names[rawValue] }
@@ -90,6 +92,7 @@ public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConverti
         "purge-due-from-non-check",
         "clone-reset-refused",
         "report-upload-device_unknown",
+        "stale-reset-spares-newer-registration",
     ]
 }
 

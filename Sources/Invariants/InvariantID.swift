@@ -33,7 +33,7 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
     case deviceBelongsToApp = "device-belongs-to-app"
     /// Oracle: no request of a non-genuine install (a fact of the world) is ever answered 200, whatever credential it carries.
     case clonesNeverServed = "clones-never-served"
-    /// Oracle (D7, S8): after `reset()` the disk replica holds nothing the page lists; no request but the reset's own delete carries the deleted credential afterwards; the server's answer to a reset is 200 whatever the key's state, and its record is gone; a record that a reset must delete is gone within the SDK's stated retry back-off (at most 6 h) plus one request timeout of time with the app running, the device online and the server up.
+    /// Oracle (D7, S8): after `reset()` the disk replica holds nothing the page lists; no request but the reset's own delete carries the deleted credential afterwards; the server's answer to a reset is 200 whatever the key's state, and its record is gone, but only the registration its credential names (a reset naming one already gone spares a newer one); a record that a reset must delete is gone within the SDK's stated retry back-off (at most 6 h) plus one request timeout of time with the app running, the device online and the server up.
     case resetDeletesEverything = "reset-deletes-everything"
     /// Oracle (D8): after a `revoke-photos` record, the next launch or activation leaves the disk replica's index empty, and nothing is indexed meanwhile.
     case photosRevokedDeletesIndex = "photos-revoked-deletes-index"
@@ -91,7 +91,7 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
         case .onlyRollupRestores: "what Rollup revoked or rejected stays refused until Rollup lifts it"
         case .deviceBelongsToApp: "a device is served only with the key of the app that registered it"
         case .clonesNeverServed: "a non-genuine install, even with a copy of a genuine credential, fails App Attest and is never served"
-        case .resetDeletesEverything: "reset() deletes all local data and, on the server, the device's record whatever its key's state, within the SDK's stated retry back-off of the app running online"
+        case .resetDeletesEverything: "reset() deletes all local data and, on the server, the device's record whatever its key's state (only the registration it names), within the SDK's stated retry back-off of the app running online"
         case .photosRevokedDeletesIndex: "after Photos access is revoked the index is deleted at the next launch or activation"
         case .staleResponsesIgnored: "an answer after its timeout, or after a reset or purge, changes nothing"
         case .reportsNotLost: "every run ends with a report, reports leave the queue only by receipt or reset() (a purge keeps them), and uploads resume within the SDK's stated back-off"

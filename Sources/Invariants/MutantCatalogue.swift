@@ -100,6 +100,7 @@ package enum Mutants {
         sdk("upload-only-at-run-end", .uploadsOnlyAtRunEnd, .reportsNotLost, [], "uploads queued reports only when a run ends: a device opened with nothing to index keeps them"),
         sdk("reset-not-retried", .resetNotRetried, .resetDeletesEverything, [], "a reset whose server-side delete fails is never tried again"),
         sdk("upload-outlives-reset", .uploaderOutlivesReset, .resetDeletesEverything, [], "the uploader outlives reset(): it sends the dropped reports with the deleted credential"),
+        server("reset-ignores-generation", .resetIgnoresGeneration, .resetDeletesEverything, [.serverEnforcesAccess, .registersAgainWhenUnknown], "a reset deletes the device's live record whatever generation its credential names: a late reset deletes the registration made since"),
         server("clone-reset-deletes-record", .resetSkipsAssertion, .clonesNeverServed, [.serverEnforcesAccess, .resetDeletesEverything], "a reset skips the App Attest assertion, so a clone with a live copy of a genuine credential deletes its record"),
     ]
 

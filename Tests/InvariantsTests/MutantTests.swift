@@ -525,6 +525,18 @@ enum MutantWorlds {
         return s
     }
 
+    /// A reset's 200 is lost (every answer lost around its judging), the device registers
+    /// again before the retry, and the retry names the deleted registration (S8).
+    static var lateResetAfterRegistration: WorldSetup {
+        pinned(20, base(2, devices: 1, [
+            person(0, .launch),
+            person(h, .reset),                            // judged at +10 ms
+            .at(h + 9, .lostResponses(rateBp: 10_000, forMs: 2)),
+            person(h + 10 * Ms.second, .open),            // registers again: generation 2
+            person(d, .open),
+        ]))
+    }
+
     /// The world that exercises `name`'s bug.
     static func world(for name: String) -> WorldSetup {
         switch name {
@@ -568,6 +580,7 @@ enum MutantWorlds {
         case "upload-only-at-run-end": reportsQueuedThenOpens
         case "reset-not-retried": resetOffline
         case "upload-outlives-reset": resetWithReportsQueued
+        case "reset-ignores-generation": lateResetAfterRegistration
         default: fatalError("no world for mutant \(name)")
         }
     }
@@ -582,8 +595,8 @@ enum MutantWorlds {
 }
 
 @Suite struct MutantTests {
-    @Test("the catalogue names 59 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
-        #expect(Mutants.all.count == 59)
+    @Test("the catalogue names 60 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
+        #expect(Mutants.all.count == 60)
         #expect(Mutants.orderingOnly.count == 1)
         #expect(Set(Mutants.names).count == Mutants.all.count + Mutants.orderingOnly.count)
         for m in Mutants.all { #expect(!m.alsoPlausible.contains(m.expected), "\(m.name) lists its expected invariant as plausible") }

@@ -22,6 +22,7 @@ import Invariants
         (.stopHeardFirstByACall, .purgeDueFromNonCheck, "purge-only-on-check"),
         (.clonesDoEverything, .cloneResetRefused, "clone-reset-deletes-record"),
         (.forgetDuringUpload, .reportUploadDeviceUnknown, "reports-settled-by-device-unknown"),
+        (.resetRetriedAcrossRegistration, .staleResetSparesNewer, "reset-ignores-generation"),
     ]
 
     @Test("each interleaving builds its situation on most seeds and catches the bug hiding there; the reference passes",

@@ -78,6 +78,17 @@ extension InvariantChecker {
         // record was already gone (a registration raced it: the SDK cannot name a record
         // whose credential it never learned, see docs/semantics.md, "A reset and the stop").
         if kind == .reset, actual == .ok, credential.device == d { devices[Int(d)].resetOwed = false }
+        if kind == .reset, actual == .ok, cause == .resetOfUnknown, !credential.isNone, credential.device == d {
+            // S8: a reset naming a registration already gone leaves a newer one alone.
+            let live = server.records[Int(d)].generation
+            if live != 0, recordAfter != live {
+                violate(.resetDeletesEverything, d, "a reset naming registration \(credential.generation), already gone, was answered 200 and the device's newer registration \(live) is gone with it (S8: a reset deletes only the registration its credential names)")
+                server.records[Int(d)] = .init(owner: 0, generation: 0, deletedByReset: true)   // one bug, one violation
+                retruth(d, at: now)
+            } else if live != 0 {
+                hit(.staleResetSparesNewer)
+            }
+        }
         if kind == .reset, actual == .ok, cause == .served {
             server.records[Int(d)] = .init(owner: 0, generation: 0, deletedByReset: true)
             retruth(d, at: now)

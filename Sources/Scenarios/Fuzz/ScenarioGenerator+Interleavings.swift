@@ -42,6 +42,10 @@ extension ScenarioGenerator {
         /// Any action placed inside a request window read from the trace: just after it
         /// left, between its judging and its answer, just before its timeout.
         case actionInFlight
+        /// S8, D7: a reset's 200 is lost (read from the trace), and the device registers
+        /// again before the SDK retries it, so the retry names the registration the first
+        /// reset deleted and must spare the new one.
+        case resetRetriedAcrossRegistration
     }
 
     /// A quarter of the seeds get one interleaving probe.
@@ -62,6 +66,7 @@ extension ScenarioGenerator {
         case .kindAtBoundary: kindAtBoundary()
         case .raceInEveryState: raceInEveryState()
         case .actionInFlight: actionInFlight()
+        case .resetRetriedAcrossRegistration: resetRetriedAcrossRegistration()
         }
     }
 
@@ -182,6 +187,28 @@ extension ScenarioGenerator {
         let who = DeviceSelector.device(group: place.group, index: place.index)
         at(w.sentAt + 1, .forgetDevice(who))
         at(w.sentAt + Ms.hour, .person(.open, who))
+    }
+
+    /// A device of an app of its own resets at `t`; every answer is lost around the
+    /// millisecond its reset is judged in (read from the trace), so the SDK meets its
+    /// timeout and retries later; it is opened meanwhile, registers again, and the retry
+    /// reaches the server after the new registration.
+    mutating func resetRetriedAcrossRegistration() {
+        guard let t = weaveTime(room: Ms.day) else { return }
+        let group = quietApp()
+        guard let device = firstDevice(of: group) else { return }
+        let who = DeviceSelector.device(group: group, index: 1)
+        at(t - Ms.hour, .person(.launch, .group(group)))
+        at(t, .person(.reset, who))
+        guard let windows = ScenarioGenerator.windows(of: s, untilMs: t + s.network.timeout + answerMax),
+              let reset = windows.first(where: { $0.device == device && $0.kind == .reset && $0.sentAt >= t }),
+              let judged = reset.servedAt else { return }
+        // From a millisecond before: a statement at `judged` itself would come after the
+        // answer that the server sends in that millisecond.
+        at(judged - 1, .fault(LostResponses(share: Share(percent: 100), forMs: 2)))
+        // Opened after the answer would have come, before the SDK's timeout and retry.
+        at(judged + answerMax + weaveStream.below(max(1, s.network.timeout / 2)), .person(.open, who))
+        at(t + 6 * Ms.hour + weaveStream.below(Ms.day / 2), .person(.open, who))
     }
 
     /// Clones with live copies of the genuine devices' credentials: they launch once the

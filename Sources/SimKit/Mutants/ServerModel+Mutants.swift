@@ -82,6 +82,13 @@ extension ServerModel {
         rule && !mutation.flaws.contains(.skipsDeviceAppCheck)
     }
 
+    /// S8: a reset deletes only the registration its credential names (`names`), and the
+    /// device has a live one (`live`). `resetIgnoresGeneration`: any live one of the device.
+    @usableFromInline @inline(__always)
+    func mutantResetNamesRecord(_ names: Bool, live: Bool) -> Bool {
+        names || (live && mutation.flaws.contains(.resetIgnoresGeneration))
+    }
+
     /// S8: a reset deletes the record. `resetKeepsRecord`: it answers 200 and keeps it.
     @usableFromInline @inline(__always)
     func mutantResetDeletesRecord(_ rule: Bool) -> Bool {

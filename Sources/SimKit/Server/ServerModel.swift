@@ -177,9 +177,9 @@ public struct ServerModel: Sendable {
     mutating func reset(_ request: Request, now: SimTime) -> ServerReply {
         let credential = request.credential
         let d = Int(credential.device)
-        let known = !credential.isNone && d < devices.count
-            && devices[d].isLive && devices[d].generation == credential.generation
-        guard known else { return ServerReply(.ok, servedAt: now) }
+        let live = !credential.isNone && d < devices.count && devices[d].isLive
+        let known = live && devices[d].generation == credential.generation
+        guard mutantResetNamesRecord(known, live: live) else { return ServerReply(.ok, servedAt: now) }
         if mutantRefusesResetAssertion(!request.assertionMatchesCredential) {
             return ServerReply(.attestationFailed, servedAt: now)
         }
