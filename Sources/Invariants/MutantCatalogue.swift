@@ -101,6 +101,7 @@ package enum Mutants {
         sdk("reset-not-retried", .resetNotRetried, .resetDeletesEverything, [], "a reset whose server-side delete fails is never tried again"),
         sdk("upload-outlives-reset", .uploaderOutlivesReset, .resetDeletesEverything, [], "the uploader outlives reset(): it sends the dropped reports with the deleted credential"),
         server("reset-ignores-generation", .resetIgnoresGeneration, .resetDeletesEverything, [.serverEnforcesAccess, .registersAgainWhenUnknown], "a reset deletes the device's live record whatever generation its credential names: a late reset deletes the registration made since"),
+        server("dates-forgotten-from-refusal", .datesForgottenFromRefusal, .serverEnforcesAccess, [], "dates the stop of a device it holds no record of (forgotten, reset) from the refusal itself, not from the start of the disable or revocation that refuses every key of its app"),
         server("clone-reset-deletes-record", .resetSkipsAssertion, .clonesNeverServed, [.serverEnforcesAccess, .resetDeletesEverything], "a reset skips the App Attest assertion, so a clone with a live copy of a genuine credential deletes its record"),
     ]
 

@@ -537,6 +537,18 @@ enum MutantWorlds {
         ]))
     }
 
+    /// The app is disabled a day in, the server forgets the devices an hour later, and they
+    /// launch 30 days into the stop: the disable refuses every key of the app, so S2 dates
+    /// the stop from it whatever the server remembers of the devices (and D5 purges).
+    static var forgetDuringDisable: WorldSetup {
+        base(33, [
+            person(0, .launch),
+            dash(1 * d, .disable(app: 0)),
+            .at(1 * d + h, .forgetDevice(.all)),
+            person(31 * d + 2 * h, .launch),
+        ])
+    }
+
     /// The world that exercises `name`'s bug.
     static func world(for name: String) -> WorldSetup {
         switch name {
@@ -581,6 +593,7 @@ enum MutantWorlds {
         case "reset-not-retried": resetOffline
         case "upload-outlives-reset": resetWithReportsQueued
         case "reset-ignores-generation": lateResetAfterRegistration
+        case "dates-forgotten-from-refusal": forgetDuringDisable
         default: fatalError("no world for mutant \(name)")
         }
     }
@@ -595,8 +608,8 @@ enum MutantWorlds {
 }
 
 @Suite struct MutantTests {
-    @Test("the catalogue names 60 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
-        #expect(Mutants.all.count == 60)
+    @Test("the catalogue names 61 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
+        #expect(Mutants.all.count == 61)
         #expect(Mutants.orderingOnly.count == 1)
         #expect(Set(Mutants.names).count == Mutants.all.count + Mutants.orderingOnly.count)
         for m in Mutants.all { #expect(!m.alsoPlausible.contains(m.expected), "\(m.name) lists its expected invariant as plausible") }

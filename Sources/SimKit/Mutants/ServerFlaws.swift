@@ -54,6 +54,12 @@
     /// credential names, so a late reset (retried after its 200 was lost) deletes the
     /// registration made since. (Bit 20: bits 16-19 are left to faults of the server.)
     @usableFromInline package static let resetIgnoresGeneration = ServerFlaws(rawValue: 1 << 20)
+    /// Breaks S2's tightness for a device of which the server holds no live record (lost by
+    /// `forget-device`, deleted by a reset, or never made): its stop is dated from the
+    /// refusal itself, as if the server knew nothing of the device, though a cause that
+    /// refuses every key of the app (a disable, Rollup's revoke, the account) has its own
+    /// start, which S2 dates such a stop from whatever the server remembers.
+    @usableFromInline package static let datesForgottenFromRefusal = ServerFlaws(rawValue: 1 << 21)
 
     /// Every flaw, with its stable kebab-case name (for scenario files and reports).
     @usableFromInline package static let named: [(name: String, flaw: ServerFlaws)] = [
@@ -74,5 +80,6 @@
         ("dates-update-from-its-first-request", .datesUpdateFromItsFirstRequest),
         ("reset-skips-assertion", .resetSkipsAssertion),
         ("reset-ignores-generation", .resetIgnoresGeneration),
+        ("dates-forgotten-from-refusal", .datesForgottenFromRefusal),
     ]
 }

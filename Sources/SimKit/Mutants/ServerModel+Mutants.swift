@@ -101,6 +101,9 @@ extension ServerModel {
     /// earliest stop of the key or app, whoever asks.
     @usableFromInline
     func mutantStoppedSince(_ rule: SimTime, _ request: Request, now: SimTime) -> SimTime {
+        if mutation.flaws.contains(.datesForgottenFromRefusal), !devices[Int(request.device)].isLive {
+            return now
+        }
         guard mutation.flaws.contains(.stoppedSinceFromFirstStop) else { return rule }
         return history.earliestStop(key: Int(request.key), app: keys[Int(request.key)].app.map(Int.init), now: now)
     }
