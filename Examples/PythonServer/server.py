@@ -19,6 +19,7 @@ import sys
 PROTOCOL = 1
 NEVER = (1 << 64) - 1
 WALK_MAX = 100_000          # every walk back through the history is bounded
+MAX_IN_FLIGHT_MS = 2 * 3_600_000   # the longest a request may be in flight before it is judged (S2 across an update)
 
 BUGS = {
     # S5: the developer's enable also lifts what Rollup did (a revoke or a rejection).
@@ -231,7 +232,11 @@ class Server:
         build = m["build"]
         new_build = build != 0 if first else (build != s["seen_build"] or m["key"] != s["seen_key"])
         skipped = build != 0 if first else (new_build and build != (s["seen_build"] + 1) & 0xFFFF)
-        candidates = [self.latest_unrefused_key(m["key"], holds, s["owner"], frm, now)]
+        # The new build's key may have been carried before the old build's last request
+        # arrived (sent before the update, in flight since): counted from up to
+        # MAX_IN_FLIGHT_MS earlier, which dates the stop later (sound).
+        key_frm = max(0, frm - MAX_IN_FLIGHT_MS) if new_build and not first else frm
+        candidates = [self.latest_unrefused_key(m["key"], holds, s["owner"], key_frm, now)]
         if new_build and not first:
             candidates.append(self.latest_unrefused_key(s["seen_key"], holds, s["owner"], frm, now))
         if skipped:

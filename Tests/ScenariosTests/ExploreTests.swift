@@ -37,6 +37,30 @@ import Testing
         #expect(r.maxDepth == 2)
     }
 
+    /// S2's dating across an update, searched whole: launches, updates, stop-now rotations
+    /// and a disable, four actions. The reference once dated a stop from the old key's
+    /// stop when a request sent before an update reached the server after it (explore's
+    /// own finding: rotate at 11 ms, update at 21 ms, launch at 29 ms, rotate at 31 ms).
+    /// It is clean now, and a server that dates an update from its first request is found.
+    @Test func datingAcrossAnUpdateIsSoundAndTight() throws {
+        func search(_ sdk: SDKChoice) throws -> ExploreResult {
+            var o = Self.options(actions: 4, sdk: sdk, bfs: true)
+            o.persons = [.launch]
+            o.dashboardKinds = [.rotateNow, .update, .disable]
+            o.faults = false
+            o.boundaries = 0
+            return try Explorer(options: o).run()
+        }
+        let reference = try search(.reference)
+        #expect(reference.counterexample == nil, "\(reference.counterexample?.headline ?? "")")
+        #expect(reference.incomplete == nil)
+        #expect(reference.runs > 10_000)
+        let name = "date-update-from-first-request"
+        let mutant = try search(.mutant(name))
+        let c = try #require(mutant.counterexample, "explore did not find \(name)")
+        #expect(c.broken == [.serverEnforcesAccess])
+    }
+
     /// The same options give the same search: same runs, states and counterexample.
     @Test func searchIsDeterministic() throws {
         let a = try Explorer(options: Self.options(sdk: .mutant("lock-on-timeout"))).run()

@@ -82,7 +82,8 @@ private struct PlainServer {
     /// server saw of device `d`, the request `r` at `now` included: one more than the latest
     /// moment at which some such history would have been served. At a moment between two
     /// requests, the install carried the later one's key, or the earlier one's if the build
-    /// or key changed, or any key of its own app if a build may have gone unseen. The state
+    /// or key changed, or any key of its own app if a build may have gone unseen; a new
+    /// build's key also from up to the in-flight bound before the request before it. The state
     /// is constant between changes, deadlines and requests, so the last moment of each piece
     /// stands for it.
     func stoppedSince(device d: Int, _ r: Request, now: SimTime) -> SimTime {
@@ -96,6 +97,14 @@ private struct PlainServer {
         }
         for q in requests { points.insert(q.time); points.insert(q.time + 1) }
         for y in points.flatMap({ [$0, $0 &- 1] }).filter({ $0 < now }).sorted(by: >) {
+            // A new build's key, from up to the in-flight bound before the request before it
+            // arrived (sent before the update, judged after it), until it arrived itself.
+            if requests.indices.dropFirst().contains(where: { i in
+                let p = requests[i - 1], q = requests[i]
+                return (p.build != q.build || p.key != q.key) && y < q.time
+                    && y >= (p.time + 1).saturatingSubtract(ServerModel.maxInFlightMs)
+                    && servable(q.key, at: y, live: q.live, owner: q.owner)
+            }) { return y + 1 }
             if let at = requests.last(where: { $0.time == y }) {
                 if !at.lockError { return y + 1 }
                 continue

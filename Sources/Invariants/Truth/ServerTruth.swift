@@ -229,7 +229,7 @@ struct ServerTruth {
             let record = records[i]
             let live = record.generation != 0 && credential.device == d && credential.generation == record.generation
             var latest = s.servableAt
-            func consider(_ t: SimTime?) {
+            func consider(_ t: SimTime?, from: SimTime = from) {
                 guard let t, t >= from, t < now else { return }
                 latest = latest == LocalData.never ? t : max(latest, t)
             }
@@ -244,7 +244,10 @@ struct ServerTruth {
             // server out of build order: taken as builds unseen (lenient, a later bound).
             let recent = s.lastUpdateAt != LocalData.never && now - s.lastUpdateAt <= SeenT.inFlightMs
             let skipped = first ? s.updates >= 1 : newBuild && (s.updates != 1 || recent)
-            consider(keyCandidate(key))
+            // A new build's key may have been carried before the old build's last request
+            // arrived (sent before the update, in flight since): the server may count it
+            // from up to the in-flight bound earlier (a later, sound bound).
+            consider(keyCandidate(key), from: newBuild && !first ? from.saturatingSubtract(SeenT.inFlightMs) : from)
             if newBuild, !first { consider(keyCandidate(s.key)) }
             if skipped {
                 // A build never seen may have carried any app's current key.

@@ -14,6 +14,10 @@ extension SimTime {
         return overflow ? .max : sum
     }
 
+    /// `self - ms`, or 0 when `ms` is later: the start of time.
+    @inline(__always)
+    public func saturatingSubtract(_ ms: SimTime) -> SimTime { self > ms ? self - ms : 0 }
+
     /// This time in whole seconds, rounded up, saturating at `UInt32.max`: a compact
     /// deadline that is never earlier than the exact one.
     @inlinable

@@ -37,6 +37,9 @@
 public struct ServerModel: Sendable {
     /// The dashboard's default grace for an old key after rotation: 30 days (S3).
     public static let defaultGraceMs: SimTime = 30 * Ms.day
+    /// The longest a request may be in flight before the server judges it, for dating a
+    /// stop across an update (S2): well past the longest latency a world allows (1 h).
+    public static let maxInFlightMs: SimTime = 2 * Ms.hour
 
     /// The deliberate bugs of this server and their state; none for the reference.
     @usableFromInline var mutation: ServerMutation
@@ -196,7 +199,12 @@ public struct ServerModel: Sendable {
         let d = Int(request.device)
         if reply.answer.isLockError {
             let servable = latestServable(request, now: now)
-            if servable != AccessHistory.never { devices[d].servableAt = servable }
+            // The latest moment only moves later: a new build's key counted from before the
+            // last request (in flight across the update) may find an earlier one.
+            if servable != AccessHistory.never {
+                let before = devices[d].servableAt
+                devices[d].servableAt = before == AccessHistory.never ? servable : max(before, servable)
+            }
             let since = mutantStoppedSince(devices[d].servableAt == AccessHistory.never ? 0 : min(devices[d].servableAt + 1, now),
                                            request, now: now)
             reply = ServerReply(reply.answer, servedAt: now, stoppedSince: since)
@@ -234,7 +242,11 @@ public struct ServerModel: Sendable {
             guard let t else { return }
             latest = latest == AccessHistory.never ? t : max(latest, t)
         }
-        consider(latestUnrefused(key: request.key, holdsRecord: holdsRecord, owner: slot.owner, from: from, now: now))
+        // The new build's key may have been carried before the last request of the old one
+        // arrived: that request may have been sent before the update and been in flight
+        // since, up to `maxInFlightMs` (sound: the later date).
+        let keyFrom = newBuild && !first ? from.saturatingSubtract(ServerModel.maxInFlightMs) : from
+        consider(latestUnrefused(key: request.key, holdsRecord: holdsRecord, owner: slot.owner, from: keyFrom, now: now))
         if newBuild, !first { consider(latestUnrefused(key: slot.seenKey, holdsRecord: holdsRecord, owner: slot.owner, from: from, now: now)) }
         // A build never seen may have carried any app's key (its current one works unless
         // the app is refused): served, or answered device_unknown, unless the record the
