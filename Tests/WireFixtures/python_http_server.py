@@ -1,7 +1,10 @@
 """A service in Python's `http.server` with its defaults: HTTP/1.0, so every answer has no
 Content-Length and ends by closing the connection, one connection at a time.
 
-    python3 python_http_server.py
+    python3 python_http_server.py [--close]
+
+--close: HTTP/1.1 (`protocol_version`), each answer with a `Connection: close` header and
+no Content-Length, so that its body ends at the close on an HTTP/1.1 connection.
 
 listens on a free port (printed on standard output) and keeps the S rules with the
 example server's `Server` (Examples/PythonServer/server.py), a state per X-SimKit-Session.
@@ -15,9 +18,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "Examples
 import server  # noqa: E402
 
 states = {}
+close = "--close" in sys.argv[1:]
 
 
 class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1" if close else "HTTP/1.0"
+
     def do_POST(self):
         body = self.rfile.read(int(self.headers["Content-Length"]))
         session = self.headers.get("X-SimKit-Session", "")
@@ -26,6 +32,8 @@ class Handler(BaseHTTPRequestHandler):
         reply = json.dumps(states[session].message(json.loads(body)))
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
+        if close:
+            self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(reply.encode())
 
