@@ -105,6 +105,24 @@ struct ServerWireReportsTests {
         #expect(p.terminationStatus == 1 && said.contains("ValueError: raises: the disable of app 0 is not in table apps"), "\(said)")
     }
 
+    /// A Node server that dies of an uncaught TypeError 12 calls deep after logging 30
+    /// lines: Node writes the source line, the message, ten frames and its version, so the
+    /// last 8 lines were frames and the version; the report shows the error from its
+    /// `FILE:LINE` to the end, message included, and none of the log.
+    @Test("a Node crash report keeps the error's FILE:LINE, its message and its frames, not the log before it", .needsNode)
+    func nodeCrashReport() throws {
+        let node = try #require(NodeJS.path, "no Node.js: apt-get install nodejs (or set SIMKIT_NODE)")
+        let command = "\(node) \(PackageRoot.path)/Tests/WireFixtures/node_raises.js"
+        let r = ServerWireTests.seed(1, command)
+        #expect(r.broken == ["server-exited"], "\(r.broken)")
+        let text = r.firstViolation ?? ""
+        #expect(text.contains("the server exited with status 1 before it replied (message 2 to process:"), "\(text)")
+        #expect(text.contains(" lines):\n    \(PackageRoot.path)/Tests/WireFixtures/node_raises.js:10\n"), "\(text)")
+        #expect(text.contains("\n    TypeError: Cannot read properties of undefined (reading 'disabled')\n"), "\(text)")
+        #expect(text.contains("\n        at deep (") && text.contains("\n    Node.js v"), "\(text)")
+        #expect(!text.contains("node_raises: log line"), "the log before the error is not the error:\n\(text)")
+    }
+
     /// A 200 MiB reply line: refused at the bound, never read whole.
     @Test("a reply line past the bound (200 MiB) is a server-protocol verdict, read no further than the bound")
     func hugeLine() throws {
