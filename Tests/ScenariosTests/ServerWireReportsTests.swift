@@ -138,6 +138,45 @@ struct ServerWireReportsTests {
         #expect(Date().timeIntervalSince(start) < 10)
     }
 
+    /// The peak memory of `simkit ARGS` (and of the processes it started and waited for),
+    /// in KiB, with its exit status and output: run under a Python wrapper that reads its
+    /// children's `ru_maxrss`.
+    static func peakMemory(_ args: [String]) throws -> (kib: Int, status: Int32, output: String) {
+        let wrapper = "import resource, subprocess, sys\n"
+            + "r = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+            + "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r.returncode)\n"
+            + "print(r.stdout + r.stderr)\n"
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["python3", "-c", wrapper, SimkitProcess.binary] + args
+        p.currentDirectoryURL = URL(fileURLWithPath: PackageRoot.path)
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        let first = text.prefix { $0 != "\n" }.split(separator: " ")
+        let kib = try #require(first.first.flatMap { Int($0) }, "\(text)")
+        return (kib, Int32(first.last ?? "") ?? -1, text)
+    }
+
+    /// The figure: a 200 MB reply line was read whole, 424 MB at the peak. A
+    /// campaign on servers answering every request so, over stdio (one line) and over HTTP
+    /// (one-byte chunks), stays under 100 MB: each reply is read to its bound and no further.
+    @Test("simkit fuzz on servers answering 200 MiB replies (a line, one-byte chunks) peaks under 100 MB of memory")
+    func hugeRepliesPeakMemory() throws {
+        let out = NSTemporaryDirectory() + "simkit-wire-huge-\(getpid())"
+        let common = ["fuzz", "--seeds", "4", "--jobs", "2", "--devices", "8", "--quiet", "--out", out]
+        let line = try Self.peakMemory(common + ["--server", "process:" + Self.fixture("huge_line.py")])
+        #expect(line.status == 1 && line.output.contains("server-protocol"), "\(line.output)")
+        #expect(line.kib < 100_000, "stdio: \(line.kib) KiB at the peak")
+        let service = try WireService.python("http_framings.py", ["--huge"])
+        defer { service.stop() }
+        let http = try Self.peakMemory(common + ["--server", service.url])
+        #expect(http.status == 1 && http.output.contains("server-protocol"), "\(http.output)")
+        #expect(http.kib < 100_000, "HTTP: \(http.kib) KiB at the peak")
+    }
+
     /// A server that answers each message after a second, within the bound: a SIGTERM stops
     /// the campaign at once, the seeds in flight counted as not run, the JSON written.
     @Test("SIGTERM stops a campaign on a slow server within a second: exit 3, the seeds in flight not run, the JSON written",
