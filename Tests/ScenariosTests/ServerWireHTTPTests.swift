@@ -294,13 +294,15 @@ struct ServerWireHTTPTests {
     }
 
     /// The campaigns: the default device count and duration, a few hundred seeds each.
-    @Test("simkit fuzz: 200 seeds on Node's http (chunked) and on Python's http.server (closed after each answer), nothing broken",
+    @Test("simkit fuzz: 200 seeds on Node's http (chunked; every form in turn) and on Python's http.server (HTTP/1.0 closed; HTTP/1.1 Connection: close), nothing broken",
           .tags(.slow), .slowTier, .needsNode)
     func campaigns() throws {
         let node = try #require(NodeJS.path, "no Node.js: apt-get install nodejs (or set SIMKIT_NODE)")
         let out = NSTemporaryDirectory() + "simkit-wire-http-slow-\(getpid())"
-        for service in [try WireService(node, [PackageRoot.path + "/Tests/WireFixtures/node_http_server.js", SimkitProcess.binary, "serve-reference"]),
-                        try WireService.python("python_http_server.py")] {
+        let script = PackageRoot.path + "/Tests/WireFixtures/node_http_server.js"
+        for service in [try WireService(node, [script, SimkitProcess.binary, "serve-reference"]),
+                        try WireService(node, [script, "--mixed", SimkitProcess.binary, "serve-reference"]),
+                        try WireService.python("python_http_server.py"), try WireService.python("python_http_server.py", ["--close"])] {
             defer { service.stop() }
             let r = try SimkitProcess.run(["fuzz", "--seeds", "200", "--jobs", "2", "--quiet", "--out", out, "--server", service.url])
             #expect(r.status == 0 && r.stdout.contains("200 of 200 seeds") && r.stdout.contains("no invariant broken"), "\(r.stdout)\(r.stderr)")
