@@ -182,9 +182,26 @@ struct ServerWireReportsTests {
     @Test("SIGTERM stops a campaign on a slow server within a second: exit 3, the seeds in flight not run, the JSON written",
           arguments: [SIGTERM, SIGINT])
     func signalStopsASlowServer(sig: Int32) throws {
-        let json = try freshPath("wire-stop-\(sig).json")
+        try Self.stop(sig, server: "process:" + Self.fixture("slow.py") + " 8")
+    }
+
+    /// The same over HTTP: Python's http.server answering each message 8 s late, on a
+    /// thread a connection: every wait of the HTTP client (connect, send, the answer) ends too.
+    @Test("SIGTERM stops a campaign on a slow HTTP service within a second: exit 3, the seeds in flight not run, the JSON written")
+    func signalStopsASlowHTTPService() throws {
+        let service = try WireService.python("python_http_server.py", ["--slow", "8"])
+        defer { service.stop() }
+        try Self.stop(SIGTERM, server: service.url)
+    }
+
+    /// Starts a 6-seed campaign on `server` (which answers each message 8 s late, the reply
+    /// bound raised to 20 s), sends `sig` once both jobs wait in the middle of a world, and
+    /// checks the stop: within 3 s (a stop that waited for the reply in flight would take
+    /// 5 s or more), exit 3, no seed run, the JSON written.
+    static func stop(_ sig: Int32, server: String) throws {
+        let json = try freshPath("wire-stop-\(sig)-\(server.hasPrefix("http") ? "http" : "process").json")
         let run = try LiveSimkit(["fuzz", "--seeds", "6", "--jobs", "2", "--json", json, "--out", NSTemporaryDirectory() + "simkit-wire-stop",
-                                  "--server", "process:" + Self.fixture("slow.py")])
+                                  "--server", server], environment: ["SIMKIT_SERVER_TIMEOUT": "20s"])
         Thread.sleep(forTimeInterval: 2.5)   // both servers started, each in the middle of a world
         let sent = Date()
         kill(run.process.processIdentifier, sig)
