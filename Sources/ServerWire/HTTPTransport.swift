@@ -208,9 +208,11 @@ package final class HTTPTransport: WireTransport, @unchecked Sendable {
                 return .failure(.timedOut(seconds: timeout, partial: String(decoding: buffer.prefix(4096), as: UTF8.self)))
             case .interrupted: return .failure(.interrupted)
             }
-            // Reads on while each read fills the chunk, so that a stream is read whole before it
-            // is parsed again (once a pause, not once a read). Bounded by the raw bytes: a body
-            // of tiny chunks carries more framing than body.
+            // Reads on while each read fills the chunk, and past 64 KiB until nothing more is
+            // there to read, so that a stream is read whole before it is parsed again (once a
+            // pause, not once a read: a read cut short by a busy sender is no pause, and parsing
+            // 2 MiB of one-byte chunks once a read took past the bound on a loaded machine).
+            // Bounded by the raw bytes: a body of tiny chunks carries more framing than body.
             var n = 0
             repeat {
                 if buffer.count > Self.rawLimit {
@@ -222,7 +224,7 @@ package final class HTTPTransport: WireTransport, @unchecked Sendable {
                 n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, 65_536, Int32(MSG_DONTWAIT)) }
                 if n > 0 { buffer.append(contentsOf: chunk[0..<n]) }
                 else if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) { closed = true }
-            } while n == 65_536
+            } while n == 65_536 || (n > 0 && buffer.count > 65_536)
         }
     }
 

@@ -230,41 +230,79 @@ struct ServerWireHTTPTests {
         #expect(n <= 2 * ProcessTransport.lineLimit + HTTPAnswer.headLimit + 65_536, "\(n) bytes read")
     }
 
-    /// Python's `http.server` with its defaults: HTTP/1.0, no Content-Length, the
-    /// connection closed after every answer (Tests/WireFixtures/python_http_server.py).
-    @Test("simkit fuzz passes on Python's http.server with its defaults (HTTP/1.0, Connection: close, no Content-Length)")
-    func pythonHTTPServer() throws {
-        let service = try WireService.python("python_http_server.py")
-        defer { service.stop() }
-        let out = NSTemporaryDirectory() + "simkit-wire-pyhttp-\(getpid())"
-        let r = try SimkitProcess.run(["fuzz", "--seeds", "12", "--jobs", "2", "--devices", "10", "--quiet", "--out", out, "--server", service.url])
-        #expect(r.status == 0 && r.stdout.contains("12 of 12 seeds") && r.stdout.contains("no invariant broken"), "\(r.stdout)\(r.stderr)")
+    /// The hello, `count` times on one transport: the head of each answer as the reader
+    /// kept it, and the transport (its connections counted).
+    static func hellos(_ url: String, count: Int) throws -> ([[String]], HTTPTransport) {
+        let t = try HTTPTransport(url: url)
+        var heads: [[String]] = []
+        for seq in 0..<count {
+            let reply = t.exchange("{\"op\":\"hello\",\"seq\":\(seq),\"protocol\":1,\"client\":\"simkit\"}", timeout: 5)
+            guard case .success(let bytes) = reply, WireJSON.parse(ArraySlice(bytes))?["re"]?.uint == UInt64(seq) else {
+                Issue.record("hello \(seq) on \(url): \(reply)")
+                break
+            }
+            heads.append(t.answerEvidence())
+        }
+        return (heads, t)
     }
 
-    /// Node's `http` module with its defaults: chunked replies on kept-alive connections
-    /// (Tests/WireFixtures/node_http_server.js, relaying to `simkit serve-reference`).
-    @Test("simkit fuzz passes on Node's http module with its defaults (chunked replies, keep-alive)", .needsNode)
-    func nodeHTTPServer() throws {
-        let node = try #require(NodeJS.path, "no Node.js: apt-get install nodejs (or set SIMKIT_NODE)")
-        let service = try WireService(node, [PackageRoot.path + "/Tests/WireFixtures/node_http_server.js", SimkitProcess.binary, "serve-reference"])
+    /// Python's `http.server` with its defaults: HTTP/1.0, no Content-Length, the
+    /// connection closed after every answer; and as HTTP/1.1 with a `Connection: close`
+    /// header and no length, the body ending at the close (Tests/WireFixtures/python_http_server.py).
+    @Test("simkit fuzz passes on Python's http.server: its defaults (HTTP/1.0, no Content-Length, closed) and HTTP/1.1 with Connection: close",
+          arguments: [[], ["--close"]])
+    func pythonHTTPServer(flags: [String]) throws {
+        let service = try WireService.python("python_http_server.py", flags)
         defer { service.stop() }
+        // The form is the one named, and each answer took a connection of its own.
+        let (heads, t) = try Self.hellos(service.url, count: 3)
+        for head in heads {
+            #expect(head.first == (flags.isEmpty ? "HTTP/1.0 200 OK" : "HTTP/1.1 200 OK") && !head.contains { $0.hasPrefix("Content-Length") }
+                    && head.contains("Connection: close") == !flags.isEmpty, "\(head)")
+        }
+        #expect(t.connections == 3)
+        let out = NSTemporaryDirectory() + "simkit-wire-pyhttp-\(getpid())"
+        let r = try SimkitProcess.run(["fuzz", "--seeds", "20", "--jobs", "2", "--devices", "10", "--quiet", "--out", out, "--server", service.url])
+        #expect(r.status == 0 && r.stdout.contains("20 of 20 seeds") && r.stdout.contains("no invariant broken"), "\(r.stdout)\(r.stderr)")
+    }
+
+    /// Node's `http` module with its defaults: chunked replies on kept-alive connections;
+    /// and with `--mixed`, every form Node's API gives a reply in turn: a `100 Continue`
+    /// and a `102` first, a Content-Length, a `Connection: close` with the body ending at
+    /// the close (Tests/WireFixtures/node_http_server.js, relaying to `simkit serve-reference`).
+    @Test("simkit fuzz passes on Node's http module: its defaults (chunked, kept alive), and 100 Continue, Content-Length and Connection: close in turn",
+          .needsNode, arguments: [[], ["--mixed"]])
+    func nodeHTTPServer(flags: [String]) throws {
+        let node = try #require(NodeJS.path, "no Node.js: apt-get install nodejs (or set SIMKIT_NODE)")
+        let service = try WireService(node, [PackageRoot.path + "/Tests/WireFixtures/node_http_server.js"] + flags + [SimkitProcess.binary, "serve-reference"])
+        defer { service.stop() }
+        // Each form for real, before the campaign turns the service's counter: the reader
+        // saw it, and a connection closed after its answer was opened again.
+        let (heads, t) = try Self.hellos(service.url, count: 8)
+        let forms = flags.isEmpty ? Array(repeating: "chunked", count: 8) : ["chunked", "continue", "length", "close", "chunked", "continue", "length", "close"]
+        for (head, form) in zip(heads, forms) {
+            #expect(head.contains("Transfer-Encoding: chunked") == (form == "chunked" || form == "continue")
+                    && head.contains { $0.hasPrefix("Content-Length: ") } == (form == "length")
+                    && head.contains("Connection: close") == (form == "close")
+                    && (flags.isEmpty || head.contains("X-Form: \(form)")), "\(form): \(head)")
+        }
+        #expect(heads.count == 8 && t.connections == (flags.isEmpty ? 1 : 2), "\(t.connections) connections")
+        t.close()
         let out = NSTemporaryDirectory() + "simkit-wire-nodehttp-\(getpid())"
-        let r = try SimkitProcess.run(["fuzz", "--seeds", "12", "--jobs", "2", "--devices", "10", "--quiet", "--out", out, "--server", service.url])
-        #expect(r.status == 0 && r.stdout.contains("12 of 12 seeds") && r.stdout.contains("no invariant broken"), "\(r.stdout)\(r.stderr)")
-        // Chunked for real: the reader saw a chunked answer.
-        let t = try HTTPTransport(url: service.url)
-        _ = t.exchange("{\"op\":\"hello\",\"seq\":0,\"protocol\":1,\"client\":\"simkit\"}", timeout: 5)
-        #expect(t.answerEvidence().contains("Transfer-Encoding: chunked"), "\(t.answerEvidence())")
+        let r = try SimkitProcess.run(["fuzz", "--seeds", "20", "--jobs", "2", "--devices", "10", "--quiet", "--out", out, "--server", service.url])
+        #expect(r.status == 0 && r.stdout.contains("20 of 20 seeds") && r.stdout.contains("no invariant broken"), "\(r.stdout)\(r.stderr)")
     }
 
     /// The campaigns: the default device count and duration, a few hundred seeds each.
-    @Test("simkit fuzz: 200 seeds on Node's http (chunked) and on Python's http.server (closed after each answer), nothing broken",
+    @Test("simkit fuzz: 200 seeds on Node's http (chunked; every form in turn) and on Python's http.server (HTTP/1.0 closed; HTTP/1.1 Connection: close), nothing broken",
           .tags(.slow), .slowTier, .needsNode)
     func campaigns() throws {
         let node = try #require(NodeJS.path, "no Node.js: apt-get install nodejs (or set SIMKIT_NODE)")
         let out = NSTemporaryDirectory() + "simkit-wire-http-slow-\(getpid())"
-        for service in [try WireService(node, [PackageRoot.path + "/Tests/WireFixtures/node_http_server.js", SimkitProcess.binary, "serve-reference"]),
-                        try WireService.python("python_http_server.py")] {
+        let script = PackageRoot.path + "/Tests/WireFixtures/node_http_server.js"
+        for service in [try WireService(node, [script, SimkitProcess.binary, "serve-reference"]),
+                        try WireService(node, [script, "--mixed", SimkitProcess.binary, "serve-reference"]),
+                        try WireService.python("python_http_server.py"), try WireService.python("python_http_server.py", ["--close"])] {
             defer { service.stop() }
             let r = try SimkitProcess.run(["fuzz", "--seeds", "200", "--jobs", "2", "--quiet", "--out", out, "--server", service.url])
             #expect(r.status == 0 && r.stdout.contains("200 of 200 seeds") && r.stdout.contains("no invariant broken"), "\(r.stdout)\(r.stderr)")

@@ -105,6 +105,24 @@ struct ServerWireReportsTests {
         #expect(p.terminationStatus == 1 && said.contains("ValueError: raises: the disable of app 0 is not in table apps"), "\(said)")
     }
 
+    /// A Node server that dies of an uncaught TypeError 12 calls deep after logging 30
+    /// lines: Node writes the source line, the message, ten frames and its version, so the
+    /// last 8 lines were frames and the version; the report shows the error from its
+    /// `FILE:LINE` to the end, message included, and none of the log.
+    @Test("a Node crash report keeps the error's FILE:LINE, its message and its frames, not the log before it", .needsNode)
+    func nodeCrashReport() throws {
+        let node = try #require(NodeJS.path, "no Node.js: apt-get install nodejs (or set SIMKIT_NODE)")
+        let command = "\(node) \(PackageRoot.path)/Tests/WireFixtures/node_raises.js"
+        let r = ServerWireTests.seed(1, command)
+        #expect(r.broken == ["server-exited"], "\(r.broken)")
+        let text = r.firstViolation ?? ""
+        #expect(text.contains("the server exited with status 1 before it replied (message 2 to process:"), "\(text)")
+        #expect(text.contains(" lines):\n    \(PackageRoot.path)/Tests/WireFixtures/node_raises.js:10\n"), "\(text)")
+        #expect(text.contains("\n    TypeError: Cannot read properties of undefined (reading 'disabled')\n"), "\(text)")
+        #expect(text.contains("\n        at deep (") && text.contains("\n    Node.js v"), "\(text)")
+        #expect(!text.contains("node_raises: log line"), "the log before the error is not the error:\n\(text)")
+    }
+
     /// A 200 MiB reply line: refused at the bound, never read whole.
     @Test("a reply line past the bound (200 MiB) is a server-protocol verdict, read no further than the bound")
     func hugeLine() throws {
@@ -120,14 +138,70 @@ struct ServerWireReportsTests {
         #expect(Date().timeIntervalSince(start) < 10)
     }
 
+    /// The peak memory of `simkit ARGS` (and of the processes it started and waited for),
+    /// in KiB, with its exit status and output: run under a Python wrapper that reads its
+    /// children's `ru_maxrss`.
+    static func peakMemory(_ args: [String]) throws -> (kib: Int, status: Int32, output: String) {
+        let wrapper = "import resource, subprocess, sys\n"
+            + "r = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+            + "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r.returncode)\n"
+            + "print(r.stdout + r.stderr)\n"
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["python3", "-c", wrapper, SimkitProcess.binary] + args
+        p.currentDirectoryURL = URL(fileURLWithPath: PackageRoot.path)
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        let first = text.prefix { $0 != "\n" }.split(separator: " ")
+        let kib = try #require(first.first.flatMap { Int($0) }, "\(text)")
+        return (kib, Int32(first.last ?? "") ?? -1, text)
+    }
+
+    /// The issue's figure: a 200 MB reply line was read whole, 424 MB at the peak. A
+    /// campaign on servers answering every request so, over stdio (one line) and over HTTP
+    /// (one-byte chunks), stays under 100 MB: each reply is read to its bound and no further.
+    @Test("simkit fuzz on servers answering 200 MiB replies (a line, one-byte chunks) peaks under 100 MB of memory")
+    func hugeRepliesPeakMemory() throws {
+        let out = NSTemporaryDirectory() + "simkit-wire-huge-\(getpid())"
+        let common = ["fuzz", "--seeds", "4", "--jobs", "2", "--devices", "8", "--quiet", "--out", out]
+        let line = try Self.peakMemory(common + ["--server", "process:" + Self.fixture("huge_line.py")])
+        #expect(line.status == 1 && line.output.contains("server-protocol"), "\(line.output)")
+        #expect(line.kib < 100_000, "stdio: \(line.kib) KiB at the peak")
+        let service = try WireService.python("http_framings.py", ["--huge"])
+        defer { service.stop() }
+        let http = try Self.peakMemory(common + ["--server", service.url])
+        #expect(http.status == 1 && http.output.contains("server-protocol"), "\(http.output)")
+        #expect(http.kib < 100_000, "HTTP: \(http.kib) KiB at the peak")
+    }
+
     /// A server that answers each message after a second, within the bound: a SIGTERM stops
     /// the campaign at once, the seeds in flight counted as not run, the JSON written.
     @Test("SIGTERM stops a campaign on a slow server within a second: exit 3, the seeds in flight not run, the JSON written",
           arguments: [SIGTERM, SIGINT])
     func signalStopsASlowServer(sig: Int32) throws {
-        let json = try freshPath("wire-stop-\(sig).json")
+        try Self.stop(sig, server: "process:" + Self.fixture("slow.py") + " 8")
+    }
+
+    /// The same over HTTP: Python's http.server answering each message 8 s late, on a
+    /// thread a connection: every wait of the HTTP client (connect, send, the answer) ends too.
+    @Test("SIGTERM stops a campaign on a slow HTTP service within a second: exit 3, the seeds in flight not run, the JSON written")
+    func signalStopsASlowHTTPService() throws {
+        let service = try WireService.python("python_http_server.py", ["--slow", "8"])
+        defer { service.stop() }
+        try Self.stop(SIGTERM, server: service.url)
+    }
+
+    /// Starts a 6-seed campaign on `server` (which answers each message 8 s late, the reply
+    /// bound raised to 20 s), sends `sig` once both jobs wait in the middle of a world, and
+    /// checks the stop: within 3 s (a stop that waited for the reply in flight would take
+    /// 5 s or more), exit 3, no seed run, the JSON written.
+    static func stop(_ sig: Int32, server: String) throws {
+        let json = try freshPath("wire-stop-\(sig)-\(server.hasPrefix("http") ? "http" : "process").json")
         let run = try LiveSimkit(["fuzz", "--seeds", "6", "--jobs", "2", "--json", json, "--out", NSTemporaryDirectory() + "simkit-wire-stop",
-                                  "--server", "process:" + Self.fixture("slow.py")])
+                                  "--server", server], environment: ["SIMKIT_SERVER_TIMEOUT": "20s"])
         Thread.sleep(forTimeInterval: 2.5)   // both servers started, each in the middle of a world
         let sent = Date()
         kill(run.process.processIdentifier, sig)

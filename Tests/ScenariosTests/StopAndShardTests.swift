@@ -14,7 +14,8 @@ final class LiveSimkit: Sendable {
     var stderrText: String { stderrBox.text.withLock { $0 } }
     let stdoutPath: String
 
-    init(_ args: [String]) throws {
+    /// `environment`: variables set for the process beside the test's own.
+    init(_ args: [String], environment: [String: String] = [:]) throws {
         try #require(FileManager.default.isExecutableFile(atPath: SimkitProcess.binary),
                      "simkit is not built at \(SimkitProcess.binary): run 'swift build' first")
         stdoutPath = try SimkitProcess.write("live-\(UUID().uuidString).out", "")
@@ -22,6 +23,7 @@ final class LiveSimkit: Sendable {
         process.executableURL = URL(fileURLWithPath: SimkitProcess.binary)
         process.arguments = args
         process.currentDirectoryURL = URL(fileURLWithPath: PackageRoot.path)
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
         let err = Pipe()
         process.standardError = err
