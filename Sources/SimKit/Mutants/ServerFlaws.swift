@@ -50,6 +50,10 @@
     /// checking the App Attest assertion (S8's "whatever the state" read as coming first),
     /// so a clone with a live copy of a genuine device's credential deletes its record.
     @usableFromInline package static let resetSkipsAssertion = ServerFlaws(rawValue: 1 << 15)
+    /// Breaks S10: the dashboard and Rollup state (keys, apps, accounts and the history of
+    /// their stops) is kept in memory only, so a restart brings back the state the server was
+    /// declared with, as if no action had been acknowledged.
+    @usableFromInline package static let restartForgets = ServerFlaws(rawValue: 1 << 16)
 
     /// Every flaw, with its stable kebab-case name (for scenario files and reports).
     @usableFromInline package static let named: [(name: String, flaw: ServerFlaws)] = [
@@ -69,5 +73,6 @@
         ("disable-spares-grace-keys", .disableSparesGraceKeys),
         ("dates-update-from-its-first-request", .datesUpdateFromItsFirstRequest),
         ("reset-skips-assertion", .resetSkipsAssertion),
+        ("restart-forgets", .restartForgets),
     ]
 }
