@@ -47,6 +47,12 @@ public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConverti
     case cloneResetRefused
     /// A run-report upload is answered `device_unknown`: it delivered nothing (D10).
     case reportUploadDeviceUnknown
+    /// S10: a request reached the server while its process was away restarting (answered
+    /// 5xx or lost).
+    case restartCutRequest
+    /// S10: after a restart, a verdict the server acknowledged a change for before it (a
+    /// dashboard or Rollup action, a registration or reset) came out as S2 requires.
+    case restartKeptAcknowledged
 
     /// The stable name shown in summaries.
     public var description: String { Coverage.names[rawValue] }
@@ -90,6 +96,8 @@ public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConverti
         "purge-due-from-non-check",
         "clone-reset-refused",
         "report-upload-device_unknown",
+        "server-restart-cut-requests",
+        "server-restart-kept-what-it-acknowledged",
     ]
 }
 

@@ -101,6 +101,9 @@ package enum Mutants {
         sdk("reset-not-retried", .resetNotRetried, .resetDeletesEverything, [], "a reset whose server-side delete fails is never tried again"),
         sdk("upload-outlives-reset", .uploaderOutlivesReset, .resetDeletesEverything, [], "the uploader outlives reset(): it sends the dropped reports with the deleted credential"),
         server("clone-reset-deletes-record", .resetSkipsAssertion, .clonesNeverServed, [.serverEnforcesAccess, .resetDeletesEverything], "a reset skips the App Attest assertion, so a clone with a live copy of a genuine credential deletes its record"),
+        // A server that restarts (S10).
+        server("restart-forgets", .restartForgets, .serverRestartLosesNothing, [.serverEnforcesAccess, .rotationGrace, .disableStopsEveryKey, .onlyRollupRestores],
+               "keeps the dashboard and Rollup state in memory only: after a restart it answers as declared, as if no action had been acknowledged"),
     ]
 
     /// Mutants whose bug needs one exact order of events that random fuzzing does not

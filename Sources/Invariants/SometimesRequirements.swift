@@ -54,6 +54,8 @@ package enum SometimesRequirements {
         (  2000, "purge-due-from-non-check"),    // 2.17%
         (  2500, "clone-reset-refused"),         // 1.72%
         (  1700, "report-upload-device_unknown"), // 2.46%
+        (     0, "server-restart-cut-requests"),
+        (     0, "server-restart-kept-what-it-acknowledged"),
     ]
 
     /// The number of seeds from which `situation` is required, or nil if it never is.
