@@ -68,7 +68,9 @@ struct ServerWireTests {
             #expect(r.passed, "\(command): \(r.broken) \(r.firstViolation ?? "")")
         }
         let forgetful = run(Self.python + " --bug state-in-memory")
-        #expect(forgetful.broken == ["server-restart-loses-nothing"], "\(forgetful.broken) \(forgetful.firstViolation ?? "")")
+        // What it forgot may also show as another rule broken after the restart (a key it
+        // rotated out is current again: rotation-grace), but S10 is named.
+        #expect(forgetful.broken.contains("server-restart-loses-nothing"), "\(forgetful.broken) \(forgetful.firstViolation ?? "")")
         // The reference behind the wire with no data directory comes back empty: a request
         // naming a key it never heard of ends it.
         #expect(!run("env -u SIMKIT_DATA_DIR " + reference).passed)
