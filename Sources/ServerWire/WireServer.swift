@@ -347,9 +347,9 @@ package struct WireServer: ServerCore {
     }
 
     /// S10: the server's process restarts (`WireSession.restart`). A world that runs ahead
-    /// stops there: it runs again in lock step, where the restart is real.
+    /// has every message before the restart answered and checked first (`restartAhead`).
     package mutating func restart(now: SimTime) {
-        if let s = aheadSession { return s.abandon() }
+        if let s = aheadSession { return s.restartAhead(now: now) }
         live?.restart(now: now)
     }
 

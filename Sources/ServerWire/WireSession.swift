@@ -389,6 +389,18 @@ package final class WireSession: @unchecked Sendable {
         dataDirectory = nil
     }
 
+    /// A restart in a world that runs ahead: the messages before it are sent and their
+    /// replies read and checked (none is in flight across the restart, as in lock step),
+    /// then the server restarts and the world runs on ahead. A restart that fails makes the
+    /// world run again in lock step, which gives the failure its verdict.
+    func restartAhead(now: SimTime) {
+        flush()
+        collect()
+        guard !aheadFailed, transport != nil else { aheadFailed = true; return }
+        restart(now: now)
+        if failure != nil { aheadFailed = true }
+    }
+
     /// S10: the server's process restarts at `now` (`server restart`). A process is ended
     /// at once (SIGKILL, a crash: what it wrote to its data directory stays) and started
     /// again with the same command and directory, and greeted with a `hello`; it gets no
