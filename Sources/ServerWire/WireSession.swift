@@ -368,16 +368,27 @@ package final class WireSession: @unchecked Sendable {
     }
 
     nonisolated(unsafe) static var directoriesMade: UInt64 = 0
+    /// The data directories not yet removed, removed at the latest when SimKit exits (a
+    /// session kept by a thread to the end is never closed).
+    nonisolated(unsafe) static var liveDirectories: Set<String> = []
+    static let removedAtExit: Void = {
+        atexit {
+            let dirs = WireSession.timeoutLock.withLock { WireSession.liveDirectories }
+            for d in dirs.sorted() { try? FileManager.default.removeItem(atPath: d) }
+        }
+    }()
 
     /// A fresh, empty directory for the process about to start.
     func newDataDirectory() {
         removeDataDirectory()
+        _ = Self.removedAtExit
         let n = Self.timeoutLock.withLock { Self.directoriesMade += 1; return Self.directoriesMade }
         let path = (NSTemporaryDirectory() as NSString).appendingPathComponent("simkit-data-\(getpid())-\(n)")
         try? FileManager.default.removeItem(atPath: path)
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
             dataDirectory = path
+            _ = Self.timeoutLock.withLock { Self.liveDirectories.insert(path) }
         } catch {
             dataDirectory = nil
         }
@@ -386,6 +397,7 @@ package final class WireSession: @unchecked Sendable {
     func removeDataDirectory() {
         guard let path = dataDirectory else { return }
         try? FileManager.default.removeItem(atPath: path)
+        _ = Self.timeoutLock.withLock { Self.liveDirectories.remove(path) }
         dataDirectory = nil
     }
 
