@@ -54,7 +54,7 @@ extension InvariantChecker {
         if !genuine, actual == .ok, kind != .reset || cause != .resetOfUnknown {
             violate(.clonesNeverServed, d, "the server served a \(kind) request from a clone (a non-genuine install sending \(keyName)\(credential.isNone ? "" : " and a copy of credential \(credential)"))")
         } else if actual != expected {
-            if let ground = acknowledgedBeforeRestart(key: key, credential: credential, device: d) {
+            if let ground = acknowledgedBeforeRestart(key: key, credential: credential, device: d, wrong: (expected, actual)) {
                 violate(.serverRestartLosesNothing, d, "the server answered a \(kind) request with \(keyName) \(actual), but S2 requires \(expected): the server restarted at \(clock(lastRestartAt)), after it acknowledged at \(clock(ground)) the change that decides this answer (a dashboard or Rollup action, or a registration or reset answered 200), and it answers as if that had not happened (S10: a restart loses nothing the server acknowledged)")
             } else {
                 wrongAnswer(d, kind: kind, keyName: keyName, actual: actual, expected: expected, cause: cause)
@@ -104,12 +104,14 @@ extension InvariantChecker {
     }
 
     /// S10: the last change the server acknowledged among what decides its answer to this
-    /// request (`ServerTruth.groundChangedAt`), when the server has restarted since; nil
+    /// request (`ServerTruth.groundChangedAt`; for a wrong answer, of the part S2 and the
+    /// answer disagree on), when the server has restarted since; nil
     /// when it restarted since no such change (or never). A wrong answer then shows that it
     /// lost the change; otherwise it is judged by the rule its cause names (`wrongAnswer`).
-    func acknowledgedBeforeRestart(key: KeyID, credential: Credential, device d: DeviceIndex) -> SimTime? {
+    func acknowledgedBeforeRestart(key: KeyID, credential: Credential, device d: DeviceIndex,
+                                   wrong: (expected: Answer, actual: Answer)? = nil) -> SimTime? {
         guard lastRestartAt != LocalData.never,
-              let ground = server.groundChangedAt(key: key, credential: credential, device: d),
+              let ground = server.groundChangedAt(key: key, credential: credential, device: d, wrong: wrong),
               ground < lastRestartAt else { return nil }
         return ground
     }

@@ -85,16 +85,24 @@ struct ServerTruth {
     /// The last change the server acknowledged among what decides its answer to a request
     /// with `key` and `credential` (or a register or reset of `device`): the key's state, its
     /// app's and account's, the record the credential names. nil when all stand as declared.
-    func groundChangedAt(key: KeyID, credential: Credential, device: DeviceIndex) -> SimTime? {
+    /// Given the answer S2 requires and the one given (`wrong`), only the part they disagree
+    /// on, first in S2's order: the key (S2.1, one of them `app_key_invalid`), else the app
+    /// and its account (S2.2, S2.3: `app_disabled`, `app_pending`), else the record.
+    func groundChangedAt(key: KeyID, credential: Credential, device: DeviceIndex,
+                         wrong: (expected: Answer, actual: Answer)? = nil) -> SimTime? {
         var t = LocalData.never
         func take(_ c: SimTime) { if c != LocalData.never { t = t == LocalData.never ? c : max(t, c) } }
-        if Int(key) < keyChangedAt.count { take(keyChangedAt[Int(key)]) }
-        if let a = app(of: key), Int(a) < apps.count {
+        func either(_ answers: Answer...) -> Bool { wrong.map { answers.contains($0.expected) || answers.contains($0.actual) } ?? true }
+        let keyPart = either(.appKeyInvalid)
+        let appPart = either(.appDisabled, .appPending) && (wrong == nil || !keyPart)
+        let recordPart = wrong == nil || (!keyPart && !appPart)
+        if keyPart, Int(key) < keyChangedAt.count { take(keyChangedAt[Int(key)]) }
+        if appPart, let a = app(of: key), Int(a) < apps.count {
             take(appChangedAt[Int(a)])
             take(accountChangedAt[Int(apps[Int(a)].account)])
         }
         let d = credential.isNone ? Int(device) : Int(credential.device)
-        if d < recordChangedAt.count { take(recordChangedAt[d]) }
+        if recordPart, d < recordChangedAt.count { take(recordChangedAt[d]) }
         return t == LocalData.never ? nil : t
     }
 
