@@ -48,10 +48,10 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
     /// a locked SDK's next key check (at an activation, D4) is a registration.
     case registersAgainWhenUnknown = "registers-again-when-unknown"
     /// Oracle (S10): after a `serverRestarted` record, each `served` answer that the
-    /// checkers' reading of S2 finds wrong, where everything that decides it (the state of
-    /// the request's key, its app and account, set by dashboard and Rollup records, and the
-    /// device's record, set by a register or reset answered 200) was last changed before the
-    /// restart: the server answers as if it had not acknowledged it (serves a key it had
+    /// checkers' reading of S2 finds wrong, where the part of S2 it disagrees on (the state
+    /// of the request's key, or of its app and account, set by dashboard and Rollup records,
+    /// or the device's record, set by a register or reset answered 200) was last changed
+    /// before the restart: the server answers as if it had not acknowledged it (serves a key it had
     /// disabled, rotated out or revoked; answers `device_unknown` to a registration it had
     /// answered 200; keeps a record a reset deleted); and a lock error whose `stoppedSince`
     /// is later than the server's own history allows when that history predates the restart.
