@@ -5,8 +5,15 @@ its state in SQLite, speaking SimKit's wire protocol (docs/server-protocol.md).
     python3 server.py                      # stdio: one JSON message a line in, one reply a line out
     python3 server.py --http 8035          # HTTP: POST /simkit, one message a body
     python3 server.py --bug NAME           # a planted bug (see BUGS)
-    python3 server.py --db FILE            # stdio: keep the state in FILE instead of memory
+    python3 server.py --db FILE            # stdio: keep the state in FILE
     python3 server.py --no-batch           # do not announce batches: one message a round trip
+
+Its state is durable (SPEC S10: a restart loses nothing it acknowledged): an SQLite file
+with its journal on, one transaction a message (a batch: one for the whole batch), in the
+directory SimKit names in SIMKIT_DATA_DIR (state.sqlite; over HTTP, the service's own
+directory, a file a session). Started again there, it comes back as it was; over HTTP,
+the "restart" message makes it drop what it holds in memory and reopen its file. Without
+SIMKIT_DATA_DIR or --db, over stdio, it keeps its state in memory (nothing to restart from).
 
 It reads no clock: every message carries the virtual time ("now"). A port of
 Sources/SimKit/Server/ServerModel*.swift and AccessHistory.swift: see there, and
@@ -27,6 +34,9 @@ BUGS = {
     # S4: an old key in its grace is checked for its grace alone, not for its app's
     # disable (a shortcut that skips the app's row for old keys).
     "disable-spares-grace-keys": "an old key in its grace keeps working while its app is disabled",
+    # S10: the state lives in memory; only the world's declared setup (the reset message,
+    # as a configuration file would) is on disk, so a restart comes back as declared.
+    "state-in-memory": "keeps its state in memory: a restart forgets every action, registration and reset since the setup",
 }
 
 LOCK_ERRORS = ("app_key_invalid", "app_disabled", "app_key_mismatch")
@@ -42,18 +52,52 @@ def t_out(v):
 
 
 class Server:
-    def __init__(self, db=":memory:", bug=None, batch=True):
+    def __init__(self, db=":memory:", bug=None, batch=True, setup_file=None):
         self.batch = batch
-        self.db = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=OFF")
-        self.db.execute("PRAGMA synchronous=OFF")
         self.bug = bug
+        self.path = db
+        # The bug state-in-memory keeps only the setup on disk (as a configuration file).
+        self.setup_file = setup_file if bug == "state-in-memory" else None
+        if self.setup_file is not None:
+            self.path = ":memory:"
+        self.open()
+
+    def open(self):
+        """Opens the state (after a restart: as it was stored) and reads what memory caches."""
+        self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        if self.path == ":memory:":
+            self.db.execute("PRAGMA journal_mode=OFF")
+        else:
+            # The journal on: each message's transaction is whole or absent after a crash.
+            # synchronous=OFF: a process killed keeps what it wrote (the OS holds it); only
+            # the machine's own crash could lose it, which SimKit does not simulate.
+            self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=OFF")
         self.app_count = 0
         self.device_count = 0
+        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "apps" in tables and "devices" in tables:
+            self.app_count = self.db.execute("SELECT COUNT(*) FROM apps").fetchone()[0]
+            self.device_count = self.db.execute("SELECT COUNT(*) FROM devices").fetchone()[0]
+        elif self.setup_file is not None:
+            try:
+                with open(self.setup_file) as f:
+                    self.reset(json.load(f))
+            except FileNotFoundError:
+                pass
+
+    def restart(self):
+        """S10 over HTTP: drop what memory holds and reopen the stored state."""
+        self.db.close()
+        self.open()
+        return {"ok": True}
 
     # -- setup --------------------------------------------------------------------------
 
     def reset(self, m):
+        if self.setup_file is not None:
+            with open(self.setup_file, "w") as f:
+                json.dump(m, f)
         q = self.db.executescript
         q("""
         DROP TABLE IF EXISTS accounts; DROP TABLE IF EXISTS apps; DROP TABLE IF EXISTS keys;
@@ -467,6 +511,22 @@ class Server:
 
     # -- the protocol -------------------------------------------------------------------
 
+    def transaction(self, m):
+        """One message (a batch: all of it) in one transaction, committed before the reply
+        leaves: what the server answered is what it stored (S10). A reset, which rebuilds
+        the tables, and a restart, which reopens them, run alone."""
+        op = m.get("op")
+        if op in ("hello", "reset", "restart") or (op == "batch" and any(c.get("op") == "reset" for c in m.get("calls", []))):
+            return self.message(m)
+        self.db.execute("BEGIN")
+        try:
+            out = self.message(m)
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+        return out
+
     def message(self, m):
         op = m.get("op")
         if op == "hello":
@@ -477,6 +537,8 @@ class Server:
             out = {"replies": [self.message(c) for c in m["calls"]]}
         elif op == "reset":
             out = self.reset(m)
+        elif op == "restart":
+            out = self.restart()
         elif op == "request":
             out = self.handle(m)
         elif op == "record":
@@ -506,7 +568,7 @@ def serve_stdio(server):
     for line in sys.stdin:          # ends when SimKit closes the connection
         if not line.strip():
             continue
-        reply = server.message(json.loads(line))
+        reply = server.transaction(json.loads(line))
         out.write(json.dumps(reply, separators=(",", ":")) + "\n")
         out.flush()
 
@@ -527,10 +589,10 @@ def serve_http(make, port):
             session = self.headers.get("X-SimKit-Session", "")
             with lock:
                 if session not in servers:
-                    servers[session] = make()
+                    servers[session] = make(session)
                 server = servers[session]
             try:
-                reply = json.dumps(server.message(json.loads(body)), separators=(",", ":")).encode()
+                reply = json.dumps(server.transaction(json.loads(body)), separators=(",", ":")).encode()
                 code = 200
             except Exception as e:  # a bad message is the client's error: say so
                 reply, code = json.dumps({"error": str(e)}).encode(), 400
@@ -547,7 +609,8 @@ def serve_http(make, port):
 
 
 def main(argv):
-    bug, port, db, batch = None, None, ":memory:", True
+    import hashlib, os, tempfile
+    bug, port, db, batch = None, None, None, True
     i = 0
     while i < len(argv):
         if argv[i] == "--bug" and i + 1 < len(argv) and argv[i + 1] in BUGS:
@@ -561,11 +624,21 @@ def main(argv):
         else:
             sys.stderr.write(f"usage: server.py [--http PORT] [--db FILE] [--no-batch] [--bug {'|'.join(BUGS)}]\n")
             return 2
+    data = os.environ.get("SIMKIT_DATA_DIR")
     if port is None:
-        serve_stdio(Server(db, bug, batch))
+        if db is None:
+            db = os.path.join(data, "state.sqlite") if data else ":memory:"
+        setup = os.path.join(data, "setup.json") if data else None
+        serve_stdio(Server(db, bug, batch, setup_file=setup))
     else:
-        sys.stderr.write(f"listening on http://127.0.0.1:{port}/simkit\n")
-        serve_http(lambda: Server(":memory:", bug, batch), port)   # a state per session: in memory
+        # A file a session, in the service's own directory (SimKit starts no service).
+        data = data or tempfile.mkdtemp(prefix="simkit-python-server-")
+        def make(session):
+            name = hashlib.sha256(session.encode()).hexdigest()[:16]
+            return Server(os.path.join(data, f"session-{name}.sqlite"), bug, batch,
+                          setup_file=os.path.join(data, f"session-{name}.setup.json"))
+        sys.stderr.write(f"listening on http://127.0.0.1:{port}/simkit (state in {data})\n")
+        serve_http(make, port)
     return 0
 
 

@@ -49,6 +49,12 @@ public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConverti
     case reportUploadDeviceUnknown
     /// A reset naming a registration already gone reaches the server after a newer one (S8).
     case staleResetSparesNewer
+    /// S10: a request reached the server while its process was away restarting (answered
+    /// 5xx or lost).
+    case restartCutRequest
+    /// S10: after a restart, a verdict the server acknowledged a change for before it (a
+    /// dashboard or Rollup action, a registration or reset) came out as S2 requires.
+    case restartKeptAcknowledged
 
     /// The stable name shown in summaries.
     public var description: String { Coverage.names[rawValue] }
@@ -93,6 +99,8 @@ public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConverti
         "clone-reset-refused",
         "report-upload-device_unknown",
         "stale-reset-spares-newer-registration",
+        "server-restart-cut-requests",
+        "server-restart-kept-what-it-acknowledged",
     ]
 }
 

@@ -65,6 +65,10 @@ public struct InvariantChecker: TraceObserver {
     /// counts only time with the server up).
     var serverDownUntil: SimTime = 0
     var serverErrorsUntil: SimTime = 0
+    /// S10: the server's last restart (`never`: none yet), and the end of the time its
+    /// process is away.
+    var lastRestartAt: SimTime = LocalData.never
+    var restartAwayUntil: SimTime = 0
     /// Each device is offline (a partition) until this time: D7's liveness counts online
     /// time. Apart from the device truth: written only by partition records.
     var offlineUntil: [SimTime] = []
@@ -105,6 +109,8 @@ public struct InvariantChecker: TraceObserver {
         owedResets = []
         serverDownUntil = 0
         serverErrorsUntil = 0
+        lastRestartAt = LocalData.never
+        restartAwayUntil = 0
         offlineUntil = Array(repeating: 0, count: facts.deviceCount)
         ledgers = [:]
         parked = []

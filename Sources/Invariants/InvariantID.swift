@@ -47,6 +47,15 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
     /// the latest in the step of its next call (query, profile) or of its next run's start;
     /// a locked SDK's next key check (at an activation, D4) is a registration.
     case registersAgainWhenUnknown = "registers-again-when-unknown"
+    /// Oracle (S10): after a `serverRestarted` record, each `served` answer that the
+    /// checkers' reading of S2 finds wrong, where the part of S2 it disagrees on (the state
+    /// of the request's key, or of its app and account, set by dashboard and Rollup records,
+    /// or the device's record, set by a register or reset answered 200) was last changed
+    /// before the restart: the server answers as if it had not acknowledged it (serves a key it had
+    /// disabled, rotated out or revoked; answers `device_unknown` to a registration it had
+    /// answered 200; keeps a record a reset deleted); and a lock error whose `stoppedSince`
+    /// is later than the server's own history allows when that history predates the restart.
+    case serverRestartLosesNothing = "server-restart-loses-nothing"
 
     /// The SPEC rules it checks.
     public var rules: String {
@@ -71,6 +80,7 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
         case .reportsNotLost: "D10"
         case .newestVerdictWins: "D4, D9"
         case .registersAgainWhenUnknown: "D6"
+        case .serverRestartLosesNothing: "S10"
         }
     }
 
@@ -97,6 +107,7 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
         case .reportsNotLost: "every run ends with a report, reports leave the queue only by receipt or reset() (a purge keeps them), and uploads resume within the SDK's stated back-off"
         case .newestVerdictWins: "a verdict served before one the SDK already acted on never locks or unlocks it"
         case .registersAgainWhenUnknown: "a device credential the server no longer knows makes the SDK register again, at the latest at its next call or run"
+        case .serverRestartLosesNothing: "a server that restarts keeps every dashboard and Rollup action, registration and reset it acknowledged, and every stop behind stoppedSince"
         }
     }
 

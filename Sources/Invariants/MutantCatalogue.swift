@@ -103,6 +103,9 @@ package enum Mutants {
         server("reset-ignores-generation", .resetIgnoresGeneration, .resetDeletesEverything, [.serverEnforcesAccess, .registersAgainWhenUnknown], "a reset deletes the device's live record whatever generation its credential names: a late reset deletes the registration made since"),
         server("dates-forgotten-from-refusal", .datesForgottenFromRefusal, .serverEnforcesAccess, [], "dates the stop of a device it holds no record of (forgotten, reset) from the refusal itself, not from the start of the disable or revocation that refuses every key of its app"),
         server("clone-reset-deletes-record", .resetSkipsAssertion, .clonesNeverServed, [.serverEnforcesAccess, .resetDeletesEverything], "a reset skips the App Attest assertion, so a clone with a live copy of a genuine credential deletes its record"),
+        // A server that restarts (S10).
+        server("restart-forgets", .restartForgets, .serverRestartLosesNothing, [.serverEnforcesAccess, .rotationGrace, .disableStopsEveryKey, .onlyRollupRestores, .purgeOnlyAfter30ContinuousDays],
+               "keeps the dashboard and Rollup state in memory only: after a restart it answers as declared, as if no action had been acknowledged"),
     ]
 
     /// Mutants whose bug needs one exact order of events that random fuzzing does not

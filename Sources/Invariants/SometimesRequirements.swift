@@ -55,6 +55,8 @@ package enum SometimesRequirements {
         (  2500, "clone-reset-refused"),         // 1.72%
         (  1700, "report-upload-device_unknown"), // 2.46%
         (  1500, "stale-reset-spares-newer-registration"), // 2.75%
+        (   250, "server-restart-cut-requests"),   // 16.37% of 3,000 seeds (issue 49)
+        (   250, "server-restart-kept-what-it-acknowledged"), // 16.30% of 3,000 seeds
     ]
 
     /// The number of seeds from which `situation` is required, or nil if it never is.

@@ -64,8 +64,8 @@ package final class ProcessTransport: WireTransport, @unchecked Sendable {
     var closed = false
     let tail = StderrTail()
 
-    /// Starts `command` in the current directory.
-    package init(command: String) throws(TransportFailure) {
+    /// Starts `command` in the current directory, with `environment` added to SimKit's own.
+    package init(command: String, environment: [String: String] = [:]) throws(TransportFailure) {
         var fds: [Int32] = [0, 0]
         #if canImport(Glibc)
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
@@ -77,6 +77,9 @@ package final class ProcessTransport: WireTransport, @unchecked Sendable {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/bin/sh")
         p.arguments = ["-c", "exec " + command]
+        if !environment.isEmpty {
+            p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         p.standardInput = child
         p.standardOutput = child
         let err = Pipe()

@@ -6,6 +6,11 @@ import SimKit
 /// next to nothing itself, so that `simkit bench --wire process:'simkit serve-reference'`
 /// measures the wire and SimKit's side of it alone (the Python example measures the
 /// example as well). It answers batches unless `batches` is false.
+///
+/// Its durable state (S10) is a journal of the messages since the last `reset`, in the
+/// directory SimKit names in `SIMKIT_DATA_DIR`: the model is a deterministic function of
+/// them, so a process started again replays the journal and comes back as it was. Each
+/// message is in the journal before its reply is written.
 package struct WireReferenceServer {
     var model = ServerModel(setup: ServerSetup())
     var keys: [String: KeyID] = [:]
@@ -13,11 +18,47 @@ package struct WireReferenceServer {
     var deviceCount = 0
     let batches: Bool
 
+    /// The journal's file descriptor, or -1 with no data directory.
+    var journal: Int32 = -1
+
     package init(batches: Bool) { self.batches = batches }
+
+    /// Opens the journal in `SIMKIT_DATA_DIR` and replays what it holds (a restart).
+    mutating func openJournal() {
+        guard let dir = ProcessInfo.processInfo.environment["SIMKIT_DATA_DIR"], !dir.isEmpty else { return }
+        let path = (dir as NSString).appendingPathComponent("journal.jsonl")
+        if let data = FileManager.default.contents(atPath: path) {
+            let bytes = [UInt8](data)
+            var start = 0
+            while let nl = bytes[start...].firstIndex(of: 0x0A) {   // bounded by the file
+                if let m = WireJSON.parse(bytes[start..<nl]) { _ = reply(m) }
+                start = nl + 1
+            }
+        }
+        journal = open(path, O_WRONLY | O_APPEND | O_CREAT, 0o644)
+    }
+
+    /// Whether `m` (a message, or a batch of them) starts a world: the journal starts over.
+    static func resets(_ m: WireJSON) -> Bool {
+        if m["op"]?.string == "reset" { return true }
+        if m["op"]?.string == "batch", case .array(let calls)? = m["calls"] { return calls.contains { $0["op"]?.string == "reset" } }
+        return false
+    }
+
+    /// Appends `bytes` to the journal, whole.
+    func writeJournal(_ bytes: ArraySlice<UInt8>) {
+        var rest = bytes
+        while !rest.isEmpty {
+            let w = rest.withUnsafeBytes { write(journal, $0.baseAddress, $0.count) }
+            if w <= 0 { return }
+            rest = rest.dropFirst(w)
+        }
+    }
 
     /// Reads messages from standard input until it closes, writing a reply line to each.
     /// Returns 0, or 2 when a line is not a message.
     package mutating func serve() -> Int32 {
+        openJournal()
         var buffer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         var start = 0
@@ -27,15 +68,18 @@ package struct WireReferenceServer {
             if n <= 0 { return 0 }
             buffer.append(contentsOf: chunk[0..<n])
             var out = ""
+            var journalFrom = 0
             while let nl = buffer[start...].firstIndex(of: 0x0A) {
                 let line = buffer[start..<nl]
-                start = nl + 1
                 guard let m = WireJSON.parse(line) else {
                     FileHandle.standardError.write(Data("serve-reference: a line that is not JSON\n".utf8))
                     return 2
                 }
+                if journal >= 0, Self.resets(m) { _ = ftruncate(journal, 0); journalFrom = start }
+                start = nl + 1
                 out += reply(m) + "\n"
             }
+            if journal >= 0, start > journalFrom { writeJournal(buffer[journalFrom..<start]) }
             buffer.removeSubrange(..<start)
             start = 0
             if !out.isEmpty {

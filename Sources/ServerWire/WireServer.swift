@@ -346,6 +346,13 @@ package struct WireServer: ServerCore {
         }
     }
 
+    /// S10: the server's process restarts (`WireSession.restart`). A world that runs ahead
+    /// has every message before the restart answered and checked first (`restartAhead`).
+    package mutating func restart(now: SimTime) {
+        if let s = aheadSession { return s.restartAhead(now: now) }
+        live?.restart(now: now)
+    }
+
     package mutating func forgetDevice(_ device: DeviceIndex, now: SimTime) -> Bool {
         let done = applied("forget-device", ",\"now\":\(now),\"device\":\(device)") { $0.forgetDevice(device, now: now) }
         if done, device == lastDevice { lastRecord = nil }

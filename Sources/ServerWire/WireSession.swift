@@ -90,7 +90,7 @@ package final class WireSession: @unchecked Sendable {
         }
     }
 
-    deinit { transport?.close() }
+    deinit { transport?.close(); removeDataDirectory() }
 
     /// The wall-clock bound on one reply, in seconds: `SIMKIT_SERVER_TIMEOUT` (a duration
     /// such as `2s` or `500ms`) or 5 s. It never reaches the trace.
@@ -157,7 +157,9 @@ package final class WireSession: @unchecked Sendable {
         if transport == nil {
             do {
                 switch endpoint {
-                case .process(let command): transport = try ProcessTransport(command: command)
+                case .process(let command):
+                    newDataDirectory()
+                    transport = try ProcessTransport(command: command, environment: dataEnvironment)
                 case .http(let url): transport = try HTTPTransport(url: url, timeout: max(timeout, Self.startupTimeout))
                 }
             } catch {
@@ -346,13 +348,107 @@ package final class WireSession: @unchecked Sendable {
                               messages: interrupted || sent.isEmpty ? nil : writeMessages())
         transport?.close()
         transport = nil
+        removeDataDirectory()
         serverName = nil
+    }
+
+    // MARK: Restarts (S10)
+
+    /// The data directory of the process this session started (`SIMKIT_DATA_DIR` in its
+    /// environment): made empty when the process starts, kept across its restarts, removed
+    /// when the connection ends. So the state a process keeps there never outlives it, and
+    /// each world's `reset` replaces it whole: nothing leaks from one world to the next.
+    package private(set) var dataDirectory: String?
+
+    /// The environment variable that names it.
+    package static let dataDirectoryVariable = "SIMKIT_DATA_DIR"
+
+    var dataEnvironment: [String: String] {
+        dataDirectory.map { [Self.dataDirectoryVariable: $0] } ?? [:]
+    }
+
+    nonisolated(unsafe) static var directoriesMade: UInt64 = 0
+    /// The data directories not yet removed, removed at the latest when SimKit exits (a
+    /// session kept by a thread to the end is never closed).
+    nonisolated(unsafe) static var liveDirectories: Set<String> = []
+    static let removedAtExit: Void = {
+        atexit {
+            let dirs = WireSession.timeoutLock.withLock { WireSession.liveDirectories }
+            for d in dirs.sorted() { try? FileManager.default.removeItem(atPath: d) }
+        }
+    }()
+
+    /// A fresh, empty directory for the process about to start.
+    func newDataDirectory() {
+        removeDataDirectory()
+        _ = Self.removedAtExit
+        let n = Self.timeoutLock.withLock { Self.directoriesMade += 1; return Self.directoriesMade }
+        let path = (NSTemporaryDirectory() as NSString).appendingPathComponent("simkit-data-\(getpid())-\(n)")
+        try? FileManager.default.removeItem(atPath: path)
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            dataDirectory = path
+            _ = Self.timeoutLock.withLock { Self.liveDirectories.insert(path) }
+        } catch {
+            dataDirectory = nil
+        }
+    }
+
+    func removeDataDirectory() {
+        guard let path = dataDirectory else { return }
+        try? FileManager.default.removeItem(atPath: path)
+        _ = Self.timeoutLock.withLock { Self.liveDirectories.remove(path) }
+        dataDirectory = nil
+    }
+
+    /// A restart in a world that runs ahead: the messages before it are sent and their
+    /// replies read and checked (none is in flight across the restart, as in lock step),
+    /// then the server restarts and the world runs on ahead. A restart that fails makes the
+    /// world run again in lock step, which gives the failure its verdict.
+    func restartAhead(now: SimTime) {
+        flush()
+        collect()
+        guard !aheadFailed, transport != nil else { aheadFailed = true; return }
+        restart(now: now)
+        if failure != nil { aheadFailed = true }
+    }
+
+    /// S10: the server's process restarts at `now` (`server restart`). A process is ended
+    /// at once (SIGKILL, a crash: what it wrote to its data directory stays) and started
+    /// again with the same command and directory, and greeted with a `hello`; it gets no
+    /// `reset`: it comes back from what it stored. An HTTP service gets a `restart` message
+    /// (`{"op":"restart","seq":N,"now":T}`, answered `{"ok":true}`): it drops what it holds
+    /// in memory and reloads from its own storage. A restart that fails ends the world's
+    /// conversation like any failure.
+    func restart(now: SimTime) {
+        guard failure == nil, transport != nil else { return }
+        switch endpoint {
+        case .process(let command):
+            transport?.close()
+            transport = nil
+            if WireInterrupt.requested { return fail(.unresponsive, Self.interruptedReason, sent: "", received: nil) }
+            do {
+                transport = try ProcessTransport(command: command, environment: dataEnvironment)
+            } catch {
+                return fail(.exited, "the server could not be started again at its restart (S10): \(Self.describe(error))", sent: "", received: nil)
+            }
+            guard let hello = call("hello", ",\"protocol\":\(WireProtocol.version),\"client\":\"simkit\",\"restart\":true") else { return }
+            guard hello["protocol"]?.uint == WireProtocol.version else {
+                return fail(.protocolError, "the hello reply's \"protocol\" must be \(WireProtocol.version)", sent: lastSent, received: lastReceived)
+            }
+        case .http:
+            guard let r = call("restart", ",\"now\":\(now)") else { return }
+            if r["ok"]?.bool != true {
+                fail(.protocolError, "the restart reply must say \"ok\":true", sent: lastSent, received: lastReceived)
+            }
+        }
     }
 
     /// Ends the connection (the process exits); the next world starts it again.
     package func close() {
         transport?.close()
         transport = nil
+        removeDataDirectory()
         serverName = nil
         batches = false
         inFlight = nil

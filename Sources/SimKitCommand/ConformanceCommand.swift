@@ -53,6 +53,7 @@ enum ConformanceCommand {
         ("S7", "query, profile, place data and model downloads are served only when S2 serves the request"),
         ("S8", "a reset deletes the record its credential names, whatever the key's state, and is answered 200"),
         ("S9", "faults never change the server's state; a request whose answer was lost did"),
+        ("S10", "a restart loses nothing acknowledged: dashboard and Rollup actions, registrations and resets answered 200, the start of every stop"),
     ]
 
     /// One invariant (or one file's expectations) broken, and everywhere it was.

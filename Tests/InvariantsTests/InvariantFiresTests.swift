@@ -2,7 +2,7 @@ import Testing
 import SimKit
 import Invariants
 
-/// For each of the 20 invariants: a small hand-written trace where it must fire (the bug),
+/// For each of the 21 invariants: a small hand-written trace where it must fire (the bug),
 /// and the same trace corrected, where nothing may fire.
 @Suite struct InvariantFiresTests {
     static let s = Ms.second, m = Ms.minute, h = Ms.hour, d = Ms.day
@@ -12,8 +12,8 @@ import Invariants
     var d: SimTime { Self.d }
     let c = cred(0, 1)
 
-    @Test("the checker names 20 invariants, each with its rules and a summary") func catalogue() {
-        #expect(InvariantID.allCases.count == 20)
+    @Test("the checker names 21 invariants, each with its rules and a summary") func catalogue() {
+        #expect(InvariantID.allCases.count == 21)
         for id in InvariantID.allCases {
             #expect(!id.rules.isEmpty && !id.summary.isEmpty)
             #expect(InvariantID(rawValue: id.rawValue) == id)
@@ -431,6 +431,60 @@ import Invariants
             return t
         }
         expectFires(run(bug: true), .serverEnforcesAccess, at: d + h, mentions: ["check", "rk_live_A", "200", "device_unknown"])
+        expectQuiet(run(bug: false))
+    }
+
+    // MARK: S10
+
+    @Test("server-restart-loses-nothing: a disable acknowledged before a restart still refuses the app after it (S10)")
+    func restartKeepsDisable() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.dashboard(at: d, .disable(app: 0))
+            t.served(at: d + h, 5, .check, credential: c, .appDisabled, stoppedSince: d)
+            t.record(2 * d, Event.world, .fault(.serverRestarted(until: 2 * d + 5 * s)))
+            t.served(at: 2 * d + h, 6, .check, credential: c, bug ? .ok : .appDisabled, stoppedSince: bug ? ServerReply.none : d)
+            return t
+        }
+        expectFires(run(bug: true), .serverRestartLosesNothing, at: 2 * d + h, mentions: ["restarted at 2d00h00m00.000s", "acknowledged at 1d00h00m00.000s", "200", "app_disabled"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("server-restart-loses-nothing: a registration answered 200 before a restart is known after it (S10)")
+    func restartKeepsRegistration() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.record(2 * d, Event.world, .fault(.serverRestarted(until: 2 * d + 5 * s)))
+            t.served(at: 2 * d + h, 6, .check, credential: c, bug ? .deviceUnknown : .ok)
+            return t
+        }
+        expectFires(run(bug: true), .serverRestartLosesNothing, at: 2 * d + h, mentions: ["device_unknown", "requires 200", "S10"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("server-restart-loses-nothing: a wrong answer about a change made after the restart is judged by its own rule")
+    func changeAfterRestartIsNotS10() {
+        var t = HandTrace(.oneApp())
+        t.ready()
+        t.record(2 * d, Event.world, .fault(.serverRestarted(until: 2 * d + 5 * s)))
+        t.dashboard(at: 3 * d, .disable(app: 0))
+        t.served(at: 3 * d + h, 6, .check, credential: c, .ok)
+        expectFires(t, .disableStopsEveryKey, at: 3 * d + h, mentions: ["disabled the app"])
+    }
+
+    @Test("server-restart-loses-nothing: a stop dated from the restart though it began before is a lost stop (S10)")
+    func restartKeepsTheStopsStart() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.dashboard(at: d, .disable(app: 0))
+            t.record(2 * d, Event.world, .fault(.serverRestarted(until: 2 * d + 5 * s)))
+            t.served(at: 4 * d, 5, .check, credential: c, .appDisabled, stoppedSince: bug ? 2 * d : d)
+            return t
+        }
+        expectFires(run(bug: true), .serverRestartLosesNothing, at: 4 * d, mentions: ["since 2d00h00m00.000s", "restart at 2d00h00m00.000s", "S10"])
         expectQuiet(run(bug: false))
     }
 

@@ -546,6 +546,20 @@ enum MutantWorlds {
             dash(1 * d, .disable(app: 0)),
             .at(1 * d + h, .forgetDevice(.all)),
             person(31 * d + 2 * h, .launch),
+    /// A rotation that stops the old key, an update, a disable and a Rollup revocation, each
+    /// acknowledged before a server restart, and launches after it (S10): a server that
+    /// forgets them serves the app again.
+    static var restartAfterActions: WorldSetup {
+        base(3, [
+            person(0, .launch),
+            dash(h, .rotate(app: 0, newKey: 1, graceMs: nil)),
+            person(2 * h, .update),
+            person(3 * h, .launch),
+            dash(1 * d, .disable(app: 0)),
+            dash(1 * d + m, .rollupApp(.revoke, app: 0)),
+            person(1 * d + h, .launch),
+            .at(2 * d, .serverRestart()),
+            person(2 * d + h, .launch),
         ])
     }
 
@@ -582,6 +596,7 @@ enum MutantWorlds {
         case "stop-now-one-ms-late": stopNowEdge
         case "restore-lifts-disable", "account-restore-lifts-app-revoke", "disable-spares-grace-keys": rollupAndDisable
         case "background-wake-drops-check": backgroundWakeDuringCheck
+        case "restart-forgets": restartAfterActions
         case "date-update-from-first-request": unseenUpdateThenDisable
         case "reports-settled-by-device-unknown": forgetBeforeUpload
         case "unlock-only-in-foreground": backgroundDuringUnlockingCheck
@@ -608,8 +623,8 @@ enum MutantWorlds {
 }
 
 @Suite struct MutantTests {
-    @Test("the catalogue names 61 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
-        #expect(Mutants.all.count == 61)
+    @Test("the catalogue names 62 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
+        #expect(Mutants.all.count == 62)
         #expect(Mutants.orderingOnly.count == 1)
         #expect(Set(Mutants.names).count == Mutants.all.count + Mutants.orderingOnly.count)
         for m in Mutants.all { #expect(!m.alsoPlausible.contains(m.expected), "\(m.name) lists its expected invariant as plausible") }

@@ -18,7 +18,7 @@ enum LanguageForms {
         "launch", "open", "close", "background", "search", "query", "profile", "reset",
         "revoke-photos", "grant-photos", "add-photos", "update", "update key",
         "offline", "server errors 500", "server errors 502", "server errors 503", "server errors 504",
-        "server down", "timeouts", "lost-responses", "slow-responses",
+        "server down", "timeouts", "lost-responses", "slow-responses", "server restart", "server restart for D",
         "rotate stop-old now", "rotate keep-old", "stop-old-key", "disable", "enable",
         "rollup approve", "rollup reject", "rollup revoke", "rollup restore",
         "rollup approve-account", "rollup revoke-account", "rollup restore-account", "forget-device",
@@ -66,7 +66,9 @@ enum LanguageForms {
             case .update(let sel, let key): f.insert(key == nil ? "update" : "update key"); selector(sel)
             case .addPhotos(_, let sel): f.insert("add-photos"); selector(sel)
             case .fault(let fault):
-                if let e = fault.base as? ServerErrors { f.insert("server errors \(e.status)") } else { f.insert(type(of: fault.base).keyword.joined(separator: " ")) }
+                if let e = fault.base as? ServerErrors { f.insert("server errors \(e.status)") }
+                else if let r = fault.base as? ServerRestart { f.insert(r.forMs == ServerRestart.defaultForMs ? "server restart" : "server restart for D") }
+                else { f.insert(type(of: fault.base).keyword.joined(separator: " ")) }
                 if let sel = fault.base.selectedDevices { selector(sel) }
             case .rotate(let app, _, let old):
                 f.insert(old == .stopNow ? "rotate stop-old now" : "rotate keep-old")

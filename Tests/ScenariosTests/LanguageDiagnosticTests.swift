@@ -334,3 +334,33 @@ struct LanguagePinTests {
         #expect(setup.pinnedFates == [PinnedFate(device: DeviceIndex(start + 1), request: 5, fate: .afterTimeout)])
     }
 }
+
+/// `server restart [for D]` (S10): parsed in `at` and `every`, printed back equal, its
+/// mistakes located like any other statement's.
+@Suite("Language: server restart")
+struct ServerRestartLanguageTests {
+    func parse(_ body: String) -> ParseResult {
+        ScenarioParser.parse(LanguageFixtures.header + body, file: "t.scenario")
+    }
+
+    @Test func parsesInAtAndEveryAndPrintsBack() throws {
+        let s = try #require(parse("at 29d server restart\nevery 1d from 2d server restart for 30s\n").scenario)
+        #expect(s.timeline.count == 2)
+        #expect(s.timeline[0].body == .action(.fault(AnyFaultStatement(ServerRestart()))))
+        #expect(s.timeline[1].body == .action(.fault(AnyFaultStatement(ServerRestart(forMs: 30 * Ms.second)))))
+        let printed = ScenarioPrinter.print(s)
+        #expect(printed.contains("at 29d server restart\n") && printed.contains("server restart for 30s\n"), "\(printed)")
+        let again = try #require(ScenarioParser.parse(printed, file: "p.scenario").scenario)
+        #expect(ScenarioPrinter.print(again) == printed)
+    }
+
+    @Test func mistakesAreLocated() {
+        let errors = { (body: String) in
+            Diagnostic.render(self.parse(body).diagnostics.filter { $0.severity == .error })
+        }
+        #expect(errors("at 1d server restart now\n").hasPrefix("t.scenario:7:22: error: unexpected 'now' at the end of the statement"), "\(errors("at 1d server restart now\n"))")
+        #expect(errors("at 1d server restart for\n").hasPrefix("t.scenario:7:"), "\(errors("at 1d server restart for\n"))")
+        #expect(errors("at 1d server restart for 0s\n").contains("'server restart'"), "\(errors("at 1d server restart for 0s\n"))")
+        #expect(errors("at 1d server restarts\n").hasPrefix("t.scenario:7:14: error:"), "\(errors("at 1d server restarts\n"))")
+    }
+}

@@ -685,6 +685,42 @@ private let keyRuleCases: [ServerKeyRuleCase] = [
         #expect(script(.skipsAttestation) == [.ok, .ok, .ok])
     }
 
+    /// S10: the reference keeps across a restart every action it acknowledged (a rotation
+    /// that stopped the old key, a disable, a Rollup revocation, an account approved, a
+    /// registration and a reset answered 200) and the start of a stop; `restartForgets`
+    /// goes back to the state declared; `cachesKeyChecks` loses only its cache.
+    @Test func restartKeepsWhatWasAcknowledged() {
+        func script(_ flaws: ServerFlaws) -> [Answer] {
+            var server = W.server(flaws)
+            let c0 = register(&server, device: 0, key: W.keyA, app: W.appA, now: 1)
+            let c1 = register(&server, device: 1, key: W.keyB, app: W.appB, now: 1)
+            let c2 = register(&server, device: 2, key: W.keyB, app: W.appB, now: 1)
+            _ = server.rotate(app: W.appA, newKey: W.spare1, oldKey: .stopNow, now: 10)
+            _ = server.disable(app: W.appB, now: 20)
+            _ = server.rollup(.revoke, app: W.appB, now: 21)
+            _ = server.rollup(.approve, account: W.gamma, now: 22)
+            let reset = server.handle(W.request(.reset, key: W.keyB, c2), now: 23).answer
+            let before = server.handle(W.request(.check, key: W.keyB, c1), now: 30)
+            server.restart(now: 40)
+            let after = server.handle(W.request(.check, key: W.keyB, c1), now: 50)
+            return [reset,
+                    check(&server, key: W.keyA, c0, now: 50),      // the old key stopped
+                    check(&server, key: W.spare1, c0, now: 50),    // the new one current
+                    after.answer,                                  // disabled and revoked
+                    after.stoppedSince == before.stoppedSince ? .ok : .serverError,
+                    check(&server, key: W.keyB, c2, now: 50),      // reset: the record is gone
+                    register(&server, device: 3, key: W.keyU, app: W.appU, now: 50).isNone ? .appDisabled : .ok]
+        }
+        let kept: [Answer] = [.ok, .appKeyInvalid, .ok, .appDisabled, .ok, .appDisabled, .ok]
+        #expect(script([]) == kept)
+        // A cache is memory: after the restart every answer is fresh, though the verdicts
+        // cached at registration would have stood for 5 minutes.
+        #expect(Array(script(.cachesKeyChecks)[1...3]) == Array(kept[1...3]))
+        // Forgotten: the old key is current again, the new one unissued, app B served, and the
+        // unapproved account's app refused.
+        #expect(script(.restartForgets) == [.ok, .ok, .appKeyInvalid, .ok, .serverError, .deviceUnknown, .appDisabled])
+    }
+
     @Test func flawNamesAreDistinct() {
         let names = ServerFlaws.named.map(\.name)
         #expect(Set(names).count == names.count)

@@ -3,7 +3,9 @@
 //   node node_http_server.js [--mixed] CMD [ARG...]
 // listens on a free port (printed on standard output) and relays each POST body to a
 // process of its own per X-SimKit-Session header, CMD, which speaks the protocol on stdio
-// (e.g. `simkit serve-reference`), answering with that process's reply line.
+// (e.g. `simkit serve-reference`), answering with that process's reply line. A `restart`
+// message (S10) ends the session's process and starts it again on the same data
+// directory (SIMKIT_DATA_DIR, one a session), from which it comes back as it was.
 // --mixed: the answers take, in turn, every form Node's own API gives a reply:
 //   0 chunked, kept alive (the default)
 //   1 a `100 Continue` and a `102 Processing` first (res.writeContinue, res.writeProcessing), then chunked
@@ -12,6 +14,9 @@
 const http = require('http');
 const { spawn } = require('child_process');
 const readline = require('readline');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
 
 let args = process.argv.slice(2);
 const mixed = args[0] === '--mixed';
@@ -20,12 +25,17 @@ const command = args;
 const sessions = new Map();
 let answered = 0;
 
+function start(s) {
+  s.child = spawn(command[0], command.slice(1), { stdio: ['pipe', 'pipe', 'inherit'],
+                                                  env: { ...process.env, SIMKIT_DATA_DIR: s.dir } });
+  readline.createInterface({ input: s.child.stdout }).on('line', (line) => s.waiting.shift()(line));
+}
+
 function session(id) {
   let s = sessions.get(id);
   if (!s) {
-    const child = spawn(command[0], command.slice(1), { stdio: ['pipe', 'pipe', 'inherit'] });
-    s = { child, waiting: [] };
-    readline.createInterface({ input: child.stdout }).on('line', (line) => s.waiting.shift()(line));
+    s = { waiting: [], dir: fs.mkdtempSync(path.join(os.tmpdir(), 'simkit-fixture-node-')) };
+    start(s);
     sessions.set(id, s);
   }
   return s;
@@ -59,8 +69,17 @@ const server = http.createServer((req, res) => {
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
     const s = session(req.headers['x-simkit-session'] || '');
+    const body = Buffer.concat(chunks).toString();
+    const message = JSON.parse(body);
+    if (message.op === 'restart') {
+      s.child.kill('SIGKILL');
+      s.waiting = [];
+      start(s);
+      reply(res, JSON.stringify({ ok: true, re: message.seq }));
+      return;
+    }
     s.waiting.push((line) => reply(res, line));
-    s.child.stdin.write(Buffer.concat(chunks).toString() + '\n');
+    s.child.stdin.write(body + '\n');
   });
 });
 server.listen(0, '127.0.0.1', () => console.log(`listening on http://127.0.0.1:${server.address().port}/simkit`));

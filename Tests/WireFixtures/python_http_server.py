@@ -10,11 +10,14 @@ lock step (no batches), a thread a connection: a campaign on it is slow, and a S
 must still stop it within seconds.
 
 listens on a free port (printed on standard output) and keeps the S rules with the
-example server's `Server` (Examples/PythonServer/server.py), a state per X-SimKit-Session.
+example server's `Server` (Examples/PythonServer/server.py), a state per X-SimKit-Session,
+each in an SQLite file of its own in a temporary directory (S10: a `restart` message
+reopens it).
 """
 import json
 import os
 import sys
+import tempfile
 import time
 from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 
@@ -24,6 +27,7 @@ import server  # noqa: E402
 states = {}
 close = "--close" in sys.argv[1:]
 slow = float(sys.argv[sys.argv.index("--slow") + 1]) if "--slow" in sys.argv else None
+data = tempfile.mkdtemp(prefix="simkit-fixture-pyhttp-")
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -33,11 +37,12 @@ class Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers["Content-Length"]))
         session = self.headers.get("X-SimKit-Session", "")
         if session not in states:
-            states[session] = server.Server() if slow is None else server.Server(batch=False)
+            db = os.path.join(data, f"session-{len(states)}.sqlite")
+            states[session] = server.Server(db) if slow is None else server.Server(db, batch=False)
         message = json.loads(body)
         if slow is not None and message.get("op") != "hello":
             time.sleep(slow)
-        reply = json.dumps(states[session].message(message))
+        reply = json.dumps(states[session].transaction(message))
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         if close:

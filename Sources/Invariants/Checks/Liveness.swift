@@ -119,6 +119,12 @@ extension InvariantChecker {
             serverDownUntil = max(serverDownUntil, until)
         } else if case .serverErrors(_, _, let until)? = ServerErrors.Record(f) {
             serverErrorsUntil = max(serverErrorsUntil, until)
+        } else if case .serverRestarted(let until)? = ServerRestart.Record(f) {
+            // S10: the process is away until `until` (no server up for D7's liveness), and
+            // what it acknowledged before now must outlive the restart.
+            lastRestartAt = now
+            restartAwayUntil = max(restartAwayUntil, until)
+            serverDownUntil = max(serverDownUntil, until)
         } else if f != .serverFaultEnded {   // a window's end: time counts again from here
             return
         }

@@ -15,6 +15,7 @@ extension InvariantChecker {
         }
         truth.apply(action, now: now)
         truth.noteServable(at: now)
+        truth.noteChanges(from: server, now: now)
         server = truth
         // The truth of every install may have changed (S2, D5); a rotation may add a deadline.
         retruthAll(at: now)
@@ -27,6 +28,7 @@ extension InvariantChecker {
     @usableFromInline @inline(never) mutating func forgotDevice(_ d: DeviceIndex) {
         guard hasBegun else { return }
         server.records[Int(d)] = .init()
+        server.recordChangedAt[Int(d)] = now
         devices[Int(d)].resetOwed = false   // the record a reset had to delete is gone
         retruth(d, at: now)
     }
@@ -38,7 +40,10 @@ extension InvariantChecker {
         // The truth is read and changed in place: a copy of it (or of the facts) per
         // request would cost retains, and a copy-on-write of its device records.
         guard hasBegun else { return }
-        guard reply.answer != .serverError else { return }   // injected: the server did nothing (S9)
+        guard reply.answer != .serverError else {   // injected: the server did nothing (S9)
+            if now < restartAwayUntil { hit(.restartCutRequest) }   // the process was away (S10)
+            return
+        }
         devices[Int(d)].lastServedID = id
         let genuine = deviceGenuine[Int(d)]
         let attested: AppID? = genuine ? deviceApp[Int(d)] : nil
@@ -49,7 +54,14 @@ extension InvariantChecker {
         if !genuine, actual == .ok, kind != .reset || cause != .resetOfUnknown {
             violate(.clonesNeverServed, d, "the server served a \(kind) request from a clone (a non-genuine install sending \(keyName)\(credential.isNone ? "" : " and a copy of credential \(credential)"))")
         } else if actual != expected {
-            wrongAnswer(d, kind: kind, keyName: keyName, actual: actual, expected: expected, cause: cause)
+            if let ground = acknowledgedBeforeRestart(key: key, credential: credential, device: d, wrong: (expected, actual)) {
+                violate(.serverRestartLosesNothing, d, "the server answered a \(kind) request with \(keyName) \(actual), but S2 requires \(expected): the server restarted at \(clock(lastRestartAt)), after it acknowledged at \(clock(ground)) the change that decides this answer (a dashboard or Rollup action, or a registration or reset answered 200), and it answers as if that had not happened (S10: a restart loses nothing the server acknowledged)")
+            } else {
+                wrongAnswer(d, kind: kind, keyName: keyName, actual: actual, expected: expected, cause: cause)
+            }
+        } else if lastRestartAt != LocalData.never, actual.isVerdict,
+                  acknowledgedBeforeRestart(key: key, credential: credential, device: d) != nil {
+            hit(.restartKeptAcknowledged)
         }
         switch cause {
         case .graceEnded where actual == expected: hit(.oldKeyGraceEnded)
@@ -71,6 +83,7 @@ extension InvariantChecker {
         // Follow what the server did to its device records, so one wrong answer is one violation.
         if kind == .register, actual == .ok, let app = server.app(of: key) {
             server.records[Int(d)] = .init(owner: app, generation: reply.credential.generation)
+            server.recordChangedAt[Int(d)] = now
             devices[Int(d)].resetOwed = false   // a new registration replaced the old record
             retruth(d, at: now)
         }
@@ -91,6 +104,7 @@ extension InvariantChecker {
         }
         if kind == .reset, actual == .ok, cause == .served {
             server.records[Int(d)] = .init(owner: 0, generation: 0, deletedByReset: true)
+            server.recordChangedAt[Int(d)] = now
             retruth(d, at: now)
             // The one read of the server's store: an audit of what the 200 claims, judged
             // against the checkers' own truth (as Jepsen reads back what was written).
@@ -98,6 +112,19 @@ extension InvariantChecker {
                 violate(.resetDeletesEverything, d, "the server answered the reset 200 but kept the device's record")
             }
         }
+    }
+
+    /// S10: the last change the server acknowledged among what decides its answer to this
+    /// request (`ServerTruth.groundChangedAt`; for a wrong answer, of the part S2 and the
+    /// answer disagree on), when the server has restarted since; nil
+    /// when it restarted since no such change (or never). A wrong answer then shows that it
+    /// lost the change; otherwise it is judged by the rule its cause names (`wrongAnswer`).
+    func acknowledgedBeforeRestart(key: KeyID, credential: Credential, device d: DeviceIndex,
+                                   wrong: (expected: Answer, actual: Answer)? = nil) -> SimTime? {
+        guard lastRestartAt != LocalData.never,
+              let ground = server.groundChangedAt(key: key, credential: credential, device: d, wrong: wrong),
+              ground < lastRestartAt else { return nil }
+        return ground
     }
 
     /// A verdict other than S2's: the rule its cause names (a grace, a disable, Rollup, the
@@ -167,6 +194,8 @@ extension InvariantChecker {
             return
         } else if reply.stoppedSince < truth {
             violate(.serverEnforcesAccess, d, "the server's \(answer) says access has been stopped since \(clock(reply.stoppedSince)), but it stopped without a break only at \(clock(truth)) (S2: stoppedSince must be sound)")
+        } else if reply.stoppedSince > bound, lastRestartAt != LocalData.never, bound < lastRestartAt, reply.stoppedSince >= lastRestartAt {
+            violate(.serverRestartLosesNothing, d, "the server's \(answer) says access has been stopped since \(clock(reply.stoppedSince)), but its own history before its restart at \(clock(lastRestartAt)) shows every key this install could have carried refused without a break since \(clock(bound)) (S10: a restart loses no stop behind stoppedSince)")
         } else if reply.stoppedSince > bound {
             violate(.serverEnforcesAccess, d, "the server's \(answer) says access has been stopped since \(clock(reply.stoppedSince)), but its own history shows every key this install could have carried refused without a break since \(clock(bound)) (S2: stoppedSince must be tight)")
         }

@@ -9,7 +9,7 @@ struct ServerTruth {
     enum AccountT: Equatable { case unapproved, approved, revoked }
     /// An app; `beforeRevoke` is its review when Rollup revoked it, which `restore` gives
     /// back (restoring approves nothing the page says Rollup did not approve).
-    struct AppT { var account: AccountID; var review: Review; var disabled: Bool; var currentKey: KeyID; var beforeRevoke = Review.approved }
+    struct AppT: Equatable { var account: AccountID; var review: Review; var disabled: Bool; var currentKey: KeyID; var beforeRevoke = Review.approved }
     /// A device's live record: its owner and the generation of its credential (0: none).
     /// One per device: the widest field first, so it takes 8 bytes, not 12.
     struct RecordT {
@@ -44,6 +44,14 @@ struct ServerTruth {
     /// and while it is answered `app_pending`, which breaks a mismatch too.
     var appServable: [ServableTimes]
     var appPending: [ServableTimes]
+    /// When the server last acknowledged a change (S10): per key, app and account, the last
+    /// dashboard or Rollup record that changed its state; per device, the last register or
+    /// reset answered 200 (or `forget-device`) that changed its record. `never` while it
+    /// stands as declared. What a restart must not lose.
+    var keyChangedAt: [SimTime] = []
+    var appChangedAt: [SimTime] = []
+    var accountChangedAt: [SimTime] = []
+    var recordChangedAt: [SimTime] = []
 
     /// No keys, apps, accounts or devices: the truth before a run begins.
     init() {
@@ -67,7 +75,43 @@ struct ServerTruth {
         keyPending = keyServable
         appServable = Array(repeating: ServableTimes(), count: apps.count)
         appPending = appServable
+        keyChangedAt = Array(repeating: LocalData.never, count: keys.count)
+        appChangedAt = Array(repeating: LocalData.never, count: apps.count)
+        accountChangedAt = Array(repeating: LocalData.never, count: accounts.count)
+        recordChangedAt = Array(repeating: LocalData.never, count: facts.deviceCount)
         noteServable(at: 0)
+    }
+
+    /// The last change the server acknowledged among what decides its answer to a request
+    /// with `key` and `credential` (or a register or reset of `device`): the key's state, its
+    /// app's and account's, the record the credential names. nil when all stand as declared.
+    /// Given the answer S2 requires and the one given (`wrong`), only the part they disagree
+    /// on, first in S2's order: the key (S2.1, one of them `app_key_invalid`), else the app
+    /// and its account (S2.2, S2.3: `app_disabled`, `app_pending`), else the record.
+    func groundChangedAt(key: KeyID, credential: Credential, device: DeviceIndex,
+                         wrong: (expected: Answer, actual: Answer)? = nil) -> SimTime? {
+        var t = LocalData.never
+        func take(_ c: SimTime) { if c != LocalData.never { t = t == LocalData.never ? c : max(t, c) } }
+        func either(_ answers: Answer...) -> Bool { wrong.map { answers.contains($0.expected) || answers.contains($0.actual) } ?? true }
+        let keyPart = either(.appKeyInvalid)
+        let appPart = either(.appDisabled, .appPending) && (wrong == nil || !keyPart)
+        let recordPart = wrong == nil || (!keyPart && !appPart)
+        if keyPart, Int(key) < keyChangedAt.count { take(keyChangedAt[Int(key)]) }
+        if appPart, let a = app(of: key), Int(a) < apps.count {
+            take(appChangedAt[Int(a)])
+            take(accountChangedAt[Int(apps[Int(a)].account)])
+        }
+        let d = credential.isNone ? Int(device) : Int(credential.device)
+        if recordPart, d < recordChangedAt.count { take(recordChangedAt[d]) }
+        return t == LocalData.never ? nil : t
+    }
+
+    /// Notes the changes a dashboard or Rollup action applied at `now` made to the state
+    /// `before` had (S10).
+    mutating func noteChanges(from before: ServerTruth, now: SimTime) {
+        for k in keys.indices where keys[k] != before.keys[k] { keyChangedAt[k] = now }
+        for a in apps.indices where apps[a] != before.apps[a] { appChangedAt[a] = now }
+        for c in accounts.indices where accounts[c] != before.accounts[c] { accountChangedAt[c] = now }
     }
 
     /// Whether a record of the credential `credential` is live.

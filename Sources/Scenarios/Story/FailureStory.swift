@@ -171,6 +171,7 @@ package struct FailureStory: Sendable, Equatable {
         case .reportsNotLost: "run reports are not lost"
         case .newestVerdictWins: "an older verdict never locks or unlocks"
         case .registersAgainWhenUnknown: "a forgotten device registers again"
+        case .serverRestartLosesNothing: "a server restart loses nothing acknowledged"
         }
     }
 

@@ -15,6 +15,7 @@ public enum Fault: Sendable, Equatable {
     case timeouts(Timeouts.Injection)
     case lostResponses(LostResponses.Injection)
     case slowResponses(SlowResponses.Injection)
+    case serverRestart(ServerRestart.Injection)
 }
 
 /// The kinds, for what reads them one at a time (their trace records' text and marks, and
@@ -24,6 +25,7 @@ package enum Faults {
     /// A new kind adds itself.
     package static let kinds: [any FaultKind.Type] = [
         Offline.self, ServerErrors.self, ServerDown.self, Timeouts.self, LostResponses.self, SlowResponses.self,
+        ServerRestart.self,
     ]
 
     /// Whose trace records are whose: the kinds, and the record the server-wide windows share.
@@ -42,11 +44,12 @@ package enum Faults {
     @usableFromInline var timeouts = ServerWindow()
     @usableFromInline var lostResponses = ServerWindow()
     @usableFromInline var slowResponses = SlowResponses.Windows()
+    @usableFromInline var serverRestart = ServerWindow()
     /// The latest end of the windows that answer in the server's place (`server down`,
-    /// `server errors`): the gate of `faultAnswer`.
+    /// `server errors`, `server restart`): the gate of `faultAnswer`.
     @usableFromInline var serverAnsweredUntil: SimTime = 0
     /// The latest end of the windows that act on answers after the server judged them
-    /// (`lost-responses`, any device's `slow-responses`): the gate of `faultsOnTheWayBack`.
+    /// (`lost-responses`, any device's `slow-responses`, `server restart`): the gate of `faultsOnTheWayBack`.
     @usableFromInline var answersFaultedUntil: SimTime = 0
     @inlinable init() {}
 }
@@ -81,6 +84,7 @@ extension SimWorld {
         case .timeouts(let f): inject(f)
         case .lostResponses(let f): inject(f)
         case .slowResponses(let f): inject(f, statement: index, firing: firing)
+        case .serverRestart(let f): inject(f)
         }
     }
 
@@ -94,6 +98,7 @@ extension SimWorld {
         case Timeouts.endCode: serverWindowEnds(faults.timeouts)
         case LostResponses.endCode: serverWindowEnds(faults.lostResponses)
         case SlowResponses.endCode: slowResponsesEnd(device: end.target)
+        case ServerRestart.endCode: serverWindowEnds(faults.serverRestart)
         default: preconditionFailure("no fault kind ends with code \(end.kind)")
         }
     }
@@ -116,6 +121,7 @@ extension SimWorld {
     @inlinable func faultAnswer(_ r: inout KeyedRandom) -> ServerReply? {
         guard now < faults.serverAnsweredUntil else { return nil }
         if let reply = serverDownAnswer() { return reply }
+        if let reply = serverRestartAnswer() { return reply }
         return serverErrorsAnswer(&r)
     }
 
@@ -125,6 +131,7 @@ extension SimWorld {
     @inlinable func faultsOnTheWayBack(device d: DeviceIndex, _ r: inout KeyedRandom) -> AnswerWay {
         guard now < faults.answersFaultedUntil else { return .usual }
         if lostResponsesLoses(&r) { return .lost }
+        if serverRestartLoses(&r) { return .lost }   // the process was away: no answer at all
         if let delay = slowDelay(of: d) { return .delayed(delay) }
         return .usual
     }

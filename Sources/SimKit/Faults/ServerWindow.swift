@@ -1,8 +1,8 @@
-/// A server-wide fault window (SPEC §1.4): `server errors`, `server down`, `timeouts` and
-/// `lost-responses` each keep one. A new window of a kind replaces the one in force if it
+/// A server-wide fault window (SPEC §1.4, §1.5): `server errors`, `server down`, `timeouts`,
+/// `lost-responses` and `server restart` (the process away) each keep one. A new window of a kind replaces the one in force if it
 /// ends later (its rate is the new one's either way), and each opening schedules an end
 /// event at the window's end; when that comes and no later window of the kind moved the
-/// end, the trace says `serverFaultEnded`, the record the four kinds share.
+/// end, the trace says `serverFaultEnded`, the record the five kinds share.
 @usableFromInline struct ServerWindow: Sendable, Equatable {
     /// The end of the window in force; 0 before the first.
     @usableFromInline var until: SimTime = 0

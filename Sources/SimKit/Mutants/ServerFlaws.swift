@@ -60,6 +60,10 @@
     /// refuses every key of the app (a disable, Rollup's revoke, the account) has its own
     /// start, which S2 dates such a stop from whatever the server remembers.
     @usableFromInline package static let datesForgottenFromRefusal = ServerFlaws(rawValue: 1 << 21)
+    /// Breaks S10: the dashboard and Rollup state (keys, apps, accounts and the history of
+    /// their stops) is kept in memory only, so a restart brings back the state the server was
+    /// declared with, as if no action had been acknowledged.
+    @usableFromInline package static let restartForgets = ServerFlaws(rawValue: 1 << 16)
 
     /// Every flaw, with its stable kebab-case name (for scenario files and reports).
     @usableFromInline package static let named: [(name: String, flaw: ServerFlaws)] = [
@@ -81,5 +85,6 @@
         ("reset-skips-assertion", .resetSkipsAssertion),
         ("reset-ignores-generation", .resetIgnoresGeneration),
         ("dates-forgotten-from-refusal", .datesForgottenFromRefusal),
+        ("restart-forgets", .restartForgets),
     ]
 }

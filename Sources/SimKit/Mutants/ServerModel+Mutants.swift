@@ -1,5 +1,6 @@
-/// What a server mutant runs with: its deliberate bugs, and the state one of them needs
-/// (the per-key cache of `cachesKeyChecks`). Empty for the reference.
+/// What a server mutant runs with: its deliberate bugs, and the state they need (the
+/// per-key cache of `cachesKeyChecks`, the declared state `restartForgets` goes back to).
+/// Empty for the reference.
 @usableFromInline struct ServerMutation: Sendable {
     @usableFromInline let flaws: ServerFlaws
     /// Per key, the cached verdict of S2.1–S2.3; empty unless `cachesKeyChecks`.
@@ -16,6 +17,19 @@
         @usableFromInline var app: AppID = 0
     }
 
+    /// The dashboard and Rollup state as declared, which a restart brings back; nil unless
+    /// `restartForgets`.
+    @usableFromInline var declared: Declared?
+
+    /// The state `restartForgets` keeps in memory only.
+    @usableFromInline struct Declared: Sendable {
+        var accounts: [AccountStatus]
+        var accountsBeforeRevocation: [AccountStatus]
+        var apps: [AppRecord]
+        var keys: [KeyState]
+        var history: AccessHistory
+    }
+
     init(flaws: ServerFlaws, keyCount: Int) {
         self.flaws = flaws
         keyCache = flaws.contains(.cachesKeyChecks) ? Array(repeating: CachedVerdict(), count: keyCount) : []
@@ -28,6 +42,29 @@
 extension ServerModel {
     /// The deliberate bugs of this server; `[]` for the reference.
     package var flaws: ServerFlaws { mutation.flaws }
+
+    // MARK: A restart (S10)
+
+    /// S10: a restart loses only what was in memory, here the key cache of
+    /// `cachesKeyChecks`. `restartForgets`: the dashboard and Rollup state goes back to
+    /// what was declared.
+    mutating func mutantRestart(now: SimTime) {
+        for k in mutation.keyCache.indices { mutation.keyCache[k] = .init() }
+        guard let d = mutation.declared else { return }
+        accounts = d.accounts
+        accountsBeforeRevocation = d.accountsBeforeRevocation
+        apps = d.apps
+        keys = d.keys
+        history = d.history
+        noteAccess(now: now)
+    }
+
+    /// Keeps the declared state for `restartForgets` (the end of `init`).
+    mutating func mutantKeepDeclared() {
+        guard mutation.flaws.contains(.restartForgets) else { return }
+        mutation.declared = .init(accounts: accounts, accountsBeforeRevocation: accountsBeforeRevocation,
+                                  apps: apps, keys: keys, history: history)
+    }
 
     // MARK: Requests (S2, S6, S8)
 

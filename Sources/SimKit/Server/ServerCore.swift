@@ -73,6 +73,14 @@ public protocol ServerCore: Sendable {
     /// credential becomes unknown (S2.4). False when it had no live record.
     mutating func forgetDevice(_ device: DeviceIndex, now: SimTime) -> Bool
 
+    /// The server's process restarts at `now` (S10, `server restart`): what the core kept
+    /// only in memory is gone (caches, bookkeeping of requests in flight), and it comes back
+    /// from its durable state, which holds everything it acknowledged: every dashboard and
+    /// Rollup action, every registration and reset answered 200, the history behind every
+    /// `stoppedSince`. The world itself answers the requests that reach the process while it
+    /// is away. The default does nothing: a core with no memory-only state loses nothing.
+    mutating func restart(now: SimTime)
+
     /// A hint that a request of `device` comes soon: start loading its record. Only a
     /// matter of speed, never of behaviour; the default does nothing.
     func prefetch(device: DeviceIndex)
@@ -80,6 +88,7 @@ public protocol ServerCore: Sendable {
 
 extension ServerCore {
     @inlinable public func prefetch(device: DeviceIndex) {}
+    @inlinable public mutating func restart(now: SimTime) {}
 }
 
 /// The reference server: every S rule, and the planted bugs of `ServerFlaws` on request.

@@ -106,7 +106,20 @@ public struct ServerModel: Sendable {
         history = AccessHistory(keyCount: setup.keyCount, appCount: setup.apps.count)
         for app in setup.apps { history.keyIssuedAt[Int(app.key)] = 0 }
         noteAccess(now: 0)
+        mutantKeepDeclared()
         assert(checkInvariants() == nil, checkInvariants() ?? "")
+    }
+
+    // MARK: A restart (S10)
+
+    /// The process restarts at `now` (S10). Everything this model holds is durable: the
+    /// dashboard and Rollup state (keys, apps, accounts), every device record (registrations
+    /// and resets answered 200), and what dates a stop (the history of stops and what the
+    /// server saw of each install). It keeps nothing in memory alone: it caches no verdict
+    /// (S1) and a request is judged in one call, so none is half-done at a restart. Only a
+    /// mutant's memory is lost (`mutantRestart`).
+    public mutating func restart(now: SimTime) {
+        mutantRestart(now: now)
     }
 
     // MARK: Requests
