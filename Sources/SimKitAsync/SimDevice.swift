@@ -34,8 +34,6 @@ public final class SimDevice: @unchecked Sendable {
         var kind: RequestKind
         var sentAt: SimTime
         var continuation: UnsafeContinuation<ServerReply, any Error>
-        /// The world's timeout (the one the SDK states, D9) has passed: an answer now is late.
-        var pastTimeout = false
         /// The network lost the answer: it will never arrive (`SDKCore.answerLost`).
         var lost = false
     }
@@ -101,13 +99,12 @@ public final class SimDevice: @unchecked Sendable {
         p.continuation.resume(returning: reply)
     }
 
-    /// The world's timeout of `id` fires (the trace's `delivered … timedOut`). The request
-    /// stays awaited (its answer may still come, late); whether it was still awaited, in
-    /// which case the SDK's own timeout, due now, runs in this step.
+    /// The world's timeout of `id` fires (the trace's `delivered … timedOut`, at the timeout
+    /// the SDK states, D9). The request stays awaited (its answer may still come, late);
+    /// whether it was still awaited, in which case the SDK's own timeout, due now, runs in
+    /// this step.
     func requestTimedOut(_ id: UInt32) -> Bool {
-        guard pending[id] != nil else { return false }
-        pending[id]!.pastTimeout = true
-        return true
+        pending[id] != nil
     }
 
     /// The network lost the answer to `id`.
