@@ -130,7 +130,7 @@ import Testing
     /// late answer instead of timing out acts on it, which D9 forbids. Caught on some of
     /// the seeds, on which the race as shipped breaks nothing.
     @Test func aTimeoutRaceThatTakesTheLateAnswerIsCaught() throws {
-        let seeds = 40   // of 2,000 seeds (debug), 448 fail, 308 of them stale-responses-ignored, the first seed 4
+        let seeds = 40   // of 2,000 seeds (release and debug alike), 448 fail, 308 of them stale-responses-ignored, the first seed 4
         let bugJSON = Self.scratch + "/late-answer-wins.json", shippedJSON = Self.scratch + "/late-answer-shipped.json"
         let bug = try Self.run(["fuzz", "--sdk", "custom:rollup-late-answer-wins", "--seeds", "\(seeds)", "--no-shrink", "--quiet",
                                 "--json", bugJSON, "--out", Self.scratch])
