@@ -83,6 +83,14 @@ public struct AsyncCore<Harness: AsyncSDKHarness>: SDKCore, RunsOnSimLoop {
         return SimLoop.shared.verdict
     }
 
+    /// The host delivers answers when they arrive, late ones too, and needs to know which
+    /// will never arrive (`call-never-returns`).
+    public static var hearsLostAnswers: Bool { true }
+
+    public mutating func answerLost(id: UInt32) {
+        box?.device.answerLost(id)
+    }
+
     public mutating func handle(_ input: SDKInput, now: SimTime, context: SDKContext, config: SDKConfig, disk: LocalData,
                                 effects: inout EffectBuffer) {
         // After a verdict the world's SDK does nothing more: the verdict is the seed's.
@@ -104,7 +112,10 @@ public struct AsyncCore<Harness: AsyncSDKHarness>: SDKCore, RunsOnSimLoop {
             let harness = box.harness!
             switch input {
             case .response(let id, _, let reply): device.deliver(reply, to: id)
-            case .timer(.requestTimeout, let arg): device.timedOut(arg >> 3)
+            case .timer(.requestTimeout, let arg):
+                // The trace's timeout of a request still awaited: the SDK's own timeout,
+                // a sleep due now, runs in this step (its answer may still come, late).
+                if device.requestTimedOut(arg >> 3) { device.wakeDue(byWake: false) }
             case .timer: device.wakeDue()
             case .launch(let bg): Self.start(.launch(inBackground: bg), harness, device)
             case .becameActive: Self.start(.becameActive, harness, device)
@@ -127,7 +138,7 @@ public struct AsyncCore<Harness: AsyncSDKHarness>: SDKCore, RunsOnSimLoop {
             AsyncVerdict.fail(.stepNeverSettles, device: device, input: AsyncVerdict.name(input),
                               "more than \(bound) jobs ran and some were still runnable (a task that spins, keeps yielding or retries without waiting)")
         }
-        if loop.verdict == nil, device.openInputs > 0, device.pending.isEmpty, device.sleepers.isEmpty {
+        if loop.verdict == nil, device.openInputs > 0, !device.awaitsSomething {
             // Nothing simulated can resume what is still running: either another thread
             // will (an escape that was not seen where it was made, which usually arrives
             // within microseconds), or nothing will.
@@ -135,7 +146,9 @@ public struct AsyncCore<Harness: AsyncSDKHarness>: SDKCore, RunsOnSimLoop {
             while loop.pendingForeign == 0, waited < Bounds.foreignGraceMs { usleep(1000); waited += 1 }
             AsyncVerdict.checkEscapes(device: device, input: AsyncVerdict.name(input))
             AsyncVerdict.fail(.callNeverReturns, device: device, input: AsyncVerdict.name(input),
-                              "\(device.openInputs) call(s) of the SDK have not returned, and the device awaits no request and no sleep: nothing in the simulation can resume them")
+                              "\(device.openInputs) call(s) of the SDK have not returned, and the device awaits no sleep and no request whose answer may still come"
+                              + (device.pending.isEmpty ? "" : " (the network lost the answers to the \(device.pending.count) it awaits, and nothing times them out)")
+                              + ": nothing in the simulation can resume them")
         }
         device.armWake()
         for e in device.effects { effects.append(e) }

@@ -30,7 +30,13 @@ public final class SimDevice: @unchecked Sendable {
     /// The process died: nothing it does reaches the world any more.
     var dead = false
 
-    struct Pending { var kind: RequestKind; var sentAt: SimTime; var continuation: UnsafeContinuation<ServerReply, any Error> }
+    struct Pending {
+        var kind: RequestKind
+        var sentAt: SimTime
+        var continuation: UnsafeContinuation<ServerReply, any Error>
+        /// The network lost the answer: it will never arrive (`SDKCore.answerLost`).
+        var lost = false
+    }
     var pending: [UInt32: Pending] = [:]
     var nextID: UInt32 = 1
 
@@ -54,10 +60,16 @@ public final class SimDevice: @unchecked Sendable {
     // MARK: The network
 
     /// Sends a request of `kind` with `credential` (the engine adds the app's key and the
-    /// App Attest assertion) and suspends until the world answers: a verdict, a 5xx, the
-    /// device offline, or the world's timeout (`config.requestTimeoutMs`, D9), whichever
-    /// comes first; an answer after the timeout is never seen. Cancelling the calling task
-    /// abandons the request (`CancellationError`); its answer is then ignored.
+    /// App Attest assertion) and suspends until the network delivers its answer: a verdict,
+    /// a 5xx or the device offline, when the world says it arrives, also after the request's
+    /// timeout (`config.requestTimeoutMs`, D9) has passed. The network's fate for a request
+    /// is an answer that arrives at some time, or none (lost): the timeout is the SDK's to
+    /// apply, by racing its own sleep on the injected clock against this call, and a late
+    /// answer is one the SDK must ignore (D9). The trace records the timeout all the same,
+    /// at `sentAt + requestTimeoutMs`, and the SDK's own sleep due then wakes in that step.
+    /// Cancelling the calling task abandons the request (`CancellationError`); its answer is
+    /// then ignored. The process's end cancels it too. A call awaiting only answers the
+    /// network lost, and no sleep, is stuck: `call-never-returns`.
     public func send(_ kind: RequestKind, credential: Credential) async throws -> ServerReply {
         if dead { throw await Self.calledAfterDeath() }
         try Task.checkCancellation()
@@ -81,14 +93,29 @@ public final class SimDevice: @unchecked Sendable {
         pending.removeValue(forKey: id)?.continuation.resume(throwing: CancellationError())
     }
 
+    /// The answer to `id` arrives, in time or late: whoever still awaits it gets it.
     func deliver(_ reply: ServerReply, to id: UInt32) {
         guard let p = pending.removeValue(forKey: id) else { return }   // abandoned, or from before a cancel
-        if now >= p.sentAt &+ config.requestTimeoutMs { p.continuation.resume(returning: ServerReply(.timedOut)) }
-        else { p.continuation.resume(returning: reply) }
+        p.continuation.resume(returning: reply)
     }
 
-    func timedOut(_ id: UInt32) {
-        pending.removeValue(forKey: id)?.continuation.resume(returning: ServerReply(.timedOut))
+    /// The world's timeout of `id` fires (the trace's `delivered … timedOut`, at the timeout
+    /// the SDK states, D9). The request stays awaited (its answer may still come, late);
+    /// whether it was still awaited, in which case the SDK's own timeout, due now, runs in
+    /// this step.
+    func requestTimedOut(_ id: UInt32) -> Bool {
+        pending[id] != nil
+    }
+
+    /// The network lost the answer to `id`.
+    func answerLost(_ id: UInt32) {
+        pending[id]?.lost = true
+    }
+
+    /// Whether something simulated may still resume a waiting task: a request whose answer
+    /// may still come, or a sleep.
+    var awaitsSomething: Bool {
+        !sleepers.isEmpty || pending.values.contains { !$0.lost }
     }
 
     /// Requests awaited now.
@@ -127,9 +154,10 @@ public final class SimDevice: @unchecked Sendable {
         }
     }
 
-    /// Wakes every sleeper due by now, earliest first.
-    func wakeDue() {
-        armedWake = nil
+    /// Wakes every sleeper due by now, earliest first. `byWake`: SimKit's wake-up fired
+    /// (it is no longer armed); otherwise another input of this step found sleepers due.
+    func wakeDue(byWake: Bool = true) {
+        if byWake { armedWake = nil }
         var k = 0
         while k < sleepers.count, sleepers[k].deadline <= now { k += 1 }
         let due = sleepers[0..<k]

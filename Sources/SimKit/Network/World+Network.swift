@@ -45,7 +45,10 @@ extension SimWorld {
                          credential: slot.request.credential, reply: reply, recordAfter: recordAfter))
         switch faultsOnTheWayBack(device: d, &r) {
         case .usual: break
-        case .lost: requests.release(s); return   // S9: the server acted, the answer never arrives
+        case .lost:   // S9: the server acted, the answer never arrives
+            requests.release(s)
+            if SDK.hearsLostAnswers { tellAnswerLost(slot) }
+            return
         case .delayed(let delay): return answerSlowed(slot: s, by: delay, r)
         }
         schedule(.responseArrives(device: d, slot: s), at: answerTime(slot, &r))
@@ -68,12 +71,24 @@ extension SimWorld {
         let timeout = setup.sdk.requestTimeoutMs
         var at = answerTime(slot, &r)
         switch fate {
-        case .lost?: requests.release(s); return
+        case .lost?:
+            requests.release(s)
+            if SDK.hearsLostAnswers { tellAnswerLost(slot) }
+            return
         case .late?: at = max(now, slot.sentAt.saturatingAdd(timeout) - min(timeout, 1))
         case .afterTimeout?: at = max(now, slot.sentAt.saturatingAdd(timeout).saturatingAdd(1))
         default: break
         }
         schedule(.responseArrives(device: d, slot: s), at: Self.offTheDeadline(at, sentAt: slot.sentAt, timeoutMs: timeout))
+    }
+
+    /// Tells the SDK of `slot`'s process that its answer was lost (`SDKCore.answerLost`),
+    /// unless that process has ended: a new one numbers its requests afresh.
+    @inlinable @inline(never)
+    mutating func tellAnswerLost(_ slot: RequestPool.Slot) {
+        let i = Int(slot.request.device)
+        guard _devices[i].hasProcess, _devices[i].processEpoch == slot.epoch else { return }
+        _sdks[i].answerLost(id: slot.id)
     }
 
     /// When the answer to `slot`, judged now, reaches its device: half the link's range

@@ -191,6 +191,15 @@ public protocol SDKCore: Sendable {
     /// ignore that firing in `handle` too (debug builds hand it to a copy of the SDK and
     /// assert that it asks for nothing); the default, false, hands every firing to it.
     func ignoresTimer(_ kind: TimerKind, arg: UInt32) -> Bool
+    /// Whether the core is told of answers the network lost (`answerLost`). The default,
+    /// false, costs nothing: the engine's call is compiled away.
+    static var hearsLostAnswers: Bool { get }
+    /// The network lost the answer to request `id` of this app process (the server may
+    /// have acted on it, S9): it will never arrive. Told when the world decides it, which is
+    /// no step of the SDK: the core may note it, and asks for nothing. An async SDK's host
+    /// delivers answers when they arrive, late ones too, and learns here that a request
+    /// awaited has none coming (`SimKitAsync`). Called only when `hearsLostAnswers`.
+    mutating func answerLost(id: UInt32)
     /// A world of this core type is being built (its first statement): a core whose
     /// processes share state beyond one world (an async SDK's run loop) forgets what the
     /// last world left there. The default does nothing.
@@ -207,6 +216,8 @@ public protocol SDKCore: Sendable {
 
 extension SDKCore {
     @inlinable public func ignoresTimer(_ kind: TimerKind, arg: UInt32) -> Bool { false }
+    @inlinable public static var hearsLostAnswers: Bool { false }
+    @inlinable public mutating func answerLost(id: UInt32) {}
     @inlinable public static func worldBegins() {}
     @inlinable public static var verdict: SDKVerdict? { nil }
     @inlinable public static var statement: SDKStatement { .specLimits }

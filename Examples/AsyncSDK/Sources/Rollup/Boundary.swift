@@ -133,6 +133,10 @@ public struct PlantedBugs: OptionSet, Sendable {
     /// The missing downloads are a `Set`, fetched in its iteration order: the order of the
     /// requests depends on the process's hash seed (a leak, not a rule broken).
     public static let downloadsInSetOrder = PlantedBugs(rawValue: 1 << 4)
+    /// The timeout race takes the transport's late answer: when its sleep ends first it
+    /// keeps waiting for the transport, and acts on an answer that came after the request
+    /// timed out (D9), or waits for good on one the network lost.
+    public static let lateAnswerWins = PlantedBugs(rawValue: 1 << 5)
 }
 
 /// The SDK's constants, and the ones the app's backend sets.

@@ -204,16 +204,25 @@ public actor Rollup {
         case stale
     }
 
-    /// The transport against the clock: whichever ends first.
+    /// The transport against the clock: whichever ends first. The transport delivers an
+    /// answer whenever it arrives, late ones too: past `requestTimeout` the request has
+    /// timed out, and an answer that comes after is never seen (the transport is cancelled).
     func race(_ endpoint: Endpoint, token: DeviceToken?) async -> Reply {
         let transport = self.transport, clock = self.clock, timeout = settings.requestTimeout
+        let lateAnswerWins = bugs.contains(.lateAnswerWins)
         return await withTaskGroup(of: Reply?.self) { group in
             group.addTask { try? await transport.send(endpoint, token: token) }
             group.addTask {
-                do { try await clock.sleep(for: .milliseconds(timeout)); return .unreachable } catch { return nil }
+                do { try await clock.sleep(for: .milliseconds(timeout)) } catch { return nil }
+                // The bug: the timeout only marks the time; the race goes on for the answer.
+                return lateAnswerWins ? nil : .unreachable
             }
             var answer: Reply = .unreachable
-            if let first = await group.next(), let first { answer = first }
+            if lateAnswerWins {
+                for await result in group { if let result { answer = result; break } }
+            } else if let first = await group.next(), let first {
+                answer = first
+            }
             group.cancelAll()
             return answer
         }

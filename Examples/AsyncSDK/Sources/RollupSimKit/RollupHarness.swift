@@ -68,6 +68,7 @@ public enum IndexesAfterCancel: BugChoice { public static var bugs: PlantedBugs 
 public enum VerdictReadBeforeAwait: BugChoice { public static var bugs: PlantedBugs { .verdictReadBeforeAwait } }
 public enum AnswerAfterReset: BugChoice { public static var bugs: PlantedBugs { .answerAfterReset } }
 public enum RetryOutlivesLock: BugChoice { public static var bugs: PlantedBugs { .retryOutlivesLock } }
+public enum LateAnswerWins: BugChoice { public static var bugs: PlantedBugs { .lateAnswerWins } }
 
 /// The cores this package registers, by the names scenarios and `--sdk custom:NAME` use.
 public enum RollupCores {
@@ -77,6 +78,7 @@ public enum RollupCores {
         "rollup-verdict-before-await": AsyncCore<RollupHarness<VerdictReadBeforeAwait>>.self,
         "rollup-answer-after-reset": AsyncCore<RollupHarness<AnswerAfterReset>>.self,
         "rollup-retry-outlives-lock": AsyncCore<RollupHarness<RetryOutlivesLock>>.self,
+        "rollup-late-answer-wins": AsyncCore<RollupHarness<LateAnswerWins>>.self,
         "leak-dispatch": AsyncCore<RollupHarness<LeakDispatch>>.self,
         "leak-date": AsyncCore<RollupHarness<LeakDate>>.self,
         "leak-spin": AsyncCore<RollupHarness<LeakSpin>>.self,

@@ -125,6 +125,27 @@ import Testing
         try caughtAndShrunk("rollup-retry-outlives-lock", "locked-is-inert", seeds: 100)   // first: seed 93
     }
 
+    /// Answers arrive late (after the request's timeout, from `timeouts` windows and slow
+    /// answers), and the SDK's own timeout race decides: a race that takes the transport's
+    /// late answer instead of timing out acts on it, which D9 forbids. Caught on some of
+    /// the seeds, on which the race as shipped breaks nothing.
+    @Test func aTimeoutRaceThatTakesTheLateAnswerIsCaught() throws {
+        let seeds = 40   // of 2,000 seeds (release and debug alike), 448 fail, 308 of them stale-responses-ignored, the first seed 4
+        let bugJSON = Self.scratch + "/late-answer-wins.json", shippedJSON = Self.scratch + "/late-answer-shipped.json"
+        let bug = try Self.run(["fuzz", "--sdk", "custom:rollup-late-answer-wins", "--seeds", "\(seeds)", "--no-shrink", "--quiet",
+                                "--json", bugJSON, "--out", Self.scratch])
+        #expect(bug.status == 1, "\(bug.out)\(bug.err)")
+        let failing = try Self.results(bugJSON).filter { $0.broken.contains("stale-responses-ignored") }
+        #expect(!failing.isEmpty, "no seed of \(seeds) caught the late answer taken: \(bug.out)")
+        // The first failing seed's report names an answer acted on after its timeout.
+        #expect(failing.contains { $0.first.contains("acted on a stale") }, "\(failing.map(\.first))")
+        let shipped = try Self.run(["fuzz", "--sdk", "custom:rollup", "--seeds", "\(seeds)", "--no-shrink", "--quiet",
+                                    "--json", shippedJSON, "--out", Self.scratch])
+        #expect(shipped.status == 0, "\(shipped.out)\(shipped.err)")
+        let clean = try Self.results(shippedJSON)
+        #expect(clean.count == seeds && clean.allSatisfy(\.broken.isEmpty), "\(clean.filter { !$0.broken.isEmpty })")
+    }
+
     /// The reproducers kept in scenarios/: each fails on its core the way it says.
     @Test func theKeptReproducersStillFail() throws {
         let dir = Self.packageRoot + "/scenarios"
