@@ -546,6 +546,9 @@ enum MutantWorlds {
             dash(1 * d, .disable(app: 0)),
             .at(1 * d + h, .forgetDevice(.all)),
             person(31 * d + 2 * h, .launch),
+        ])
+    }
+
     /// A rotation that stops the old key, an update, a disable and a Rollup revocation, each
     /// acknowledged before a server restart, and launches after it (S10): a server that
     /// forgets them serves the app again.
