@@ -255,8 +255,8 @@ class Server:
         if status in LOCK_ERRORS:
             servable = self.latest_servable(m, now)
             s = self.device(d)
-            if servable != NEVER:
-                s["servable_at"] = servable
+            if servable != NEVER:   # only ever later: the in-flight window may find an earlier moment
+                s["servable_at"] = servable if s["servable_at"] == NEVER else max(s["servable_at"], servable)
             stopped_since = 0 if s["servable_at"] == NEVER else min(s["servable_at"] + 1, now)
         else:
             s = self.device(d)

@@ -90,7 +90,7 @@ package enum Mutants {
         server("account-restore-lifts-app-revoke", .accountRestoreLiftsAppRevoke, .onlyRollupRestores, [], "restoring an account also restores its apps that Rollup revoked"),
         server("disable-spares-grace-keys", .disableSparesGraceKeys, .disableStopsEveryKey, [], "a previous key in its grace keeps working while the app is disabled"),
         // S2's tightness through builds the server never saw.
-        server("date-update-from-first-request", .datesUpdateFromItsFirstRequest, .serverEnforcesAccess, [], "dates an updated install's stop from its new build's first request, though every key of its app has been refused since earlier"),
+        server("date-update-from-first-request", .datesUpdateFromItsFirstRequest, .serverEnforcesAccess, [.serverRestartLosesNothing], "dates an updated install's stop from its new build's first request, though every key of its app has been refused since earlier"),
         // Bugs that hide where an action lands while a request is in flight.
         sdk("unlock-only-in-foreground", .unlocksOnlyInForeground, .lockedChecksOnActivation, [.unlockResumesUnchanged, .reportsNotLost, .purgeWhenDue], "applies an unlocking 200 only in the foreground: a check whose 200 arrives after the app went to the background leaves it locked"),
         sdk("relock-by-older-check", .unlockForgetsItsVerdict, .newestVerdictWins, [.lockOnRevocation, .lockedIsInert, .reportsNotLost, .unlockResumesUnchanged, .lockedChecksOnActivation, .keyCheckSchedule, .purgeOnlyAfter30ContinuousDays], "does not record the 200 that unlocked it as its newest verdict, so an older refused check still in flight locks it again"),
@@ -100,8 +100,8 @@ package enum Mutants {
         sdk("upload-only-at-run-end", .uploadsOnlyAtRunEnd, .reportsNotLost, [], "uploads queued reports only when a run ends: a device opened with nothing to index keeps them"),
         sdk("reset-not-retried", .resetNotRetried, .resetDeletesEverything, [], "a reset whose server-side delete fails is never tried again"),
         sdk("upload-outlives-reset", .uploaderOutlivesReset, .resetDeletesEverything, [], "the uploader outlives reset(): it sends the dropped reports with the deleted credential"),
-        server("reset-ignores-generation", .resetIgnoresGeneration, .resetDeletesEverything, [.serverEnforcesAccess, .registersAgainWhenUnknown], "a reset deletes the device's live record whatever generation its credential names: a late reset deletes the registration made since"),
-        server("dates-forgotten-from-refusal", .datesForgottenFromRefusal, .serverEnforcesAccess, [], "dates the stop of a device it holds no record of (forgotten, reset) from the refusal itself, not from the start of the disable or revocation that refuses every key of its app"),
+        server("reset-ignores-generation", .resetIgnoresGeneration, .resetDeletesEverything, [.serverEnforcesAccess, .registersAgainWhenUnknown, .serverRestartLosesNothing], "a reset deletes the device's live record whatever generation its credential names: a late reset deletes the registration made since"),
+        server("dates-forgotten-from-refusal", .datesForgottenFromRefusal, .serverEnforcesAccess, [.serverRestartLosesNothing], "dates the stop of a device it holds no record of (forgotten, reset) from the refusal itself, not from the start of the disable or revocation that refuses every key of its app"),
         server("clone-reset-deletes-record", .resetSkipsAssertion, .clonesNeverServed, [.serverEnforcesAccess, .resetDeletesEverything], "a reset skips the App Attest assertion, so a clone with a live copy of a genuine credential deletes its record"),
         // A server that restarts (S10).
         server("restart-forgets", .restartForgets, .serverRestartLosesNothing, [.serverEnforcesAccess, .rotationGrace, .disableStopsEveryKey, .onlyRollupRestores, .purgeOnlyAfter30ContinuousDays],

@@ -53,8 +53,8 @@ extension InvariantChecker {
                 // access was not stopped: that wrong lock was reported when it happened, and
                 // its lockedSince follows from it (one bug, one violation).
                 if !step.revokedBefore, statement.recordsLockedSince, dev.disk.lockedSince != dev.lockedSince,
-                   dev.disk.lockedSince != step.servedAt {
-                    violate(.lockOnRevocation, d, "lockedSince is \(clock(dev.disk.lockedSince)) but access stopped at \(clock(dev.lockedSince)) (served at \(clock(step.servedAt))), the first lock error since access was last granted")
+                   dev.disk.lockedSince != step.lockServedAt {
+                    violate(.lockOnRevocation, d, "lockedSince is \(clock(dev.disk.lockedSince)) but access stopped at \(clock(dev.lockedSince)) (served at \(clock(step.lockServedAt))), the first lock error since access was last granted")
                 }
             } else if step.revokedBefore, statement.recordsLockedSince, dev.disk.lockedSince != step.diskBefore.lockedSince {
                 // Later lock errors keep it (D3).

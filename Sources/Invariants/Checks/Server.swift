@@ -95,8 +95,15 @@ extension InvariantChecker {
             // S8: a reset naming a registration already gone leaves a newer one alone.
             let live = server.records[Int(d)].generation
             if live != 0, recordAfter != live {
-                violate(.resetDeletesEverything, d, "a reset naming registration \(credential.generation), already gone, was answered 200 and the device's newer registration \(live) is gone with it (S8: a reset deletes only the registration its credential names)")
+                let changedAt = server.recordChangedAt[Int(d)]
+                if lastRestartAt != LocalData.never, changedAt < lastRestartAt {
+                    // The registration was acknowledged before a restart the record did not outlive.
+                    violate(.serverRestartLosesNothing, d, "a reset naming registration \(credential.generation), already gone, was answered 200, and the registration \(live) the server acknowledged at \(clock(changedAt)), before its restart at \(clock(lastRestartAt)), is gone (S10: a restart loses nothing the server acknowledged)")
+                } else {
+                    violate(.resetDeletesEverything, d, "a reset naming registration \(credential.generation), already gone, was answered 200 and the device's newer registration \(live) is gone with it (S8: a reset deletes only the registration its credential names)")
+                }
                 server.records[Int(d)] = .init(owner: 0, generation: 0, deletedByReset: true)   // one bug, one violation
+                server.recordChangedAt[Int(d)] = now
                 retruth(d, at: now)
             } else if live != 0 {
                 hit(.staleResetSparesNewer)

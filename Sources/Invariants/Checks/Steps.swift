@@ -173,6 +173,7 @@ extension InvariantChecker {
         let dev = devices[i]
         if !dev.locked {
             devices[i].lock(at: now)
+            step.lockServedAt = servedAt
             hitLock(answer, kind)
         }
         // D5: deleting is allowed when access had in truth been stopped 30 days in a row

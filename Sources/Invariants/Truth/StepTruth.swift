@@ -36,6 +36,9 @@ import SimKit
     /// The fresh, newest lock error of the step (with `freshLockError`): its request and answer.
     var lockErrorKind: RequestKind = .check
     var lockErrorAnswer: Answer = .appDisabled
+    /// The `servedAt` of the lock error that locked the device in this step (D3's
+    /// lockedSince may be it): set when it locks, so later verdicts of the episode keep it.
+    var lockServedAt: SimTime = 0
     /// Steps merged into this one (an episode, see the type's comment); bounded.
     var merged: UInt8 = 0
     /// The most steps one episode merges: past it, the episode is judged anyway.
