@@ -49,6 +49,9 @@ public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConverti
     case reportUploadDeviceUnknown
     /// A reset naming a registration already gone reaches the server after a newer one (S8).
     case staleResetSparesNewer
+    /// A device holding a live credential sent the key of a pending app (of its account):
+    /// answered `app_pending`, no verdict on its access (S2.3, D6).
+    case pendingToRegisteredDevice
     /// S10: a request reached the server while its process was away restarting (answered
     /// 5xx or lost).
     case restartCutRequest
@@ -99,6 +102,7 @@ public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConverti
         "clone-reset-refused",
         "report-upload-device_unknown",
         "stale-reset-spares-newer-registration",
+        "pending-key-on-registered-device",
         "server-restart-cut-requests",
         "server-restart-kept-what-it-acknowledged",
     ]

@@ -54,7 +54,8 @@ package enum SometimesRequirements {
         (  2000, "purge-due-from-non-check"),    // 2.17%
         (  2500, "clone-reset-refused"),         // 1.72%
         (  1700, "report-upload-device_unknown"), // 2.46%
-        (  1500, "stale-reset-spares-newer-registration"), // 2.75%
+        (  1900, "stale-reset-spares-newer-registration"), // 2.23% of 4,000 seeds
+        (  4200, "pending-key-on-registered-device"), // 1.03% of 4,000 seeds
         (   250, "server-restart-cut-requests"),   // 16.37% of 3,000 seeds (issue 49)
         (   250, "server-restart-kept-what-it-acknowledged"), // 16.30% of 3,000 seeds
     ]

@@ -23,6 +23,7 @@ import Invariants
         (.clonesDoEverything, .cloneResetRefused, "clone-reset-deletes-record"),
         (.forgetDuringUpload, .reportUploadDeviceUnknown, "reports-settled-by-device-unknown"),
         (.resetRetriedAcrossRegistration, .staleResetSparesNewer, "reset-ignores-generation"),
+        (.siblingKeyOnRegisteredDevice, .pendingToRegisteredDevice, "throw-on-pending"),
     ]
 
     @Test("each interleaving builds its situation on most seeds and catches the bug hiding there; the reference passes",

@@ -68,7 +68,9 @@ extension InvariantChecker {
         case .clone where actual == expected:
             hit(.cloneRefused)
             if kind == .reset { hit(.cloneResetRefused) }   // a reset with a live copied credential
-        case .pending where actual == expected: hit(.pendingAnswered)
+        case .pending where actual == expected:
+            hit(.pendingAnswered)
+            if server.knows(credential) { hit(.pendingToRegisteredDevice) }   // another app's key, pending
         default: break
         }
         if actual == .ok, Int(key) < server.keys.count, case .previous = server.keys[Int(key)] { hit(.oldKeyServedInGrace) }

@@ -46,6 +46,10 @@ extension ScenarioGenerator {
         /// again before the SDK retries it, so the retry names the registration the first
         /// reset deleted and must spare the new one.
         case resetRetriedAcrossRegistration
+        /// S2.3, S2.5, D6: a registered device is updated to a build carrying the key of
+        /// another app of its account, pending (its calls answered `app_pending`: no
+        /// verdict on access, never thrown as `accessRevoked`) or approved (a mismatch).
+        case siblingKeyOnRegisteredDevice
     }
 
     /// A quarter of the seeds get one interleaving probe.
@@ -67,6 +71,7 @@ extension ScenarioGenerator {
         case .raceInEveryState: raceInEveryState()
         case .actionInFlight: actionInFlight()
         case .resetRetriedAcrossRegistration: resetRetriedAcrossRegistration()
+        case .siblingKeyOnRegisteredDevice: siblingKeyOnRegisteredDevice()
         }
     }
 
@@ -209,6 +214,35 @@ extension ScenarioGenerator {
         // Opened after the answer would have come, before the SDK's timeout and retry.
         at(judged + answerMax + weaveStream.below(max(1, s.network.timeout / 2)), .person(.open, who))
         at(t + 6 * Ms.hour + weaveStream.below(Ms.day / 2), .person(.open, who))
+    }
+
+    /// A second app of `photos`' account, `beta`, pending; the first device of `photos`,
+    /// registered since its launch, is updated to a build carrying `beta`'s key and then
+    /// calls, opens and calls again. Then, half the time, it is updated back to a build
+    /// with its own app's key; else to one with the key of `gamma`, a third app of the
+    /// account, approved (a mismatch: a lock error, D2).
+    mutating func siblingKeyOnRegisteredDevice() {
+        guard let t = weaveTime(room: Ms.day), let photos = s.apps.first(where: { $0.name == "photos" }) else { return }
+        if !s.apps.contains(where: { $0.name == "beta" }) {
+            s.apps.append(AppDecl(name: "beta", account: photos.account, key: "rk_live_b0", pending: true))
+        }
+        let who = DeviceSelector.device(group: "photos", index: 1)
+        at(t - Ms.hour, .person(.launch, who))
+        at(t, .update(who, key: "rk_live_b0"))
+        at(t + Ms.minute, .person(.query, who))
+        at(t + 2 * Ms.minute, .person(.profile, who))
+        at(t + Ms.hour, .person(.open, who))
+        at(t + Ms.hour + Ms.minute, .person(.query, who))
+        if weaveStream.chance(1, outOf: 2) {
+            at(t + Ms.day / 2, .update(who, key: nil))
+        } else {
+            if !s.apps.contains(where: { $0.name == "gamma" }) {
+                s.apps.append(AppDecl(name: "gamma", account: photos.account, key: "rk_live_g0"))
+            }
+            at(t + Ms.day / 2, .update(who, key: "rk_live_g0"))
+        }
+        at(t + Ms.day / 2 + Ms.minute, .person(.open, who))
+        at(t + Ms.day / 2 + 2 * Ms.minute, .person(.query, who))
     }
 
     /// Clones with live copies of the genuine devices' credentials: they launch once the
