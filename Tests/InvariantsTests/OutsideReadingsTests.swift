@@ -205,4 +205,21 @@ import Invariants
         expectQuiet(run(bug: false))
         expectFires(run(bug: true), .staleResponsesIgnored, at: h + 45 * s, mentions: ["stale 200", "setLastAnsweredCheck"])
     }
+
+    @Test("purge-only-after-30-continuous-days: deleting what is not there, or a purged marker alone, deletes nothing (D5)")
+    func deletingNothingIsNoPurge() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.readyThenLocked()
+            // Ten days into the lock: a marker, and a drop of a report queue already empty
+            // (the first run's report was uploaded).
+            t.launchAndCheck(at: 10 * d, locked: true, .appDisabled) {
+                $0.store(.markPurged, .dropReports)
+                if bug { $0.store(.deleteModels) }
+            }
+            return t
+        }
+        expectQuiet(run(bug: false))
+        expectFires(run(bug: true), .purgeOnlyAfter30ContinuousDays, at: 10 * d + 200, mentions: ["its models", "less than 30 days"])
+    }
 }

@@ -51,10 +51,18 @@ extension InvariantChecker {
         // The truth is read again for a deletion, not passed as `dev`: a `dev` that escapes
         // to a call is a copy of all 136 bytes on every store (a memcpy), though only
         // deletions need it whole.
+        // Only a deletion of what is there is judged: deleting nothing, or writing a
+        // "purged" marker (which deletes nothing), breaks no rule of D5, D7, D8 or D10.
         case .deleteIndex:
             if dev.disk.indexedCount != 0 { judgeDeletion(d, op, devices[i]) }
-        case .deleteModels, .deletePlaceData, .dropReports, .deleteCredential, .markPurged:
-            judgeDeletion(d, op, devices[i])
+        case .deleteModels:
+            if dev.disk.modelsPresent { judgeDeletion(d, op, devices[i]) }
+        case .deletePlaceData:
+            if dev.disk.placeDataPresent { judgeDeletion(d, op, devices[i]) }
+        case .deleteCredential:
+            if dev.disk.hasCredential { judgeDeletion(d, op, devices[i]) }
+        case .dropReports:
+            if dev.disk.reportsQueued != 0 { judgeDeletion(d, op, devices[i]) }
         default: break
         }
         devices[i].follow(op)   // the disk replica, and the D10 report counts
@@ -76,7 +84,7 @@ extension InvariantChecker {
         case .deletePlaceData: what = "its place data"
         case .dropReports: what = "\(dev.disk.reportsQueued) queued run report(s)"
         case .deleteCredential: what = "its device credential"
-        default: what = "its data (marked purged)"
+        default: what = "its data"
         }
         if case .deleteIndex = op, !dev.photosAllowed { devices[Int(d)].indexAtLock = 0; return }
         if case .deleteCredential = op, step.freshDeviceUnknown { return }
