@@ -24,6 +24,8 @@ import Invariants
         (.forgetDuringUpload, .reportUploadDeviceUnknown, "reports-settled-by-device-unknown"),
         (.resetRetriedAcrossRegistration, .staleResetSparesNewer, "reset-ignores-generation"),
         (.siblingKeyOnRegisteredDevice, .pendingToRegisteredDevice, "throw-on-pending"),
+        (.resetInTrouble, .resetRetried, "reset-not-retried"),
+        (.staleOkAfterLock, .staleResponseIgnored, "unlock-on-stale-ok"),
     ]
 
     @Test("each interleaving builds its situation on most seeds and catches the bug hiding there; the reference passes",

@@ -50,11 +50,18 @@ extension ScenarioGenerator {
         /// another app of its account, pending (its calls answered `app_pending`: no
         /// verdict on access, never thrown as `accessRevoked`) or approved (a mismatch).
         case siblingKeyOnRegisteredDevice
+        /// D7: a device of an app of its own resets with run reports queued, while locked
+        /// (the reports stay queued; nothing they carried may reach the server afterwards),
+        /// or in an outage (the delete fails and must be retried once the server is back).
+        case resetInTrouble
+        /// D4, D9: a key check served 200 is answered late; access stops just after it was
+        /// judged and a call is refused, locking the SDK before the stale 200 arrives.
+        case staleOkAfterLock
     }
 
-    /// A quarter of the seeds get one interleaving probe.
+    /// A third of the seeds get one interleaving probe.
     mutating func interleave() {
-        guard weaveStream.chance(1, outOf: 4) else { return }
+        guard weaveStream.chance(1, outOf: 3) else { return }
         let all = Interleaving.allCases
         weave(all[Int(weaveStream.below(UInt64(all.count)))])
     }
@@ -72,6 +79,8 @@ extension ScenarioGenerator {
         case .actionInFlight: actionInFlight()
         case .resetRetriedAcrossRegistration: resetRetriedAcrossRegistration()
         case .siblingKeyOnRegisteredDevice: siblingKeyOnRegisteredDevice()
+        case .resetInTrouble: resetInTrouble()
+        case .staleOkAfterLock: staleOkAfterLock()
         }
     }
 
@@ -216,17 +225,89 @@ extension ScenarioGenerator {
         at(t + 6 * Ms.hour + weaveStream.below(Ms.day / 2), .person(.open, who))
     }
 
-    /// A second app of `photos`' account, `beta`, pending; the first device of `photos`,
-    /// registered since its launch, is updated to a build carrying `beta`'s key and then
-    /// calls, opens and calls again. Then, half the time, it is updated back to a build
-    /// with its own app's key; else to one with the key of `gamma`, a third app of the
-    /// account, approved (a mismatch: a lock error, D2).
-    mutating func siblingKeyOnRegisteredDevice() {
-        guard let t = weaveTime(room: Ms.day), let photos = s.apps.first(where: { $0.name == "photos" }) else { return }
-        if !s.apps.contains(where: { $0.name == "beta" }) {
-            s.apps.append(AppDecl(name: "beta", account: photos.account, key: "rk_live_b0", pending: true))
+    /// A device of `vault` registers and indexes, then resets with reports queued: a third
+    /// of the time while access is stopped (its launch refused, the SDK locked, the run's
+    /// report kept), else in an outage (the device or its app's devices offline, the
+    /// server down or answering 5xx) from a second before the reset for a minute to a day,
+    /// so the delete fails; the run goes on at least a day after, past any back-off SPEC
+    /// allows (D7). (A timeout would not do: the server judges the delete all the same.)
+    mutating func resetInTrouble() {
+        guard let t = weaveTime(room: 2 * Ms.day) else { return }
+        let group = quietApp()
+        let who = DeviceSelector.device(group: group, index: 1)
+        at(t - 3 * Ms.hour, .addPhotos(20 + weaveStream.below(200), .group(group)))
+        at(t - 2 * Ms.hour, .person(.launch, .group(group)))
+        at(t - Ms.hour, .addPhotos(20 + weaveStream.below(200), .group(group)))
+        if weaveStream.chance(1, outOf: 3) {
+            let lift = stopAccess(at: t - 2 * Ms.minute)
+            at(t, .person(.reset, who))
+            at(t + Ms.hour, lift)
+            at(t + Ms.hour + Ms.minute, .person(.open, .group(group)))
+        } else {
+            let outage = [Ms.minute, Ms.hour, 6 * Ms.hour, Ms.day][Int(weaveStream.below(4))]
+            let from = t - Ms.second
+            switch weaveStream.below(4) {
+            case 0: at(from, .fault(Offline(devices: who, forMs: outage)))
+            case 1: at(from, .fault(ServerDown(forMs: outage)))
+            case 2: at(from, .fault(ServerErrors(share: Share(percent: 100), status: 503, forMs: outage)))
+            default: at(from, .fault(Offline(devices: .group(group), forMs: outage)))
+            }
+            // Nothing opens the app after: the process the reset ran in goes on, and D7's
+            // time counts while it runs (a launch would register the device again).
+            at(t, .person(.reset, who))
         }
-        let who = DeviceSelector.device(group: "photos", index: 1)
+    }
+
+    /// A device of `vault`, registered a day before, sends a key check (an activation or a
+    /// background run) whose answer is slowed by half the timeout; access stops a millisecond after
+    /// the server judged it (read from the trace) and a call then is refused: the SDK locks
+    /// while the older 200 is still on its way, and must stay locked when it arrives.
+    mutating func staleOkAfterLock() {
+        guard let t0 = weaveTime(room: 3 * Ms.day) else { return }
+        let group = quietApp()
+        guard let device = firstDevice(of: group) else { return }
+        let who = DeviceSelector.device(group: group, index: 1)
+        // The launch's check is a day old (and a minute or an hour) when the next run
+        // starts, so that run checks again (D1).
+        at(t0, .person(.launch, .group(group)))
+        let t = t0 + Ms.day + (weaveStream.chance(1, outOf: 2) ? Ms.minute : Ms.hour)
+        let slowBy = max(Ms.second, s.network.timeout / 2)
+        let slowAt = s.timeline.count   // the slow window goes before the check, once known
+        if weaveStream.chance(1, outOf: 2) {
+            at(t, .person(.background, who))
+        } else {
+            at(t, .person(.close, who))
+            at(t, .person(.open, who))
+        }
+        guard let windows = ScenarioGenerator.windows(of: s, untilMs: t + s.network.timeout + answerMax),
+              let check = windows.first(where: { $0.device == device && $0.sentAt == t && $0.kind == .check }),
+              let judged = check.servedAt else { return }
+        if slowAt <= s.timeline.count {
+            s.timeline.insert(TimedStatement(schedule: .at(t), body: .action(.fault(SlowResponses(devices: who, byMs: slowBy, forMs: judged - t + 1)))), at: slowAt)
+        }
+        let lift: Action
+        switch weaveStream.below(3) {
+        case 0: at(judged + 1, .rollupApp(.revoke, app: "vault")); lift = .rollupApp(.restore, app: "vault")
+        case 1: at(judged + 1, .rollupAccount(.revoke, account: "initech")); lift = .rollupAccount(.restore, account: "initech")
+        default: at(judged + 1, .disable(app: "vault")); lift = .enable(app: "vault")
+        }
+        at(judged + 1, .person(weaveStream.chance(1, outOf: 2) ? .query : .profile, who))
+        at(judged + 1 + slowBy + s.network.timeout, .person(.query, who))
+        at(t + Ms.hour, lift)
+        at(t + Ms.hour + Ms.minute, .person(.open, who))
+    }
+
+    /// A second app of `vault`'s account, `beta`, pending; the first device of `vault` (an
+    /// app no other statement names, so nothing else locks it), registered since its
+    /// launch, is updated to a build carrying `beta`'s key and then calls, opens and calls
+    /// again. Then, half the time, it is updated back to a build with its own app's key;
+    /// else to one with the key of `gamma`, a third app of the account, approved (a
+    /// mismatch: a lock error, D2).
+    mutating func siblingKeyOnRegisteredDevice() {
+        guard let t = weaveTime(room: Ms.day) else { return }
+        let group = quietApp()
+        s.apps.append(AppDecl(name: "beta", account: "initech", key: "rk_live_b0", pending: true))
+        let who = DeviceSelector.device(group: group, index: 1)
         at(t - Ms.hour, .person(.launch, who))
         at(t, .update(who, key: "rk_live_b0"))
         at(t + Ms.minute, .person(.query, who))
@@ -236,9 +317,7 @@ extension ScenarioGenerator {
         if weaveStream.chance(1, outOf: 2) {
             at(t + Ms.day / 2, .update(who, key: nil))
         } else {
-            if !s.apps.contains(where: { $0.name == "gamma" }) {
-                s.apps.append(AppDecl(name: "gamma", account: photos.account, key: "rk_live_g0"))
-            }
+            s.apps.append(AppDecl(name: "gamma", account: "initech", key: "rk_live_g0"))
             at(t + Ms.day / 2, .update(who, key: "rk_live_g0"))
         }
         at(t + Ms.day / 2 + Ms.minute, .person(.open, who))
