@@ -137,7 +137,7 @@ extension InvariantChecker {
     static func isLockError(_ answer: Answer) -> Bool {
         switch answer {
         case .appKeyInvalid, .appDisabled, .appKeyMismatch: true
-        case .ok, .appPending, .deviceUnknown, .attestationFailed, .serverError, .timedOut, .offline: false
+        case .ok, .appPending, .deviceUnknown, .attestationFailed, .serverError, .timedOut, .offline, .notRollup: false
         }
     }
 

@@ -529,7 +529,7 @@ public struct ReferenceSDK: SDKCore {
         case .deviceUnknown:
             if !s.disk.credential.isNone { s.store(.deleteCredential) }
             sendCheck(&s)
-        case .timedOut, .offline, .serverError:
+        case .timedOut, .offline, .serverError, .notRollup:
             mutantTransientWhileLocked(&s)
         default:
             break
