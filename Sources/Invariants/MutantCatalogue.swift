@@ -106,6 +106,11 @@ package enum Mutants {
         // A server that restarts (S10).
         server("restart-forgets", .restartForgets, .serverRestartLosesNothing, [.serverEnforcesAccess, .rotationGrace, .disableStopsEveryKey, .onlyRollupRestores, .purgeOnlyAfter30ContinuousDays],
                "keeps the dashboard and Rollup state in memory only: after a restart it answers as declared, as if no action had been acknowledged"),
+        // Answers that are not Rollup's (P6).
+        sdk("lock-on-bare-403", .locksOnBare403, .notRollupIsNoVerdict, [.neverLockOnTransient, .lockOnRevocation, .lockedIsInert, .purgeOnlyAfter30ContinuousDays, .reportsNotLost, .keyCheckSchedule],
+            "locks on any 403: a proxy's bare 403, with no Rollup error code, locks it"),
+        sdk("unlock-on-portal-200", .unlocksOnPortal200, .notRollupIsNoVerdict, [.lockOnRevocation, .lockedIsInert, .lockedChecksOnActivation, .unlockResumesUnchanged, .reportsNotLost, .keyCheckSchedule, .purgeWhenDue],
+            "locked, takes any 200 to its key check as access back: a captive portal's login page unlocks it"),
     ]
 
     /// Mutants whose bug needs one exact order of events that random fuzzing does not

@@ -42,6 +42,7 @@ extension InvariantChecker {
         guard hasBegun else { return }
         // Injected: the server did nothing (S9), or never saw the request (P6).
         guard reply.answer != .serverError, reply.answer != .notRollup else {
+            if reply.notRollup == .forbidden { notRollup403[d] = id }
             if now < restartAwayUntil { hit(.restartCutRequest) }   // the process was away (S10)
             return
         }

@@ -174,6 +174,7 @@ package struct FailureStory: Sendable, Equatable {
         case .newestVerdictWins: "an older verdict never locks or unlocks"
         case .registersAgainWhenUnknown: "a forgotten device registers again"
         case .serverRestartLosesNothing: "a server restart loses nothing acknowledged"
+        case .notRollupIsNoVerdict: "an answer that is not Rollup's is no verdict"
         }
     }
 
