@@ -142,14 +142,21 @@ extension SimWorld {
 
 extension Portal {
     /// One seed in eight, from the seed's fork 11 (`drawnAlone`): some devices of the main
-    /// group behind a portal, its answer drawn for each request half the time, with traffic
-    /// in the window. Half the time the dashboard stopped the main app an hour before, so
-    /// the devices are locked when the portal answers their key checks (a 200 from it must
-    /// not unlock, P6); otherwise they are served, and a bare 403 must not lock.
+    /// group behind a portal, with traffic in the window. Half the time the dashboard
+    /// stopped the main app an hour before, so the devices are locked when the portal
+    /// answers their key checks (its login page's 200 must not unlock, P6); otherwise they
+    /// are served (a bare 403 must not lock). Its answer: a third of the time drawn for each
+    /// request, a third the one that tempts the devices' state (the login page, the 403), a
+    /// third one drawn for the window.
     package static func draw<G: FaultDraws>(at t: SimTime, _ g: inout G) {
         let length = [10 * Ms.minute, Ms.hour, 6 * Ms.hour][Int(g.below(3))]
-        let answers: NotRollup? = g.chance(1, outOf: 2) ? nil : NotRollup(rawValue: UInt8(1 + g.below(UInt64(NotRollup.allCases.count))))
         let locked = g.chance(1, outOf: 2)
+        let answers: NotRollup?
+        switch g.below(3) {
+        case 0: answers = nil
+        case 1: answers = locked ? .loginPage : .forbidden
+        default: answers = NotRollup(rawValue: UInt8(1 + g.below(UInt64(NotRollup.allCases.count))))
+        }
         if locked {
             g.mainAppAccess(stopped: true, at: t - Ms.hour)
             g.poke(t - Ms.hour + Ms.minute)
