@@ -181,9 +181,9 @@ extension Portal {
         return Portal(devices: devices, answers: answers, forMs: m.lengthMs)
     }
 
-    /// One device at a time behind a portal, its answer drawn: `portal device photos#I for 2m`.
-    package static var exploreName: String? { "portal" }
-    package static func explored(_ a: FaultAlphabet) -> [Portal] { a.devices.map { Portal(devices: $0, forMs: a.windowMs) } }
+    // Not in `simkit explore`'s alphabet (no `exploreName`): its default alphabet is every
+    // kind that names itself, and a portal adds nothing to the orders of events it searches
+    // (its answers are no verdict), only to its figures.
 }
 
 // MARK: - Trace records
@@ -233,11 +233,11 @@ extension Portal: FaultRecords {
         }
     }
 
-    /// Nothing on the timeline: the portal's answers show as the device's failed requests.
+    /// The device's lane on the timeline shows the window as its "portal" band.
     package static func window(of r: FaultRecord) -> FaultWindowRecord? {
         switch Record(r) {
-        case .portal(_, let until)?: FaultWindowRecord(until: until, mark: nil)
-        case .portalEnded?: FaultWindowRecord(until: nil, mark: nil)
+        case .portal(_, let until)?: FaultWindowRecord(until: until, mark: .portalBandOpens)
+        case .portalEnded?: FaultWindowRecord(until: nil, mark: .portalBandCloses)
         case nil: nil
         }
     }
