@@ -58,6 +58,10 @@ public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConverti
     /// S10: after a restart, a verdict the server acknowledged a change for before it (a
     /// dashboard or Rollup action, a registration or reset) came out as S2 requires.
     case restartKeptAcknowledged
+    /// P6: an answer that is not Rollup's (a portal, a proxy) answered a locked SDK's key check.
+    case notRollupToLockedCheck
+    /// P6: a bare 403 that is not Rollup's (a proxy's) reached an SDK that was not locked.
+    case bare403ToUnlocked
 
     /// The stable name shown in summaries.
     public var description: String { Coverage.names[rawValue] }
@@ -105,6 +109,8 @@ public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConverti
         "pending-key-on-registered-device",
         "server-restart-cut-requests",
         "server-restart-kept-what-it-acknowledged",
+        "portal-answered-locked-check",
+        "portal-403-reached-unlocked-sdk",
     ]
 }
 

@@ -47,6 +47,12 @@ public struct InvariantChecker: TraceObserver {
     /// It is a refusal that is never served, not one of S2's verdicts, so an SDK may order
     /// D4's verdicts by it or not: a verdict older only than it may be acted on or ignored.
     var attestationFailedAt: [DeviceIndex: SimTime] = [:]
+    /// P6: the latest answer that was not Rollup's to each device's key check, for D1's
+    /// "answered" check (a verdict, not such an answer). Written only behind a portal.
+    var notRollupCheckAt: [DeviceIndex: SimTime] = [:]
+    /// P6: the request id of the latest bare 403 not of Rollup's served to each device
+    /// (coverage only). Written only behind a portal.
+    var notRollup403: [DeviceIndex: UInt32] = [:]
     /// The time of the record being checked.
     @usableFromInline var now: SimTime = 0
     var timeoutMs: SimTime = 30 * Ms.second
@@ -113,6 +119,8 @@ public struct InvariantChecker: TraceObserver {
         restartAwayUntil = 0
         offlineUntil = Array(repeating: 0, count: facts.deviceCount)
         ledgers = [:]
+        notRollupCheckAt = [:]
+        notRollup403 = [:]
         parked = []
         // The truth remembers one stop of 30 days besides the current one: enough while an
         // answer cannot outlive two such stops in flight (scenarios allow timeouts up to 1 h).

@@ -56,6 +56,14 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
     /// answered 200; keeps a record a reset deleted); and a lock error whose `stoppedSince`
     /// is later than the server's own history allows when that history predates the restart.
     case serverRestartLosesNothing = "server-restart-loses-nothing"
+    /// Oracle (P6): in a step begun by an answer that is not Rollup's (the trace's
+    /// `delivered` record says `notRollup`: a portal, a proxy or a load balancer answered in
+    /// the server's place), the SDK neither locks nor unlocks (its reported state and its
+    /// disk's lock), purges nothing (the disk replica keeps its index, models and
+    /// credential), and settles no queued run report; and an activation more than 24 h
+    /// after the last verdict on a check, with such answers since, still checks (D1's
+    /// "answered" check is a verdict).
+    case notRollupIsNoVerdict = "not-rollup-is-no-verdict"
 
     /// The SPEC rules it checks.
     public var rules: String {
@@ -81,6 +89,7 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
         case .newestVerdictWins: "D4, D9"
         case .registersAgainWhenUnknown: "D6"
         case .serverRestartLosesNothing: "S10"
+        case .notRollupIsNoVerdict: "P6"
         }
     }
 
@@ -108,6 +117,7 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
         case .newestVerdictWins: "a verdict served before one the SDK already acted on never locks or unlocks it"
         case .registersAgainWhenUnknown: "a device credential the server no longer knows makes the SDK register again, at the latest at its next call or run"
         case .serverRestartLosesNothing: "a server that restarts keeps every dashboard and Rollup action, registration and reset it acknowledged, and every stop behind stoppedSince"
+        case .notRollupIsNoVerdict: "an answer that is not Rollup's (a portal's login page, a redirect, a bare 401, 403 or 407, a body cut short) never locks, unlocks or purges, never counts as an answered check and never settles a run report"
         }
     }
 

@@ -45,7 +45,7 @@ package enum Mutants {
         sdk("lock-on-device-unknown", .locksOnDeviceUnknown, .neverLockOnTransient, [.registersAgainWhenUnknown, .lockOnRevocation, .lockedIsInert, .purgeOnlyAfter30ContinuousDays, .reportsNotLost], "locks on device_unknown instead of registering again"),
         sdk("locked-since-survives-unlock", .lockedSinceSurvivesUnlock, .lockOnRevocation, [.purgeOnlyAfter30ContinuousDays, .reportsNotLost], "does not reset lockedSince on unlock, so a later lock reports the old one"),
         sdk("purge-at-29-days", .purgesAt29Days, .purgeOnlyAfter30ContinuousDays, [.reportsNotLost], "purges one day early"),
-        sdk("purge-on-offline-check", .purgesOnTransientCheck, .purgeOnlyAfter30ContinuousDays, [.reportsNotLost], "purges on an offline, timed-out or 5xx check past the deadline"),
+        sdk("purge-on-offline-check", .purgesOnTransientCheck, .purgeOnlyAfter30ContinuousDays, [.reportsNotLost, .notRollupIsNoVerdict], "purges on an offline, timed-out, 5xx or portal-answered check past the deadline"),
         sdk("never-purge", .neverPurges, .purgeWhenDue, [], "keeps the data however long access stays stopped"),
         sdk("redownload-models-on-unlock", .redownloadsModelsOnUnlock, .unlockResumesUnchanged, [], "deletes and downloads the models again on unlock"),
         sdk("reindex-on-unlock", .reindexesOnUnlock, .unlockResumesUnchanged, [], "starts the index over on unlock"),
@@ -106,6 +106,11 @@ package enum Mutants {
         // A server that restarts (S10).
         server("restart-forgets", .restartForgets, .serverRestartLosesNothing, [.serverEnforcesAccess, .rotationGrace, .disableStopsEveryKey, .onlyRollupRestores, .purgeOnlyAfter30ContinuousDays],
                "keeps the dashboard and Rollup state in memory only: after a restart it answers as declared, as if no action had been acknowledged"),
+        // Answers that are not Rollup's (P6).
+        sdk("lock-on-bare-403", .locksOnBare403, .notRollupIsNoVerdict, [.neverLockOnTransient, .lockOnRevocation, .lockedIsInert, .purgeOnlyAfter30ContinuousDays, .reportsNotLost, .keyCheckSchedule],
+            "locks on any 403: a proxy's bare 403, with no Rollup error code, locks it"),
+        sdk("unlock-on-portal-200", .unlocksOnPortal200, .notRollupIsNoVerdict, [.lockOnRevocation, .lockedIsInert, .lockedChecksOnActivation, .unlockResumesUnchanged, .reportsNotLost, .keyCheckSchedule, .purgeWhenDue],
+            "locked, takes any 200 to its key check as access back: a captive portal's login page unlocks it"),
     ]
 
     /// Mutants whose bug needs one exact order of events that random fuzzing does not

@@ -2,7 +2,7 @@ import Testing
 import SimKit
 import Invariants
 
-/// For each of the 21 invariants: a small hand-written trace where it must fire (the bug),
+/// For each of the 22 invariants: a small hand-written trace where it must fire (the bug),
 /// and the same trace corrected, where nothing may fire.
 @Suite struct InvariantFiresTests {
     static let s = Ms.second, m = Ms.minute, h = Ms.hour, d = Ms.day
@@ -12,8 +12,8 @@ import Invariants
     var d: SimTime { Self.d }
     let c = cred(0, 1)
 
-    @Test("the checker names 21 invariants, each with its rules and a summary") func catalogue() {
-        #expect(InvariantID.allCases.count == 21)
+    @Test("the checker names 22 invariants, each with its rules and a summary") func catalogue() {
+        #expect(InvariantID.allCases.count == 22)
         for id in InvariantID.allCases {
             #expect(!id.rules.isEmpty && !id.summary.isEmpty)
             #expect(InvariantID(rawValue: id.rawValue) == id)
@@ -431,6 +431,72 @@ import Invariants
             return t
         }
         expectFires(run(bug: true), .serverEnforcesAccess, at: d + h, mentions: ["check", "rk_live_A", "200", "device_unknown"])
+        expectQuiet(run(bug: false))
+    }
+
+    // MARK: P6
+
+    @Test("not-rollup-is-no-verdict: a proxy's bare 403 answering a check must not lock (P6)") func bare403DoesNotLock() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.launchAndCheck(at: h, .notRollup) { if bug { $0.lock(since: h + 200) } }
+            return t
+        }
+        expectFires(run(bug: true), .notRollupIsNoVerdict, at: h + 200, mentions: ["locked after", "not-rollup", "P6"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("not-rollup-is-no-verdict: a portal's 200 to a locked SDK's check must not unlock (P6)") func portal200DoesNotUnlock() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.readyThenLocked()
+            t.launchAndCheck(at: 2 * h, locked: true, .notRollup) {
+                if bug { $0.store(.unlock, .setLockedSince(LocalData.never)); $0.state(.idle) }
+            }
+            return t
+        }
+        expectFires(run(bug: true), .notRollupIsNoVerdict, at: 2 * h + 200, mentions: ["unlocked after", "not-rollup", "P6"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("not-rollup-is-no-verdict: an answer that is not Rollup's purges nothing, even 30 days into a stop (P6)") func notRollupDoesNotPurge() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.readyThenLocked()
+            t.launchAndCheck(at: 32 * d, locked: true, .notRollup) { if bug { $0.purge() } }
+            return t
+        }
+        expectFires(run(bug: true), .notRollupIsNoVerdict, at: 32 * d + 200, mentions: ["deleted", "not-rollup", "P6"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("not-rollup-is-no-verdict: a portal's 200 to an upload settles no report (P6)") func notRollupSettlesNoReport() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.backgroundRunUploads(at: h, checkID: 5)
+            t.served(at: h + 300, 6, .runReport, credential: c, .notRollup)
+            t.delivered(at: h + 400, 6, .runReport, .notRollup, sentAt: h + 200) { if bug { $0.store(.reportsUploaded(1)) } }
+            return t
+        }
+        expectFires(run(bug: true), .notRollupIsNoVerdict, at: h + 400, mentions: ["marked 1 run report(s) uploaded", "P6"])
+        expectQuiet(run(bug: false))
+    }
+
+    @Test("not-rollup-is-no-verdict: a portal's answer to a check is not D1's answered check (P6)") func notRollupIsNoAnsweredCheck() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            // A check answered by a portal a day after the last verdict; the SDK counts it as answered.
+            t.step(at: d, .input(.becameActive)) { $0.sent(5, .check, credential: c) }
+            t.served(at: d + 100, 5, .check, credential: c, .notRollup)
+            t.delivered(at: d + 200, 5, .check, .notRollup, sentAt: d) { if bug { $0.store(.setLastAnsweredCheck(d + 200)) } }
+            t.step(at: d + 2 * h, .input(.wentToBackground))
+            t.step(at: d + 3 * h, .input(.becameActive)) { if !bug { $0.sent(6, .check, credential: c) } }
+            return t
+        }
+        expectFires(run(bug: true), .notRollupIsNoVerdict, at: d + 3 * h, mentions: ["did not check its key", "not Rollup's", "P6"])
         expectQuiet(run(bug: false))
     }
 

@@ -566,6 +566,22 @@ enum MutantWorlds {
         ])
     }
 
+    /// Served devices behind a proxy that answers a bare 403, then locked devices behind a
+    /// portal's login page (a 200), each with launches and a query inside the window (P6).
+    static var portals: WorldSetup {
+        base(2, [
+            person(0, .launch),
+            .at(h, .portal(.all, answers: .forbidden, forMs: h)),
+            person(h + m, .launch), person(h + 2 * m, .query),
+            dash(4 * h, .disable(app: 0)),
+            person(4 * h + m, .launch),
+            .at(5 * h, .portal(.all, answers: .loginPage, forMs: h)),
+            person(5 * h + m, .launch), person(5 * h + 2 * m, .open),
+            dash(8 * h, .enable(app: 0)),
+            person(8 * h + m, .launch),
+        ])
+    }
+
     /// The world that exercises `name`'s bug.
     static func world(for name: String) -> WorldSetup {
         switch name {
@@ -612,6 +628,7 @@ enum MutantWorlds {
         case "upload-outlives-reset": resetWithReportsQueued
         case "reset-ignores-generation": lateResetAfterRegistration
         case "dates-forgotten-from-refusal": forgetDuringDisable
+        case "lock-on-bare-403", "unlock-on-portal-200": portals
         default: fatalError("no world for mutant \(name)")
         }
     }
@@ -626,8 +643,8 @@ enum MutantWorlds {
 }
 
 @Suite struct MutantTests {
-    @Test("the catalogue names 62 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
-        #expect(Mutants.all.count == 62)
+    @Test("the catalogue names 64 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
+        #expect(Mutants.all.count == 64)
         #expect(Mutants.orderingOnly.count == 1)
         #expect(Set(Mutants.names).count == Mutants.all.count + Mutants.orderingOnly.count)
         for m in Mutants.all { #expect(!m.alsoPlausible.contains(m.expected), "\(m.name) lists its expected invariant as plausible") }

@@ -19,6 +19,7 @@ enum LanguageForms {
         "revoke-photos", "grant-photos", "add-photos", "update", "update key",
         "offline", "server errors 500", "server errors 502", "server errors 503", "server errors 504",
         "server down", "timeouts", "lost-responses", "slow-responses", "server restart", "server restart for D",
+        "portal", "portal answers",
         "rotate stop-old now", "rotate keep-old", "stop-old-key", "disable", "enable",
         "rollup approve", "rollup reject", "rollup revoke", "rollup restore",
         "rollup approve-account", "rollup revoke-account", "rollup restore-account", "forget-device",
@@ -68,6 +69,7 @@ enum LanguageForms {
             case .fault(let fault):
                 if let e = fault.base as? ServerErrors { f.insert("server errors \(e.status)") }
                 else if let r = fault.base as? ServerRestart { f.insert(r.forMs == ServerRestart.defaultForMs ? "server restart" : "server restart for D") }
+                else if let p = fault.base as? Portal { f.insert(p.answers == nil ? "portal" : "portal answers") }
                 else { f.insert(type(of: fault.base).keyword.joined(separator: " ")) }
                 if let sel = fault.base.selectedDevices { selector(sel) }
             case .rotate(let app, _, let old):

@@ -364,3 +364,35 @@ struct ServerRestartLanguageTests {
         #expect(errors("at 1d server restarts\n").hasPrefix("t.scenario:7:14: error:"), "\(errors("at 1d server restarts\n"))")
     }
 }
+
+/// `portal SEL [answers FORM] for D` (P6): parsed in `at` and `every`, printed back equal,
+/// its mistakes located like any other statement's.
+@Suite("Language: portal")
+struct PortalLanguageTests {
+    func parse(_ body: String) -> ParseResult {
+        ScenarioParser.parse(LanguageFixtures.header + body, file: "t.scenario")
+    }
+
+    @Test func parsesInAtAndEveryAndPrintsBack() throws {
+        let s = try #require(parse("at 2h portal all answers 403 for 1h\nevery 1d portal 20% of photos for 6h\nat 3h portal device photos#2 answers login-page for 10m\n").scenario)
+        #expect(s.timeline.count == 3)
+        #expect(s.timeline[0].body == .action(.fault(AnyFaultStatement(Portal(devices: .all, answers: .forbidden, forMs: Ms.hour)))))
+        let printed = ScenarioPrinter.print(s)
+        #expect(printed.contains("at 2h portal all answers 403 for 1h\n") && printed.contains("portal 20% of photos for 6h\n")
+                && printed.contains("portal device photos#2 answers login-page for 10m\n"), "\(printed)")
+        let again = try #require(ScenarioParser.parse(printed, file: "p.scenario").scenario)
+        #expect(ScenarioPrinter.print(again) == printed)
+    }
+
+    @Test func mistakesAreLocated() {
+        let errors = { (body: String) in
+            Diagnostic.render(self.parse(body).diagnostics.filter { $0.severity == .error })
+        }
+        let badForm = errors("at 1d portal all answers 404 for 1h\n")
+        #expect(badForm.hasPrefix("t.scenario:7:26: error: a portal does not answer '404': it answers one of 'login-page', 'redirect', '401', '403', '407', 'cut-short'"), "\(badForm)")
+        #expect(errors("at 1d portal all answers for 1h\n").hasPrefix("t.scenario:7:26: error: a portal does not answer 'for'"), "\(errors("at 1d portal all answers for 1h\n"))")
+        #expect(errors("at 1d portal all answers\n").hasPrefix("t.scenario:7:"), "\(errors("at 1d portal all answers\n"))")
+        #expect(errors("at 1d portal all for 0s\n").contains("'portal'"), "\(errors("at 1d portal all for 0s\n"))")
+        #expect(errors("at 1d portal nosuch for 1h\n").hasPrefix("t.scenario:7:14: error:"), "\(errors("at 1d portal nosuch for 1h\n"))")
+    }
+}

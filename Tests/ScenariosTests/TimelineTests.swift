@@ -109,6 +109,31 @@ struct TimelineTests {
         #expect(t.lanes.map { $0.ticks.reduce(0) { $0 + Int($1.count) } } == delivered)
     }
 
+    @Test("a portal window (P6) is a band on its devices' lanes, and only on theirs")
+    func portalBand() throws {
+        let source = """
+        scenario "portal"
+        duration 1d
+        account acme
+        app photos account acme key rk_live_A
+        devices 2 app photos
+        at 0s launch all
+        at 6h portal device photos#1 answers login-page for 6h
+        at 7h launch all
+
+        """
+        let scenario = try #require(ScenarioParser.parse(source, file: "p", context: ScenarioRunner.standardContext).scenario)
+        let compiled = try ScenarioCompiler.compile(scenario)
+        var world = World<ReferenceSDK, TimelineObserver>(setup: compiled.setup, observer: TimelineObserver(columns: 240))
+        world.run()
+        let lanes = world.observer.lanes
+        #expect(lanes[0].portal.count == 1 && lanes[0].portal.first.map { $0.from == 60 && $0.to == 120 } == true, "\(lanes[0].portal)")
+        #expect(lanes[1].portal.isEmpty && lanes[0].offline.isEmpty)
+        let result = try Timeline.run(scenario)
+        #expect(result.html.contains("class=\"portal\"") && result.html.contains(">portal</span>"))
+        #expect(XMLProbe.parse(result.html).error == nil)
+    }
+
     @Test("a device that never ran shows one unconfigured segment; a run with nothing broken says so")
     func quietRun() throws {
         let source = """

@@ -37,7 +37,7 @@ extension InvariantChecker {
             } else if step.olderLockError {
                 violate(.newestVerdictWins, d, "locked on a lock error served at \(clock(step.servedAt)), older than a verdict served at \(clock(step.newestBefore)) that it had already received")
             } else {
-                violate(.neverLockOnTransient, d, "locked after \(inputName); only app_key_invalid, app_disabled or app_key_mismatch may lock")
+                violate(ruleOfNoVerdict(.neverLockOnTransient), d, "locked after \(inputName); only app_key_invalid, app_disabled or app_key_mismatch may lock" + noVerdictNote)
             }
         }
         // D2, D3: a fresh lock error locks at once, with lockedSince at the first one (unless
@@ -66,7 +66,7 @@ extension InvariantChecker {
             if step.olderVerdict {
                 violate(.newestVerdictWins, d, "unlocked on a 200 served at \(clock(step.servedAt)), older than the verdict served at \(clock(step.newestBefore)) that locked it")
             } else {
-                violate(.lockOnRevocation, d, "unlocked after \(inputName), though no 200 newer than its lock had come")
+                violate(ruleOfNoVerdict(.lockOnRevocation), d, "unlocked after \(inputName), though no 200 newer than its lock had come" + noVerdictNote)
             }
         }
         // D3: inert while locked.
@@ -137,7 +137,7 @@ extension InvariantChecker {
     static func isLockError(_ answer: Answer) -> Bool {
         switch answer {
         case .appKeyInvalid, .appDisabled, .appKeyMismatch: true
-        case .ok, .appPending, .deviceUnknown, .attestationFailed, .serverError, .timedOut, .offline: false
+        case .ok, .appPending, .deviceUnknown, .attestationFailed, .serverError, .timedOut, .offline, .notRollup: false
         }
     }
 

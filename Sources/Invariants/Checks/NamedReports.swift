@@ -38,7 +38,7 @@ extension InvariantChecker {
         if step.isReset {
             ReportLedger.remember(id, in: &ledger.deleted)   // D7: reset() deletes it
         } else if !ledger.received.contains(id) {
-            violate(.reportsNotLost, d, "run report \(id) left the queue though no 200 came back to an upload that carried it (D10: a report leaves the queue only by receipt or reset)")
+            violate(ruleOfNoVerdict(.reportsNotLost), d, "run report \(id) left the queue though no 200 came back to an upload that carried it (D10: a report leaves the queue only by receipt or reset)" + noVerdictNote)
         }
         ledgers[d] = ledger
     }

@@ -24,7 +24,13 @@ extension InvariantChecker {
             let due = last == LocalData.never || now - last > InvariantChecker.checkIntervalMs
             if !step.lockedBefore, due, !checked {
                 let since = last == LocalData.never ? "no answered check ever" : "the last answered check \(DurationText.format(now - last)) ago"
-                violate(.keyCheckSchedule, d, "became active with \(since) and did not check its key")
+                // P6: an answer that was not Rollup's to a check since then is no answered check.
+                if !notRollupCheckAt.isEmpty, let at = notRollupCheckAt[d], last == LocalData.never || at > last,
+                   now - at <= InvariantChecker.checkIntervalMs {
+                    violate(.notRollupIsNoVerdict, d, "became active with \(since) and did not check its key: an answer that was not Rollup's came to its check \(DurationText.format(now - at)) ago, but it is no verdict (P6), so it does not count as D1's answered check")
+                } else {
+                    violate(.keyCheckSchedule, d, "became active with \(since) and did not check its key")
+                }
             }
         }
         // D1: a run starts after a key check sent since the launch, activation or background

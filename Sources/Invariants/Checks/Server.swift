@@ -40,7 +40,9 @@ extension InvariantChecker {
         // The truth is read and changed in place: a copy of it (or of the facts) per
         // request would cost retains, and a copy-on-write of its device records.
         guard hasBegun else { return }
-        guard reply.answer != .serverError else {   // injected: the server did nothing (S9)
+        // Injected: the server did nothing (S9), or never saw the request (P6).
+        guard reply.answer != .serverError, reply.answer != .notRollup else {
+            if reply.notRollup == .forbidden { notRollup403[d] = id }
             if now < restartAwayUntil { hit(.restartCutRequest) }   // the process was away (S10)
             return
         }

@@ -98,9 +98,15 @@ extension InvariantChecker {
             case .offline: hit(.checkDuringPartition)
             case .serverError: hit(.checkAnswered5xx)
             case .timedOut: hit(.checkTimedOut)
+            case .notRollup:
+                notRollupCheckAt[d] = now
+                if devices[i].locked { hit(.notRollupToLockedCheck) }
             default: break
             }
         }
+        // The reply's form is not in the `delivered` record: its status, for the coverage
+        // of a bare 403, is read from the `served` record of the same request (`served`).
+        if answer == .notRollup, notRollup403[d] == id, !devices[i].locked { hit(.bare403ToUnlocked) }
         if viaTimer, id == devices[i].lastServedID { hit(.responseLost) }
         if kind == .runReport, answer != .ok {
             devices[i].reportUploadFailed = true

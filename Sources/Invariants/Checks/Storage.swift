@@ -46,7 +46,7 @@ extension InvariantChecker {
                 }
             } else if count > 0 {
                 // D10 by receipt: only a 200 to an upload that carried them says the server has them.
-                violate(.reportsNotLost, d, "marked \(count) run report(s) uploaded with no 200 to an upload in this step; the server never confirmed receiving them")
+                violate(ruleOfNoVerdict(.reportsNotLost), d, "marked \(count) run report(s) uploaded with no 200 to an upload in this step; the server never confirmed receiving them" + noVerdictNote)
             }
         // The truth is read again for a deletion, not passed as `dev`: a `dev` that escapes
         // to a call is a copy of all 136 bytes on every store (a memcpy), though only
@@ -109,9 +109,9 @@ extension InvariantChecker {
             } else {
                 why = "without a lock error answering it"
             }
-            violate(.purgeOnlyAfter30ContinuousDays, d, "deleted \(what): \(why)")
+            violate(ruleOfNoVerdict(.purgeOnlyAfter30ContinuousDays), d, "deleted \(what): \(why)" + noVerdictNote)
         } else {
-            violate(.purgeOnlyAfter30ContinuousDays, d, "deleted \(what) while its access was not stopped")
+            violate(ruleOfNoVerdict(.purgeOnlyAfter30ContinuousDays), d, "deleted \(what) while its access was not stopped" + noVerdictNote)
         }
         // Reported once; the truth follows the disk from here, so a later unlock is not
         // blamed for data that was already gone (one wrong deletion, one violation).
@@ -240,6 +240,19 @@ extension InvariantChecker {
     }
 
     /// The step's input in words: `became active`, `a 503 answer to its check`.
+    /// P6: a step begun by an answer that is not Rollup's (a portal, a proxy) acted on no
+    /// verdict: what `otherwise` forbids of a step without a verdict is P6's own breach.
+    func ruleOfNoVerdict(_ otherwise: InvariantID) -> InvariantID {
+        if case .response(_, .notRollup, _) = step.input { return .notRollupIsNoVerdict }
+        return otherwise
+    }
+
+    /// " (P6: …)" after a message whose rule is `ruleOfNoVerdict`'s, or nothing.
+    var noVerdictNote: String {
+        if case .response(_, .notRollup, _) = step.input { return " (P6: an answer that is not Rollup's is no verdict)" }
+        return ""
+    }
+
     var inputName: String {
         switch step.input {
         case .none: "did nothing"

@@ -27,7 +27,7 @@ import SimKit
         case .processKilled: return "process killed"
         case .requestSent(let id, let kind, let key, let cred): return "sent \(kind) #\(id) key #\(key) credential \(cred)"
         case .served(let id, let kind, _, _, let reply, _):
-            return "server answered \(kind) #\(id): \(reply.answer)" + stopped(reply.stoppedSince)
+            return "server answered \(kind) #\(id): \(reply.answer)" + (reply.notRollup.map { " (\($0), \($0.status))" } ?? "") + stopped(reply.stoppedSince)
         case .input(let i): return "input: \(i)"
         case .delivered(let id, let kind, let answer, let viaTimer, _, let servedAt, let stoppedSince):
             return "delivered \(kind) #\(id): \(answer)" + (viaTimer ? " (timeout)" : "")

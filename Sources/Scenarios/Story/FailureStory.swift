@@ -131,6 +131,7 @@ package struct FailureStory: Sendable, Equatable {
         if viaTimer { return "its \(kind) request timed out" }
         switch answer {
         case .serverError: return "a 5xx from the server"
+        case .notRollup: return "an answer to its \(kind) request that was not Rollup's (a portal or proxy answered)"
         case .timedOut: return "its \(kind) request timed out"
         case .offline: return "its \(kind) request failed offline"
         case .ok: return "a 200 to its \(kind) request"
@@ -142,6 +143,7 @@ package struct FailureStory: Sendable, Equatable {
         switch a {
         case .ok: "200"
         case .serverError: "a 5xx"
+        case .notRollup: "an answer that was not Rollup's"
         case .timedOut: "a timeout"
         case .offline: "no network"
         default: "\(a.httpStatus) \(a)"
@@ -172,6 +174,7 @@ package struct FailureStory: Sendable, Equatable {
         case .newestVerdictWins: "an older verdict never locks or unlocks"
         case .registersAgainWhenUnknown: "a forgotten device registers again"
         case .serverRestartLosesNothing: "a server restart loses nothing acknowledged"
+        case .notRollupIsNoVerdict: "an answer that is not Rollup's is no verdict"
         }
     }
 

@@ -174,6 +174,9 @@ package enum TimelineHTML {
         for w in lane.offline {
             s += "<rect class=\"off\" x=\"\(l.xc(w.from))\" width=\"\(Int(w.to) - Int(w.from) + 1)\" height=\"\(barHeight)\"/>"
         }
+        for w in lane.portal {
+            s += "<rect class=\"portal\" x=\"\(l.xc(w.from))\" width=\"\(Int(w.to) - Int(w.from) + 1)\" height=\"\(barHeight)\"/>"
+        }
         // 200s in the lower half, transient failures in the upper half, refusals full height.
         let half = barHeight / 2
         for cls in AnswerClass.allCases {
@@ -371,7 +374,7 @@ package enum TimelineHTML {
         <div class="legend"><b>SDK state</b> \(states) <span class="sep"></span><b>answers</b> \
         \(item("<span class=\"tk k-ok\"></span>", "200")) \(item("<span class=\"tk k-lock\"></span>", "lock error")) \
         \(item("<span class=\"tk k-tr\"></span>", "5xx, timeout, offline")) \(item("<span class=\"tk k-other\"></span>", "other refusal")) \
-        <span class="sep"></span>\(item("<span class=\"sw off\"></span>", "offline")) \(item("<span class=\"sw fault\"></span>", "server fault")) \
+        <span class="sep"></span>\(item("<span class=\"sw off\"></span>", "offline")) \(item("<span class=\"sw portal\"></span>", "portal")) \(item("<span class=\"sw fault\"></span>", "server fault")) \
         \(item("<span class=\"tk mark\"></span>", "dashboard, Rollup")) \(item("<span class=\"dia\">◆</span>", "violation"))</div>
 
         """
@@ -444,6 +447,7 @@ package enum TimelineHTML {
     .k-ok{stroke:#15803d;background:#15803d}.k-lock{stroke:#dc2626;background:#dc2626}.k-tr{stroke:#1e3a8a;background:#1e3a8a}.k-other{stroke:#9a3412;background:#9a3412}
     path.k-ok,path.k-lock,path.k-tr,path.k-other{stroke-width:1.4}
     .off{fill:url(#hatch)}.sw.off{background:repeating-linear-gradient(45deg,#5b6573 0 2px,#fff 2px 5px)}
+    .portal{fill:#0d9488;opacity:0.35}.sw.portal{background:#0d9488;opacity:0.5}
     .srv-bg{fill:#f3f4f6}.fault{fill:#f87171}.fault-span{fill:#ef4444;opacity:0.09}.sw.fault{background:#f87171}
     .mark{stroke:#334155;stroke-width:1;stroke-dasharray:4 3}.mark.refused{stroke:#94a3b8}.tk.mark{background:#334155}
     .mark-label{font-size:10.5px;fill:#1e293b;font-weight:600;paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}

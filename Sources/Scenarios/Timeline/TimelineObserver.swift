@@ -43,9 +43,12 @@ package struct TimelineObserver: TraceObserver {
         package var tickShift: UInt8 = 0
         /// Offline windows as column ranges (end inclusive).
         package var offline: [(from: UInt16, to: UInt16)] = []
+        /// Portal windows (P6) as column ranges (end inclusive).
+        package var portal: [(from: UInt16, to: UInt16)] = []
         /// The state the SDK is really in now (the last segment may show a worse one).
         var current: SDKState = .unconfigured
         var offlineFrom: UInt16?
+        var portalFrom: UInt16?
     }
 
     /// Requests answered in one pixel column with the same answer.
@@ -112,6 +115,8 @@ package struct TimelineObserver: TraceObserver {
             switch Faults.window(of: f)?.mark {
             case .deviceBandOpens?: if lanes[d].offlineFrom == nil { lanes[d].offlineFrom = column(r.time) }
             case .deviceBandCloses?: endOffline(d, at: column(r.time))
+            case .portalBandOpens?: if lanes[d].portalFrom == nil { lanes[d].portalFrom = column(r.time) }
+            case .portalBandCloses?: endPortal(d, at: column(r.time))
             default: break
             }
         default: break
@@ -123,6 +128,7 @@ package struct TimelineObserver: TraceObserver {
         let c = column(time)
         for d in lanes.indices {
             if lanes[d].offlineFrom != nil { endOffline(d, at: c) }
+            if lanes[d].portalFrom != nil { endPortal(d, at: c) }
             catchUp(d, before: UInt16(columns), real: lanes[d].current)
         }
         for i in serverWindows.indices where serverWindows[i].to > time { serverWindows[i].to = time }
@@ -194,10 +200,22 @@ package struct TimelineObserver: TraceObserver {
     mutating func endOffline(_ d: Int, at c: UInt16) {
         guard let from = lanes[d].offlineFrom else { return }
         lanes[d].offlineFrom = nil
-        if let last = lanes[d].offline.last, last.to + 1 >= from {
-            lanes[d].offline[lanes[d].offline.count - 1].to = max(last.to, c)
-        } else if lanes[d].offline.count < windowsPerLaneMax {
-            lanes[d].offline.append((from, c))
+        Self.addBand(&lanes[d].offline, from: from, to: c, max: windowsPerLaneMax)
+    }
+
+    mutating func endPortal(_ d: Int, at c: UInt16) {
+        guard let from = lanes[d].portalFrom else { return }
+        lanes[d].portalFrom = nil
+        Self.addBand(&lanes[d].portal, from: from, to: c, max: windowsPerLaneMax)
+    }
+
+    /// Adds the band `from...to` to `bands`, merged with the last one when they touch; at
+    /// most `max` bands are kept.
+    static func addBand(_ bands: inout [(from: UInt16, to: UInt16)], from: UInt16, to c: UInt16, max: Int) {
+        if let last = bands.last, last.to + 1 >= from {
+            bands[bands.count - 1].to = Swift.max(last.to, c)
+        } else if bands.count < max {
+            bands.append((from, c))
         }
     }
 

@@ -47,6 +47,10 @@ package struct FaultWindowRecord: Sendable, Equatable {
         case deviceBandOpens
         /// A device's record: the band started by `deviceBandOpens` ends here.
         case deviceBandCloses
+        /// A device's record: its lane's "portal" band (P6) starts here.
+        case portalBandOpens
+        /// A device's record: the band started by `portalBandOpens` ends here.
+        case portalBandCloses
         /// A server-wide record: a window labelled `label` (`server errors 50% status 503`)
         /// on the server lane, shaded across every lane, until `until`.
         case serverWindow(label: String, until: SimTime)

@@ -16,6 +16,7 @@ public enum Fault: Sendable, Equatable {
     case lostResponses(LostResponses.Injection)
     case slowResponses(SlowResponses.Injection)
     case serverRestart(ServerRestart.Injection)
+    case portal(Portal.Injection)
 }
 
 /// The kinds, for what reads them one at a time (their trace records' text and marks, and
@@ -25,7 +26,7 @@ package enum Faults {
     /// A new kind adds itself.
     package static let kinds: [any FaultKind.Type] = [
         Offline.self, ServerErrors.self, ServerDown.self, Timeouts.self, LostResponses.self, SlowResponses.self,
-        ServerRestart.self,
+        ServerRestart.self, Portal.self,
     ]
 
     /// Whose trace records are whose: the kinds, and the record the server-wide windows share.
@@ -45,8 +46,9 @@ package enum Faults {
     @usableFromInline var lostResponses = ServerWindow()
     @usableFromInline var slowResponses = SlowResponses.Windows()
     @usableFromInline var serverRestart = ServerWindow()
+    @usableFromInline var portal = Portal.Windows()
     /// The latest end of the windows that answer in the server's place (`server down`,
-    /// `server errors`, `server restart`): the gate of `faultAnswer`.
+    /// `server errors`, `server restart`, any device's `portal`): the gate of `faultAnswer`.
     @usableFromInline var serverAnsweredUntil: SimTime = 0
     /// The latest end of the windows that act on answers after the server judged them
     /// (`lost-responses`, any device's `slow-responses`, `server restart`): the gate of `faultsOnTheWayBack`.
@@ -85,6 +87,7 @@ extension SimWorld {
         case .lostResponses(let f): inject(f)
         case .slowResponses(let f): inject(f, statement: index, firing: firing)
         case .serverRestart(let f): inject(f)
+        case .portal(let f): inject(f, statement: index, firing: firing)
         }
     }
 
@@ -99,6 +102,7 @@ extension SimWorld {
         case LostResponses.endCode: serverWindowEnds(faults.lostResponses)
         case SlowResponses.endCode: slowResponsesEnd(device: end.target)
         case ServerRestart.endCode: serverWindowEnds(faults.serverRestart)
+        case Portal.endCode: portalEnds(device: end.target)
         default: preconditionFailure("no fault kind ends with code \(end.kind)")
         }
     }
@@ -115,11 +119,13 @@ extension SimWorld {
         timeoutsPick(&slot, &r)
     }
 
-    /// A request reaches the server: a window may answer in its place without touching the
-    /// server's state (S9), drawing from `r`; nil lets the server judge it.
+    /// A request of `d`'s reaches the server: a window may answer in its place without
+    /// touching the server's state (S9), drawing from `r`; nil lets the server judge it. A
+    /// portal answers first: it stands between the device and the server.
     @inline(__always)
-    @inlinable func faultAnswer(_ r: inout KeyedRandom) -> ServerReply? {
+    @inlinable func faultAnswer(device d: DeviceIndex, _ r: inout KeyedRandom) -> ServerReply? {
         guard now < faults.serverAnsweredUntil else { return nil }
+        if let reply = portalAnswer(device: d, &r) { return reply }
         if let reply = serverDownAnswer() { return reply }
         if let reply = serverRestartAnswer() { return reply }
         return serverErrorsAnswer(&r)

@@ -101,9 +101,10 @@ extension ReferenceSDK {
 
     /// D2, D6: only the three lock errors stop access. The `locksOn…` flaws add one more.
     @inline(__always)
-    func mutantStopsAccess(_ rule: Bool, _ answer: Answer) -> Bool {
+    func mutantStopsAccess(_ rule: Bool, _ reply: ServerReply) -> Bool {
         if rule || flaws.isEmpty { return rule }
-        switch answer {
+        switch reply.answer {
+        case .notRollup: return flaws.contains(.locksOnBare403) && reply.notRollup?.status == 403
         case .serverError: return flaws.contains(.locksOn5xx)
         case .timedOut: return flaws.contains(.locksOnTimeout)
         case .appPending: return flaws.contains(.locksOnPending)
@@ -189,7 +190,10 @@ extension ReferenceSDK {
 
     /// D5, D6: a transient failure of a locked SDK's check decides nothing.
     /// `purgesOnTransientCheck`: it purges 30 days after the lock the SDK saw.
-    mutating func mutantTransientWhileLocked(_ s: inout Step) {
+    mutating func mutantTransientWhileLocked(_ reply: ServerReply, _ s: inout Step) {
+        guard !flaws.isEmpty else { return }
+        // P6: a portal's 200 is no verdict. `unlocksOnPortal200`: it unlocks.
+        if flaws.contains(.unlocksOnPortal200), reply.notRollup?.status == 200 { return unlock(&s) }
         guard flaws.contains(.purgesOnTransientCheck) else { return }
         if !s.disk.purged && s.now >= s.disk.lockedSince &+ s.config.purgeAfterMs { purge(&s) }
     }

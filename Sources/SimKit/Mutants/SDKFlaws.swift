@@ -126,4 +126,10 @@
     /// The report uploader outlives `reset()`: it sends the reports the reset deleted with
     /// the credential it deleted (breaks D7: nothing deleted reaches the server afterwards).
     @usableFromInline package static let uploaderOutlivesReset = SDKFlaws(rawValue: 1 << 43)
+    /// Locks on any 403, Rollup's or not: a proxy's bare 403 (no Rollup error code, no
+    /// `servedAt`) locks it (breaks P6).
+    @usableFromInline package static let locksOnBare403 = SDKFlaws(rawValue: 1 << 44)
+    /// While locked, takes any 200 to its key check as access back: a captive portal's login
+    /// page (or a 200 whose body was cut short) unlocks it (breaks P6).
+    @usableFromInline package static let unlocksOnPortal200 = SDKFlaws(rawValue: 1 << 45)
 }

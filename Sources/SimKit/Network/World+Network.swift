@@ -38,7 +38,7 @@ extension SimWorld {
         if slot.fate != 0 { return pinnedArrives(slot: s) }
         let d = slot.request.device
         var r = draw(d)
-        let reply = faultAnswer(&r) ?? server.handle(slot.request, now: now)
+        let reply = faultAnswer(device: d, &r) ?? server.handle(slot.request, now: now)
         requests.setReply(reply, of: s)
         let recordAfter = server.deviceRecord(d)?.generation ?? 0
         trace(d, .served(id: slot.id, kind: slot.request.kind, key: slot.request.key,

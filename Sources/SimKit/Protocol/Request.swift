@@ -44,6 +44,11 @@ public enum Answer: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case timedOut
     /// The device had no network.
     case offline
+    /// An answer that is not Rollup's (P6): a captive portal, a proxy or a load balancer
+    /// answered in the server's place (a login page, a redirect, a bare 401, 403 or 407, a
+    /// body cut short). No verdict: the server never saw the request. What came back on the
+    /// wire is the reply's `notRollup` (status, headers, body).
+    case notRollup
 
     /// The three answers that stop access (D2). A `switch`, which the optimiser folds: a
     /// chain of `==` called the enum's derived equality three times (every reply built by
@@ -51,28 +56,29 @@ public enum Answer: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     @inlinable public var isLockError: Bool {
         switch self {
         case .appKeyInvalid, .appDisabled, .appKeyMismatch: true
-        case .ok, .appPending, .deviceUnknown, .attestationFailed, .serverError, .timedOut, .offline: false
+        case .ok, .appPending, .deviceUnknown, .attestationFailed, .serverError, .timedOut, .offline, .notRollup: false
         }
     }
     /// A verdict from the server on the key: 200 or one of the 4xx of S2 (D1 "answered").
     @inlinable public var isVerdict: Bool {
         switch self {
         case .ok, .appKeyInvalid, .appDisabled, .appPending, .deviceUnknown, .appKeyMismatch, .attestationFailed: true
-        case .serverError, .timedOut, .offline: false
+        case .serverError, .timedOut, .offline, .notRollup: false
         }
     }
-    /// Offline, a timeout or a 5xx: never a reason to lock (D6).
+    /// Offline, a timeout, a 5xx or an answer that is not Rollup's: never a reason to lock (D6, P6).
     @inlinable public var isTransient: Bool { !isVerdict }
 
     /// The HTTP status for reports: 503 stands for every 5xx (the injected status of a
-    /// `server errors` window is traced with the fault, not with the answer).
+    /// `server errors` window is traced with the fault, not with the answer); 0 for an
+    /// answer that is not Rollup's, whose status its reply's `notRollup` holds.
     public var httpStatus: UInt16 {
         switch self {
         case .ok: 200
         case .appKeyInvalid, .deviceUnknown, .appKeyMismatch, .attestationFailed: 401
         case .appDisabled, .appPending: 403
         case .serverError: 503
-        case .timedOut, .offline: 0
+        case .timedOut, .offline, .notRollup: 0
         }
     }
 
@@ -88,6 +94,7 @@ public enum Answer: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .serverError: "5xx"
         case .timedOut: "timeout"
         case .offline: "offline"
+        case .notRollup: "not-rollup"
         }
     }
 }
@@ -140,6 +147,9 @@ public struct ServerReply: Sendable, Equatable {
     /// The credential's bits, or `stoppedSince` for a lock error.
     @usableFromInline var payload: UInt64
     public var answer: Answer
+    /// For `notRollup`, which answer came back (`NotRollup.rawValue`); 0 otherwise. In the
+    /// padding after `answer`: a reply stays 24 bytes.
+    @usableFromInline var foreign: UInt8
     /// "No such time": the reply is no verdict, or not a lock error.
     public static let none: SimTime = .max
 
@@ -147,6 +157,7 @@ public struct ServerReply: Sendable, Equatable {
                            servedAt: SimTime = ServerReply.none, stoppedSince: SimTime = ServerReply.none) {
         self.answer = answer
         self.servedAt = servedAt
+        foreign = 0
         payload = answer.isLockError ? stoppedSince : UInt64(credential.device) << 32 | UInt64(credential.generation)
     }
 
@@ -159,8 +170,98 @@ public struct ServerReply: Sendable, Equatable {
     /// For a lock error: since when access has been stopped without a break; otherwise `none`.
     @inlinable public var stoppedSince: SimTime { answer.isLockError ? payload : ServerReply.none }
 
+    /// An answer that is not Rollup's (P6): `form` came back in the server's place. No
+    /// verdict: no `servedAt`, no credential, no `stoppedSince`.
+    @inlinable public static func notRollup(_ form: NotRollup) -> ServerReply {
+        var r = ServerReply(.notRollup)
+        r.foreign = form.rawValue
+        return r
+    }
+
+    /// For an answer that is not Rollup's (`Answer.notRollup`), what came back on the wire
+    /// in the server's place; nil for every other answer.
+    @inlinable public var notRollup: NotRollup? {
+        answer == .notRollup ? NotRollup(rawValue: foreign) : nil
+    }
+
     /// How long access had been stopped when this lock error was served, or 0.
     @inlinable public var stoppedForMs: SimTime {
         stoppedSince <= servedAt && servedAt != ServerReply.none ? servedAt - stoppedSince : 0
+    }
+}
+
+/// What a captive portal, a proxy or a load balancer answers in the server's place (SPEC
+/// §1.5, P6), as a real network delivers it: a status, headers and a body
+/// (`status`, `headers`, `body`), none of them Rollup's. None is a verdict: an SDK that
+/// reads the bytes finds no `servedAt` and no Rollup error code in any of them.
+public enum NotRollup: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+    /// 200 with a web page: the portal's login form.
+    case loginPage = 1
+    /// 302 to the portal's login page.
+    case redirect
+    /// 401 from a proxy that wants credentials, with no Rollup error code.
+    case unauthorized
+    /// 403 from a proxy or a firewall's policy, with no Rollup error code.
+    case forbidden
+    /// 407: the proxy wants its own authentication.
+    case proxyAuthentication
+    /// 200 whose JSON body was cut short: no `servedAt` to read.
+    case cutShort
+
+    /// The form's name in the scenario language (`portal … answers NAME`) and the trace.
+    public var description: String {
+        switch self {
+        case .loginPage: "login-page"
+        case .redirect: "redirect"
+        case .unauthorized: "401"
+        case .forbidden: "403"
+        case .proxyAuthentication: "407"
+        case .cutShort: "cut-short"
+        }
+    }
+
+    /// The HTTP status that came back.
+    public var status: Int {
+        switch self {
+        case .loginPage, .cutShort: 200
+        case .redirect: 302
+        case .unauthorized: 401
+        case .forbidden: 403
+        case .proxyAuthentication: 407
+        }
+    }
+
+    /// The headers that came back, in order (names as the portal wrote them).
+    public var headers: [(name: String, value: String)] {
+        switch self {
+        case .loginPage: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")]
+        case .redirect: [("Location", "http://portal.example/login?continue=https%3A%2F%2Fapi.rollup.example%2F"),
+                         ("Content-Length", "0")]
+        case .unauthorized: [("WWW-Authenticate", "Basic realm=\"guest-wifi\""), ("Content-Type", "text/html")]
+        case .forbidden: [("Content-Type", "text/html")]
+        case .proxyAuthentication: [("Proxy-Authenticate", "Basic realm=\"corp-proxy\""), ("Content-Type", "text/html")]
+        case .cutShort: [("Content-Type", "application/json"), ("Content-Length", "96")]
+        }
+    }
+
+    /// The body that came back, as text (UTF-8): a web page, nothing, or JSON cut short.
+    public var bodyText: String {
+        switch self {
+        case .loginPage:
+            "<!DOCTYPE html><html><head><title>Guest Wi-Fi</title></head><body><form method=\"post\" action=\"/login\"><input name=\"room\"><button>Connect</button></form></body></html>"
+        case .redirect: ""
+        case .unauthorized: "<html><body><h1>401 Authorization Required</h1></body></html>"
+        case .forbidden: "<html><body><h1>403 Forbidden</h1><p>Blocked by network policy.</p></body></html>"
+        case .proxyAuthentication: "<html><body><h1>407 Proxy Authentication Required</h1></body></html>"
+        case .cutShort: "{\"served_a"
+        }
+    }
+
+    /// The body's bytes.
+    public var body: [UInt8] { Array(bodyText.utf8) }
+
+    /// The first value of header `name` (case-insensitive), or nil.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.lowercased() == name.lowercased() }?.value
     }
 }

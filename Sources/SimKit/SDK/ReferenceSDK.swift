@@ -395,9 +395,9 @@ public struct ReferenceSDK: SDKCore {
         }
     }
 
-    /// Whether `answer` stops access: the three lock errors of D2, and nothing else (D6).
-    func stopsAccess(_ answer: Answer) -> Bool {
-        mutantStopsAccess(answer.isLockError, answer)
+    /// Whether `reply` stops access: the three lock errors of D2, and nothing else (D6, P6).
+    func stopsAccess(_ reply: ServerReply) -> Bool {
+        mutantStopsAccess(reply.answer.isLockError, reply)
     }
 
     mutating func answer(_ kind: RequestKind, _ reply: ServerReply, _ s: inout Step) {
@@ -429,7 +429,7 @@ public struct ReferenceSDK: SDKCore {
         if kind == .reset { resetAnswered(a, &s) }
 
         if mutantIgnoredLockOnDownload(a, kind, &s) { return }
-        if stopsAccess(a) {
+        if stopsAccess(reply) {
             lockOrPurge(reply, byCheck: isCheck, &s)
             mutantLockedByAnswer(isCheck: isCheck, &s)
             if let call = kind.apiCall { s.effects.append(.callResult(call, .threwAccessRevoked)) }
@@ -529,8 +529,8 @@ public struct ReferenceSDK: SDKCore {
         case .deviceUnknown:
             if !s.disk.credential.isNone { s.store(.deleteCredential) }
             sendCheck(&s)
-        case .timedOut, .offline, .serverError:
-            mutantTransientWhileLocked(&s)
+        case .timedOut, .offline, .serverError, .notRollup:
+            mutantTransientWhileLocked(reply, &s)
         default:
             break
         }

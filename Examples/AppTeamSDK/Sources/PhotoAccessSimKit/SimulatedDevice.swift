@@ -124,6 +124,8 @@ extension Reply {
         case .appKeyMismatch: self = .refused(.keyMismatch, at: r.servedAt, stoppedSince: since)
         case .attestationFailed: self = .refused(.attestationFailed, at: r.servedAt, stoppedSince: since)
         case .serverError, .timedOut, .offline: self = .unreachable
+        // A captive portal or a proxy answered in the server's place (P6): no verdict.
+        case .notRollup: self = .unreachable
         }
     }
 }

@@ -50,8 +50,9 @@ public struct URLSessionTransport: RollupTransport {
         var deviceToken: String?
     }
 
-    /// A verdict is a 200 or a 4xx that carries the server's time; anything else is no verdict.
-    static func reply(status: Int, body: Data) -> Reply {
+    /// A verdict is a 200 or a 4xx that carries the server's time; anything else is no verdict
+    /// (a captive portal's login page, a proxy's bare 403, a body cut short: P6).
+    public static func reply(status: Int, body: Data) -> Reply {
         guard let b = try? JSONDecoder().decode(Body.self, from: body), let at = b.servedAt else { return .unreachable }
         if status == 200 { return .served(at: at, token: b.deviceToken.flatMap { UInt64($0, radix: 16) }.map(DeviceToken.init(raw:))) }
         let refusal: Refusal

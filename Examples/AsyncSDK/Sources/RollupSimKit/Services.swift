@@ -1,3 +1,4 @@
+import Foundation
 import SimKit
 import SimKitAsync
 import Rollup
@@ -112,6 +113,10 @@ extension Reply {
         case .appKeyMismatch: self = .refused(.keyMismatch, at: r.servedAt, stoppedSince: since)
         case .attestationFailed: self = .refused(.attestationFailed, at: r.servedAt, stoppedSince: since)
         case .serverError, .timedOut, .offline: self = .unreachable
+        // A captive portal or a proxy answered in the server's place (P6): its status and
+        // bytes go through the decoder the app ships, as they would on a real network.
+        case .notRollup:
+            self = r.notRollup.map { URLSessionTransport.reply(status: $0.status, body: Data($0.body)) } ?? .unreachable
         }
     }
 }
