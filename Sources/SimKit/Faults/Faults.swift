@@ -16,6 +16,7 @@ public enum Fault: Sendable, Equatable {
     case lostResponses(LostResponses.Injection)
     case slowResponses(SlowResponses.Injection)
     case serverRestart(ServerRestart.Injection)
+    case phoneClock(PhoneClock.Injection)
 }
 
 /// The kinds, for what reads them one at a time (their trace records' text and marks, and
@@ -25,7 +26,7 @@ package enum Faults {
     /// A new kind adds itself.
     package static let kinds: [any FaultKind.Type] = [
         Offline.self, ServerErrors.self, ServerDown.self, Timeouts.self, LostResponses.self, SlowResponses.self,
-        ServerRestart.self,
+        ServerRestart.self, PhoneClock.self,
     ]
 
     /// Whose trace records are whose: the kinds, and the record the server-wide windows share.
@@ -45,6 +46,7 @@ package enum Faults {
     @usableFromInline var lostResponses = ServerWindow()
     @usableFromInline var slowResponses = SlowResponses.Windows()
     @usableFromInline var serverRestart = ServerWindow()
+    @usableFromInline var phoneClock = PhoneClock.Clocks()
     /// The latest end of the windows that answer in the server's place (`server down`,
     /// `server errors`, `server restart`): the gate of `faultAnswer`.
     @usableFromInline var serverAnsweredUntil: SimTime = 0
@@ -85,6 +87,7 @@ extension SimWorld {
         case .lostResponses(let f): inject(f)
         case .slowResponses(let f): inject(f, statement: index, firing: firing)
         case .serverRestart(let f): inject(f)
+        case .phoneClock(let f): inject(f, statement: index, firing: firing)
         }
     }
 
@@ -101,6 +104,16 @@ extension SimWorld {
         case ServerRestart.endCode: serverWindowEnds(faults.serverRestart)
         default: preconditionFailure("no fault kind ends with code \(end.kind)")
         }
+    }
+
+    // MARK: - The stages of an SDK step where faults act
+    // A new kind that acts on the SDK's steps adds its line to its stage.
+
+    /// A step of device `i`'s SDK begins: its phone's wall clock, as seconds from the true
+    /// time (`SDKContext.wallClockOffsetSeconds`, P2), 0 where no kind moved it.
+    @inline(__always)
+    @inlinable func faultsOnTheWallClock(of i: Int) -> Int32 {
+        phoneClockOffset(of: i)
     }
 
     // MARK: - The stages of a request where windows act, in the order a request meets them
