@@ -18,7 +18,7 @@ enum LanguageForms {
         "launch", "open", "close", "background", "search", "query", "profile", "reset",
         "revoke-photos", "grant-photos", "add-photos", "update", "update key",
         "offline", "server errors 500", "server errors 502", "server errors 503", "server errors 504",
-        "server down", "timeouts", "lost-responses", "slow-responses", "server restart", "server restart for D",
+        "server down", "timeouts", "lost-responses", "slow-responses", "server restart", "server restart for D", "clock",
         "rotate stop-old now", "rotate keep-old", "stop-old-key", "disable", "enable",
         "rollup approve", "rollup reject", "rollup revoke", "rollup restore",
         "rollup approve-account", "rollup revoke-account", "rollup restore-account", "forget-device",

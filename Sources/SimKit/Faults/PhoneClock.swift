@@ -117,8 +117,8 @@ extension SimWorld {
 extension PhoneClock {
     /// One seed in five, from the seed's fork "clock" (`drawnAlone`). Half of them set some
     /// phones' clocks back past their last key check (a launch just before), then open the
-    /// app more than 24 h later, and again a day on, with the clock still behind (D1 by the
-    /// phone's clock: the check is owed); a quarter set them forward by a month or more
+    /// app an hour later, more than 24 h later, and again a day on, with the clock still
+    /// behind (D1 by the phone's clock: the check is owed); a quarter set them forward by a month or more
     /// while access is stopped, then talk to the server (a lock error whose stop is days old
     /// by the server and a month old by the phone: nothing may be purged, D5); the rest
     /// move them a little either way between opens (a check may come early).
@@ -129,6 +129,7 @@ extension PhoneClock {
             let by = [2 * Ms.day, 3 * Ms.day, 40 * Ms.day, 365 * Ms.day][Int(g.below(4))]
             g.everyone(.launch, at: t - Ms.hour)
             g.add(PhoneClock(devices: devices, back: true, byMs: by), at: t)
+            g.everyone(.open, at: t + Ms.hour)
             g.everyone(.open, at: t + Ms.day + [Ms.minute, Ms.hour, 6 * Ms.hour][Int(g.below(3))])
             g.everyone(.open, at: t + 2 * Ms.day + Ms.hour)
         case 2:
