@@ -58,6 +58,9 @@ public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConverti
     /// S10: after a restart, a verdict the server acknowledged a change for before it (a
     /// dashboard or Rollup action, a registration or reset) came out as S2 requires.
     case restartKeptAcknowledged
+    /// P2: an unlocked device became active with its phone's clock set back past its last
+    /// answered check (D1 by the phone's clock owes a check, whatever the true age).
+    case clockSetBackPastCheck
 
     /// The stable name shown in summaries.
     public var description: String { Coverage.names[rawValue] }
@@ -105,6 +108,7 @@ public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConverti
         "pending-key-on-registered-device",
         "server-restart-cut-requests",
         "server-restart-kept-what-it-acknowledged",
+        "clock-set-back-past-check",
     ]
 }
 

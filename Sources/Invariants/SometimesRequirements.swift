@@ -58,6 +58,7 @@ package enum SometimesRequirements {
         (  4200, "pending-key-on-registered-device"), // 1.03% of 4,000 seeds
         (   250, "server-restart-cut-requests"),   // 16.37% of 3,000 seeds (issue 49)
         (   250, "server-restart-kept-what-it-acknowledged"), // 16.30% of 3,000 seeds
+        (   750, "clock-set-back-past-check"),   // 5.51% of 8,000 seeds (issue 47)
     ]
 
     /// The number of seeds from which `situation` is required, or nil if it never is.

@@ -172,6 +172,7 @@ package struct FailureStory: Sendable, Equatable {
         case .newestVerdictWins: "an older verdict never locks or unlocks"
         case .registersAgainWhenUnknown: "a forgotten device registers again"
         case .serverRestartLosesNothing: "a server restart loses nothing acknowledged"
+        case .clockChangesNothing: "the phone's clock changes nothing"
         }
     }
 
