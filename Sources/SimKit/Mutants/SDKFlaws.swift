@@ -126,4 +126,14 @@
     /// The report uploader outlives `reset()`: it sends the reports the reset deleted with
     /// the credential it deleted (breaks D7: nothing deleted reaches the server afterwards).
     @usableFromInline package static let uploaderOutlivesReset = SDKFlaws(rawValue: 1 << 43)
+    /// The phone's clock (P2, issue 47).
+    /// Counts the 24 h between checks on the phone's wall clock alone, forgetting a clock
+    /// set back: its last check then looks younger than ever (a negative age), and the app
+    /// becoming active never checks again until the clock catches up (breaks D1 by the
+    /// phone's clock).
+    @usableFromInline package static let checksIntervalOnWallClock = SDKFlaws(rawValue: 1 << 44)
+    /// Counts D5's 30 days from the server's `stoppedSince` to the answer's date read on the
+    /// phone's clock, not to the server's `servedAt`: a clock set forward a month purges a
+    /// stop a few hours old (breaks D5, P2).
+    @usableFromInline package static let purgesOnWallClock = SDKFlaws(rawValue: 1 << 45)
 }
