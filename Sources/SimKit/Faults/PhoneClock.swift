@@ -159,8 +159,11 @@ extension PhoneClock {
     }
 
     /// One phone at a time, its clock set back two days (past any check of a short world)
-    /// or forward 31 days (past D5's 30 days by the phone's clock).
+    /// or forward 31 days (past D5's 30 days by the phone's clock), with `--faults clock`.
     package static var exploreName: String? { "clock" }
+    /// Asked for by name (`--faults clock`), so that the default alphabet, and what explore
+    /// finds with it, stay as they were.
+    package static var exploredByDefault: Bool { false }
     package static func explored(_ a: FaultAlphabet) -> [PhoneClock] {
         a.devices.flatMap { [PhoneClock(devices: $0, back: true, byMs: 2 * Ms.day), PhoneClock(devices: $0, back: false, byMs: 31 * Ms.day)] }
     }
