@@ -12,8 +12,8 @@ import Invariants
     var d: SimTime { Self.d }
     let c = cred(0, 1)
 
-    @Test("the checker names 21 invariants, each with its rules and a summary") func catalogue() {
-        #expect(InvariantID.allCases.count == 21)
+    @Test("the checker names 22 invariants, each with its rules and a summary") func catalogue() {
+        #expect(InvariantID.allCases.count == 22)
         for id in InvariantID.allCases {
             #expect(!id.rules.isEmpty && !id.summary.isEmpty)
             #expect(InvariantID(rawValue: id.rawValue) == id)
