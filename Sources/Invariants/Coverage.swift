@@ -62,6 +62,9 @@ public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConverti
     case notRollupToLockedCheck
     /// P6: a bare 403 that is not Rollup's (a proxy's) reached an SDK that was not locked.
     case bare403ToUnlocked
+    /// P2: an unlocked device became active with its phone's clock set back past its last
+    /// answered check (D1 by the phone's clock owes a check, whatever the true age).
+    case clockSetBackPastCheck
 
     /// The stable name shown in summaries.
     public var description: String { Coverage.names[rawValue] }
@@ -111,6 +114,7 @@ public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConverti
         "server-restart-kept-what-it-acknowledged",
         "portal-answered-locked-check",
         "portal-403-reached-unlocked-sdk",
+        "clock-set-back-past-check",
     ]
 }
 

@@ -78,6 +78,11 @@ public struct InvariantChecker: TraceObserver {
     /// Each device is offline (a partition) until this time: D7's liveness counts online
     /// time. Apart from the device truth: written only by partition records.
     var offlineUntil: [SimTime] = []
+    /// P2: each phone's wall-clock offset from the true time (ms), and what it was when the
+    /// device's last answered check came (`DeviceTruth.lastAnswered`). Empty until a clock
+    /// record: a run without the fault reads nothing of them.
+    var wallOffsetMs: [Int64] = []
+    var wallOffsetAtCheckMs: [Int64] = []
     /// What the SDK states within SPEC's limits (its back-offs, D7 and D10).
     var statement = SDKStatement.specLimits
 

@@ -64,6 +64,16 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
     /// after the last verdict on a check, with such answers since, still checks (D1's
     /// "answered" check is a verdict).
     case notRollupIsNoVerdict = "not-rollup-is-no-verdict"
+    /// Oracle (P2, D1 by the phone's clock): from the `clock` fault records, each phone's
+    /// wall clock (its offset from the true time). At an activation of an unlocked device
+    /// whose clock moved since its last fresh verdict on a check, a check is sent (or one
+    /// is in flight) when that check is more than 24 h old by the phone's clock or the
+    /// phone's clock reads earlier than when it came (set back past it); there
+    /// `key-check-schedule` stands aside. And no data is deleted on a lock error whose stop,
+    /// by the checkers' timeline of S2, is less than 30 days old while the phone's clock
+    /// reads 30 days or more past its start (or past the lock): a purge only the phone's
+    /// clock justifies (D5 is broken too).
+    case clockChangesNothing = "clock-changes-nothing"
 
     /// The SPEC rules it checks.
     public var rules: String {
@@ -90,6 +100,7 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
         case .registersAgainWhenUnknown: "D6"
         case .serverRestartLosesNothing: "S10"
         case .notRollupIsNoVerdict: "P6"
+        case .clockChangesNothing: "P2, D1"
         }
     }
 
@@ -116,6 +127,7 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
         case .reportsNotLost: "every run ends with a report, reports leave the queue only by receipt or reset() (a purge keeps them), and uploads resume within the SDK's stated back-off"
         case .newestVerdictWins: "a verdict served before one the SDK already acted on never locks or unlocks it"
         case .registersAgainWhenUnknown: "a device credential the server no longer knows makes the SDK register again, at the latest at its next call or run"
+        case .clockChangesNothing: "a phone's wall clock set back or forward never locks, unlocks, purges or deletes anything, and D1's 24 h count by the phone's clock, a clock set back past the last check included"
         case .serverRestartLosesNothing: "a server that restarts keeps every dashboard and Rollup action, registration and reset it acknowledged, and every stop behind stoppedSince"
         case .notRollupIsNoVerdict: "an answer that is not Rollup's (a portal's login page, a redirect, a bare 401, 403 or 407, a body cut short) never locks, unlocks or purges, never counts as an answered check and never settles a run report"
         }

@@ -103,6 +103,11 @@ package enum Mutants {
         server("reset-ignores-generation", .resetIgnoresGeneration, .resetDeletesEverything, [.serverEnforcesAccess, .registersAgainWhenUnknown, .serverRestartLosesNothing], "a reset deletes the device's live record whatever generation its credential names: a late reset deletes the registration made since"),
         server("dates-forgotten-from-refusal", .datesForgottenFromRefusal, .serverEnforcesAccess, [.serverRestartLosesNothing], "dates the stop of a device it holds no record of (forgotten, reset) from the refusal itself, not from the start of the disable or revocation that refuses every key of its app"),
         server("clone-reset-deletes-record", .resetSkipsAssertion, .clonesNeverServed, [.serverEnforcesAccess, .resetDeletesEverything], "a reset skips the App Attest assertion, so a clone with a live copy of a genuine credential deletes its record"),
+        // The phone's clock (P2).
+        sdk("check-interval-on-wall-clock", .checksIntervalOnWallClock, .clockChangesNothing, [.lockedIsInert, .purgeWhenDue, .reportsNotLost],
+            "counts the 24 h between checks on the phone's clock alone: set back past the last check, the app stops checking when it becomes active"),
+        sdk("days-on-wall-clock", .purgesOnWallClock, .clockChangesNothing, [.purgeOnlyAfter30ContinuousDays, .purgeWhenDue, .reportsNotLost],
+            "counts the 30 days from stoppedSince to the answer's date on the phone's clock: set forward a month, it purges a stop hours old"),
         // A server that restarts (S10).
         server("restart-forgets", .restartForgets, .serverRestartLosesNothing, [.serverEnforcesAccess, .rotationGrace, .disableStopsEveryKey, .onlyRollupRestores, .purgeOnlyAfter30ContinuousDays],
                "keeps the dashboard and Rollup state in memory only: after a restart it answers as declared, as if no action had been acknowledged"),

@@ -1,5 +1,15 @@
 import SimKit
 
+/// The phone's wall clock, for an async SDK's calendar-time port (`Date()` in the app): the
+/// world's time plus the offset a `clock` fault set (SPEC P2), read at the step in which the
+/// SDK asks. It cannot be slept on: sleeps and timeouts run on `SimClock`, elapsed time.
+public struct SimWallClock: Sendable {
+    let device: SimDevice
+    /// Milliseconds since the world's start on the phone's clock (negative when it was set
+    /// back before the start).
+    public var nowMillis: Int64 { Int64(device.now) + device.wallClockOffsetMs }
+}
+
 /// A `Clock` on the world's virtual time, one per simulated app process. `now` is the
 /// world's time (ms since the start); `sleep(until:)` parks the task on the device's timer
 /// list, which the adapter turns into a SimKit timer: virtual time jumps exactly when

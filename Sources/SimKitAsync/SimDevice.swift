@@ -23,6 +23,12 @@ public final class SimDevice: @unchecked Sendable {
     public private(set) var photosAllowed = false
     /// The clock to inject into the SDK.
     public var clock: SimClock { SimClock(device: self) }
+    /// The phone's wall clock's offset from the true time, ms, as SimKit handed it this step
+    /// (SPEC P2: a `clock` fault moves it; 0 otherwise).
+    public private(set) var wallClockOffsetMs: Int64 = 0
+    /// The wall-clock port (`Date()` in the app): what the phone's calendar reads, which the
+    /// person may set back or forward; `clock` (elapsed time) never moves with it.
+    public var wallClock: SimWallClock { SimWallClock(device: self) }
     /// The OS's background task scheduler for this app.
     public let backgroundTasks = SimBackgroundTasks()
 
@@ -55,6 +61,7 @@ public final class SimDevice: @unchecked Sendable {
     func begin(now: SimTime, context: SDKContext, config: SDKConfig, disk: LocalData) {
         self.now = now; self.config = config; self.disk = disk
         index = context.device; photoCount = context.photoCount; photosAllowed = context.photosAllowed
+        wallClockOffsetMs = context.wallClockOffsetMs
     }
 
     // MARK: The network

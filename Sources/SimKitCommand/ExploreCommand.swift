@@ -63,7 +63,8 @@ enum ExploreCommand {
                         alphabet reaches more actions
       --no-faults       leave the fault windows out of the alphabet
       --faults LIST     the fault windows, comma-separated (default
-                        \(ExploreFault.allCases.map(\.rawValue).joined(separator: ",")))
+                        \(ExploreFault.defaultCases.map(\.rawValue).joined(separator: ",")); also
+                        \(ExploreFault.allCases.filter { !ExploreFault.defaultCases.contains($0) }.map(\.rawValue).joined(separator: ",")): a phone's clock set back 2d or forward 31d)
       --no-dashboard    leave dashboard and Rollup actions out of the alphabet
       --dashboard LIST  the dashboard and Rollup actions, comma-separated (default
                         update,disable,enable,rotate-now,rotate-keep,revoke,restore;

@@ -582,6 +582,34 @@ enum MutantWorlds {
         ])
     }
 
+    /// P2: the phones launch (a check), their clocks are set back 3 days an hour later, and
+    /// they are closed and opened 25 hours after the check with nothing to index: D1 by the
+    /// phone's clock owes a check (the clock reads earlier than when the last one came).
+    static var clockSetBackPastCheck: WorldSetup {
+        base(4, [
+            person(0, .launch),
+            .at(h, .phoneClock(.all, byS: -3 * 86_400)),
+            person(2 * h, .close),
+            person(d + h, .open),
+            person(d + 2 * h, .close),
+            person(2 * d, .open),
+        ])
+    }
+
+    /// P2: the app is disabled, the phones hear of it, their clocks jump forward 31 days, and
+    /// they talk to the server again: a lock error of a stop hours old, a month by the phone.
+    static var clockForwardDuringStop: WorldSetup {
+        base(3, [
+            person(0, .launch),
+            dash(h, .disable(app: 0)),
+            person(2 * h, .close),
+            person(2 * h + m, .open),
+            .at(3 * h, .phoneClock(.all, byS: 31 * 86_400)),
+            person(3 * h + m, .close),
+            person(3 * h + 2 * m, .open),
+        ])
+    }
+
     /// The world that exercises `name`'s bug.
     static func world(for name: String) -> WorldSetup {
         switch name {
@@ -629,6 +657,8 @@ enum MutantWorlds {
         case "reset-ignores-generation": lateResetAfterRegistration
         case "dates-forgotten-from-refusal": forgetDuringDisable
         case "lock-on-bare-403", "unlock-on-portal-200": portals
+        case "check-interval-on-wall-clock": clockSetBackPastCheck
+        case "days-on-wall-clock": clockForwardDuringStop
         default: fatalError("no world for mutant \(name)")
         }
     }
@@ -644,7 +674,7 @@ enum MutantWorlds {
 
 @Suite struct MutantTests {
     @Test("the catalogue names 64 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
-        #expect(Mutants.all.count == 64)
+        #expect(Mutants.all.count == 66)
         #expect(Mutants.orderingOnly.count == 1)
         #expect(Set(Mutants.names).count == Mutants.all.count + Mutants.orderingOnly.count)
         for m in Mutants.all { #expect(!m.alsoPlausible.contains(m.expected), "\(m.name) lists its expected invariant as plausible") }

@@ -6,8 +6,8 @@ import Testing
 /// decision, not an accident.
 @Suite struct LayoutTests {
     @Test func perDeviceValuesKeepTheirSize() {
-        #expect(MemoryLayout<LocalData>.stride == 48)
-        #expect(MemoryLayout<DeviceState>.stride == 88)
+        #expect(MemoryLayout<LocalData>.stride == 56)
+        #expect(MemoryLayout<DeviceState>.stride == 96)
         #expect(MemoryLayout<Event>.stride == 32)
         // 40 for the state of D4 and D9, and 8 for the flaws a mutant runs with (they
         // left the settings every core receives, `SDKConfig`).
@@ -28,7 +28,7 @@ import Testing
 /// seen in `perf annotate` of `ReferenceSDK.handle` before the padding).
 @Suite struct CopyAlignmentTests {
     @Test func stepCopiesAreWholeWords() {
-        #expect(MemoryLayout<LocalData>.size == 48)
+        #expect(MemoryLayout<LocalData>.size == 56)
         #expect(MemoryLayout<SDKConfig>.size == 56)
         #expect(MemoryLayout<SDKContext>.size <= 16)
     }

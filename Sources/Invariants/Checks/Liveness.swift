@@ -97,6 +97,7 @@ extension InvariantChecker {
     /// A device's partition starts or ends.
     @usableFromInline @inline(never) mutating func fault(_ d: DeviceIndex, _ f: FaultRecord) {
         let i = Int(d)
+        if case .clockSet(let offsetS, _)? = PhoneClock.Record(f) { wallClockSet(d, offsetMs: Int64(offsetS) * 1_000); return }
         guard i < offlineUntil.count else { return }
         switch Offline.Record(f) {
         case .offline(let until)?:

@@ -19,6 +19,12 @@ extension InvariantChecker {
         // check of its own; every run that starts is judged below, D1.)
         if step.isLaunch, !checked {
             violate(.keyCheckSchedule, d, "launched and called configure without checking its key")
+        } else if step.isBecameActive, let wall = wallClockAge(d) {
+            // P2: the phone's clock moved since the last answered check: D1 by the phone's
+            // clock (clock-changes-nothing) judges this activation, not the true age.
+            if !step.lockedBefore, wall.owed, !checked {
+                violate(.clockChangesNothing, d, "became active \(wall.describe) and did not check its key (D1 by the phone's clock)")
+            }
         } else if step.isBecameActive {
             let last = step.lastAnsweredBefore
             let due = last == LocalData.never || now - last > InvariantChecker.checkIntervalMs
@@ -45,6 +51,42 @@ extension InvariantChecker {
                 violate(.keyCheckSchedule, d, "started \(step.runStartedInBackground ? "a background run" : "an indexing run") without checking its key")
             }
         }
+    }
+
+    /// P2: at an activation of device `d` whose phone's clock moved since its last answered
+    /// check, that check's age by the phone's clock, and whether D1 owes a check by it: it is
+    /// more than 24 h old on the wall clock, or the wall clock reads earlier than when the
+    /// check was answered (set back past it). nil when the clock did not move since (the
+    /// true age rules, `key-check-schedule`) or there was no answered check.
+    func wallClockAge(_ d: DeviceIndex) -> (owed: Bool, describe: String)? {
+        let i = Int(d)
+        let last = step.lastAnsweredBefore
+        guard i < wallOffsetMs.count, last != LocalData.never, wallOffsetMs[i] != wallOffsetAtCheckMs[i] else { return nil }
+        let age = (Int64(now) + wallOffsetMs[i]) - (Int64(last) + wallOffsetAtCheckMs[i])
+        let owed = age < 0 || age > Int64(InvariantChecker.checkIntervalMs)
+        let describe = age < 0
+            ? "with its phone's clock set back \(DurationText.format(SimTime(-age))) before its last answered check (\(DurationText.format(now - last)) ago in truth)"
+            : "with its last answered check \(DurationText.format(SimTime(age))) old by its phone's clock (\(DurationText.format(now - last)) in truth)"
+        return (owed, describe)
+    }
+
+    /// P2: a phone's wall clock is set (`clock` fault): its new offset from the true time.
+    mutating func wallClockSet(_ d: DeviceIndex, offsetMs: Int64) {
+        if wallOffsetMs.isEmpty {
+            wallOffsetMs = Array(repeating: 0, count: devices.count)
+            wallOffsetAtCheckMs = Array(repeating: 0, count: devices.count)
+        }
+        guard Int(d) < wallOffsetMs.count else { return }
+        wallOffsetMs[Int(d)] = offsetMs
+    }
+
+    /// P2, at every activation once a clock has moved: the situation where the fault bites
+    /// D1, an unlocked device whose phone's clock reads earlier than when its last check was
+    /// answered (a check is owed by the phone's clock, whatever the true age says).
+    mutating func wallClockActivation(_ d: DeviceIndex) {
+        guard !step.lockedBefore, let wall = wallClockAge(d), wall.owed,
+              Int64(now) + wallOffsetMs[Int(d)] < Int64(step.lastAnsweredBefore) + wallOffsetAtCheckMs[Int(d)] else { return }
+        hit(.clockSetBackPastCheck)
     }
 
     /// D9: a stale answer must change nothing. Judged at the end of a stale step that

@@ -122,7 +122,10 @@ extension InvariantChecker {
         // D1: the last answered check is the last fresh verdict on a key check. An SDK may
         // count a verdict older than one it acted on (D9 ignores it) or not: the later
         // time is taken, which accepts both.
-        if isCheck { devices[i].lastAnswered = now }
+        if isCheck {
+            devices[i].lastAnswered = now
+            if !wallOffsetMs.isEmpty { wallOffsetAtCheckMs[i] = wallOffsetMs[i] }
+        }
         if answer == .attestationFailed {
             // S6: a clone's refusal, no verdict of S2 on access; D4 may order by it or not.
             attestationFailedAt[d] = max(attestationFailedAt[d] ?? 0, servedAt)
@@ -238,6 +241,7 @@ extension InvariantChecker {
     /// device truth, few registers to save). A stale step that did nothing is only counted.
     @usableFromInline @inline(never) mutating func endStep(_ d: DeviceIndex) {
         guard step.device == d else { return }
+        if !wallOffsetMs.isEmpty, step.isBecameActive { wallClockActivation(d) }
         // A step that did nothing, of a device not locked, that was no activation, stale
         // answer or lock change, can break no rule below (each of their conditions needs
         // one of these flags: without them, what they read of the device is as it was, and

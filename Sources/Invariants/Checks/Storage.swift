@@ -110,6 +110,7 @@ extension InvariantChecker {
                 why = "without a lock error answering it"
             }
             violate(ruleOfNoVerdict(.purgeOnlyAfter30ContinuousDays), d, "deleted \(what): \(why)" + noVerdictNote)
+            if let byClock = purgeByWallClock(d, dev) { violate(.clockChangesNothing, d, "deleted \(what): \(byClock)") }
         } else {
             violate(ruleOfNoVerdict(.purgeOnlyAfter30ContinuousDays), d, "deleted \(what) while its access was not stopped" + noVerdictNote)
         }
@@ -120,6 +121,20 @@ extension InvariantChecker {
         case .deleteModels: devices[Int(d)].modelsAtLock = false
         default: break
         }
+    }
+
+    /// P2: a deletion D5 does not allow, by a device whose phone's clock is off and reads 30
+    /// days or more past the start of the stop (by the checkers' timeline, else past the
+    /// SDK's lock): a purge only the phone's clock justifies. Says why, or nil.
+    func purgeByWallClock(_ d: DeviceIndex, _ dev: DeviceTruth) -> String? {
+        let i = Int(d)
+        guard i < wallOffsetMs.count, wallOffsetMs[i] != 0 else { return nil }
+        let since = dev.stopStart != LocalData.never ? dev.stopStart : dev.lockedSince
+        guard since != LocalData.never else { return nil }
+        let wallAge = Int64(now) + wallOffsetMs[i] - Int64(since)
+        guard wallAge >= Int64(InvariantChecker.purgeAfterMs) else { return nil }
+        let off = wallOffsetMs[i] < 0 ? "\(DurationText.format(SimTime(-wallOffsetMs[i]))) behind" : "\(DurationText.format(SimTime(wallOffsetMs[i]))) ahead"
+        return "its phone's clock (\(off)) reads \(DurationText.format(SimTime(wallAge))) past the stop's start at \(clock(since)), but in truth it is \(DurationText.format(now - min(now, since))) old: only the phone's clock justifies the purge (P2, D5)"
     }
 
     /// Whether the step can break a rule of `checkData` at all: every rule there needs one

@@ -63,7 +63,7 @@ struct DiskTruth {
         case .setPendingReset(let c): pendingResetGeneration = c.isNone ? 0 : c.generation
         case .scheduleBackground: backgroundScheduled = true
         case .cancelBackground: backgroundScheduled = false
-        case .markPurged, .setLastAnsweredCheck: break   // no rule reads them off the disk
+        case .markPurged, .setLastAnsweredCheck, .setLastCheckWallOffset: break   // no rule reads them off the disk
         }
     }
 }

@@ -35,7 +35,7 @@ package struct ExploreOptions: Sendable {
     /// Fault windows: those of `faultKinds`; false leaves every fault out.
     package var faults = true
     /// The kinds of fault windows in the alphabet (all by default), in this order.
-    package var faultKinds: [ExploreFault] = ExploreFault.allCases
+    package var faultKinds: [ExploreFault] = ExploreFault.defaultCases
     /// How long an injected fault lasts (longer than `soonMs`, so the next action meets it),
     /// but for slow responses (`slowWindowMs`).
     package var faultWindowMs: SimTime = 2 * Ms.minute
@@ -176,6 +176,10 @@ package struct ExploreFault: RawRepresentable, Hashable, Sendable, CaseIterable 
     }
     /// Every kind in the alphabet, in the kinds' order.
     package static var allCases: [ExploreFault] { Faults.kinds.compactMap { $0.exploreName.flatMap(ExploreFault.init) } }
+    /// The kinds the alphabet holds without `--faults` (`FaultKind.exploredByDefault`).
+    package static var defaultCases: [ExploreFault] {
+        Faults.kinds.filter { $0.exploredByDefault }.compactMap { $0.exploreName.flatMap(ExploreFault.init) }
+    }
 }
 
 /// Parts of the world left out by default, each with the actions it brings.

@@ -175,6 +175,7 @@ package struct FailureStory: Sendable, Equatable {
         case .registersAgainWhenUnknown: "a forgotten device registers again"
         case .serverRestartLosesNothing: "a server restart loses nothing acknowledged"
         case .notRollupIsNoVerdict: "an answer that is not Rollup's is no verdict"
+        case .clockChangesNothing: "the phone's clock changes nothing"
         }
     }
 

@@ -21,7 +21,8 @@ package struct TimelineObserver: TraceObserver {
     package private(set) var lanes: [Lane] = []
     /// Server-wide fault windows, in start order.
     package private(set) var serverWindows: [FaultWindow] = []
-    /// Dashboard and Rollup actions, in time order.
+    /// Dashboard and Rollup actions, and the moments a fault marks on a device (a phone's
+    /// clock set), in time order.
     package private(set) var marks: [Mark] = []
     package private(set) var ticksDropped = 0
     package private(set) var marksDropped = 0
@@ -117,6 +118,9 @@ package struct TimelineObserver: TraceObserver {
             case .deviceBandCloses?: endOffline(d, at: column(r.time))
             case .portalBandOpens?: if lanes[d].portalFrom == nil { lanes[d].portalFrom = column(r.time) }
             case .portalBandCloses?: endPortal(d, at: column(r.time))
+            case .deviceMoment(let label)?:
+                guard marks.count < worldMarksMax else { marksDropped += 1; return }
+                marks.append(Mark(time: r.time, label: "device \(d + 1) \(label)", applied: true))
             default: break
             }
         default: break

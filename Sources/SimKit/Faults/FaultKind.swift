@@ -51,6 +51,10 @@ package protocol FaultKind: FaultRecords, Equatable {
     /// Its statements in the explorer's alphabet, in order.
     static func explored(_ alphabet: FaultAlphabet) -> [Self]
 
+    /// Whether `simkit explore` takes it without `--faults` naming it (true for the network's
+    /// windows; a phone fault that adds actions to every path may leave itself to be asked for).
+    static var exploredByDefault: Bool { get }
+
     /// A moment worth trying an action at just after this statement, fired at `t`, stops
     /// acting (the explorer adds it to its race moments: a request judged then overtakes
     /// what the window did); nil when there is none.
@@ -65,6 +69,7 @@ extension FaultKind {
     package static var drawnAlone: FaultDrawnAlone? { nil }
     package static var exploreName: String? { nil }
     package static func explored(_ alphabet: FaultAlphabet) -> [Self] { [] }
+    package static var exploredByDefault: Bool { true }
     package func raceMoment(firedAt t: SimTime) -> SimTime? { nil }
 
     /// Whether `other` is this very statement.

@@ -54,6 +54,10 @@ package struct FaultWindowRecord: Sendable, Equatable {
         /// A server-wide record: a window labelled `label` (`server errors 50% status 503`)
         /// on the server lane, shaded across every lane, until `until`.
         case serverWindow(label: String, until: SimTime)
+        /// A device's record of a moment, not a window (a phone's clock set): a mark
+        /// labelled `label` (`clock back 40d`) at its time, across every lane, named for
+        /// the device.
+        case deviceMoment(label: String)
     }
 }
 

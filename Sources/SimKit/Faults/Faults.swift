@@ -17,6 +17,7 @@ public enum Fault: Sendable, Equatable {
     case slowResponses(SlowResponses.Injection)
     case serverRestart(ServerRestart.Injection)
     case portal(Portal.Injection)
+    case phoneClock(PhoneClock.Injection)
 }
 
 /// The kinds, for what reads them one at a time (their trace records' text and marks, and
@@ -26,7 +27,7 @@ package enum Faults {
     /// A new kind adds itself.
     package static let kinds: [any FaultKind.Type] = [
         Offline.self, ServerErrors.self, ServerDown.self, Timeouts.self, LostResponses.self, SlowResponses.self,
-        ServerRestart.self, Portal.self,
+        ServerRestart.self, Portal.self, PhoneClock.self,
     ]
 
     /// Whose trace records are whose: the kinds, and the record the server-wide windows share.
@@ -47,6 +48,7 @@ package enum Faults {
     @usableFromInline var slowResponses = SlowResponses.Windows()
     @usableFromInline var serverRestart = ServerWindow()
     @usableFromInline var portal = Portal.Windows()
+    @usableFromInline var phoneClock = PhoneClock.Clocks()
     /// The latest end of the windows that answer in the server's place (`server down`,
     /// `server errors`, `server restart`, any device's `portal`): the gate of `faultAnswer`.
     @usableFromInline var serverAnsweredUntil: SimTime = 0
@@ -88,6 +90,7 @@ extension SimWorld {
         case .slowResponses(let f): inject(f, statement: index, firing: firing)
         case .serverRestart(let f): inject(f)
         case .portal(let f): inject(f, statement: index, firing: firing)
+        case .phoneClock(let f): inject(f, statement: index, firing: firing)
         }
     }
 
@@ -105,6 +108,16 @@ extension SimWorld {
         case Portal.endCode: portalEnds(device: end.target)
         default: preconditionFailure("no fault kind ends with code \(end.kind)")
         }
+    }
+
+    // MARK: - The stages of an SDK step where faults act
+    // A new kind that acts on the SDK's steps adds its line to its stage.
+
+    /// A step of device `i`'s SDK begins: its phone's wall clock, as seconds from the true
+    /// time (`SDKContext.wallClockOffsetSeconds`, P2), 0 where no kind moved it.
+    @inline(__always)
+    @inlinable func faultsOnTheWallClock(of i: Int) -> Int32 {
+        phoneClockOffset(of: i)
     }
 
     // MARK: - The stages of a request where windows act, in the order a request meets them

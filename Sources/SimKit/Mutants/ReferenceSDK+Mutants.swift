@@ -32,8 +32,12 @@ extension ReferenceSDK {
     /// D1: a check is due when the last answered one is older than the interval.
     /// `checksEvery48h` doubles the interval; `checksAgeInWholeSeconds` compares whole seconds.
     func mutantCheckIsDue(_ rule: Bool, _ s: Step) -> Bool {
-        guard !flaws.isEmpty else { return rule }
+        guard !flaws.isDisjoint(with: [.checksEvery48h, .checksAgeInWholeSeconds, .checksIntervalOnWallClock]) else { return rule }
         let interval = flaws.contains(.checksEvery48h) ? 2 * s.config.checkIntervalMs : s.config.checkIntervalMs
+        if flaws.contains(.checksIntervalOnWallClock), s.disk.lastAnsweredCheck != LocalData.never {
+            let wallAge = s.context.wallClock(at: s.now) - (Int64(s.disk.lastAnsweredCheck) + s.disk.lastCheckWallOffsetMs)
+            return wallAge > Int64(interval)   // a clock set back: a negative age, never due
+        }
         if flaws.contains(.checksAgeInWholeSeconds), s.disk.lastAnsweredCheck != LocalData.never {
             return (s.now - s.disk.lastAnsweredCheck) / Ms.second > interval / Ms.second
         }
@@ -177,6 +181,10 @@ extension ReferenceSDK {
         }
         let after = flaws.contains(.purgesAt29Days) ? s.config.purgeAfterMs - Ms.day
             : flaws.contains(.purgesHalfHourLate) ? s.config.purgeAfterMs + 30 * Ms.minute : s.config.purgeAfterMs
+        if flaws.contains(.purgesOnWallClock) {
+            let wallAge = Int64(reply.servedAt) + s.context.wallClockOffsetMs - Int64(reply.stoppedSince)
+            return reply.stoppedSince != ServerReply.none && wallAge >= Int64(after)
+        }
         if flaws.contains(.purgesStrictlyAfter30Days) {
             return reply.stoppedSince != ServerReply.none && reply.stoppedForMs > after
         }

@@ -132,4 +132,14 @@
     /// While locked, takes any 200 to its key check as access back: a captive portal's login
     /// page (or a 200 whose body was cut short) unlocks it (breaks P6).
     @usableFromInline package static let unlocksOnPortal200 = SDKFlaws(rawValue: 1 << 45)
+    /// The phone's clock (P2, issue 47).
+    /// Counts the 24 h between checks on the phone's wall clock alone, forgetting a clock
+    /// set back: its last check then looks younger than ever (a negative age), and the app
+    /// becoming active never checks again until the clock catches up (breaks D1 by the
+    /// phone's clock).
+    @usableFromInline package static let checksIntervalOnWallClock = SDKFlaws(rawValue: 1 << 46)
+    /// Counts D5's 30 days from the server's `stoppedSince` to the answer's date read on the
+    /// phone's clock, not to the server's `servedAt`: a clock set forward a month purges a
+    /// stop a few hours old (breaks D5, P2).
+    @usableFromInline package static let purgesOnWallClock = SDKFlaws(rawValue: 1 << 47)
 }

@@ -2,11 +2,17 @@
 /// reads it back) and only changes through `StoreOp`s, which the engine applies and
 /// traces, so the invariant checkers see every write and delete.
 public struct LocalData: Sendable, Equatable {
-    // Widest fields first, so the struct packs into 48 bytes (it sits in every device).
+    // Widest fields first, so the struct packs into 56 bytes (it sits in every device).
     /// When access stopped (D3), or `LocalData.never`; kept by later lock errors.
     public var lockedSince: SimTime = LocalData.never
     /// The last check the server answered with a verdict (D1), or `LocalData.never`.
     public var lastAnsweredCheck: SimTime = LocalData.never
+    /// How far the phone's wall clock was from the true time when that check was answered,
+    /// in milliseconds (P2; `SDKContext.wallClockOffsetMs`): with `lastAnsweredCheck`, what
+    /// the phone's clock read then, so that D1 can be kept by the phone's clock too (a clock
+    /// set back past the check). Written only when it changes: 0 in a world whose clocks
+    /// are true, which then writes nothing more than before.
+    public var lastCheckWallOffsetMs: Int64 = 0
     /// The device credential from the server, or `.none`.
     public var credential: Credential = .none
     /// A reset whose server-side delete has not succeeded yet (D7): the old credential.
@@ -25,7 +31,7 @@ public struct LocalData: Sendable, Equatable {
     public var purged = false
     /// Whether the SDK has a background indexing task registered with the OS.
     public var backgroundScheduled = false
-    /// Pads the size to the stride, 48 bytes; always 0. A struct with a ragged end is
+    /// Pads the size to the stride, 56 bytes; always 0. A struct with a ragged end is
     /// copied in overlapping 16-byte moves, which defeat store forwarding (see `CopyAlignmentTests`).
     var padding: UInt8 = 0
 
@@ -65,6 +71,7 @@ public struct LocalData: Sendable, Equatable {
         case .setLockedSince(let t): lockedSince = t
         case .markPurged: purged = true
         case .setLastAnsweredCheck(let t): lastAnsweredCheck = t
+        case .setLastCheckWallOffset(let ms): lastCheckWallOffsetMs = ms
         case .setPendingReset(let c): pendingReset = c
         case .scheduleBackground: backgroundScheduled = true
         case .cancelBackground: backgroundScheduled = false
@@ -101,6 +108,9 @@ public enum StoreOp: Sendable, Equatable {
     case setLockedSince(SimTime)
     case markPurged
     case setLastAnsweredCheck(SimTime)
+    /// The phone's wall-clock offset (ms from the true time) when the last answered check
+    /// was answered (P2): written beside `setLastAnsweredCheck` when it differs from the one kept.
+    case setLastCheckWallOffset(Int64)
     /// `.none` clears it once the server has deleted the record.
     case setPendingReset(Credential)
     case scheduleBackground, cancelBackground

@@ -182,8 +182,17 @@ public struct ReferenceSDK: SDKCore {
         }
     }
 
+    /// D1: the last answered check is more than 24 h old, in truth (elapsed time, which the
+    /// phone's clock never touches) or by the phone's clock (P2), or the phone's clock reads
+    /// earlier than when it was answered (set back past it). With a true clock, or one not
+    /// moved since the check, the three are one.
     func checkIsDue(_ s: Step) -> Bool {
-        let due = s.disk.lastAnsweredCheck == LocalData.never || s.now - s.disk.lastAnsweredCheck > s.config.checkIntervalMs
+        let last = s.disk.lastAnsweredCheck
+        var due = last == LocalData.never || s.now - last > s.config.checkIntervalMs
+        if !due, s.context.wallClockOffsetMs != s.disk.lastCheckWallOffsetMs {
+            let wallAge = (Int64(s.now) + s.context.wallClockOffsetMs) - (Int64(last) + s.disk.lastCheckWallOffsetMs)
+            due = wallAge < 0 || wallAge > Int64(s.config.checkIntervalMs)
+        }
         return mutantCheckIsDue(due, s)
     }
 
@@ -415,7 +424,11 @@ public struct ReferenceSDK: SDKCore {
             if mutantRecordsVerdict(true, a, isCheck: isCheck, s) { newestVerdictAt = max(newestVerdictAt, reply.servedAt) }
         }
         // D1: an answered check, unless it was ignored above as older than one acted on.
-        if isCheck, a.isVerdict { s.store(.setLastAnsweredCheck(s.now)) }
+        if isCheck, a.isVerdict {
+            s.store(.setLastAnsweredCheck(s.now))
+            // P2: and what the phone's clock read then, as its offset (written when it moved).
+            if s.disk.lastCheckWallOffsetMs != s.context.wallClockOffsetMs { s.store(.setLastCheckWallOffset(s.context.wallClockOffsetMs)) }
+        }
         // D10: an upload's answer settles exactly the reports it carried, locked or not.
         if kind == .runReport {
             if mutantUploadDelivered(a == .ok, a) {

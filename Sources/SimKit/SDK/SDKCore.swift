@@ -124,17 +124,29 @@ public enum Effect: Sendable, Equatable {
 
 /// What the SDK may read with each input besides its own data and the world's settings:
 /// the device's facts. Built by the engine per input; the SDK keeps none of it. It is
-/// 12 bytes, passed in registers: the settings travel apart (`SDKConfig`), since building
+/// 16 bytes, passed in registers: the settings travel apart (`SDKConfig`), since building
 /// one struct of both per input cost a store-forwarding stall on every step.
 public struct SDKContext: Sendable {
     public var device: DeviceIndex
     /// Photos in the library; photo ids are `0..<photoCount` and only grow.
     public var photoCount: UInt32
+    /// How far the phone's wall clock is from the true time, in whole seconds (SPEC P2): 0
+    /// unless a `clock` fault set it, negative when it is behind. The `now` of a step is
+    /// the true (elapsed) time, which the phone's clock never touches; `wallClock(at:)` is
+    /// what the phone's calendar reads (`Date()` in an app). Seconds in 32 bits keep the
+    /// context within two registers (about 68 years either way).
+    public var wallClockOffsetSeconds: Int32
     /// Whether the person allows the app to read Photos.
     public var photosAllowed: Bool
-    public init(device: DeviceIndex, photoCount: UInt32, photosAllowed: Bool) {
+    public init(device: DeviceIndex, photoCount: UInt32, photosAllowed: Bool, wallClockOffsetSeconds: Int32 = 0) {
         self.device = device; self.photoCount = photoCount; self.photosAllowed = photosAllowed
+        self.wallClockOffsetSeconds = wallClockOffsetSeconds
     }
+    /// The phone's wall clock at true time `now`, in milliseconds since the world's start
+    /// (negative when it was set back before it).
+    @inlinable public func wallClock(at now: SimTime) -> Int64 { Int64(now) + wallClockOffsetMs }
+    /// `wallClockOffsetSeconds` in milliseconds.
+    @inlinable public var wallClockOffsetMs: Int64 { Int64(wallClockOffsetSeconds) * 1_000 }
 }
 
 /// Settings shared by every SDK in a world, what the rules are about; times in milliseconds.

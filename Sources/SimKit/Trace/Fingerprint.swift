@@ -114,6 +114,7 @@ public enum TraceEncoding {
         case .reportsRemoved(let n): return (20, UInt64(n))
         case .reportQueued(let id): return (21, id)
         case .reportLeft(let id): return (22, id)
+        case .setLastCheckWallOffset(let ms): return (23, UInt64(bitPattern: ms))
         }
     }
 

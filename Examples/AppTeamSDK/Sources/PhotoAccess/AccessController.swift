@@ -45,6 +45,16 @@ public final class AccessController {
     }
 
     var now: Millis { host.now }
+
+    /// The last key verdict is over a day old in elapsed time or on the phone's calendar
+    /// clock, or that clock reads earlier than it did then (the person set it back).
+    var keyCheckIsDue: Bool {
+        guard let last = store.lastKeyVerdict else { return true }
+        if now - last > settings.checkInterval { return true }
+        guard let lastWall = store.lastKeyVerdictWallClock else { return false }
+        let wallAge = host.wallClock - lastWall
+        return wallAge < 0 || wallAge > Int64(settings.checkInterval)
+    }
     var bugs: PlantedBugs { settings.bugs }
 
     // MARK: - The app's lifecycle
@@ -79,7 +89,7 @@ public final class AccessController {
         } else {
             if memory.stage == nil, hasWork {
                 startRun(background: false)
-            } else if store.lastKeyVerdict.map({ now - $0 > settings.checkInterval }) ?? true {
+            } else if keyCheckIsDue {
                 verifyKey()
             }
             uploadReports()   // and at every activation
@@ -168,7 +178,10 @@ public final class AccessController {
             memory.newestVerdict = at
         }
         // An ignored (older) verdict does not count as the last key check either.
-        if endpoint.isKeyCheck, reply.verdictAt != nil { store.write(.setLastKeyVerdict(now)) }
+        if endpoint.isKeyCheck, reply.verdictAt != nil {
+            store.write(.setLastKeyVerdict(now))
+            store.write(.setLastKeyVerdictWallClock(host.wallClock))
+        }
         if endpoint == .runReport { reportUploadAnswered(reply) }
         if endpoint == .deleteDevice { deletionAnswered(reply) }
 

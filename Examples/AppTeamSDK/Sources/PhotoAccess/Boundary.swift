@@ -24,6 +24,8 @@ public protocol IndexStore: AnyObject {
     var lockedSince: Millis? { get }
     /// When the server last gave a verdict on the key to a key check.
     var lastKeyVerdict: Millis? { get }
+    /// What the phone's calendar clock read then (`AppHost.wallClock`), nil if not known.
+    var lastKeyVerdictWallClock: Int64? { get }
     var backgroundTaskRegistered: Bool { get }
     /// Writes one change, durably, before returning.
     func write(_ change: StoreChange)
@@ -44,6 +46,8 @@ public enum StoreChange: Equatable, Sendable {
     case lock, unlock, markPurged
     case setLockedSince(Millis?)
     case setLastKeyVerdict(Millis?)
+    /// The phone's calendar clock at the last key verdict (written after `setLastKeyVerdict`).
+    case setLastKeyVerdictWallClock(Int64)
     case registerBackgroundTask, cancelBackgroundTask
 }
 
@@ -64,6 +68,9 @@ public protocol Timers: AnyObject {
 /// The app around the SDK: its public state, its calls' results, and the facts it may read.
 public protocol AppHost: AnyObject {
     var now: Millis { get }
+    /// The phone's calendar clock (`Date()`), in ms: the person may set it back or forward
+    /// at any time, while `now` (elapsed time) runs on untouched.
+    var wallClock: Int64 { get }
     var photoCount: UInt32 { get }
     var photosAccessAllowed: Bool { get }
     func publish(_ state: PublicState)

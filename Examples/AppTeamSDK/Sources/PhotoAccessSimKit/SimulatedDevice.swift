@@ -8,6 +8,9 @@ final class SimulatedDevice: IndexStore, AccessAPI, Timers, AppHost {
     /// The disk as it is now: SimKit's copy for this step, with this step's writes applied.
     var disk = LocalData()
     var now: Millis = 0
+    /// The phone's wall clock's offset from the true time, ms, for this step (P2).
+    var wallClockOffsetMs: Int64 = 0
+    var wallClock: Int64 { Int64(now) + wallClockOffsetMs }
     var photoCount: UInt32 = 0
     var photosAccessAllowed = false
     /// This step's effects, in order.
@@ -19,6 +22,7 @@ final class SimulatedDevice: IndexStore, AccessAPI, Timers, AppHost {
     func begin(now: SimTime, context: SDKContext, disk: LocalData) {
         self.now = now
         self.disk = disk
+        wallClockOffsetMs = context.wallClockOffsetMs
         photoCount = context.photoCount
         photosAccessAllowed = context.photosAllowed
         lastSent = nil
@@ -36,11 +40,21 @@ final class SimulatedDevice: IndexStore, AccessAPI, Timers, AppHost {
     var isPurged: Bool { disk.purged }
     var lockedSince: Millis? { disk.lockedSince == LocalData.never ? nil : disk.lockedSince }
     var lastKeyVerdict: Millis? { disk.lastAnsweredCheck == LocalData.never ? nil : disk.lastAnsweredCheck }
+    /// Kept on SimKit's disk as the clock's offset from the check's true time (written only
+    /// when it moved, so a true clock writes nothing).
+    var lastKeyVerdictWallClock: Int64? {
+        disk.lastAnsweredCheck == LocalData.never ? nil : Int64(disk.lastAnsweredCheck) + disk.lastCheckWallOffsetMs
+    }
     var backgroundTaskRegistered: Bool { disk.backgroundScheduled }
 
     func write(_ change: StoreChange) {
         let op: StoreOp
         switch change {
+        case .setLastKeyVerdictWallClock(let wall):
+            guard disk.lastAnsweredCheck != LocalData.never else { return }
+            let offset = wall - Int64(disk.lastAnsweredCheck)
+            guard offset != disk.lastCheckWallOffsetMs else { return }
+            op = .setLastCheckWallOffset(offset)
         case .setToken(let t): op = t.map { .setCredential(Credential($0)) } ?? .deleteCredential
         case .setTokenAwaitingDeletion(let t): op = .setPendingReset(t.map(Credential.init) ?? .none)
         case .indexed(let from, let count): op = .indexPhotos(from: from, count: count)

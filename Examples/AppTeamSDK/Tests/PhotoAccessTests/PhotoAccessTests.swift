@@ -54,6 +54,35 @@ let cores = SDKCores(PhotoAccessCores.all)
         try caughtAndShrunk("app-team-device-clock", .purgeOnlyAfter30ContinuousDays, limit: 400)
     }
 
+    /// P2: the phone's clock set back past the launch's key check, then the app opened 3 h
+    /// later (1 h after a disable): the SDK checks, because its calendar clock reads earlier
+    /// than at its last verdict, and locks; with the clock set forward a month during the stop it purges
+    /// nothing. (Counting on elapsed time alone, it did not check at 3h.)
+    @Test func aClockSetBackBringsTheCheck() throws {
+        let source = """
+            scenario "clock"
+            seed 47
+            duration 2d
+            account acme
+            app photos account acme key rk_live_A
+            devices 5 app photos
+            at 0s launch all
+            at 2h close all
+            at 2h clock all back 2d
+            at 2h disable photos
+            at 3h open all
+            at 3h1m expect all photos locked
+            at 4h clock all forward 40d
+            at 4h1m close all
+            at 4h2m open all
+            at 5h expect all photos locked
+            at 1d expect none photos purged
+            """
+        let run = try SimKitTest.scenario(source: source, sdk: .custom("app-team"), cores: cores)
+        #expect(run.passed, "\(run)")
+        #expect(run.broken.isEmpty, "\(run)")
+    }
+
     /// The core is a value although the SDK is a class: a copy is deep before it is written.
     @Test func copiesDoNotShareTheController() {
         var a = PhotoAccessCore<NoBugs>()

@@ -18,6 +18,12 @@ public protocol RollupClock: Sendable {
     func sleep(for duration: Duration) async throws
 }
 
+/// The phone's calendar clock (`Date()`), in ms: the person may set it back or forward at
+/// any time, while `RollupClock` (elapsed time) runs on untouched. Never slept on.
+public protocol RollupWallClock: Sendable {
+    var nowMillis: Int64 { get }
+}
+
 /// What the device keeps on disk between launches of the app: reads are immediate, each
 /// `write` is durable before it returns.
 public protocol RollupStore: Sendable {
@@ -32,6 +38,8 @@ public protocol RollupStore: Sendable {
     var isPurged: Bool { get }
     var lockedSince: Millis? { get }
     var lastKeyVerdict: Millis? { get }
+    /// What the phone's calendar clock read at that verdict, nil if not known.
+    var lastKeyVerdictWallClock: Int64? { get }
     func write(_ change: StoreChange)
 }
 
@@ -49,6 +57,8 @@ public enum StoreChange: Equatable, Sendable {
     case lock, unlock, markPurged
     case setLockedSince(Millis?)
     case setLastKeyVerdict(Millis?)
+    /// The phone's calendar clock at the last key verdict (written after `setLastKeyVerdict`).
+    case setLastKeyVerdictWallClock(Int64)
 }
 
 /// The OS's background task scheduling (BGTaskScheduler).

@@ -12,6 +12,8 @@ public actor Rollup {
     let transport: any RollupTransport
     let store: any RollupStore
     let clock: any RollupClock
+    /// The phone's calendar clock (P2), if injected: D1 is kept by it too.
+    let wallClock: (any RollupWallClock)?
     let scheduler: any BackgroundTaskScheduler
     let photos: any PhotoLibrary
     let observer: any RollupObserver
@@ -49,13 +51,23 @@ public actor Rollup {
 
     public init(settings: RollupSettings = RollupSettings(), transport: any RollupTransport, store: any RollupStore,
                 clock: any RollupClock, scheduler: any BackgroundTaskScheduler, photos: any PhotoLibrary,
-                observer: any RollupObserver) {
+                observer: any RollupObserver, wallClock: (any RollupWallClock)? = nil) {
         self.settings = settings; self.transport = transport; self.store = store; self.clock = clock
+        self.wallClock = wallClock
         self.scheduler = scheduler; self.photos = photos; self.observer = observer
         (updates, updatesContinuation) = AsyncStream.makeStream(of: RollupState.self, bufferingPolicy: .bufferingNewest(8))
     }
 
     var now: Millis { clock.nowMillis }
+
+    /// The last key verdict is over a day old in elapsed time or on the phone's calendar
+    /// clock, or that clock reads earlier than it did then (the person set it back).
+    var keyCheckIsDue: Bool {
+        guard let last = store.lastKeyVerdict else { return true }
+        if now - last > settings.checkInterval { return true }
+        guard let wall = wallClock?.nowMillis, let lastWall = store.lastKeyVerdictWallClock else { return false }
+        return wall < lastWall || wall - lastWall > Int64(settings.checkInterval)
+    }
     var bugs: PlantedBugs { settings.bugs }
 
     /// The state, as it changes (the newest few are kept for a slow reader).
@@ -95,7 +107,7 @@ public actor Rollup {
         } else {
             if stage == nil, hasWork {
                 startRun(background: false)
-            } else if store.lastKeyVerdict.map({ now - $0 > settings.checkInterval }) ?? true {
+            } else if keyCheckIsDue {
                 verifyKey()
             }
             uploadReports()   // D10: and at every activation
@@ -191,7 +203,10 @@ public actor Rollup {
             }
             newestVerdict = max(newestVerdict, at)
         }
-        if endpoint.isKeyCheck, reply.verdictAt != nil { store.write(.setLastKeyVerdict(now)) }
+        if endpoint.isKeyCheck, reply.verdictAt != nil {
+            store.write(.setLastKeyVerdict(now))
+            if let wall = wallClock?.nowMillis { store.write(.setLastKeyVerdictWallClock(wall)) }
+        }
         return .reply(reply)
     }
 

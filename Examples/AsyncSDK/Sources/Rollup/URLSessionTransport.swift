@@ -69,6 +69,12 @@ public struct URLSessionTransport: RollupTransport {
     }
 }
 
+/// The phone's calendar clock: `Date()`.
+public struct SystemWallClock: RollupWallClock {
+    public init() {}
+    public var nowMillis: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+}
+
 /// The app's clock: `ContinuousClock` for sleeping, milliseconds since it started.
 public struct SystemClock: RollupClock {
     let clock = ContinuousClock()

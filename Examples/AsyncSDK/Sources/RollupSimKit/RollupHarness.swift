@@ -24,7 +24,8 @@ public final class RollupHarness<Bugs: BugChoice>: AsyncSDKHarness {
         settings.bugs = Bugs.bugs
         sdk = Rollup(settings: settings, transport: transport, store: SimStore(device: device),
                      clock: Bugs.clock(device), scheduler: SimScheduler(tasks: device.backgroundTasks),
-                     photos: SimPhotos(device: device), observer: SimObserver(device: device))
+                     photos: SimPhotos(device: device), observer: SimObserver(device: device),
+                     wallClock: SimRollupWallClock(wall: device.wallClock))
     }
 
     public func handle(_ event: DeviceEvent) async {

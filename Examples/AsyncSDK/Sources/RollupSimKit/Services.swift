@@ -18,6 +18,12 @@ struct SimRollupClock: RollupClock {
     func sleep(for duration: Duration) async throws { try await Task.sleep(for: duration, clock: clock) }
 }
 
+/// The phone's calendar clock on SimKit's (`SimDevice.wallClock`, P2).
+struct SimRollupWallClock: RollupWallClock {
+    let wall: SimWallClock
+    var nowMillis: Int64 { wall.nowMillis }
+}
+
 /// The SDK's disk on the device's `LocalData`: each write is a SimKit store effect.
 struct SimStore: RollupStore {
     let device: SimDevice
@@ -32,10 +38,20 @@ struct SimStore: RollupStore {
     var isPurged: Bool { disk.purged }
     var lockedSince: Millis? { disk.lockedSince == LocalData.never ? nil : disk.lockedSince }
     var lastKeyVerdict: Millis? { disk.lastAnsweredCheck == LocalData.never ? nil : disk.lastAnsweredCheck }
+    /// Kept on SimKit's disk as the clock's offset from the check's true time (written only
+    /// when it moved, so a true clock writes nothing).
+    var lastKeyVerdictWallClock: Int64? {
+        disk.lastAnsweredCheck == LocalData.never ? nil : Int64(disk.lastAnsweredCheck) + disk.lastCheckWallOffsetMs
+    }
 
     func write(_ change: StoreChange) {
         let op: StoreOp
         switch change {
+        case .setLastKeyVerdictWallClock(let wall):
+            guard disk.lastAnsweredCheck != LocalData.never else { return }
+            let offset = wall - Int64(disk.lastAnsweredCheck)
+            guard offset != disk.lastCheckWallOffsetMs else { return }
+            op = .setLastCheckWallOffset(offset)
         case .setToken(let t): op = t.map { .setCredential(Credential($0)) } ?? .deleteCredential
         case .setTokenAwaitingDeletion(let t): op = .setPendingReset(t.map(Credential.init) ?? .none)
         case .indexed(let from, let count): op = .indexPhotos(from: from, count: count)

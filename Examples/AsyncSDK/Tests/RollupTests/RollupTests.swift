@@ -146,6 +146,37 @@ import Testing
         #expect(clean.count == seeds && clean.allSatisfy(\.broken.isEmpty), "\(clean.filter { !$0.broken.isEmpty })")
     }
 
+    /// P2 through the wall-clock port: the phone's clock set back past the launch's key
+    /// check, the app opened 3 h later (an hour after a disable) checks, because the
+    /// calendar clock reads earlier than at the last verdict, and locks; set forward 40 days
+    /// during the stop, it purges nothing (D5 counts the server's days). Counting on the
+    /// elapsed clock alone, it did not check at 3h.
+    @Test func aClockSetBackThroughTheWallClockPortBringsTheCheck() throws {
+        let file = Self.scratch + "/clock.scenario"
+        try """
+            scenario "the phone's clock"
+            seed 47
+            duration 2d
+            sdk custom rollup
+            account acme
+            app photos account acme key rk_live_A
+            devices 5 app photos
+            at 0s launch all
+            at 2h close all
+            at 2h clock all back 2d
+            at 2h disable photos
+            at 3h open all
+            at 3h1m expect all photos locked
+            at 4h clock all forward 40d
+            at 4h1m close all
+            at 4h2m open all
+            at 5h expect all photos locked
+            at 1d expect none photos purged
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        let r = try Self.run(["run", file])
+        #expect(r.status == 0, "\(r.out)\(r.err)")
+    }
+
     /// The reproducers kept in scenarios/: each fails on its core the way it says.
     @Test func theKeptReproducersStillFail() throws {
         let dir = Self.packageRoot + "/scenarios"
