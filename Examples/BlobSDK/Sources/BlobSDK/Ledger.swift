@@ -20,6 +20,8 @@ public struct Ledger: Codable, Equatable, Sendable {
     public var revokedSince: UInt64?
     /// The data was wiped after 30 days of stopped access.
     public var wiped = false
+    /// The server time of the newest refusal that stopped access: only a 200 newer than it unlocks.
+    public var stopVerdictAt: UInt64?
     /// The newest server time of a verdict the SDK acted on.
     public var watermark: UInt64?
     /// The phone's time when a key check was last answered with a verdict.

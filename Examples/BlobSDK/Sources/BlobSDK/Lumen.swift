@@ -86,8 +86,9 @@ public actor Lumen {
         if !ledger.owedUnenroll.isEmpty { startUnenroller() }
         if !ledger.revoked { scheduler.submit() }
         startUploadIfDue()
-        await checkKey()
-        guard !ledger.revoked else { return }
+        let startedIn = era
+        // A reset or a wipe while the check was out, or an answer it had to ignore: no run on it.
+        guard await checkKey() != .stale, era == startedIn, !ledger.revoked else { return }
         startUploadIfDue()
         if foreground, hasWork { beginRun() }
     }
@@ -222,7 +223,8 @@ public actor Lumen {
         case .noVerdict:
             return .noAnswer
         case .ok(let served, let newID):
-            if let mark = ledger.watermark, served < mark || (ledger.revoked && served == mark) { return .stale }
+            if let mark = ledger.watermark, served < mark { return .stale }
+            if ledger.revoked, let stop = ledger.stopVerdictAt, served <= stop { return .stale }
             next.watermark = served
             if isCheck { next.lastCheckAt = time.nowMs }
             let unlocking = next.revoked
@@ -247,6 +249,7 @@ public actor Lumen {
     func lockDown(_ base: Ledger, servedAt: UInt64, stoppedSince: UInt64?) {
         var next = base
         if !next.revoked { next.revoked = true; next.revokedSince = servedAt }
+        next.stopVerdictAt = max(next.stopVerdictAt ?? 0, servedAt)
         var wiping = false
         if let since = stoppedSince, servedAt >= since, servedAt - since >= options.wipeAfterMs, !next.wiped {
             wiping = true
@@ -306,8 +309,8 @@ public actor Lumen {
     func backgroundTaskFired() async {
         guard loaded else { return }
         if ledger.revoked { scheduler.withdraw(); return }
-        await checkKey()
-        guard !ledger.revoked, !running, hasWork else { return }
+        let startedIn = era
+        guard await checkKey() != .stale, era == startedIn, !ledger.revoked, !running, hasWork else { return }
         beginRun()
         await runTask?.value
     }
