@@ -34,10 +34,20 @@ public protocol AsyncSDKHarness: AnyObject, Sendable {
     /// `CancellationError`, and the tasks that awaited them are cancelled); what it does
     /// reaches no world. The default does nothing.
     func tearDown() async
+    /// For an SDK that keeps its own files on `device.files` (`SimDisk`): what the
+    /// checkers need to know, read from them (docs/observation.md, "Storage in the SDK's
+    /// own shape"). Read-only; SimKit calls it after every write and traces what changed.
+    /// The default, nil: the SDK writes through `device.write(StoreOp)` instead.
+    static func observe(_ disk: SimDiskContents) -> DiskObservation?
+    /// What the SDK states where SPEC lets it choose within a limit (its back-offs, D7 and
+    /// D10; whether it keeps `lockedSince`), as its README says. The default: SPEC's limits.
+    static var statement: SDKStatement { get }
 }
 
 extension AsyncSDKHarness {
     public func tearDown() async {}
+    public static func observe(_ disk: SimDiskContents) -> DiskObservation? { nil }
+    public static var statement: SDKStatement { .specLimits }
 }
 
 /// An async SDK as a SimKit core. Each world input is handed to the SDK's real async code,
@@ -87,6 +97,13 @@ public struct AsyncCore<Harness: AsyncSDKHarness>: SDKCore, RunsOnSimLoop {
     /// will never arrive (`call-never-returns`).
     public static var hearsLostAnswers: Bool { true }
 
+    /// A harness that maps its own files (`observe`) cannot be handed a clone's copied
+    /// credential: the world writes none it would never see.
+    public static var takesCopiedCredentials: Bool { Harness.observe(SimDiskContents()) == nil }
+
+    /// The harness's statement of its SDK's own bounds.
+    public static var statement: SDKStatement { Harness.statement }
+
     public mutating func answerLost(id: UInt32) {
         box?.device.answerLost(id)
     }
@@ -95,7 +112,10 @@ public struct AsyncCore<Harness: AsyncSDKHarness>: SDKCore, RunsOnSimLoop {
                                 effects: inout EffectBuffer) {
         // After a verdict the world's SDK does nothing more: the verdict is the seed's.
         if SimLoop.shared.verdict != nil { return }
-        if box == nil { box = Box() }
+        if box == nil {
+            box = Box()
+            box!.device.diskMapping = { Harness.observe($0) }
+        }
         guard isKnownUniquelyReferenced(&box!) else {
             AsyncVerdict.refuse("an async SDK core was copied (SimWorld.fork, as `simkit explore` does): its suspended tasks cannot be copied; use fuzz, run, replay or shrink")
         }

@@ -31,6 +31,11 @@ public final class SimDevice: @unchecked Sendable {
     public var wallClock: SimWallClock { SimWallClock(device: self) }
     /// The OS's background task scheduler for this app.
     public let backgroundTasks = SimBackgroundTasks()
+    /// The disk as named files, for an SDK that keeps its own (one state blob, files, a
+    /// key-value store): SimKit sees them through the harness's mapping (`AsyncSDKHarness.observe`).
+    public private(set) lazy var files = SimDisk(device: self)
+    /// The harness's read-only mapping of `files` (`AsyncSDKHarness.observe`).
+    var diskMapping: ((SimDiskContents) -> DiskObservation?)?
 
     var effects: [Effect] = []
     /// The process died: nothing it does reaches the world any more.

@@ -63,6 +63,9 @@ package final class SimLoop: @unchecked Sendable {
     /// The processes of async cores made so far, and those that may be alive, by serial
     /// (`SimProcess`); the world's end ends them.
     var processesMade: UInt64 = 0
+    /// The files of each device of the world running now (`SimDisk`), by device: a disk
+    /// outlives the app process; a new world starts with empty disks.
+    var disks: [DeviceIndex: DiskSlot] = [:]
     var live: [UInt64: WeakProcess] = [:]
     /// Worlds begun so far, and whether the one running now has ended (`endWorld`).
     package internal(set) var worldsBegun: UInt64 = 0

@@ -65,6 +65,7 @@ extension SimLoop {
         _ = HandOff.newEpoch()
         worldsBegun &+= 1
         worldEnded = false
+        disks.removeAll()
     }
 
     /// The world's end, once: every process still running ends (`SimProcess.end`, in the

@@ -222,4 +222,29 @@ import Invariants
         expectQuiet(run(bug: false))
         expectFires(run(bug: true), .purgeOnlyAfter30ContinuousDays, at: 10 * d + 200, mentions: ["its models", "less than 30 days"])
     }
+
+    @Test("stale-responses-ignored: a call whose stale answer arrives while the SDK is locked may end with accessRevoked (D3, D9)")
+    func staleAnswerToALockedSDKsCall() {
+        func run(outcome: CallOutcome) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.dashboard(at: h - m, .disable(app: 0))
+            t.processStarted(at: h)
+            t.step(at: h, .input(.launch)) { $0.state(.idle); $0.sent(1, .check, credential: c) }
+            t.step(at: h + 50, .input(.query)) { $0.sent(2, .query, credential: c) }
+            t.served(at: h + 100, 1, .check, credential: c, .appDisabled)
+            t.delivered(at: h + 200, 1, .check, .appDisabled, sentAt: h) {
+                $0.store(.setLastAnsweredCheck(h + 200)); $0.lock(since: h + 200)
+            }
+            // The query's answer comes after its timeout: stale. The SDK, locked since the
+            // check's answer, ends the call the way a locked SDK ends every call (D3).
+            t.step(at: h + 50 + 30 * s, .timeout(2, .query))
+            t.served(at: h + 40 * s, 2, .query, credential: c, .appDisabled)
+            t.step(at: h + 45 * s, .delivered(2, .query, .appDisabled, sentAt: h + 50)) { $0.call(.query, outcome) }
+            return t
+        }
+        expectQuiet(run(outcome: .threwAccessRevoked))
+        expectQuiet(run(outcome: .failed))
+        expectFires(run(outcome: .returned), .staleResponsesIgnored, at: h + 45 * s, mentions: ["stale"], also: [.lockedIsInert])
+    }
 }

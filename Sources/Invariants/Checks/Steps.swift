@@ -355,8 +355,13 @@ extension InvariantChecker {
         let i = Int(d)
         if step.device == d { step.calledBack = outcome }
         // D9: a stale answer changes nothing, but the call that awaited it has to end: ending
-        // it as failed is not acting on the answer.
-        if !(outcome == .failed && step.isStale) { effect(d, .callResult(call, outcome)) }
+        // it as failed is not acting on the answer, nor is ending it with accessRevoked when
+        // the SDK was locked already (D3: a locked SDK's calls throw it).
+        if step.isStale, outcome == .failed
+            || (outcome == .threwAccessRevoked && (devices[i].locked || devices[i].disk.locked || InvariantChecker.revoked(devices[i].state))) {
+        } else {
+            effect(d, .callResult(call, outcome))
+        }
         if outcome == .threwAccessRevoked {
             hit(.lockedThrewOnCall)
             // D6: a call throws accessRevoked only while the SDK is locked, or when a lock

@@ -224,6 +224,12 @@ public protocol SDKCore: Sendable {
     /// What this SDK states where SPEC lets it choose within a limit (its back-offs, D7 and
     /// D10): the checkers judge its liveness by these. The default: SPEC's limits (6 h).
     static var statement: SDKStatement { get }
+    /// Whether a clone's copy of its genuine device's credential (S6: a clone group that
+    /// copies credentials) can reach this SDK's storage. A core that keeps its own storage
+    /// shape (an async SDK's files, seen through a read-only mapping) cannot be handed one:
+    /// its clones then launch with only the copied key, and the world writes no credential
+    /// the SDK never saw. The default: true.
+    static var takesCopiedCredentials: Bool { get }
 }
 
 extension SDKCore {
@@ -233,6 +239,7 @@ extension SDKCore {
     @inlinable public static func worldBegins() {}
     @inlinable public static var verdict: SDKVerdict? { nil }
     @inlinable public static var statement: SDKStatement { .specLimits }
+    @inlinable public static var takesCopiedCredentials: Bool { true }
 }
 
 /// A verdict an SDK core gives itself (`SDKCore.verdict`): its name (`escape-foreign-thread`,

@@ -82,7 +82,8 @@ extension SimWorld {
     /// S6: a clone of a group that copies credentials takes, at each launch, the key and
     /// the credential that its genuine device (the same position in the copied group, round
     /// robin) holds now. A new key is traced as an update that ships it (the clone now
-    /// carries another key), the copy as a write to the clone's disk.
+    /// carries another key), the copy as a write to the clone's disk; a core that keeps its
+    /// own storage shape gets the key alone (`SDKCore.takesCopiedCredentials`).
     @inlinable mutating func copyCredential(toClone d: DeviceIndex) {
         let i = Int(d)
         let g = Int(facts.deviceGroup[i])
@@ -97,6 +98,7 @@ extension SimWorld {
             _devices[i].key = _devices[s].key
             if _devices[i].build < UInt16.max { _devices[i].build += 1 }
         }
+        guard SDK.takesCopiedCredentials else { return }
         _devices[i].disk.apply(.setCredential(credential))
         trace(d, .store(.setCredential(credential)))
     }

@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+
+/// BlobSDK's `Lumen` under SimKit, through its host `blob-sim` run as a child process
+/// (SimKit's executors are fixed for a process's lifetime, so they cannot be installed in
+/// the test runner): fuzz seeds break nothing and give the same fingerprints in two
+/// processes; the slow tier runs 2,000 seeds with every required "sometimes" situation.
+@Suite(.serialized) struct BlobSDKTests {
+    static let packageRoot: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }   // BlobSDKTests.swift, BlobSDKTests, Tests
+        return url.path
+    }()
+
+    /// The host built beside this test bundle.
+    static let tool: String = {
+        let beside = Bundle.main.bundleURL.appendingPathComponent("blob-sim").path
+        if FileManager.default.isExecutableFile(atPath: beside) { return beside }
+        return packageRoot + "/.build/debug/blob-sim"
+    }()
+
+    static let scratch: String = {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("blob-tests-\(ProcessInfo.processInfo.processIdentifier)")
+        try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir.path
+    }()
+
+    /// Starts the host with `args`; its output goes to files (a long output cannot stall it).
+    static func start(_ args: [String]) throws -> (process: Process, out: URL, err: URL) {
+        let id = UUID().uuidString
+        let out = URL(fileURLWithPath: scratch + "/\(id).out"), err = URL(fileURLWithPath: scratch + "/\(id).err")
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: tool)
+        p.arguments = args
+        p.currentDirectoryURL = URL(fileURLWithPath: packageRoot)
+        p.standardOutput = try FileHandle(forWritingTo: out)
+        p.standardError = try FileHandle(forWritingTo: err)
+        try p.run()
+        return (p, out, err)
+    }
+
+    static func finish(_ started: (process: Process, out: URL, err: URL)) throws -> (status: Int32, out: String, err: String) {
+        started.process.waitUntilExit()
+        return (started.process.terminationStatus, try String(contentsOf: started.out, encoding: .utf8),
+                try String(contentsOf: started.err, encoding: .utf8))
+    }
+
+    static func run(_ args: [String]) throws -> (status: Int32, out: String, err: String) { try finish(try start(args)) }
+
+    static func fingerprints(_ json: String) throws -> [String] {
+        try String(contentsOfFile: json, encoding: .utf8).split(separator: "\n").filter { $0.contains("\"fingerprint\"") }.map(String.init)
+    }
+
+    /// 100 seeds clean, run in two processes at once: the same 100 fingerprints.
+    @Test func fuzzSeedsBreakNothingAndReproduceInTwoProcesses() throws {
+        let jsons = (0..<2).map { Self.scratch + "/fingerprints-\($0).json" }
+        let runs = try jsons.map { try Self.start(["fuzz", "--sdk", "custom:blob", "--seeds", "100", "--quiet", "--json", $0, "--out", Self.scratch]) }
+        for started in runs {
+            let r = try Self.finish(started)
+            #expect(r.status == 0, "\(r.out)\(r.err)")
+            #expect(r.out.contains("100 of 100 seeds"), "\(r.out)")
+            #expect(r.out.contains("no invariant broken"), "\(r.out)")
+        }
+        let (a, b) = (try Self.fingerprints(jsons[0]), try Self.fingerprints(jsons[1]))
+        #expect(a.count == 100, "\(a.count) fingerprints")
+        #expect(a == b, "the two processes' fingerprints differ")
+    }
+
+    /// Each seed run twice in one process (the determinism guard).
+    @Test func theDeterminismGuardPasses() throws {
+        let r = try Self.run(["fuzz", "--sdk", "custom:blob", "--seeds", "10", "--from", "500", "--check-determinism", "--quiet", "--out", Self.scratch])
+        #expect(r.status == 0, "\(r.out)\(r.err)")
+    }
+
+    /// The slow tier (`SIMKIT_SLOW=1`): 2,000 seeds in two shards run side by side, merged:
+    /// nothing broken, and every "sometimes" situation required of 2,000 seeds reached
+    /// (`merge` exits 4 otherwise).
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["SIMKIT_SLOW"] == "1", "the slow tier: SIMKIT_SLOW=1"))
+    func twoThousandSeedsBreakNothingAndReachEverySometimes() throws {
+        let jsons = (1...2).map { Self.scratch + "/shard-\($0).json" }
+        let shards = try (1...2).map { k in
+            try Self.start(["fuzz", "--sdk", "custom:blob", "--seeds", "2000", "--shard", "\(k)/2", "--quiet", "--no-shrink",
+                            "--json", jsons[k - 1], "--out", Self.scratch])
+        }
+        for started in shards {
+            let r = try Self.finish(started)
+            #expect(r.status == 0 || r.status == 4, "\(r.out)\(r.err)")   // a shard alone may miss a situation
+            #expect(r.out.contains("no invariant broken"), "\(r.out)")
+        }
+        let merged = try Self.run(["merge"] + jsons)
+        #expect(merged.status == 0, "\(merged.out)\(merged.err)")
+        print(merged.out)
+    }
+}

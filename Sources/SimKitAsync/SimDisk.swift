@@ -1,0 +1,135 @@
+import SimKit
+
+/// What the checkers need to know of what an SDK keeps on the phone, read from the SDK's
+/// own files by the team's read-only mapping (`AsyncSDKHarness.observe`): index progress,
+/// models, place data, the credential, the lock, queued run reports, a reset still owed to
+/// the server. What the checkers have no field for (a verdict watermark, report
+/// identities, a second pending reset) stays in the SDK's own data.
+public struct DiskObservation: Sendable, Equatable {
+    /// Photos indexed: the index is photos `0..<indexedPhotos` (the library only grows).
+    public var indexedPhotos: UInt32
+    public var modelsPresent: Bool
+    public var placeDataPresent: Bool
+    /// The device credential the SDK holds, or `.none`.
+    public var credential: Credential
+    /// Access stopped (D3).
+    public var locked: Bool
+    /// The server time of the first lock error (D3), or nil (or an SDK that keeps none:
+    /// `SDKStatement.recordsLockedSince = false`).
+    public var lockedSince: SimTime?
+    /// The data was deleted after 30 days of stop (D5).
+    public var purged: Bool
+    /// Run reports waiting to be uploaded (D10).
+    public var queuedReports: UInt32
+    /// The credential of a reset whose server-side delete has not succeeded (D7), or `.none`.
+    public var pendingReset: Credential
+    /// The SDK's own time of its last answered key check (D1), or nil.
+    public var lastAnsweredCheck: SimTime?
+
+    public init(indexedPhotos: UInt32 = 0, modelsPresent: Bool = false, placeDataPresent: Bool = false,
+                credential: Credential = .none, locked: Bool = false, lockedSince: SimTime? = nil, purged: Bool = false,
+                queuedReports: UInt32 = 0, pendingReset: Credential = .none, lastAnsweredCheck: SimTime? = nil) {
+        self.indexedPhotos = indexedPhotos; self.modelsPresent = modelsPresent; self.placeDataPresent = placeDataPresent
+        self.credential = credential; self.locked = locked; self.lockedSince = lockedSince; self.purged = purged
+        self.queuedReports = queuedReports; self.pendingReset = pendingReset; self.lastAnsweredCheck = lastAnsweredCheck
+    }
+
+    /// The store operations that take the checkers' view of the disk from `old` to `new`,
+    /// in the order the checkers judge them: a lift of the lock first; then the reset
+    /// owed; the lock's time and the lock; deletions; additions; the purged mark last (after
+    /// the deletions it stands for). Report counts say only how many joined or left the
+    /// queue (`reportsRemoved`: the checkers judge why they left, D10).
+    public static func changes(from old: DiskObservation, to new: DiskObservation) -> [StoreOp] {
+        var ops: [StoreOp] = []
+        if (old.locked && !new.locked) || (old.purged && !new.purged) { ops.append(.unlock) }
+        if old.pendingReset != new.pendingReset { ops.append(.setPendingReset(new.pendingReset)) }
+        if old.lockedSince != new.lockedSince { ops.append(.setLockedSince(new.lockedSince ?? LocalData.never)) }
+        if !old.locked && new.locked { ops.append(.lock) }
+        // Deletions.
+        if new.indexedPhotos < old.indexedPhotos { ops.append(.deleteIndex) }
+        if old.modelsPresent && !new.modelsPresent { ops.append(.deleteModels) }
+        if old.placeDataPresent && !new.placeDataPresent { ops.append(.deletePlaceData) }
+        if new.queuedReports < old.queuedReports { ops.append(.reportsRemoved(old.queuedReports - new.queuedReports)) }
+        if !old.credential.isNone && new.credential.isNone { ops.append(.deleteCredential) }
+        // Additions.
+        if !new.credential.isNone && new.credential != old.credential { ops.append(.setCredential(new.credential)) }
+        if !old.modelsPresent && new.modelsPresent { ops.append(.saveModels) }
+        if !old.placeDataPresent && new.placeDataPresent { ops.append(.savePlaceData) }
+        var from = new.indexedPhotos < old.indexedPhotos ? 0 : old.indexedPhotos
+        while from < new.indexedPhotos {   // bounded: each piece adds up to 65,535 photos
+            let count = UInt16(min(UInt32(UInt16.max), new.indexedPhotos - from))
+            ops.append(.indexPhotos(from: from, count: count))
+            from += UInt32(count)
+        }
+        if new.queuedReports > old.queuedReports {
+            for _ in 0..<min(new.queuedReports - old.queuedReports, 4096) { ops.append(.queueReport) }
+        }
+        if old.lastAnsweredCheck != new.lastAnsweredCheck { ops.append(.setLastAnsweredCheck(new.lastAnsweredCheck ?? LocalData.never)) }
+        if !old.purged && new.purged { ops.append(.markPurged) }
+        return ops
+    }
+}
+
+/// The files on one device's disk, by name: what the SDK wrote through `SimDisk`.
+public struct SimDiskContents: Sendable, Equatable {
+    var files: [String: [UInt8]] = [:]
+    public init() {}
+    public init(_ files: [String: [UInt8]]) { self.files = files }
+    public subscript(name: String) -> [UInt8]? { files[name] }
+}
+
+/// The disk port for an SDK that keeps its own files (one state blob, files, a key-value
+/// store): named byte arrays that survive the app process, each write whole and durable.
+/// After every write SimKit reads the contents through the harness's mapping
+/// (`AsyncSDKHarness.observe`) and traces what changed for the checkers, in SimKit's terms;
+/// the mapping only reads, and nothing is translated by hand.
+///
+/// determinism: the files are looked up by name, never iterated.
+public final class SimDisk: @unchecked Sendable {
+    unowned let device: SimDevice
+    init(device: SimDevice) { self.device = device }
+
+    /// The file named `name`, or nil when there is none.
+    public func read(_ name: String) throws -> [UInt8]? {
+        if device.dead { throw SimDevice.processDied() }
+        return device.diskSlot.contents.files[name]
+    }
+
+    /// Writes `bytes` as the whole file `name`.
+    public func write(_ name: String, _ bytes: [UInt8]) throws {
+        if device.dead { throw SimDevice.processDied() }
+        device.diskSlot.contents.files[name] = bytes
+        device.observeDisk()
+    }
+
+    /// Removes the file `name` (nothing when there is none).
+    public func remove(_ name: String) throws {
+        if device.dead { throw SimDevice.processDied() }
+        guard device.diskSlot.contents.files.removeValue(forKey: name) != nil else { return }
+        device.observeDisk()
+    }
+}
+
+/// One device's files and the checkers' view of them, kept by the loop for the world
+/// running now (they outlive the app process, as a disk does).
+struct DiskSlot {
+    var contents = SimDiskContents()
+    var seen = DiskObservation()
+}
+
+extension SimDevice {
+    var diskSlot: DiskSlot {
+        get { SimLoop.shared.disks[index] ?? DiskSlot() }
+        set { SimLoop.shared.disks[index] = newValue }
+    }
+
+    /// The mapping reads the disk as it is now; what changed is traced, in order.
+    func observeDisk() {
+        guard let observe = diskMapping else { return }
+        var slot = diskSlot
+        guard let now = observe(slot.contents) else { return }
+        for op in DiskObservation.changes(from: slot.seen, to: now) { write(op) }
+        slot.seen = now
+        diskSlot = slot
+    }
+}
