@@ -39,6 +39,10 @@ public protocol AsyncSDKHarness: AnyObject, Sendable {
     /// own shape"). Read-only; SimKit calls it after every write and traces what changed.
     /// The default, nil: the SDK writes through `device.write(StoreOp)` instead.
     static func observe(_ disk: SimDiskContents) -> DiskObservation?
+    /// For such an SDK, optional: writes `credential` into its files where the SDK keeps its
+    /// device credential, as a clone that copied a genuine install's storage holds it
+    /// (SPEC S6), and returns true. The default returns false: the clone gets the key alone.
+    static func place(_ credential: Credential, in disk: inout SimDiskContents) -> Bool
     /// What the SDK states where SPEC lets it choose within a limit (its back-offs, D7 and
     /// D10; whether it keeps `lockedSince`), as its README says. The default: SPEC's limits.
     static var statement: SDKStatement { get }
@@ -47,6 +51,7 @@ public protocol AsyncSDKHarness: AnyObject, Sendable {
 extension AsyncSDKHarness {
     public func tearDown() async {}
     public static func observe(_ disk: SimDiskContents) -> DiskObservation? { nil }
+    public static func place(_ credential: Credential, in disk: inout SimDiskContents) -> Bool { false }
     public static var statement: SDKStatement { .specLimits }
 }
 
@@ -97,9 +102,12 @@ public struct AsyncCore<Harness: AsyncSDKHarness>: SDKCore, RunsOnSimLoop {
     /// will never arrive (`call-never-returns`).
     public static var hearsLostAnswers: Bool { true }
 
-    /// A harness that maps its own files (`observe`) cannot be handed a clone's copied
-    /// credential: the world writes none it would never see.
-    public static var takesCopiedCredentials: Bool { Harness.observe(SimDiskContents()) == nil }
+    /// A harness that maps its own files (`observe`) is handed a clone's copied credential
+    /// only if it can place one in them (`place`): the world writes none it would never see.
+    public static var takesCopiedCredentials: Bool {
+        var probe = SimDiskContents()
+        return Harness.observe(probe) == nil || Harness.place(Credential(device: 0, generation: 1), in: &probe)
+    }
 
     /// The harness's statement of its SDK's own bounds.
     public static var statement: SDKStatement { Harness.statement }
@@ -137,7 +145,9 @@ public struct AsyncCore<Harness: AsyncSDKHarness>: SDKCore, RunsOnSimLoop {
                 // a sleep due now, runs in this step (its answer may still come, late).
                 if device.requestTimedOut(arg >> 3) { device.wakeDue(byWake: false) }
             case .timer: device.wakeDue()
-            case .launch(let bg): Self.start(.launch(inBackground: bg), harness, device)
+            case .launch(let bg):
+                device.placeCopiedCredential(disk.credential) { Harness.place($0, in: &$1) }
+                Self.start(.launch(inBackground: bg), harness, device)
             case .becameActive: Self.start(.becameActive, harness, device)
             case .wentToBackground: Self.start(.wentToBackground, harness, device)
             case .backgroundRun: Self.start(.backgroundRun, harness, device)

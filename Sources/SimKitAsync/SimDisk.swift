@@ -75,7 +75,10 @@ public struct SimDiskContents: Sendable, Equatable {
     var files: [String: [UInt8]] = [:]
     public init() {}
     public init(_ files: [String: [UInt8]]) { self.files = files }
-    public subscript(name: String) -> [UInt8]? { files[name] }
+    public subscript(name: String) -> [UInt8]? {
+        get { files[name] }
+        set { files[name] = newValue }
+    }
 }
 
 /// The disk port for an SDK that keeps its own files (one state blob, files, a key-value
@@ -121,6 +124,21 @@ extension SimDevice {
     var diskSlot: DiskSlot {
         get { SimLoop.shared.disks[index] ?? DiskSlot() }
         set { SimLoop.shared.disks[index] = newValue }
+    }
+
+    /// S6: a clone that copied a genuine install's storage starts its process holding the
+    /// credential the world copied to it (`credential`, the world's replica of its disk),
+    /// which its own files do not hold yet: the harness places it there (`place`), and the
+    /// checkers' view takes it as already traced (the world traced the copy).
+    func placeCopiedCredential(_ credential: Credential, _ place: (Credential, inout SimDiskContents) -> Bool) {
+        guard let observe = diskMapping, !credential.isNone else { return }
+        var slot = diskSlot
+        guard slot.seen.credential != credential, place(credential, &slot.contents),
+              let now = observe(slot.contents), now.credential == credential else { return }
+        slot.seen.credential = credential
+        if slot.seen != now { for op in DiskObservation.changes(from: slot.seen, to: now) { write(op) } }
+        slot.seen = now
+        diskSlot = slot
     }
 
     /// The mapping reads the disk as it is now; what changed is traced, in order.

@@ -26,6 +26,8 @@ public struct Ledger: Codable, Equatable, Sendable {
     public var watermark: UInt64?
     /// The phone's time when a key check was last answered with a verdict.
     public var lastCheckAt: UInt64?
+    /// The phone's calendar clock then (SPEC P2: D1 is kept by the phone's clock too).
+    public var lastCheckWallMs: Int64?
     /// Run reports waiting for upload, by id.
     public var reports: [UInt32] = []
     public var nextReport: UInt32 = 1

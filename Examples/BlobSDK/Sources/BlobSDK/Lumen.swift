@@ -102,8 +102,9 @@ public actor Lumen {
             return
         }
         startUploadIfDue()
-        let now = time.nowMs
-        if let last = ledger.lastCheckAt, now >= last, now - last <= options.staleCheckMs { return }
+        let now = time.nowMs, wall = time.wallMs
+        let freshByClock = ledger.lastCheckWallMs.map { wall >= $0 && UInt64(wall - $0) <= options.staleCheckMs } ?? true
+        if let last = ledger.lastCheckAt, now >= last, now - last <= options.staleCheckMs, freshByClock { return }
         await checkKey()
     }
 
@@ -226,7 +227,7 @@ public actor Lumen {
             if let mark = ledger.watermark, served < mark { return .stale }
             if ledger.revoked, let stop = ledger.stopVerdictAt, served <= stop { return .stale }
             next.watermark = served
-            if isCheck { next.lastCheckAt = time.nowMs }
+            if isCheck { next.lastCheckAt = time.nowMs; next.lastCheckWallMs = time.wallMs }
             let unlocking = next.revoked
             if unlocking { next.revoked = false; next.wiped = false; next.revokedSince = nil }
             guard save(next) else { return .noAnswer }
@@ -235,7 +236,7 @@ public actor Lumen {
         case .refused(let why, let served, let since):
             if let mark = ledger.watermark, served < mark { return .stale }
             next.watermark = served
-            if isCheck { next.lastCheckAt = time.nowMs }
+            if isCheck { next.lastCheckAt = time.nowMs; next.lastCheckWallMs = time.wallMs }
             if why.stopsAccess {
                 lockDown(next, servedAt: served, stoppedSince: since)
                 return .stopped

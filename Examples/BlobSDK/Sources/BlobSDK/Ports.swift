@@ -49,7 +49,10 @@ public protocol HTTPPort: Sendable {
 
 /// Time: the phone's clock in milliseconds, and sleeping on elapsed time.
 public protocol TimePort: Sendable {
+    /// Elapsed time (monotonic): back-offs, timeouts.
     var nowMs: UInt64 { get }
+    /// The phone's calendar clock (`Date()`), which the person may set back or forward.
+    var wallMs: Int64 { get }
     func sleep(ms: UInt64) async throws
 }
 

@@ -16,7 +16,7 @@ public final class BlobHarness: AsyncSDKHarness {
         options.requestTimeoutMs = device.config.requestTimeoutMs
         options.staleCheckMs = device.config.checkIntervalMs
         options.wipeAfterMs = device.config.purgeAfterMs
-        sdk = Lumen(options: options, http: Wire(device: device), time: Ticks(clock: device.clock),
+        sdk = Lumen(options: options, http: Wire(device: device), time: Ticks(clock: device.clock, wall: device.wallClock),
                     blobs: Files(disk: device.files), scheduler: Scheduler(tasks: device.backgroundTasks),
                     photos: Library(device: device)) { [device] state in
             switch state {
@@ -65,6 +65,16 @@ public final class BlobHarness: AsyncSDKHarness {
                                lastAnsweredCheck: ledger.lastCheckAt)
     }
 
+    /// A clone restored from a genuine install's backup holds its device id (S6): written
+    /// into the ledger, or a fresh ledger holding only it.
+    public static func place(_ credential: Credential, in disk: inout SimDiskContents) -> Bool {
+        var ledger = disk[Ledger.key].flatMap { Ledger.decode(Data($0)) } ?? Ledger()
+        ledger.deviceID = credential.id
+        guard let data = try? ledger.encoded() else { return false }
+        disk[Ledger.key] = [UInt8](data)
+        return true
+    }
+
     /// The README's stated back-offs (D7, D10).
     public static var statement: SDKStatement {
         let o = LumenOptions()
@@ -101,14 +111,16 @@ struct Wire: HTTPPort {
         case .appPending: return .refused(.pending, serverTime: r.servedAt, stoppedSince: nil)
         case .deviceUnknown: return .refused(.unknownDevice, serverTime: r.servedAt, stoppedSince: nil)
         case .attestationFailed: return .refused(.attestation, serverTime: r.servedAt, stoppedSince: nil)
-        case .serverError, .timedOut, .offline: return .noVerdict
+        case .serverError, .timedOut, .offline, .notRollup: return .noVerdict
         }
     }
 }
 
 struct Ticks: TimePort {
     let clock: SimClock
+    let wall: SimWallClock
     var nowMs: UInt64 { clock.now.ms }
+    var wallMs: Int64 { wall.nowMillis }
     func sleep(ms: UInt64) async throws { try await clock.sleep(until: clock.now.advanced(by: .milliseconds(Int64(ms)))) }
 }
 
