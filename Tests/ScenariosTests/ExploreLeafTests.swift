@@ -54,7 +54,7 @@ import Testing
         var node = Explorer.NodeRun()
         node.pendingTimes = [10, 20, 30]
         node.lastChecks = Array(repeating: 5, count: options.devices)
-        for (i, c) in explorer.children(of: [], node: node, table: table).enumerated() where i % 13 == 0 { bases.append([c]) }
+        for (i, c) in explorer.children(of: [], node: node, table: table).enumerated() where i % 31 == 0 { bases.append([c]) }
         var compared = 0, incremental = 0
         for base in bases {
             let t = base.last?.time ?? 0
@@ -74,7 +74,7 @@ import Testing
                 }
             }
         }
-        #expect(compared > 300 && incremental > compared, "\(compared) compared, \(incremental) built")
+        #expect(compared > 200 && incremental > compared, "\(compared) compared, \(incremental) built")
     }
 
     /// What a search reports, for comparing two searches.
@@ -86,7 +86,7 @@ import Testing
     }
 
     /// The plain search (every path compiled whole, one leaf at a time, and without forks)
-    /// and the search with the leaves' speed-ups on 1, 2 and 3 threads: the same figures
+    /// and the search with the leaves' speed-ups on 1, 2 (and, for 2 actions, 3) threads: the same figures
     /// and counterexample, for clean worlds, mutants found depth and breadth first, a
     /// budget that stops the search mid-level, and fates.
     @Test(arguments: [
@@ -113,13 +113,13 @@ import Testing
         plain.jobs = 1
         let expected = Self.summary(try Explorer(options: plain).run())
         #expect(expected.contains("runs "))
-        for jobs in [1, 2, 3] {
+        for jobs in actions <= 2 ? [1, 2, 3] : [1, 2] {
             var fast = plain
             fast.incrementalSetup = true
             fast.jobs = jobs
             #expect(Self.summary(try Explorer(options: fast).run()) == expected, "\(name), \(jobs) jobs")
         }
-        if actions <= 2 || devices == 1 {
+        if actions <= 2 {
             var noFork = plain
             noFork.forking = false
             #expect(Self.summary(try Explorer(options: noFork).run()) == expected, "\(name), no forks")
