@@ -13,7 +13,7 @@ enum ExploreCommand {
                           [--bfs] [--no-fork] [--each-once] [--no-faults] [--faults LIST] [--no-dashboard] [--dashboard LIST]
                           [--persons LIST] [--with LIST]
                           [--race N] [--boundaries N] [--boundary-moments LIST] [--fates N [--fate-kinds LIST]]
-                          [--state-budget BYTES] [--max-runs N]
+                          [--state-budget BYTES] [--max-runs N] [--jobs J]
                           [--time-limit SECONDS] [--shard I/N] [--out FILE] [--json FILE]
 
     Searches every sequence of at most N actions on one app with 1 to 3 devices (all
@@ -95,6 +95,9 @@ enum ExploreCommand {
                         frontier, or with a unit: 512M, 2G (default 512M); when full the
                         search stops, INCOMPLETE
       --max-runs N      stop after N runs, INCOMPLETE (default 50000000)
+      --jobs J          threads that run the leaves (the paths at the last level,
+                        nearly all the runs) side by side (default: all cores); the
+                        runs, states and counterexample are the same for any J
       --time-limit S    stop after S seconds of wall clock, INCOMPLETE
       --shard I/N       search only the first actions I, I+N, I+2N… (counting from 1) and
                         what follows them: N processes together search the whole space
@@ -117,7 +120,7 @@ enum ExploreCommand {
         }
         let a = try Arguments(argv, switches: ["bfs", "each-once", "no-faults", "no-dashboard", "no-fork"],
                               options: ["devices", "actions", "sdk", "persons", "faults", "dashboard", "with", "shard", "race", "boundaries", "boundary-moments", "state-budget", "fates", "fate-kinds",
-                                        "max-runs", "time-limit", "out", "json"])
+                                        "max-runs", "jobs", "time-limit", "out", "json"])
         if a.has("help") { print(helpText(help, cores: cores), terminator: ""); return 0 }
         if let p = a.positionals.first { throw UsageError("explore takes no files or arguments, got '\(p)'") }
         let options = try exploreOptions(a, cores: cores)
@@ -171,6 +174,7 @@ enum ExploreCommand {
         options.dashboard = !a.has("no-dashboard")
         options.raceMoments = Int(try a.uint("race", default: 2, range: 0...16))
         options.boundaries = Int(try a.uint("boundaries", default: 2, range: 0...16))
+        options.jobs = Int(try a.uint("jobs", default: UInt64(ProcessInfo.processInfo.activeProcessorCount), range: 1...256))
         options.maxRuns = try a.uint("max-runs", default: options.maxRuns, range: 1...UInt64.max)
         if let text = a.string("state-budget") { options.stateBudgetBytes = try RunCommand.parseBytes(text, option: "--state-budget") }
         if let list = a.string("persons") {

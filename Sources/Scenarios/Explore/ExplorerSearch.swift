@@ -13,11 +13,14 @@ extension Explorer {
         var bound: Int
         var seen: [StateDigest: Int] = [:]   // determinism: looked up, never iterated
         var frontierBytes: UInt64 = 0
+        /// The alphabet's actions compiled once, for leaves' setups (`incrementalSetup`).
+        let leafTable: LeafActions?
         var options: ExploreOptions { explorer.options }
 
         init(_ explorer: Explorer) {
             self.explorer = explorer
             self.bound = explorer.options.maxActions
+            self.leafTable = explorer.options.incrementalSetup && explorer.options.forking ? explorer.leafActions() : nil
         }
 
         /// The root first, then its children breadth first or depth first.
@@ -28,7 +31,7 @@ extension Explorer {
                 return result
             }
             guard let rootNode = root(from: rootWorld) else { return result }
-            let rootChildren = explorer.children(of: [], node: rootNode).enumerated()
+            let rootChildren = explorer.children(of: [], node: rootNode, table: leafTable).enumerated()
                 .filter { $0.offset % options.shard.count == options.shard.index - 1 }.map(\.element)
             if options.breadthFirst {
                 breadthFirst(rootNode: rootNode, rootWorld: rootWorld, rootChildren: rootChildren)
@@ -78,7 +81,8 @@ extension Explorer {
             var pinnedFound: [PinnedFate] = []
             var refused: WorldSetup?
             if leaf, options.forking, let parent {
-                let built = explorer.setup(path: path, duration: t)
+                let built = leafTable.flatMap { explorer.leafSetup(path: path, duration: t, parent: parent.setup, table: $0) }
+                    ?? explorer.setup(path: path, duration: t)
                 var world = parent.fork()
                 if world.extend(as: built) { leafWorld = world } else { refused = built }
             }
@@ -174,7 +178,7 @@ extension Explorer {
                     // built again, once for all its children.
                     let parentWorld = !options.forking ? nil : p == 0 ? rootWorld
                         : explorer.forkPoint(SDK.self, path: base, parent: nil)
-                    for c in p == 0 ? rootChildren : explorer.children(of: base, node: tree[p].run) {
+                    for c in p == 0 ? rootChildren : explorer.children(of: base, node: tree[p].run, table: leafTable) {
                         if stopping() { return }
                         let path = base + [c]
                         guard let (node, _) = visit(path, parent: parentWorld) else {
@@ -202,6 +206,26 @@ extension Explorer {
             return out.reversed()
         }
 
+        /// The leaves `children[next...]` of the node `base` (whose world is `parent`), run
+        /// as a batch (`leafRuns`, on `jobs` threads) and then taken in order as `visit`
+        /// takes a leaf: each counted, the first that breaks a rule recorded (the bound then
+        /// drops below them, so the rest are not counted, as one thread would not have run
+        /// them), a run stopped early making the search incomplete. A batch is at most the
+        /// runs left in the budget; `next` moves past what was taken.
+        mutating func leafBatch(_ next: inout Int, of children: [ExploreStep], after base: [ExploreStep], parent: SimWorld) {
+            let count = Int(min(UInt64(children.count - next), options.maxRuns - result.runs))
+            let paths = children[next..<(next + count)].map { base + [$0] }
+            let runs = explorer.leafRuns(SDK.self, paths: paths, parent: parent, table: leafTable, jobs: options.jobs)
+            for (path, node) in zip(paths, runs) {
+                next += 1
+                result.runs += 1
+                result.maxDepth = max(result.maxDepth, path.count)
+                if result.runs % explorer.progressEvery == 0 { explorer.progress(result) }
+                if !node.broken.isEmpty { record(node, path: path, pins: []); return }
+                if let stop = node.stop { result.incomplete = "a run stopped early: \(stop.description)"; return }
+            }
+        }
+
         /// Depth first: a stack of children lists, each with the index of the next to try.
         /// Each frame keeps its path's world at its fork point, for its children to fork.
         mutating func depthFirst(rootWorld: SimWorld?, rootChildren: [ExploreStep]) {
@@ -210,11 +234,15 @@ extension Explorer {
                 if stopping() { return }
                 let top = stack.count - 1
                 if stack[top].next >= stack[top].children.count || stack[top].path.count >= bound { stack.removeLast(); continue }
+                if stack[top].path.count + 1 == bound, options.maxFates == 0, let world = stack[top].world {
+                    leafBatch(&stack[top].next, of: stack[top].children, after: stack[top].path, parent: world)
+                    continue
+                }
                 let step = stack[top].children[stack[top].next]
                 stack[top].next += 1
                 let path = stack[top].path + [step]
                 if let (node, world) = visit(path, parent: stack[top].world), path.count < bound {
-                    stack.append((path, explorer.children(of: path, node: node), 0, world))
+                    stack.append((path, explorer.children(of: path, node: node, table: leafTable), 0, world))
                 }
             }
         }

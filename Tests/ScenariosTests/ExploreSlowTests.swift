@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+
+/// `simkit explore`'s default world (2 devices, at most 4 actions, the whole default
+/// alphabet) searched whole in the slow tier (issue 45 part 5: explore found a bug in the
+/// reference server there, and no tier ran it). It is tens of millions of runs, so it runs
+/// the release `simkit` (a debug build is about ten times slower), built into its own
+/// scratch folder so that it never waits on the lock of the `swift test` running it.
+@Suite("simkit explore's default world", .tags(.slow), .slowTier, .serialized)
+struct ExploreSlowTests {
+    /// The release `simkit`, built once (incrementally after the first time).
+    static let simkit: Result<String, any Error> = Result {
+        let scratch = PackageRoot.path + "/.build/explore-slow"
+        let built = try Command.run("swift", ["build", "-c", "release", "--product", "simkit",
+                                              "--package-path", PackageRoot.path, "--scratch-path", scratch])
+        guard built.status == 0 else { throw BuildFailed(output: built.output) }
+        return scratch + "/release/simkit"
+    }
+
+    struct BuildFailed: Error, CustomStringConvertible {
+        var output: String
+        var description: String { "swift build -c release failed:\n\(output)" }
+    }
+
+    /// `simkit explore ARGS --json -`: its exit status and its JSON report.
+    static func explore(_ args: [String]) throws -> (status: Int32, report: [String: Any]) {
+        let binary = try simkit.get()
+        let r = try Command.run(binary, ["explore"] + args + ["--json", "-"])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(r.output.utf8)) as? [String: Any], "not JSON: \(r.output)")
+        return (r.status, json)
+    }
+
+    /// `simkit explore` with no options: exhausted, no violation, exit 0.
+    @Test("the default world (2 devices x 4 actions) is exhausted with no violation", .timeLimit(.minutes(60)))
+    func defaultWorldIsClean() throws {
+        let (status, report) = try Self.explore([])
+        #expect(status == 0, "\(report)")
+        #expect(report["status"] as? String == "exhausted")
+        #expect(report["devices"] as? Int == 2 && report["maxActions"] as? Int == 4 && report["maxDepth"] as? Int == 4)
+        #expect((report["runs"] as? Int ?? 0) > 30_000_000, "\(report)")
+    }
+
+    /// The same world finds the server bug explore first found there (S2: a stop dated from
+    /// the first request after an update), with the same path and runs on 1 thread or 2.
+    @Test("the default world finds date-update-from-first-request in 4 actions, the same on any --jobs", .timeLimit(.minutes(30)))
+    func defaultWorldFindsTheDatingMutant() throws {
+        let name = "date-update-from-first-request"
+        var seen: [String] = []
+        for jobs in ["1", "2"] {
+            let (status, report) = try Self.explore(["--sdk", "mutant:\(name)", "--jobs", jobs])
+            #expect(status == 1, "\(report)")
+            #expect(report["status"] as? String == "violation")
+            #expect(report["broken"] as? [String] == ["server-enforces-access"], "\(report)")
+            #expect((report["path"] as? [String])?.count == 4, "\(report)")
+            seen.append("\(report["runs"] ?? "-") \(report["distinctStates"] ?? "-") \(report["path"] ?? "-")")
+        }
+        #expect(seen[0] == seen[1], "--jobs changed the search: \(seen)")
+    }
+}
