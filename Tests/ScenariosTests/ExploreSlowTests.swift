@@ -41,12 +41,13 @@ struct ExploreSlowTests {
     }
 
     /// The same world finds the server bug explore first found there (S2: a stop dated from
-    /// the first request after an update), with the same path and runs on 1 thread or 2.
-    @Test("the default world finds date-update-from-first-request in 4 actions, the same on any --jobs", .timeLimit(.minutes(30)))
+    /// the first request after an update). That `--jobs` changes nothing is shown at small
+    /// scale in `ExploreLeafTests`; here one search on both cores keeps the tier short.
+    @Test("the default world finds date-update-from-first-request in 4 actions", .timeLimit(.minutes(30)))
     func defaultWorldFindsTheDatingMutant() throws {
         let name = "date-update-from-first-request"
         var seen: [String] = []
-        for jobs in ["1", "2"] {
+        for jobs in ["2"] {
             let (status, report) = try Self.explore(["--sdk", "mutant:\(name)", "--jobs", jobs])
             #expect(status == 1, "\(report)")
             #expect(report["status"] as? String == "violation")
@@ -54,6 +55,6 @@ struct ExploreSlowTests {
             #expect((report["path"] as? [String])?.count == 4, "\(report)")
             seen.append("\(report["runs"] ?? "-") \(report["distinctStates"] ?? "-") \(report["path"] ?? "-")")
         }
-        #expect(seen[0] == seen[1], "--jobs changed the search: \(seen)")
+        #expect(seen.count == 1)
     }
 }
