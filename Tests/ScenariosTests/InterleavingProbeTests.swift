@@ -45,6 +45,18 @@ import Invariants
         #expect(caught.count >= 4, "\(kind) caught \(name) under seeds \(caught) of 0..<8")
     }
 
+    @Test("the probes that read no trace write a script for every seed: no trap, every statement within the duration")
+    func probesFitTheirRun() {
+        for kind in [ScenarioGenerator.Interleaving.resetInTrouble, .siblingKeyOnRegisteredDevice] {
+            for seed: UInt64 in 0..<3_000 {
+                let s = InterleavingProbeTests.script(kind, seed: seed, sdk: .reference)
+                for st in s.timeline {
+                    if case .at(let t) = st.schedule { #expect(t <= s.duration, "\(kind) seed \(seed): a statement at \(t)") }
+                }
+            }
+        }
+    }
+
     @Test("an action placed in flight: the reference passes, and the script differs from the bare one only by appended statements")
     func actionInFlightIsAppendedAndClean() throws {
         for seed: UInt64 in 0..<12 {

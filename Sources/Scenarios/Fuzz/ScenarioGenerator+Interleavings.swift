@@ -232,7 +232,9 @@ extension ScenarioGenerator {
     /// so the delete fails; the run goes on at least a day after, past any back-off SPEC
     /// allows (D7). (A timeout would not do: the server judges the delete all the same.)
     mutating func resetInTrouble() {
-        guard let t = weaveTime(room: 2 * Ms.day) else { return }
+        // Three hours of room before the reset too: photos, a launch, photos again.
+        guard let t0 = weaveTime(room: 2 * Ms.day + 3 * Ms.hour) else { return }
+        let t = t0 + 3 * Ms.hour
         let group = quietApp()
         let who = DeviceSelector.device(group: group, index: 1)
         at(t - 3 * Ms.hour, .addPhotos(20 + weaveStream.below(200), .group(group)))
