@@ -91,16 +91,29 @@ import Testing
     /// budget that stops the search mid-level, and fates.
     @Test(arguments: [
         ("reference 2x2", 2, 2, SDKChoice.reference, false, UInt64(50_000_000), 0),
-        ("reference 1x3", 1, 3, .reference, false, 50_000_000, 0),
-        ("never-purge dfs", 1, 3, .mutant("never-purge"), false, 50_000_000, 0),
-        ("never-purge bfs", 1, 3, .mutant("never-purge"), true, 50_000_000, 0),
         ("lock-on-5xx 2x2 dfs", 2, 2, .mutant("lock-on-5xx"), false, 50_000_000, 0),
-        ("disable-spares-grace-keys 1x3 dfs", 1, 3, .mutant("disable-spares-grace-keys"), false, 50_000_000, 0),
         ("budget", 2, 3, .reference, false, 2_345, 0),
         ("fates", 1, 2, .reference, false, 50_000_000, 1),
     ] as [(String, Int, Int, SDKChoice, Bool, UInt64, Int)])
     func sameSearchAsThePlainOne(_ name: String, _ devices: Int, _ actions: Int, _ sdk: SDKChoice, _ bfs: Bool,
                                  _ maxRuns: UInt64, _ fates: Int) throws {
+        try Self.sameSearch(name, devices, actions, sdk, bfs, maxRuns, fates)
+    }
+
+    /// The same at 3 actions (about a minute of a debug build's CPU): the slow tier.
+    @Test(.tags(.slow), .slowTier, arguments: [
+        ("reference 1x3", 1, 3, SDKChoice.reference, false, UInt64(50_000_000), 0),
+        ("never-purge dfs", 1, 3, .mutant("never-purge"), false, 50_000_000, 0),
+        ("never-purge bfs", 1, 3, .mutant("never-purge"), true, 50_000_000, 0),
+        ("disable-spares-grace-keys 1x3 dfs", 1, 3, .mutant("disable-spares-grace-keys"), false, 50_000_000, 0),
+    ] as [(String, Int, Int, SDKChoice, Bool, UInt64, Int)])
+    func sameSearchAsThePlainOneAtThreeActions(_ name: String, _ devices: Int, _ actions: Int, _ sdk: SDKChoice, _ bfs: Bool,
+                                               _ maxRuns: UInt64, _ fates: Int) throws {
+        try Self.sameSearch(name, devices, actions, sdk, bfs, maxRuns, fates)
+    }
+
+    static func sameSearch(_ name: String, _ devices: Int, _ actions: Int, _ sdk: SDKChoice, _ bfs: Bool,
+                           _ maxRuns: UInt64, _ fates: Int) throws {
         var plain = ExploreOptions()
         plain.devices = devices
         plain.maxActions = actions
