@@ -19,11 +19,12 @@ extension InvariantChecker {
         // check of its own; every run that starts is judged below, D1.)
         if step.isLaunch, !checked {
             violate(.keyCheckSchedule, d, "launched and called configure without checking its key")
-        } else if step.isBecameActive, let wall = wallClockAge(d) {
+        } else if step.isBecameActive, !wallOffsetMs.isEmpty, let owed = wallClockOwes(d) {
             // P2: the phone's clock moved since the last answered check: D1 by the phone's
-            // clock (clock-changes-nothing) judges this activation, not the true age.
-            if !step.lockedBefore, wall.owed, !checked {
-                violate(.clockChangesNothing, d, "became active \(wall.describe) and did not check its key (D1 by the phone's clock)")
+            // clock (clock-changes-nothing) judges this activation, not the true age. (The
+            // empty test first: in a world where no clock moved, no call at all.)
+            if !step.lockedBefore, owed, !checked {
+                violate(.clockChangesNothing, d, "became active \(wallClockAgeText(d)) and did not check its key (D1 by the phone's clock)")
             }
         } else if step.isBecameActive {
             let last = step.lastAnsweredBefore
@@ -54,20 +55,31 @@ extension InvariantChecker {
     }
 
     /// P2: at an activation of device `d` whose phone's clock moved since its last answered
-    /// check, that check's age by the phone's clock, and whether D1 owes a check by it: it is
-    /// more than 24 h old on the wall clock, or the wall clock reads earlier than when the
-    /// check was answered (set back past it). nil when the clock did not move since (the
-    /// true age rules, `key-check-schedule`) or there was no answered check.
-    func wallClockAge(_ d: DeviceIndex) -> (owed: Bool, describe: String)? {
+    /// check, whether D1 owes a check by the phone's clock: that check is more than 24 h old
+    /// on the wall clock, or the wall clock reads earlier than when it was answered (set
+    /// back past it). nil when the clock did not move since (the true age rules,
+    /// `key-check-schedule`) or there was no answered check.
+    @inline(never) func wallClockOwes(_ d: DeviceIndex) -> Bool? {
+        guard let age = wallClockAgeMs(d) else { return nil }
+        return age < 0 || age > Int64(InvariantChecker.checkIntervalMs)
+    }
+
+    /// The last answered check's age by device `d`'s phone's clock, in ms (negative when
+    /// the clock was set back past it); nil as for `wallClockOwes`.
+    func wallClockAgeMs(_ d: DeviceIndex) -> Int64? {
         let i = Int(d)
         let last = step.lastAnsweredBefore
         guard i < wallOffsetMs.count, last != LocalData.never, wallOffsetMs[i] != wallOffsetAtCheckMs[i] else { return nil }
-        let age = (Int64(now) + wallOffsetMs[i]) - (Int64(last) + wallOffsetAtCheckMs[i])
-        let owed = age < 0 || age > Int64(InvariantChecker.checkIntervalMs)
-        let describe = age < 0
+        return (Int64(now) + wallOffsetMs[i]) - (Int64(last) + wallOffsetAtCheckMs[i])
+    }
+
+    /// The words for `wallClockAgeMs`, built only for a violation's message.
+    func wallClockAgeText(_ d: DeviceIndex) -> String {
+        guard let age = wallClockAgeMs(d) else { return "" }
+        let last = step.lastAnsweredBefore
+        return age < 0
             ? "with its phone's clock set back \(DurationText.format(SimTime(-age))) before its last answered check (\(DurationText.format(now - last)) ago in truth)"
             : "with its last answered check \(DurationText.format(SimTime(age))) old by its phone's clock (\(DurationText.format(now - last)) in truth)"
-        return (owed, describe)
     }
 
     /// P2: a phone's wall clock is set (`clock` fault): its new offset from the true time.
@@ -84,7 +96,7 @@ extension InvariantChecker {
     /// D1, an unlocked device whose phone's clock reads earlier than when its last check was
     /// answered (a check is owed by the phone's clock, whatever the true age says).
     mutating func wallClockActivation(_ d: DeviceIndex) {
-        guard !step.lockedBefore, let wall = wallClockAge(d), wall.owed,
+        guard !step.lockedBefore, wallClockOwes(d) == true,
               Int64(now) + wallOffsetMs[Int(d)] < Int64(step.lastAnsweredBefore) + wallOffsetAtCheckMs[Int(d)] else { return }
         hit(.clockSetBackPastCheck)
     }

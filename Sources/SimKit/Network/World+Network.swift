@@ -40,9 +40,7 @@ extension SimWorld {
         var r = draw(d)
         let reply = faultAnswer(device: d, &r) ?? server.handle(slot.request, now: now)
         requests.setReply(reply, of: s)
-        let recordAfter = server.deviceRecord(d)?.generation ?? 0
-        trace(d, .served(id: slot.id, kind: slot.request.kind, key: slot.request.key,
-                         credential: slot.request.credential, reply: reply, recordAfter: recordAfter))
+        traceServed(slot, reply: reply)
         switch faultsOnTheWayBack(device: d, &r) {
         case .usual: break
         case .lost:   // S9: the server acted, the answer never arrives
@@ -52,6 +50,18 @@ extension SimWorld {
         case .delayed(let delay): return answerSlowed(slot: s, by: delay, r)
         }
         schedule(.responseArrives(device: d, slot: s), at: answerTime(slot, &r))
+    }
+
+    /// Traces the server's verdict on `slot`'s request, with the generation of the device's
+    /// record after it. A function of its own, as the other busy trace sites are
+    /// (`traceStepEnd`): inlined into `requestArrives`, `trace` had outgrown that function's
+    /// inlining budget and was left a call that switched on the record's case at run time.
+    @inlinable @inline(never)
+    mutating func traceServed(_ slot: RequestPool.Slot, reply: ServerReply) {
+        let d = slot.request.device
+        let recordAfter = server.deviceRecord(d)?.generation ?? 0
+        trace(d, .served(id: slot.id, kind: slot.request.kind, key: slot.request.key,
+                         credential: slot.request.credential, reply: reply, recordAfter: recordAfter))
     }
 
     /// `requestArrives` for a request with a pinned fate (`RequestFate`): the same draws;
@@ -65,9 +75,7 @@ extension SimWorld {
         let fate = RequestFate(rawValue: slot.fate)
         let reply = fate == .serverError ? ServerReply(.serverError) : server.handle(slot.request, now: now)
         requests.setReply(reply, of: s)
-        let recordAfter = server.deviceRecord(d)?.generation ?? 0
-        trace(d, .served(id: slot.id, kind: slot.request.kind, key: slot.request.key,
-                         credential: slot.request.credential, reply: reply, recordAfter: recordAfter))
+        traceServed(slot, reply: reply)
         let timeout = setup.sdk.requestTimeoutMs
         var at = answerTime(slot, &r)
         switch fate {
