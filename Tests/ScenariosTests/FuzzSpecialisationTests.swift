@@ -1,0 +1,27 @@
+import Testing
+import SimKit
+import Invariants
+@testable import ScenarioLanguage
+@testable import Scenarios
+@testable import ScenarioSearch
+
+/// The reference's runs go through `Fuzz.check(_:ringDepth:)`, written out for the
+/// concrete cores so that the engine runs specialised; the generic chain
+/// (`check(_:sdk:server:ringDepth:)`) is what every other core takes. Both must give the
+/// same run: the same fingerprint, events, violations and coverage, mutants included.
+@Suite struct FuzzSpecialisationTests {
+    @Test(arguments: [SDKChoice.reference, .mutant("lock-on-5xx"), .mutant("purge-only-on-check")])
+    func theConcreteReferenceRunIsTheGenericOne(sdk: SDKChoice) throws {
+        for seed in UInt64(0)..<12 {
+            let scenario = ScenarioGenerator.generate(seed: seed, options: GeneratorOptions(sdk: sdk))
+            let concrete = CheckedRun(reference: try Fuzz.check(scenario))
+            let generic = CheckedRun(try Fuzz.check(scenario, sdk: ReferenceSDK.self, server: ServerModel.self))
+            #expect(concrete.fingerprint == generic.fingerprint, "seed \(seed)")
+            #expect(concrete.eventsHandled == generic.eventsHandled, "seed \(seed)")
+            #expect(concrete.eventsHandled > 0, "seed \(seed)")
+            #expect(concrete.checker.violations.map(\.headline) == generic.checker.violations.map(\.headline), "seed \(seed)")
+            #expect(concrete.checker.coverage.counts == generic.checker.coverage.counts, "seed \(seed)")
+            #expect(concrete.stopReason == generic.stopReason, "seed \(seed)")
+        }
+    }
+}
