@@ -25,3 +25,18 @@ import Invariants
         }
     }
 }
+
+/// The same for guided runs: `GuidedFuzz.runReference` against the generic `run`.
+@Suite struct GuidedSpecialisationTests {
+    @Test func theConcreteGuidedRunIsTheGenericOne() throws {
+        for seed in UInt64(0)..<8 {
+            let scenario = ScenarioGenerator.generate(seed: seed, options: GeneratorOptions())
+            let concrete = try GuidedFuzz.runReference(scenario)
+            let generic = try GuidedFuzz.run(scenario, ReferenceSDK.self, ServerModel.self)
+            #expect(concrete.2 == generic.2, "seed \(seed)")
+            #expect(concrete.3 == generic.3 && concrete.3 > 0, "seed \(seed)")
+            #expect(concrete.0.violations.map(\.headline) == generic.0.violations.map(\.headline), "seed \(seed)")
+            #expect(concrete.1.features == generic.1.features, "seed \(seed)")
+        }
+    }
+}

@@ -177,8 +177,20 @@ package enum GuidedFuzz {
     static func run(_ scenario: ScenarioFile, cores: SDKCores) throws(CompileError)
         -> (InvariantChecker, GuidanceObserver, Fingerprint, UInt64, StopReason?, CoreFailure?) {
         let resolved = try cores.resolve(sdk: scenario.sdk, server: scenario.server)
-        if resolved.isReference { return try run(scenario, ReferenceSDK.self, ServerModel.self) }
+        if resolved.isReference { return try runReference(scenario) }
         return try open(scenario, resolved.sdk, resolved.server)
+    }
+
+    /// `run(_:_:_:)` written out for the reference's cores, so that its world runs
+    /// specialised (as `Fuzz.check(_:ringDepth:)`; `FuzzSpecialisationTests`).
+    static func runReference(_ scenario: ScenarioFile) throws(CompileError)
+        -> (InvariantChecker, GuidanceObserver, Fingerprint, UInt64, StopReason?, CoreFailure?) {
+        var compiled = try ScenarioCompiler.compile(scenario)
+        compiled.setup.ringDepth = 0
+        var world = SimWorld<ReferenceSDK, ServerModel, ObserverPair<InvariantChecker, GuidanceObserver>>(
+            setup: compiled.setup, observer: ObserverPair(InvariantChecker(ringDepth: 12), GuidanceObserver()))
+        world.run()
+        return (world.observer.first, world.observer.second, world.fingerprint, world.eventsHandled, world.stop, CoreFailure.of(world))
     }
 
     static func open<SDK: SDKCore, Server: ServerCore>(_ scenario: ScenarioFile, _ sdk: SDK.Type, _ server: Server.Type) throws(CompileError)
