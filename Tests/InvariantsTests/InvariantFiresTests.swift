@@ -12,8 +12,8 @@ import Invariants
     var d: SimTime { Self.d }
     let c = cred(0, 1)
 
-    @Test("the checker names 23 invariants, each with its rules and a summary") func catalogue() {
-        #expect(InvariantID.allCases.count == 23)
+    @Test("the checker names 24 invariants, each with its rules and a summary") func catalogue() {
+        #expect(InvariantID.allCases.count == 24)
         for id in InvariantID.allCases {
             #expect(!id.rules.isEmpty && !id.summary.isEmpty)
             #expect(InvariantID(rawValue: id.rawValue) == id)
