@@ -32,6 +32,7 @@ extension InvariantChecker {
             let dev = devices[i]
             if dev.running {
                 expiry[i].expiredDuringRun = true
+                if dev.disk.indexedCount > expiry[i].indexAtRunStart, dev.disk.indexedCount < dev.photoCount { hit(.runExpiredMidChunk) }
             }
             expiry[i].sinceExpiry = true
             expiry[i].taskAtExpiry = dev.disk.backgroundScheduled
