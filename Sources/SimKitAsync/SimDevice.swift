@@ -254,8 +254,8 @@ public final class SimDevice: @unchecked Sendable {
 public final class SimBackgroundTasks: @unchecked Sendable {
     var handler: (@Sendable () async -> Void)?
     /// What the OS calls when the running task's time is up (BGTask's `expirationHandler`,
-    /// SPEC P5): set by the task's handler for its run, cleared when a run is fired and
-    /// when it returns. The OS kills the process a few seconds later unless the SDK's run
+    /// SPEC P5): set by the task's handler for its run (which goes on after the handler
+    /// returns, as a BGTask does until it is completed), cleared when a run is fired. The OS kills the process a few seconds later unless the SDK's run
     /// has ended by then (`background-limit`, docs/semantics.md).
     public var expirationHandler: (@Sendable () -> Void)?
     weak var device: SimDevice?
@@ -271,7 +271,6 @@ public final class SimBackgroundTasks: @unchecked Sendable {
         guard let handler else { return false }
         expirationHandler = nil
         await handler()
-        expirationHandler = nil
         return true
     }
     /// The OS says the running task's time is up: calls its expiration handler, if it set one.
