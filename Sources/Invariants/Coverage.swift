@@ -65,6 +65,9 @@ public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConverti
     /// P2: an unlocked device became active with its phone's clock set back past its last
     /// answered check (D1 by the phone's clock owes a check, whatever the true age).
     case clockSetBackPastCheck
+    /// P5: a background run's time ran out mid-run: it had written a chunk of photos this
+    /// run and photos were left (what was written must stay; the next run resumes from it).
+    case runExpiredMidChunk
 
     /// The stable name shown in summaries.
     public var description: String { Coverage.names[rawValue] }
@@ -115,6 +118,7 @@ public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConverti
         "portal-answered-locked-check",
         "portal-403-reached-unlocked-sdk",
         "clock-set-back-past-check",
+        "run-expired-mid-chunk",
     ]
 }
 

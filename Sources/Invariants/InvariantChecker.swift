@@ -83,6 +83,9 @@ public struct InvariantChecker: TraceObserver {
     /// record: a run without the fault reads nothing of them.
     var wallOffsetMs: [Int64] = []
     var wallOffsetAtCheckMs: [Int64] = []
+    /// P5: each device's truth of its background runs' expiries (`ExpiryTruth`). Empty
+    /// until a `background-limit` record: a run without the fault reads nothing of it.
+    var expiry: [ExpiryTruth] = []
     /// What the SDK states within SPEC's limits (its back-offs, D7 and D10).
     var statement = SDKStatement.specLimits
 
@@ -126,6 +129,7 @@ public struct InvariantChecker: TraceObserver {
         ledgers = [:]
         notRollupCheckAt = [:]
         notRollup403 = [:]
+        expiry = []
         parked = []
         // The truth remembers one stop of 30 days besides the current one: enough while an
         // answer cannot outlive two such stops in flight (scenarios allow timeouts up to 1 h).

@@ -74,6 +74,16 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
     /// reads 30 days or more past its start (or past the lock): a purge only the phone's
     /// clock justifies (D5 is broken too).
     case clockChangesNothing = "clock-changes-nothing"
+    /// Oracle (P5, D4): from the `background-limit` fault records (a run asked to stop, a
+    /// process killed after the grace). In the step where the run is asked to stop the SDK
+    /// deletes nothing and sets no written progress back (an `indexPhotos` below the index
+    /// it holds), and at its end the background task registered before is still registered
+    /// while photos are left and access is not stopped; until a later run ends on its own,
+    /// no photo is indexed again and no model or place data downloaded again (there
+    /// `unlock-resumes-unchanged` stands aside). A run that was asked to stop and ends with
+    /// photos left is no run that "ended on its own" (D4's check stands aside). However the
+    /// SDK ends its run (at once, later, or killed), nothing else is asked of it.
+    case backgroundExpiryKeepsProgress = "background-expiry-keeps-progress"
 
     /// The SPEC rules it checks.
     public var rules: String {
@@ -101,6 +111,7 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
         case .serverRestartLosesNothing: "S10"
         case .notRollupIsNoVerdict: "P6"
         case .clockChangesNothing: "P2, D1"
+        case .backgroundExpiryKeepsProgress: "P5, D4"
         }
     }
 
@@ -129,6 +140,7 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
         case .registersAgainWhenUnknown: "a device credential the server no longer knows makes the SDK register again, at the latest at its next call or run"
         case .clockChangesNothing: "a phone's wall clock set back or forward never locks, unlocks, purges or deletes anything, and D1's 24 h count by the phone's clock, a clock set back past the last check included"
         case .serverRestartLosesNothing: "a server that restarts keeps every dashboard and Rollup action, registration and reset it acknowledged, and every stop behind stoppedSince"
+        case .backgroundExpiryKeepsProgress: "a background run whose time runs out keeps what it wrote: no progress set back or deleted, no photo indexed or model downloaded again by the next run, and its background task kept while photos are left"
         case .notRollupIsNoVerdict: "an answer that is not Rollup's (a portal's login page, a redirect, a bare 401, 403 or 407, a body cut short) never locks, unlocks or purges, never counts as an answered check and never settles a run report"
         }
     }

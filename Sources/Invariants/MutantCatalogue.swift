@@ -108,6 +108,11 @@ package enum Mutants {
             "counts the 24 h between checks on the phone's clock alone: set back past the last check, the app stops checking when it becomes active"),
         sdk("days-on-wall-clock", .purgesOnWallClock, .clockChangesNothing, [.purgeOnlyAfter30ContinuousDays, .purgeWhenDue, .reportsNotLost],
             "counts the 30 days from stoppedSince to the answer's date on the phone's clock: set forward a month, it purges a stop hours old"),
+        // Background time running out (P5).
+        sdk("rewind-chunk-on-expiry", .rewindsChunkOnExpiry, .backgroundExpiryKeepsProgress, [],
+            "its expiration handler sets the index back a chunk, fearing it half written: photos whose indexing was written are indexed again"),
+        sdk("drop-task-on-expiry", .dropsTaskOnExpiry, .backgroundExpiryKeepsProgress, [],
+            "its expiration handler cancels the background task (it submits the next one only when a run completes): a run cut short leaves none to resume"),
         // A server that restarts (S10).
         server("restart-forgets", .restartForgets, .serverRestartLosesNothing, [.serverEnforcesAccess, .rotationGrace, .disableStopsEveryKey, .onlyRollupRestores, .purgeOnlyAfter30ContinuousDays],
                "keeps the dashboard and Rollup state in memory only: after a restart it answers as declared, as if no action had been acknowledged"),

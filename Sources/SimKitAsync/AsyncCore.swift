@@ -151,6 +151,7 @@ public struct AsyncCore<Harness: AsyncSDKHarness>: SDKCore, RunsOnSimLoop {
             case .becameActive: Self.start(.becameActive, harness, device)
             case .wentToBackground: Self.start(.wentToBackground, harness, device)
             case .backgroundRun: Self.start(.backgroundRun, harness, device)
+            case .backgroundExpiring: device.backgroundTasks.expire()   // BGTask's expirationHandler (P5); none set: killed after the grace
             case .call(let call): Self.start(.call(call), harness, device)
             case .reset: Self.start(.reset, harness, device)
             }

@@ -26,6 +26,7 @@ package enum AsyncVerdict: String, Sendable {
         case .becameActive: "became active"
         case .wentToBackground: "went to background"
         case .backgroundRun: "background run"
+        case .backgroundExpiring: "background time up"
         case .call(let c): "\(c)"
         case .reset: "reset"
         case .response(let id, let kind, let reply): "the \(reply.answer) answer to its \(kind) request #\(id)"

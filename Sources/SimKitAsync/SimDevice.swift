@@ -245,6 +245,7 @@ public final class SimDevice: @unchecked Sendable {
         for c in waiting { c.resume(throwing: CancellationError()) }
         for c in sleeping { c.resume(throwing: CancellationError()) }
         backgroundTasks.handler = nil
+        backgroundTasks.expirationHandler = nil
     }
 }
 
@@ -252,6 +253,11 @@ public final class SimDevice: @unchecked Sendable {
 /// schedules or cancels its task; SimKit's world fires it (`background` in a scenario).
 public final class SimBackgroundTasks: @unchecked Sendable {
     var handler: (@Sendable () async -> Void)?
+    /// What the OS calls when the running task's time is up (BGTask's `expirationHandler`,
+    /// SPEC P5): set by the task's handler for its run (which goes on after the handler
+    /// returns, as a BGTask does until it is completed), cleared when a run is fired. The OS kills the process a few seconds later unless the SDK's run
+    /// has ended by then (`background-limit`, docs/semantics.md).
+    public var expirationHandler: (@Sendable () -> Void)?
     weak var device: SimDevice?
     init() {}
     /// Registers what runs when the OS fires the task (at launch, as BGTaskScheduler wants).
@@ -263,7 +269,14 @@ public final class SimBackgroundTasks: @unchecked Sendable {
     /// Runs the registered handler, if any; returns whether there was one.
     public func fire() async -> Bool {
         guard let handler else { return false }
+        expirationHandler = nil
         await handler()
         return true
+    }
+    /// The OS says the running task's time is up: calls its expiration handler, if it set one.
+    func expire() {
+        guard let expiring = expirationHandler else { return }
+        expirationHandler = nil
+        expiring()
     }
 }

@@ -2,7 +2,7 @@ import Testing
 import SimKit
 import Invariants
 
-/// For each of the 23 invariants: a small hand-written trace where it must fire (the bug),
+/// For each of the 24 invariants: a small hand-written trace where it must fire (the bug),
 /// and the same trace corrected, where nothing may fire.
 @Suite struct InvariantFiresTests {
     static let s = Ms.second, m = Ms.minute, h = Ms.hour, d = Ms.day
@@ -12,8 +12,8 @@ import Invariants
     var d: SimTime { Self.d }
     let c = cred(0, 1)
 
-    @Test("the checker names 23 invariants, each with its rules and a summary") func catalogue() {
-        #expect(InvariantID.allCases.count == 23)
+    @Test("the checker names 24 invariants, each with its rules and a summary") func catalogue() {
+        #expect(InvariantID.allCases.count == 24)
         for id in InvariantID.allCases {
             #expect(!id.rules.isEmpty && !id.summary.isEmpty)
             #expect(InvariantID(rawValue: id.rawValue) == id)
@@ -808,5 +808,33 @@ import Invariants
         }
         expectFires(run(bug: true), .reportsNotLost, at: h + 10 * s + 200, mentions: ["dropped 1 queued run report(s)", "without a reset"])
         expectQuiet(run(bug: false))
+    }
+
+    // MARK: P5
+
+    @Test("background-expiry-keeps-progress: a run asked to stop must not set its written progress back, nor give up its task")
+    func backgroundExpiryKeepsProgress() {
+        func run(rewinds: Bool = false, dropsTask: Bool = false) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.record(h, 0, .fault(BackgroundLimit.Record.limit(limitMs: 30_000, until: .max).fault))
+            t.person(at: 2 * h, .addPhotos, arg: 1_000)
+            t.step(at: 3 * h, .input(.backgroundRun)) { $0.runStarted(background: true); $0.state(.indexing); $0.sent(5, .check, credential: c) }
+            t.served(at: 3 * h + 100, 5, .check, credential: c, .ok)
+            t.delivered(at: 3 * h + 200, 5, .check, .ok, sentAt: 3 * h) { $0.store(.setLastAnsweredCheck(3 * h + 200)) }
+            t.step(at: 3 * h + 10 * s + 200, .timer(.indexChunk)) { $0.store(.indexPhotos(from: 200, count: 200)) }
+            t.record(3 * h + 30 * s, 0, .fault(BackgroundLimit.Record.expiring.fault))
+            t.step(at: 3 * h + 30 * s, .input(.backgroundExpiring)) {
+                if rewinds { $0.store(.indexPhotos(from: 200, count: 0)) }
+                if dropsTask { $0.store(.cancelBackground) }
+                $0.runEnded(); $0.store(.queueReport); $0.state(.idle); $0.sent(6, .runReport, credential: c)
+            }
+            t.served(at: 3 * h + 30 * s + 100, 6, .runReport, credential: c, .ok)
+            t.delivered(at: 3 * h + 30 * s + 200, 6, .runReport, .ok, sentAt: 3 * h + 30 * s) { $0.store(.reportsUploaded(1)) }
+            return t
+        }
+        expectFires(run(rewinds: true), .backgroundExpiryKeepsProgress, at: 3 * h + 30 * s, mentions: ["set its index back from 400 to 200"])
+        expectFires(run(dropsTask: true), .backgroundExpiryKeepsProgress, at: 3 * h + 30 * s, mentions: ["cancelled its background task"])
+        expectQuiet(run())
     }
 }

@@ -610,6 +610,20 @@ enum MutantWorlds {
         ])
     }
 
+    /// P5: background runs of 30 s with 1,000 new photos: each is asked to stop mid-run,
+    /// and the next resumes (a second background run, then an open).
+    static var backgroundExpiry: WorldSetup {
+        base(2, [
+            person(0, .launch),
+            person(h, .close),
+            .at(2 * h, .backgroundLimit(.all, limitMs: 30_000)),
+            person(2 * h + m, .addPhotos, arg: 1_000),
+            person(2 * h + 2 * m, .background),
+            person(6 * h, .background),
+            person(d, .open),
+        ])
+    }
+
     /// The world that exercises `name`'s bug.
     static func world(for name: String) -> WorldSetup {
         switch name {
@@ -659,6 +673,7 @@ enum MutantWorlds {
         case "lock-on-bare-403", "unlock-on-portal-200": portals
         case "check-interval-on-wall-clock": clockSetBackPastCheck
         case "days-on-wall-clock": clockForwardDuringStop
+        case "rewind-chunk-on-expiry", "drop-task-on-expiry": backgroundExpiry
         default: fatalError("no world for mutant \(name)")
         }
     }
@@ -673,8 +688,8 @@ enum MutantWorlds {
 }
 
 @Suite struct MutantTests {
-    @Test("the catalogue names 64 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
-        #expect(Mutants.all.count == 66)
+    @Test("the catalogue names 66 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
+        #expect(Mutants.all.count == 68)
         #expect(Mutants.orderingOnly.count == 1)
         #expect(Set(Mutants.names).count == Mutants.all.count + Mutants.orderingOnly.count)
         for m in Mutants.all { #expect(!m.alsoPlausible.contains(m.expected), "\(m.name) lists its expected invariant as plausible") }

@@ -242,6 +242,9 @@ extension InvariantChecker {
     @usableFromInline @inline(never) mutating func endStep(_ d: DeviceIndex) {
         guard step.device == d else { return }
         if !wallOffsetMs.isEmpty, step.isBecameActive { wallClockActivation(d) }
+        if !expiry.isEmpty {
+            if isExpiryStep { expiryStepEnds(d) } else if step.runEnded, runEndedOnItsOwn { expiryRunCompleted(Int(d)) }
+        }
         // A step that did nothing, of a device not locked, that was no activation, stale
         // answer or lock change, can break no rule below (each of their conditions needs
         // one of these flags: without them, what they read of the device is as it was, and
@@ -391,6 +394,7 @@ extension InvariantChecker {
         devices[i].running = true
         devices[i].runInferred = false
         devices[i].runPhotos = devices[i].photoCount
+        if !expiry.isEmpty { expiryRunStarted(i) }
         step.runStarted = true
         step.runStartedInBackground = background
         effect(d, .runStarted(background: background))

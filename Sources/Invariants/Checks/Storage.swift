@@ -18,14 +18,25 @@ extension InvariantChecker {
             if dev.locked { violate(.lockedIsInert, d, "indexed photos \(from)..<\(from + UInt32(count)) while its access was stopped") }
             if !dev.photosAllowed { violate(.photosRevokedDeletesIndex, d, "indexed photos \(from)..<\(from + UInt32(count)) after Photos access was revoked") }
             if from < dev.disk.indexedCount {
-                violate(.unlockResumesUnchanged, d, "indexed photos \(from)..<\(from + UInt32(count)) again; the index already held \(dev.disk.indexedCount)")
+                if sinceExpiry(i) {
+                    // P5: the expiry's progress was written; it stays, and the next run resumes from it.
+                    violate(.backgroundExpiryKeepsProgress, d, count == 0
+                        ? "set its index back from \(dev.disk.indexedCount) to \(from) photos \(isExpiryStep ? "when" : "after") its background time ran out: photos whose indexing was written will be indexed again"
+                        : "indexed photos \(from)..<\(from + UInt32(count)) again after its background time ran out; the index already held \(dev.disk.indexedCount): the next run resumes from what was written")
+                } else {
+                    violate(.unlockResumesUnchanged, d, "indexed photos \(from)..<\(from + UInt32(count)) again; the index already held \(dev.disk.indexedCount)")
+                }
             }
         case .saveModels:
             if dev.locked { violate(.lockedIsInert, d, "downloaded models while its access was stopped") }
-            if dev.disk.modelsPresent { violate(.unlockResumesUnchanged, d, "downloaded the models again although they were on the device") }
+            if dev.disk.modelsPresent {
+                violate(sinceExpiry(i) ? .backgroundExpiryKeepsProgress : .unlockResumesUnchanged, d, "downloaded the models again although they were on the device")
+            }
         case .savePlaceData:
             if dev.locked { violate(.lockedIsInert, d, "downloaded place data while its access was stopped") }
-            if dev.disk.placeDataPresent { violate(.unlockResumesUnchanged, d, "downloaded the place data again although it was on the device") }
+            if dev.disk.placeDataPresent {
+                violate(sinceExpiry(i) ? .backgroundExpiryKeepsProgress : .unlockResumesUnchanged, d, "downloaded the place data again although it was on the device")
+            }
         case .queueReport:
             step.queuedReport = true
         case .reportQueued(let id):
@@ -88,6 +99,11 @@ extension InvariantChecker {
         }
         if case .deleteIndex = op, !dev.photosAllowed { devices[Int(d)].indexAtLock = 0; return }
         if case .deleteCredential = op, step.freshDeviceUnknown { return }
+        // P5: what was written stays when a background run's time runs out.
+        if isExpiryStep, sinceExpiry(Int(d)) {
+            violate(.backgroundExpiryKeepsProgress, d, "deleted \(what) when its background time ran out; what was written stays")
+            return
+        }
         let dropsReports = if case .dropReports = op { true } else { false }
         if dropsReports {
             violate(.reportsNotLost, d, "dropped \(what) without a reset\(step.purgeAllowed ? " (a purge keeps them)" : "")")
@@ -171,7 +187,7 @@ extension InvariantChecker {
         // its own indexes every photo the library had when it started: the photos a lock cut
         // short, or new ones, are indexed by the next run.
         if step.runEnded, !step.isReset, !dev.locked, dev.photosAllowed, dev.disk.modelsPresent, dev.disk.placeDataPresent,
-           dev.disk.indexedCount < dev.runPhotos, runEndedOnItsOwn {
+           dev.disk.indexedCount < dev.runPhotos, runEndedOnItsOwn, !runExpired(Int(d)) {
             violate(.unlockResumesUnchanged, d, "an indexing run ended after \(inputName) with \(dev.runPhotos - dev.disk.indexedCount) of the \(dev.runPhotos) photos the library had when it started not indexed, though nothing stopped it")
         }
         // D10: a 200 that leaves reports queued before its upload was sent starts the next

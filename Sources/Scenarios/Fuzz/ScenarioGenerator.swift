@@ -482,6 +482,7 @@ extension ScenarioGenerator: FaultDraws {
     package mutating func mainAppAccess(stopped: Bool, at t: SimTime) {
         at(t, stopped ? .disable(app: s.apps[0].name) : .enable(app: s.apps[0].name))
     }
+    package mutating func addPhotos(_ n: UInt64, at t: SimTime) { at(t, .addPhotos(n, .all)) }
 
     /// The kinds the generator draws on their own (`FaultKind.drawnAlone`): each in one seed
     /// in `oneIn`, at a time and with parameters from the seed's fork `stream`, which the

@@ -117,6 +117,13 @@ package protocol FaultDraws {
     mutating func everyone(_ action: PersonAction, at t: SimTime)
     /// The dashboard stops access to the main app at `t` (`disable`), or gives it back (`enable`).
     mutating func mainAppAccess(stopped: Bool, at t: SimTime)
+    /// Every device's library gets `n` more photos at `t` (`add-photos N all`).
+    mutating func addPhotos(_ n: UInt64, at t: SimTime)
+}
+
+extension FaultDraws {
+    /// A drawer that writes no traffic writes none of this either.
+    package mutating func addPhotos(_ n: UInt64, at t: SimTime) {}
 }
 
 /// How often the generator draws a kind on its own (`FaultKind.drawnAlone`): in one seed in

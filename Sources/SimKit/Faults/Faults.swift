@@ -18,6 +18,7 @@ public enum Fault: Sendable, Equatable {
     case serverRestart(ServerRestart.Injection)
     case portal(Portal.Injection)
     case phoneClock(PhoneClock.Injection)
+    case backgroundLimit(BackgroundLimit.Injection)
 }
 
 /// The kinds, for what reads them one at a time (their trace records' text and marks, and
@@ -27,7 +28,7 @@ package enum Faults {
     /// A new kind adds itself.
     package static let kinds: [any FaultKind.Type] = [
         Offline.self, ServerErrors.self, ServerDown.self, Timeouts.self, LostResponses.self, SlowResponses.self,
-        ServerRestart.self, Portal.self, PhoneClock.self,
+        ServerRestart.self, Portal.self, PhoneClock.self, BackgroundLimit.self,
     ]
 
     /// Whose trace records are whose: the kinds, and the record the server-wide windows share.
@@ -49,6 +50,7 @@ package enum Faults {
     @usableFromInline var serverRestart = ServerWindow()
     @usableFromInline var portal = Portal.Windows()
     @usableFromInline var phoneClock = PhoneClock.Clocks()
+    @usableFromInline var backgroundLimit = BackgroundLimit.Limits()
     /// The latest end of the windows that answer in the server's place (`server down`,
     /// `server errors`, `server restart`, any device's `portal`): the gate of `faultAnswer`.
     @usableFromInline var serverAnsweredUntil: SimTime = 0
@@ -91,6 +93,7 @@ extension SimWorld {
         case .serverRestart(let f): inject(f)
         case .portal(let f): inject(f, statement: index, firing: firing)
         case .phoneClock(let f): inject(f, statement: index, firing: firing)
+        case .backgroundLimit(let f): inject(f, statement: index, firing: firing)
         }
     }
 
@@ -106,6 +109,7 @@ extension SimWorld {
         case SlowResponses.endCode: slowResponsesEnd(device: end.target)
         case ServerRestart.endCode: serverWindowEnds(faults.serverRestart)
         case Portal.endCode: portalEnds(device: end.target)
+        case BackgroundLimit.endCode: backgroundLimitEvent(device: end.target)
         default: preconditionFailure("no fault kind ends with code \(end.kind)")
         }
     }
@@ -118,6 +122,21 @@ extension SimWorld {
     @inline(__always)
     @inlinable func faultsOnTheWallClock(of i: Int) -> Int32 {
         phoneClockOffset(of: i)
+    }
+
+    /// The OS fired a background run of device `d`'s and its step ended (its effects are
+    /// still in `effects`): a limit may start counting its time (P5). Behind the gate a
+    /// `background-limit` raises: its arrays exist.
+    @inline(__always)
+    @inlinable mutating func faultsOnBackgroundRun(device d: DeviceIndex) {
+        if !faults.backgroundLimit.limitMs.isEmpty { backgroundRunFired(device: d) }
+    }
+
+    /// Device `d`'s SDK ended an indexing run (its `runEnded` effect): a limit counting its
+    /// time stops (P5). Behind the same gate.
+    @inline(__always)
+    @inlinable mutating func faultsOnRunEnded(device d: DeviceIndex) {
+        if !faults.backgroundLimit.limitMs.isEmpty { backgroundRunEnded(device: d) }
     }
 
     // MARK: - The stages of a request where windows act, in the order a request meets them

@@ -17,6 +17,17 @@ extension ReferenceSDK {
         startRun(background: true, &s)
     }
 
+    /// P5: the run asked to stop keeps what it wrote. `rewindsChunkOnExpiry`: the handler
+    /// sets the index back by a chunk; `dropsTaskOnExpiry`: it cancels the background task.
+    @inline(never)
+    mutating func mutantExpiring(_ s: inout Step) {
+        guard !flaws.isDisjoint(with: [.rewindsChunkOnExpiry, .dropsTaskOnExpiry]) else { return }
+        if flaws.contains(.rewindsChunkOnExpiry), phase == .indexing, s.disk.indexedCount > 0 {
+            s.store(.indexPhotos(from: s.disk.indexedCount - min(s.disk.indexedCount, UInt32(s.config.chunkPhotos)), count: 0))
+        }
+        if flaws.contains(.dropsTaskOnExpiry), s.disk.backgroundScheduled { s.store(.cancelBackground) }
+    }
+
     /// D4: a locked SDK becoming active checks again. `noCheckOnActivationWhenLocked`: it does not.
     @inline(__always)
     func mutantChecksOnLockedActivation(_ rule: Bool) -> Bool {

@@ -142,4 +142,14 @@
     /// phone's clock, not to the server's `servedAt`: a clock set forward a month purges a
     /// stop a few hours old (breaks D5, P2).
     @usableFromInline package static let purgesOnWallClock = SDKFlaws(rawValue: 1 << 47)
+    /// Background time running out (P5, issue 47).
+    /// The expiration handler, fearing that the chunk last written is half done, sets the
+    /// index's progress back by a chunk before it stops the run: each chunk is one atomic
+    /// write, so it discards photos whose indexing was written, and the next run indexes
+    /// them again (breaks P5, D4).
+    @usableFromInline package static let rewindsChunkOnExpiry = SDKFlaws(rawValue: 1 << 53)
+    /// The expiration handler cancels the background task (it submits the next one only when
+    /// a run completes): a run cut short leaves no task registered, so the photos it did not
+    /// reach wait for the person to open the app (breaks P5: the next run resumes, D4).
+    @usableFromInline package static let dropsTaskOnExpiry = SDKFlaws(rawValue: 1 << 54)
 }

@@ -103,6 +103,7 @@ public struct ReferenceSDK: SDKCore {
         case .backgroundRun:
             if configured, !step.disk.isLocked, phase == .none { startRun(background: true, &step) }
             else { mutantIgnoredWake(&step) }
+        case .backgroundExpiring: backgroundExpiring(&step)
         case .call(let call): apiCall(call, &step)
         case .reset: reset(&step)
         case .response(let id, let kind, let reply): response(id: id, kind: kind, reply: reply, &step)
@@ -299,6 +300,17 @@ public struct ReferenceSDK: SDKCore {
         } else {
             endRun(&s)
         }
+    }
+
+    /// P5: the OS asks the background run to stop (its time is up). Every chunk indexed so
+    /// far is on the disk (one write a chunk); the chunk in progress is only in memory and
+    /// the next run indexes it. The run ends now, with its report (D10), so the OS has no
+    /// process to kill; the background task stays registered, and the next run resumes
+    /// from what was written (D4).
+    mutating func backgroundExpiring(_ s: inout Step) {
+        guard phase != .none else { return }
+        mutantExpiring(&s)
+        endRun(&s)
     }
 
     /// D10: each run ends with a run report, queued and then uploaded.

@@ -90,6 +90,11 @@ public enum SDKInput: Sendable, Equatable {
     case wentToBackground
     /// The OS fires the SDK's background indexing task.
     case backgroundRun
+    /// The OS asks the SDK's background run to stop (iOS's expiration handler, SPEC P5): its
+    /// time is up. The OS kills the process a few seconds later (`BackgroundLimit.graceMs`)
+    /// unless the run has ended (`Effect.runEnded`) by then. Sent only in a world with a
+    /// `background-limit`.
+    case backgroundExpiring
     case call(APICall)
     /// The app calls `reset()` (D7).
     case reset

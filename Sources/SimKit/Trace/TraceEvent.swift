@@ -24,6 +24,8 @@ public enum PersonAction: UInt8, Sendable, CaseIterable, CustomStringConvertible
 public enum LifecycleInput: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case launch, launchInBackground, becameActive, wentToBackground, backgroundRun
     case search, query, profile, reset
+    /// The OS asks a background run to stop: its time is up (P5, `background-limit`).
+    case backgroundExpiring
     public var description: String {
         switch self {
         case .launch: "launch"
@@ -35,6 +37,7 @@ public enum LifecycleInput: UInt8, Sendable, CaseIterable, CustomStringConvertib
         case .query: "query"
         case .profile: "profile"
         case .reset: "reset()"
+        case .backgroundExpiring: "background time up"
         }
     }
 }

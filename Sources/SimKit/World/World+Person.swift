@@ -28,8 +28,10 @@ extension SimWorld {
                 trace(d, .backgroundRunSkipped)
             } else if !_devices[i].hasProcess {
                 startProcess(d, inBackground: true)
+                faultsOnBackgroundRun(device: d)
             } else {
                 step(d, .backgroundRun)
+                faultsOnBackgroundRun(device: d)
             }
         case .search, .query, .profile:
             ensureForeground(d)

@@ -18,6 +18,7 @@ extension SimWorld {
         case .becameActive: traced = .becameActive
         case .wentToBackground: traced = .wentToBackground
         case .backgroundRun: traced = .backgroundRun
+        case .backgroundExpiring: traced = .backgroundExpiring
         case .call(let call): traced = call == .search ? .search : call == .query ? .query : .profile
         case .reset: traced = .reset
         case .response, .timer: traced = nil   // traced as `delivered` / `timerFired` by the caller
@@ -75,6 +76,7 @@ extension SimWorld {
             traceRunStarted(d, background: background)
         case .runEnded:
             traceRunEnded(d)
+            faultsOnRunEnded(device: d)
         case .unsettled:
             trace(d, .unsettled)
         case .carries(let report):

@@ -104,6 +104,13 @@ public final class AccessController {
         startRun(background: true)
     }
 
+    /// The OS asks the background run to stop: its time is up (iOS's expiration handler).
+    /// Each chunk is saved as it is indexed, so the run ends now with its report, keeping
+    /// what it saved; the task stays registered and the next run resumes from there.
+    public func backgroundTimeExpiring() {
+        endRun()
+    }
+
     // MARK: - The public API
 
     public func called(_ call: Call) {

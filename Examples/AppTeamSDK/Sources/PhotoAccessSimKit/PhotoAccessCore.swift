@@ -28,6 +28,7 @@ public struct PhotoAccessCore<Bugs: BugChoice>: SDKCore {
         case .becameActive: controller.becameActive()
         case .wentToBackground: controller.wentToBackground()
         case .backgroundRun: controller.backgroundTaskFired()
+        case .backgroundExpiring: controller.backgroundTimeExpiring()
         case .call(let call): controller.called(call == .search ? .search : call == .query ? .query : .profile)
         case .reset: controller.reset()
         case .response(let id, _, let reply): controller.received(Reply(reply), for: id)

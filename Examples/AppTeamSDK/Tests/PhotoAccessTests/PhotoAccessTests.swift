@@ -83,6 +83,31 @@ let cores = SDKCores(PhotoAccessCores.all)
         #expect(run.broken.isEmpty, "\(run)")
     }
 
+    /// P5: background runs get 30 s and 2,000 new photos take longer: each run is asked to
+    /// stop mid-run, ends with its report keeping every chunk written, and the next run
+    /// resumes (nothing broken, the person's open indexes the rest).
+    @Test func anExpiringBackgroundRunKeepsItsProgress() throws {
+        let source = """
+            scenario "background time"
+            seed 53
+            duration 2d
+            account acme
+            app photos account acme key rk_live_A
+            devices 5 app photos
+            at 0s launch all
+            at 1h close all
+            at 2h background-limit all 30s
+            at 2h1m add-photos 2000 all
+            at 2h2m background all
+            at 6h background all
+            at 1d open all
+            at 1d1h expect all photos idle
+            """
+        let run = try SimKitTest.scenario(source: source, sdk: .custom("app-team"), cores: cores)
+        #expect(run.passed, "\(run)")
+        #expect(run.broken.isEmpty, "\(run)")
+    }
+
     /// The core is a value although the SDK is a class: a copy is deep before it is written.
     @Test func copiesDoNotShareTheController() {
         var a = PhotoAccessCore<NoBugs>()

@@ -65,6 +65,9 @@ public enum StoreChange: Equatable, Sendable {
 public protocol BackgroundTaskScheduler: Sendable {
     /// What runs when the OS fires the SDK's task; registered at each launch.
     func register(_ handler: @escaping @Sendable () async -> Void)
+    /// What the OS calls when the running task's time is up (BGTask's `expirationHandler`);
+    /// set by each run the task starts.
+    func onExpiration(_ handler: @escaping @Sendable () -> Void)
     var isScheduled: Bool { get }
     func schedule()
     func cancel()

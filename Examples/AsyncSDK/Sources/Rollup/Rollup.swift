@@ -119,7 +119,16 @@ public actor Rollup {
     /// The OS runs the background task the SDK registered.
     func backgroundTaskFired() {
         guard configured, !store.isLocked, stage == nil else { return }
+        scheduler.onExpiration { [weak self] in Task { await self?.backgroundTimeExpiring() } }
         startRun(background: true)
+    }
+
+    /// The OS says the background run's time is up (SPEC P5): each chunk was written as it
+    /// was indexed, so the run ends now with its report, keeping them; the task stays
+    /// scheduled and the next run resumes from what was written (D4).
+    func backgroundTimeExpiring() {
+        guard stage != nil else { return }
+        endRun()
     }
 
     // MARK: - The public API

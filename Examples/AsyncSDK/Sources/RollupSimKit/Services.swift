@@ -77,6 +77,7 @@ struct SimStore: RollupStore {
 struct SimScheduler: BackgroundTaskScheduler {
     let tasks: SimBackgroundTasks
     func register(_ handler: @escaping @Sendable () async -> Void) { tasks.register(handler) }
+    func onExpiration(_ handler: @escaping @Sendable () -> Void) { tasks.expirationHandler = handler }
     var isScheduled: Bool { tasks.isScheduled }
     func schedule() { tasks.schedule() }
     func cancel() { tasks.cancel() }

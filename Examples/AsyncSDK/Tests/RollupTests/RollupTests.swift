@@ -177,6 +177,37 @@ import Testing
         #expect(r.status == 0, "\(r.out)\(r.err)")
     }
 
+    /// P5 through the background scheduler port: background runs get 30 s and 2,000 new
+    /// photos take longer; the OS calls the run's expiration handler (BGTask's), the SDK
+    /// ends its run with its report, keeping every chunk written, and is not killed; the
+    /// next run resumes from there and an open indexes the rest (no invariant broken).
+    @Test func anExpiringBackgroundRunEndsThroughItsExpirationHandler() throws {
+        let file = Self.scratch + "/expiry.scenario", trace = Self.scratch + "/expiry.trace"
+        try """
+            scenario "background time runs out"
+            seed 53
+            duration 2d
+            sdk custom rollup
+            account acme
+            app photos account acme key rk_live_A
+            devices 5 app photos
+            at 0s launch all
+            at 1h close all
+            at 2h background-limit all 30s
+            at 2h1m add-photos 2000 all
+            at 2h2m background all
+            at 6h background all
+            at 1d open all
+            at 1d1h expect all photos idle
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        let r = try Self.run(["run", "--trace", trace, file])
+        #expect(r.status == 0, "\(r.out)\(r.err)")
+        let text = try String(contentsOfFile: trace, encoding: .utf8)
+        #expect(text.contains("input: background time up"))
+        #expect(text.contains("run ended"))
+        #expect(!text.contains("fault: killed"), "a run that ends in its expiration handler is not killed")
+    }
+
     /// The reproducers kept in scenarios/: each fails on its core the way it says.
     @Test func theKeptReproducersStillFail() throws {
         let dir = Self.packageRoot + "/scenarios"
