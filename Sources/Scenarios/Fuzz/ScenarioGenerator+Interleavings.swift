@@ -20,7 +20,9 @@ extension ScenarioGenerator {
         /// while the check that unlocks it is in flight.
         case backgroundDuringUnlock
         /// D4, D9: a locked device checks on either side of an enable; the older, refused
-        /// check is answered late, after the newer 200 (read from the trace).
+        /// check is answered late, after the newer 200 (read from the trace), or, half the
+        /// time, just before it, while the newer check is still out (D2, D4: each check's
+        /// answer is its own).
         case lockedRaceAcrossEnable
         /// D5: a device offline from before a stop until 30 days into it; its first
         /// answer is to a query or profile, not a key check.
@@ -42,9 +44,10 @@ extension ScenarioGenerator {
         /// Any action placed inside a request window read from the trace: just after it
         /// left, between its judging and its answer, just before its timeout.
         case actionInFlight
-        /// S8, D7: a reset's 200 is lost (read from the trace), and the device registers
-        /// again before the SDK retries it, so the retry names the registration the first
-        /// reset deleted and must spare the new one.
+        /// S8, D7: a reset's 200 is lost (read from the trace), or, two times in three, the
+        /// server answers it 503 without deleting anything, and the device registers again
+        /// before the SDK retries it, so the retry must name the registration the reset named
+        /// and spare the new one.
         case resetRetriedAcrossRegistration
         /// S2.3, S2.5, D6: a registered device is updated to a build carrying the key of
         /// another app of its account, pending (its calls answered `app_pending`: no
@@ -138,8 +141,10 @@ extension ScenarioGenerator {
         let race = t + Ms.hour + weaveStream.below(Ms.day)
         let who = DeviceSelector.device(group: group, index: 1)
         guard let device = firstDevice(of: group) else { return }
-        // Check A leaves now; the trace says when the server judges it.
-        let slowBy = max(Ms.second, s.network.timeout / 2)
+        // Check A leaves now; the trace says when the server judges it. Half the time A is
+        // slowed by only 1 ms: still on its way when B leaves (even on a 1 ms link), it
+        // arrives first, while B is out.
+        let slowBy = weaveStream.chance(1, outOf: 2) ? max(Ms.second, s.network.timeout / 2) : 1
         let slowAt = s.timeline.count   // the slow window goes before the open, once known
         at(race, .person(.close, who))
         at(race, .person(.open, who))
@@ -218,8 +223,13 @@ extension ScenarioGenerator {
               let reset = windows.first(where: { $0.device == device && $0.kind == .reset && $0.sentAt >= t }),
               let judged = reset.servedAt else { return }
         // From a millisecond before: a statement at `judged` itself would come after the
-        // answer that the server sends in that millisecond.
-        at(judged - 1, .fault(LostResponses(share: Share(percent: 100), forMs: 2)))
+        // answer that the server sends in that millisecond. A 503 deletes nothing: the
+        // record the reset named stays until the retry deletes it.
+        if weaveStream.chance(2, outOf: 3) {
+            at(judged - 1, .fault(ServerErrors(share: Share(percent: 100), status: 503, forMs: 2)))
+        } else {
+            at(judged - 1, .fault(LostResponses(share: Share(percent: 100), forMs: 2)))
+        }
         // Opened after the answer would have come, before the SDK's timeout and retry.
         at(judged + answerMax + weaveStream.below(max(1, s.network.timeout / 2)), .person(.open, who))
         at(t + 6 * Ms.hour + weaveStream.below(Ms.day / 2), .person(.open, who))
@@ -536,8 +546,9 @@ extension ScenarioGenerator {
               let a = windows.first(where: { $0.device == device && $0.sentAt == race && $0.servedAt != nil }),
               let judged = a.servedAt else { return }
         // The first is slowed; the action lands just after it was judged; one or two more
-        // requests follow and overtake it.
-        let slowBy = max(Ms.second, s.network.timeout / 2)
+        // requests follow and overtake it, or, half the time, it is slowed by only 1 ms and
+        // arrives first, while they are out.
+        let slowBy = weaveStream.chance(1, outOf: 2) ? max(Ms.second, s.network.timeout / 2) : 1
         s.timeline.insert(TimedStatement(schedule: .at(race), body: .action(.fault(SlowResponses(devices: who, byMs: slowBy, forMs: judged - race + 1)))), at: slowAt)
         at(judged + 1, action)
         for k in 0..<(1 + weaveStream.below(2)) {
