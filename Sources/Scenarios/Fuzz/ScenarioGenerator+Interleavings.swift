@@ -20,9 +20,7 @@ extension ScenarioGenerator {
         /// while the check that unlocks it is in flight.
         case backgroundDuringUnlock
         /// D4, D9: a locked device checks on either side of an enable; the older, refused
-        /// check is answered late, after the newer 200 (read from the trace), or, half the
-        /// time, just before it, while the newer check is still out (D2, D4: each check's
-        /// answer is its own).
+        /// check is answered late, after the newer 200 (read from the trace).
         case lockedRaceAcrossEnable
         /// D5: a device offline from before a stop until 30 days into it; its first
         /// answer is to a query or profile, not a key check.
@@ -60,6 +58,10 @@ extension ScenarioGenerator {
         /// D4, D9: a key check served 200 is answered late; access stops just after it was
         /// judged and a call is refused, locking the SDK before the stale 200 arrives.
         case staleOkAfterLock
+        /// D4 (issue 46): the same race in the order the network keeps: the older, refused
+        /// check is answered while the newer one, sent after the enable, is still out, and
+        /// the newer 200 must still unlock (each check's answer is its own).
+        case lockedChecksAnsweredInOrder
     }
 
     /// A third of the seeds get one interleaving probe.
@@ -84,6 +86,7 @@ extension ScenarioGenerator {
         case .siblingKeyOnRegisteredDevice: siblingKeyOnRegisteredDevice()
         case .resetInTrouble: resetInTrouble()
         case .staleOkAfterLock: staleOkAfterLock()
+        case .lockedChecksAnsweredInOrder: lockedRaceAcrossEnable(overtaken: false)
         }
     }
 
@@ -134,17 +137,17 @@ extension ScenarioGenerator {
         if weaveStream.chance(1, outOf: 2) { at(open + Ms.hour, .person(.open, .all)) }
     }
 
-    mutating func lockedRaceAcrossEnable() {
+    /// `overtaken`: check A is slowed past B; else by 1 ms only, so it is still on its way
+    /// when B leaves (even on a 1 ms link) and arrives first, while B is out.
+    mutating func lockedRaceAcrossEnable(overtaken: Bool = true) {
         guard let t = weaveTime(room: 2 * Ms.day) else { return }
         let group = quietApp()
         let lift = stopAccess(at: t)
         let race = t + Ms.hour + weaveStream.below(Ms.day)
         let who = DeviceSelector.device(group: group, index: 1)
         guard let device = firstDevice(of: group) else { return }
-        // Check A leaves now; the trace says when the server judges it. Half the time A is
-        // slowed by only 1 ms: still on its way when B leaves (even on a 1 ms link), it
-        // arrives first, while B is out.
-        let slowBy = weaveStream.chance(1, outOf: 2) ? max(Ms.second, s.network.timeout / 2) : 1
+        // Check A leaves now; the trace says when the server judges it.
+        let slowBy = overtaken ? max(Ms.second, s.network.timeout / 2) : 1
         let slowAt = s.timeline.count   // the slow window goes before the open, once known
         at(race, .person(.close, who))
         at(race, .person(.open, who))
@@ -546,9 +549,8 @@ extension ScenarioGenerator {
               let a = windows.first(where: { $0.device == device && $0.sentAt == race && $0.servedAt != nil }),
               let judged = a.servedAt else { return }
         // The first is slowed; the action lands just after it was judged; one or two more
-        // requests follow and overtake it, or, half the time, it is slowed by only 1 ms and
-        // arrives first, while they are out.
-        let slowBy = weaveStream.chance(1, outOf: 2) ? max(Ms.second, s.network.timeout / 2) : 1
+        // requests follow and overtake it.
+        let slowBy = max(Ms.second, s.network.timeout / 2)
         s.timeline.insert(TimedStatement(schedule: .at(race), body: .action(.fault(SlowResponses(devices: who, byMs: slowBy, forMs: judged - race + 1)))), at: slowAt)
         at(judged + 1, action)
         for k in 0..<(1 + weaveStream.below(2)) {
