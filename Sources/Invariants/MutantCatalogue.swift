@@ -121,6 +121,17 @@ package enum Mutants {
             "locks on any 403: a proxy's bare 403, with no Rollup error code, locks it"),
         sdk("unlock-on-portal-200", .unlocksOnPortal200, .notRollupIsNoVerdict, [.lockOnRevocation, .lockedIsInert, .lockedChecksOnActivation, .unlockResumesUnchanged, .reportsNotLost, .keyCheckSchedule, .purgeWhenDue],
             "locked, takes any 200 to its key check as access back: a captive portal's login page unlocks it"),
+        // Bugs only async code has (issue 46); the fourth, a task that outlives reset(), is upload-outlives-reset.
+        sdk("timeout-race-takes-late-answer", .timeoutRaceTakesLateAnswer, .staleResponsesIgnored,
+            [.neverLockOnTransient, .lockOnRevocation, .lockedIsInert, .unlockResumesUnchanged, .reportsNotLost, .keyCheckSchedule,
+             .lockedChecksOnActivation, .newestVerdictWins, .purgeOnlyAfter30ContinuousDays, .registersAgainWhenUnknown, .clockChangesNothing],
+            "the timeout race takes the late answer: a request whose own timeout fired stays awaited, and its answer arriving after is acted on"),
+        sdk("check-reenters-on-activation", .checkReentersOnActivation, .lockedChecksOnActivation,
+            [.lockOnRevocation, .newestVerdictWins, .lockedIsInert, .unlockResumesUnchanged, .reportsNotLost, .purgeWhenDue, .keyCheckSchedule],
+            "an activation sends a check of its own with one in flight, and the first answer completes the newest check: the newer answer is dropped"),
+        sdk("reset-retry-current-credential", .resetRetriesCurrentCredential, .resetDeletesEverything,
+            [.registersAgainWhenUnknown, .reportsNotLost],
+            "a reset's retry sends the credential the SDK holds now: after a new registration it deletes that one and the old record stays"),
     ]
 
     /// Mutants whose bug needs one exact order of events that random fuzzing does not

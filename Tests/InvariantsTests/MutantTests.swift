@@ -502,6 +502,22 @@ enum MutantWorlds {
         ]))
     }
 
+    /// The same race in the other order (issue 46): check A, refused before the enable,
+    /// arrives while check B, sent after it, is still out; B's 200 must unlock (D4).
+    static var lockedChecksAnsweredInOrder: WorldSetup {
+        pinned(20, base(3, [
+            person(0, .launch),
+            dash(1 * d, .disable(app: 0)),
+            person(1 * d + m, .launch),
+            person(2 * d, .close),
+            person(2 * d, .open),        // check A: judged at +10 ms, refused, answered at +20 ms
+            dash(2 * d + 12, .enable(app: 0)),
+            person(2 * d + 14, .close),
+            person(2 * d + 14, .open),   // check B: judged at +24 ms, 200, answered at +34 ms
+            person(2 * d + h, .query),
+        ]))
+    }
+
     /// Offline from before a disable until 31 days after it, so the devices hear of the
     /// stop only when it is 31 days old, and from a query, not a key check (D5).
     static var thirtyDayStopHeardByQuery: WorldSetup {
@@ -532,6 +548,19 @@ enum MutantWorlds {
             person(0, .launch),
             person(h, .reset),                            // judged at +10 ms
             .at(h + 9, .lostResponses(rateBp: 10_000, forMs: 2)),
+            person(h + 10 * Ms.second, .open),            // registers again: generation 2
+            person(d, .open),
+        ]))
+    }
+
+    /// A reset whose delete the server answers 503 (it deleted nothing), then an open that
+    /// registers the device again before the retry: the retry must name the registration
+    /// the reset named, not the new one (D7, S8).
+    static var resetFailsThenRegistration: WorldSetup {
+        pinned(20, base(2, devices: 1, [
+            person(0, .launch),
+            person(h, .reset),                            // judged at +10 ms
+            .at(h + 9, .serverErrors(rateBp: 10_000, status: 503, forMs: 2)),
             person(h + 10 * Ms.second, .open),            // registers again: generation 2
             person(d, .open),
         ]))
@@ -674,6 +703,9 @@ enum MutantWorlds {
         case "check-interval-on-wall-clock": clockSetBackPastCheck
         case "days-on-wall-clock": clockForwardDuringStop
         case "rewind-chunk-on-expiry", "drop-task-on-expiry": backgroundExpiry
+        case "timeout-race-takes-late-answer": stale
+        case "check-reenters-on-activation": lockedChecksAnsweredInOrder
+        case "reset-retry-current-credential": resetFailsThenRegistration
         default: fatalError("no world for mutant \(name)")
         }
     }
@@ -688,8 +720,8 @@ enum MutantWorlds {
 }
 
 @Suite struct MutantTests {
-    @Test("the catalogue names 66 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
-        #expect(Mutants.all.count == 68)
+    @Test("the catalogue names 71 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
+        #expect(Mutants.all.count == 71)
         #expect(Mutants.orderingOnly.count == 1)
         #expect(Set(Mutants.names).count == Mutants.all.count + Mutants.orderingOnly.count)
         for m in Mutants.all { #expect(!m.alsoPlausible.contains(m.expected), "\(m.name) lists its expected invariant as plausible") }

@@ -26,6 +26,7 @@ import Invariants
         (.siblingKeyOnRegisteredDevice, .pendingToRegisteredDevice, "throw-on-pending"),
         (.resetInTrouble, .resetRetried, "reset-not-retried"),
         (.staleOkAfterLock, .staleResponseIgnored, "unlock-on-stale-ok"),
+        (.lockedChecksAnsweredInOrder, .unlock, "check-reenters-on-activation"),
     ]
 
     @Test("each interleaving builds its situation on most seeds and catches the bug hiding there; the reference passes",

@@ -333,6 +333,15 @@ extension InvariantChecker {
            credential.generation == devices[i].deletedGeneration {
             violate(.resetDeletesEverything, d, "sent a \(kind) request carrying the device credential that reset() deleted (generation \(credential.generation)); nothing reset() deleted may reach the server afterwards")
         }
+        // D7, S8: a reset request outside reset() itself is the retry of a delete a reset()
+        // asked for, so it names a registration some reset() named. One the SDK holds now
+        // that no reset() named was made after the last reset() (which deleted the
+        // credential): naming it deletes that newer registration, and the record the reset
+        // named is never asked for again.
+        if kind == .reset, !step.isReset, credential.device == d, devices[i].disk.hasCredential,
+           credential.generation == devices[i].disk.credentialGeneration, credential.generation != devices[i].deletedGeneration {
+            violate(.resetDeletesEverything, d, "sent a reset naming registration \(credential.generation), the one it holds now, made after reset() was called\(devices[i].deletedGeneration != 0 ? " for registration \(devices[i].deletedGeneration)" : ""): the retry of a reset names the registration reset() named (D7), and a late reset never deletes a newer registration of the device (S8)")
+        }
         if devices[i].locked, kind != .check, kind != .register, kind != .reset {
             violate(.lockedIsInert, d, "sent a \(kind) request while its access was stopped (locked since \(DurationText.clock(devices[i].lockedSince)))")
         }

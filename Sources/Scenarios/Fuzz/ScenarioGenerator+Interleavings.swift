@@ -42,9 +42,10 @@ extension ScenarioGenerator {
         /// Any action placed inside a request window read from the trace: just after it
         /// left, between its judging and its answer, just before its timeout.
         case actionInFlight
-        /// S8, D7: a reset's 200 is lost (read from the trace), and the device registers
-        /// again before the SDK retries it, so the retry names the registration the first
-        /// reset deleted and must spare the new one.
+        /// S8, D7: a reset's 200 is lost (read from the trace), or, two times in three, the
+        /// server answers it 503 without deleting anything, and the device registers again
+        /// before the SDK retries it, so the retry must name the registration the reset named
+        /// and spare the new one.
         case resetRetriedAcrossRegistration
         /// S2.3, S2.5, D6: a registered device is updated to a build carrying the key of
         /// another app of its account, pending (its calls answered `app_pending`: no
@@ -57,6 +58,10 @@ extension ScenarioGenerator {
         /// D4, D9: a key check served 200 is answered late; access stops just after it was
         /// judged and a call is refused, locking the SDK before the stale 200 arrives.
         case staleOkAfterLock
+        /// D4 (issue 46): the same race in the order the network keeps: the older, refused
+        /// check is answered while the newer one, sent after the enable, is still out, and
+        /// the newer 200 must still unlock (each check's answer is its own).
+        case lockedChecksAnsweredInOrder
     }
 
     /// A third of the seeds get one interleaving probe.
@@ -81,6 +86,7 @@ extension ScenarioGenerator {
         case .siblingKeyOnRegisteredDevice: siblingKeyOnRegisteredDevice()
         case .resetInTrouble: resetInTrouble()
         case .staleOkAfterLock: staleOkAfterLock()
+        case .lockedChecksAnsweredInOrder: lockedRaceAcrossEnable(overtaken: false)
         }
     }
 
@@ -131,7 +137,9 @@ extension ScenarioGenerator {
         if weaveStream.chance(1, outOf: 2) { at(open + Ms.hour, .person(.open, .all)) }
     }
 
-    mutating func lockedRaceAcrossEnable() {
+    /// `overtaken`: check A is slowed past B; else by 1 ms only, so it is still on its way
+    /// when B leaves (even on a 1 ms link) and arrives first, while B is out.
+    mutating func lockedRaceAcrossEnable(overtaken: Bool = true) {
         guard let t = weaveTime(room: 2 * Ms.day) else { return }
         let group = quietApp()
         let lift = stopAccess(at: t)
@@ -139,7 +147,7 @@ extension ScenarioGenerator {
         let who = DeviceSelector.device(group: group, index: 1)
         guard let device = firstDevice(of: group) else { return }
         // Check A leaves now; the trace says when the server judges it.
-        let slowBy = max(Ms.second, s.network.timeout / 2)
+        let slowBy = overtaken ? max(Ms.second, s.network.timeout / 2) : 1
         let slowAt = s.timeline.count   // the slow window goes before the open, once known
         at(race, .person(.close, who))
         at(race, .person(.open, who))
@@ -218,8 +226,13 @@ extension ScenarioGenerator {
               let reset = windows.first(where: { $0.device == device && $0.kind == .reset && $0.sentAt >= t }),
               let judged = reset.servedAt else { return }
         // From a millisecond before: a statement at `judged` itself would come after the
-        // answer that the server sends in that millisecond.
-        at(judged - 1, .fault(LostResponses(share: Share(percent: 100), forMs: 2)))
+        // answer that the server sends in that millisecond. A 503 deletes nothing: the
+        // record the reset named stays until the retry deletes it.
+        if weaveStream.chance(2, outOf: 3) {
+            at(judged - 1, .fault(ServerErrors(share: Share(percent: 100), status: 503, forMs: 2)))
+        } else {
+            at(judged - 1, .fault(LostResponses(share: Share(percent: 100), forMs: 2)))
+        }
         // Opened after the answer would have come, before the SDK's timeout and retry.
         at(judged + answerMax + weaveStream.below(max(1, s.network.timeout / 2)), .person(.open, who))
         at(t + 6 * Ms.hour + weaveStream.below(Ms.day / 2), .person(.open, who))

@@ -268,4 +268,39 @@ extension ReferenceSDK {
     mutating func mutantUploadFailing(_ s: inout Step) {
         if flaws.contains(.dropsReportsOnFailedUpload), s.disk.reportsQueued > 0 { s.store(.dropReports) }
     }
+
+    // MARK: Async races (issue 46)
+
+    /// D9: a request whose timeout fired is no longer awaited. `timeoutRaceTakesLateAnswer`:
+    /// the timeout is handled, but the request stays awaited, so its late answer is acted on.
+    @inline(__always)
+    mutating func mutantTimedOut(_ id: UInt32) {
+        guard flaws.contains(.timeoutRaceTakesLateAnswer) else { return }
+        let age = nextRequestID - 1 - id
+        if age < 32 { inFlight |= UInt32(1) << age }
+    }
+
+    /// D1: a check already in flight serves an activation's reason to check.
+    /// `checkReentersOnActivation`: the activation sends one of its own.
+    @inline(__always)
+    func mutantChecksWhileInFlight(_ rule: Bool) -> Bool {
+        rule || flaws.contains(.checkReentersOnActivation)
+    }
+
+    /// D2, D4, D9: each check's answer is its own. `checkReentersOnActivation`: the first
+    /// check answer to arrive completes the newest check sent (one "pending check" slot), so
+    /// that check's own answer, arriving after, is no longer awaited.
+    @inline(__always)
+    mutating func mutantCompletesPendingCheck(_ id: UInt32, _ kind: RequestKind) {
+        guard flaws.contains(.checkReentersOnActivation), kind == .check || kind == .register,
+              checkInFlight != 0, id != checkInFlight, awaiting(id) else { return }
+        _ = take(checkInFlight)
+    }
+
+    /// D7, S8: a reset's retry names the credential the reset deleted.
+    /// `resetRetriesCurrentCredential`: it names the one the SDK holds now, if any.
+    @inline(__always)
+    func mutantResetCredential(_ rule: Credential, _ s: Step) -> Credential {
+        flaws.contains(.resetRetriesCurrentCredential) && !s.disk.credential.isNone ? s.disk.credential : rule
+    }
 }

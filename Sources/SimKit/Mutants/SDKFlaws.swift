@@ -152,4 +152,22 @@
     /// a run completes): a run cut short leaves no task registered, so the photos it did not
     /// reach wait for the person to open the app (breaks P5: the next run resumes, D4).
     @usableFromInline package static let dropsTaskOnExpiry = SDKFlaws(rawValue: 1 << 54)
+    /// Bugs only async code has (issue 46): a race, re-entrancy across an `await`, a retry
+    /// that reads state the world has changed since. (Bit 43, `uploaderOutlivesReset`, is
+    /// the fourth: a task that outlives the reset that should have stopped it.)
+    /// The timeout race takes the late answer: when a request's own timeout fires first the
+    /// SDK handles the timeout, but the transport's side of the race is not cancelled and
+    /// its answer, arriving later, is still awaited and acted on (breaks D9).
+    @usableFromInline package static let timeoutRaceTakesLateAnswer = SDKFlaws(rawValue: 1 << 55)
+    /// Check-await-act that re-enters: every activation whose check is due sends a check of
+    /// its own, even with one in flight, and a single "pending check" slot is completed by
+    /// the first check answer to arrive: the older check's answer is acted on as the newer
+    /// one's, and the newer check's answer, arriving after, is dropped as no longer awaited
+    /// (breaks D2 when the newer answer is a lock error, D4 when it is the 200 that unlocks).
+    @usableFromInline package static let checkReentersOnActivation = SDKFlaws(rawValue: 1 << 56)
+    /// A reset's retry (the back-off timer, or the next launch) sends the credential the
+    /// SDK holds now rather than the one the reset named: after the device registered again
+    /// meanwhile, the retry deletes the new registration and the record the reset named is
+    /// never deleted (breaks D7, S8).
+    @usableFromInline package static let resetRetriesCurrentCredential = SDKFlaws(rawValue: 1 << 57)
 }

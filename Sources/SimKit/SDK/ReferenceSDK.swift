@@ -170,7 +170,7 @@ public struct ReferenceSDK: SDKCore {
         } else if phase == .none, hasWork(s) {
             startRun(background: false, &s)
         } else if checkIsDue(s) {
-            sendCheck(&s)
+            sendCheck(&s, evenIfInFlight: mutantChecksWhileInFlight(false))
         }
         // D10: and at every activation; this SDK's back-off only spaces its own retries.
         if mutantRetriesUploads(true) { uploadReports(&s) }
@@ -248,7 +248,7 @@ public struct ReferenceSDK: SDKCore {
     }
 
     mutating func sendReset(_ s: inout Step) {
-        send(.reset, credential: s.disk.pendingReset, &s)
+        send(.reset, credential: mutantResetCredential(s.disk.pendingReset, s), &s)
     }
 
     // MARK: - Indexing runs
@@ -398,6 +398,7 @@ public struct ReferenceSDK: SDKCore {
     }
 
     mutating func response(id: UInt32, kind: RequestKind, reply: ServerReply, _ s: inout Step) {
+        mutantCompletesPendingCheck(id, kind)
         guard take(id) else { mutantStaleAnswer(kind, reply, &s); return }   // D9: stale
         answer(kind, reply, &s)
     }
@@ -408,6 +409,7 @@ public struct ReferenceSDK: SDKCore {
         case .indexChunk: indexChunk(&s)
         case .requestTimeout:
             guard let timeout = RequestTimeout(arg: arg), take(timeout.id) else { return }
+            mutantTimedOut(timeout.id)
             answer(timeout.kind, ServerReply(.timedOut), &s)
         case .resetRetry:
             if !s.disk.pendingReset.isNone { sendReset(&s) }

@@ -129,8 +129,8 @@ public enum Refusal: Sendable, Equatable {
 
 /// Bugs a team could write in async code, to see SimKit catch them (never on in the app).
 public struct PlantedBugs: OptionSet, Sendable {
-    public let rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    public let rawValue: UInt16
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
     /// The indexing loop swallows the cancellation of its sleep (`try?`) and writes the
     /// next chunk after the lock cancelled it.
     public static let indexesAfterCancel = PlantedBugs(rawValue: 1 << 0)
@@ -150,6 +150,18 @@ public struct PlantedBugs: OptionSet, Sendable {
     /// keeps waiting for the transport, and acts on an answer that came after the request
     /// timed out (D9), or waits for good on one the network lost.
     public static let lateAnswerWins = PlantedBugs(rawValue: 1 << 5)
+    /// Check-await-act that re-enters: an activation whose check is due sends one of its own
+    /// with one in flight, and one "pending check" slot is completed by the first check
+    /// answer to come back: the newer check's answer, arriving after, finds it closed and
+    /// is dropped (a lock error among them, or the 200 that unlocks).
+    public static let checkReenters = PlantedBugs(rawValue: 1 << 6)
+    /// The uploader outlives `reset()`: a last flush of the queued reports, meant to go
+    /// before the wipe, is an unawaited task that sends them after it, with the token the
+    /// reset deleted.
+    public static let uploaderOutlivesReset = PlantedBugs(rawValue: 1 << 7)
+    /// The deletion's retry reads the token again at each try: once the device registered
+    /// again meanwhile, it deletes the new registration, and the one the reset named stays.
+    public static let resetRetryReadsCurrentToken = PlantedBugs(rawValue: 1 << 8)
 }
 
 /// The SDK's constants, and the ones the app's backend sets.

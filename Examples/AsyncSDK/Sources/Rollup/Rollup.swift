@@ -25,6 +25,8 @@ public actor Rollup {
     /// The indexing run in progress, if any.
     var stage: Stage?
     var checkInFlight = false
+    /// `checkReenters` only: the one slot its key checks complete (the bug).
+    var checkSlotOpen = false
     var downloadInFlight = false
     var uploadInFlight = false
     var uploadCount: UInt32 = 0
@@ -108,7 +110,7 @@ public actor Rollup {
             if stage == nil, hasWork {
                 startRun(background: false)
             } else if keyCheckIsDue {
-                verifyKey()
+                verifyKey(evenIfInFlight: bugs.contains(.checkReenters))
             }
             uploadReports()   // D10: and at every activation
         }
@@ -165,6 +167,11 @@ public actor Rollup {
     /// `reset()`: forget everything on the device and have the server forget the device;
     /// the deletion is retried until the server confirms it, across launches (D7).
     public func reset() {
+        if bugs.contains(.uploaderOutlivesReset), store.queuedReports > 0, let token = store.token {
+            // The bug: a last flush of the queue, meant to go before the wipe, is a task of
+            // its own that nobody awaits: it runs after reset() with the token it captured.
+            Task { _ = await self.exchange(.runReport, token: token) }
+        }
         stopRun(queueingReport: false)
         forgetInFlight()
         let old = store.token ?? store.tokenAwaitingDeletion
@@ -262,6 +269,7 @@ public actor Rollup {
     func verifyKey(evenIfInFlight: Bool = false) {
         guard !checkInFlight || evenIfInFlight else { return }
         checkInFlight = true
+        checkSlotOpen = true
         let token = store.token
         let endpoint: Endpoint = token == nil ? .register : .keyCheck
         Task { await self.keyCheck(endpoint, token: token) }
@@ -269,6 +277,11 @@ public actor Rollup {
 
     func keyCheck(_ endpoint: Endpoint, token: DeviceToken?) async {
         let outcome = await exchange(endpoint, token: token)
+        if bugs.contains(.checkReenters) {
+            // The bug: whichever check answers first completes the slot; later ones find it closed.
+            guard checkSlotOpen else { return }
+            checkSlotOpen = false
+        }
         guard case .reply(let reply) = outcome else {
             if case .olderVerdict = outcome, !store.isLocked { continueRun() }
             return
@@ -523,7 +536,8 @@ public actor Rollup {
     func deleteOnServer(token: DeviceToken?) async {
         for _ in 0..<1_000 {
             let sentEpoch = epoch
-            let reply = await race(.deleteDevice, token: token)
+            // The bug: each try reads the token again, so a registration since is the one named.
+            let reply = await race(.deleteDevice, token: bugs.contains(.resetRetryReadsCurrentToken) ? (store.token ?? token) : token)
             // Cancelled by a newer reset, or a purge came while it was in flight (D9): the
             // next launch sends it again.
             if Task.isCancelled || epoch != sentEpoch { return }

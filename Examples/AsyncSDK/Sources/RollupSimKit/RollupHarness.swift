@@ -70,6 +70,9 @@ public enum VerdictReadBeforeAwait: BugChoice { public static var bugs: PlantedB
 public enum AnswerAfterReset: BugChoice { public static var bugs: PlantedBugs { .answerAfterReset } }
 public enum RetryOutlivesLock: BugChoice { public static var bugs: PlantedBugs { .retryOutlivesLock } }
 public enum LateAnswerWins: BugChoice { public static var bugs: PlantedBugs { .lateAnswerWins } }
+public enum CheckReenters: BugChoice { public static var bugs: PlantedBugs { .checkReenters } }
+public enum UploaderOutlivesReset: BugChoice { public static var bugs: PlantedBugs { .uploaderOutlivesReset } }
+public enum ResetRetryReadsCurrentToken: BugChoice { public static var bugs: PlantedBugs { .resetRetryReadsCurrentToken } }
 
 /// The cores this package registers, by the names scenarios and `--sdk custom:NAME` use.
 public enum RollupCores {
@@ -80,6 +83,9 @@ public enum RollupCores {
         "rollup-answer-after-reset": AsyncCore<RollupHarness<AnswerAfterReset>>.self,
         "rollup-retry-outlives-lock": AsyncCore<RollupHarness<RetryOutlivesLock>>.self,
         "rollup-late-answer-wins": AsyncCore<RollupHarness<LateAnswerWins>>.self,
+        "rollup-check-reenters": AsyncCore<RollupHarness<CheckReenters>>.self,
+        "rollup-uploader-outlives-reset": AsyncCore<RollupHarness<UploaderOutlivesReset>>.self,
+        "rollup-reset-retry-current-token": AsyncCore<RollupHarness<ResetRetryReadsCurrentToken>>.self,
         "leak-dispatch": AsyncCore<RollupHarness<LeakDispatch>>.self,
         "leak-date": AsyncCore<RollupHarness<LeakDate>>.self,
         "leak-spin": AsyncCore<RollupHarness<LeakSpin>>.self,

@@ -125,6 +125,21 @@ import Testing
         try caughtAndShrunk("rollup-retry-outlives-lock", "locked-is-inert", seeds: 100)   // first: seed 93
     }
 
+    /// Issue 46's async bugs beside the late answer: a key check that re-enters across its
+    /// `await` (the first answer completes the newest check's slot), an uploader that
+    /// outlives `reset()`, a deletion retry that reads the token again after a registration.
+    @Test func aCheckThatReentersAcrossItsAwaitIsCaught() throws {
+        try caughtAndShrunk("rollup-check-reenters", "locked-checks-on-activation", seeds: 60)   // first: seed 42 (36 of 2,000)
+    }
+
+    @Test func anUploaderThatOutlivesResetIsCaught() throws {
+        try caughtAndShrunk("rollup-uploader-outlives-reset", "reset-deletes-everything", seeds: 30)   // first: seed 20 (42 of 2,000)
+    }
+
+    @Test func aDeletionRetryThatReadsTheNewTokenIsCaught() throws {
+        try caughtAndShrunk("rollup-reset-retry-current-token", "reset-deletes-everything", seeds: 30)   // first: seed 13 (54 of 2,000)
+    }
+
     /// Answers arrive late (after the request's timeout, from `timeouts` windows and slow
     /// answers), and the SDK's own timeout race decides: a race that takes the transport's
     /// late answer instead of timing out acts on it, which D9 forbids. Caught on some of
