@@ -91,7 +91,9 @@ struct LocksOn5xxCore: SDKCore {
         // The reproducer fails the same way on the buggy core, and not on the reference.
         let small = try SimKitTest.scenario(source: reproducer, cores: Self.cores)
         #expect(small.broken.contains(.neverLockOnTransient))
-        #expect(small.scenario.statementCount <= 10, "\(reproducer)")
+        // Seed 11 is an interleaving probe's script since the checks-answered-in-order probe
+        // (a quiet app of its own with its stop, lift and opens): 14 statements after shrinking.
+        #expect(small.scenario.statementCount <= 16, "\(reproducer)")
         let onReference = try SimKitTest.scenario(source: reproducer, sdk: .reference, cores: Self.cores)
         #expect(!onReference.broken.contains(.neverLockOnTransient))
         // The generic entry point names the core after its type unless told otherwise.
