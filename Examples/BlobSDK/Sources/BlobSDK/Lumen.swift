@@ -312,8 +312,21 @@ public actor Lumen {
         if ledger.revoked { scheduler.withdraw(); return }
         let startedIn = era
         guard await checkKey() != .stale, era == startedIn, !ledger.revoked, !running, hasWork else { return }
+        scheduler.onExpiration { [weak self] in Task { await self?.backgroundTimeExpiring() } }
         beginRun()
         await runTask?.value
+    }
+
+    /// The OS says the background run's time is up (SPEC P5): each chunk is saved as it is
+    /// indexed, so the run ends now with its report; the task stays submitted and the next
+    /// run resumes from the ledger (D4).
+    func backgroundTimeExpiring() {
+        guard running, !ledger.revoked else { return }
+        var next = ledger
+        endRun(&next)
+        guard save(next) else { return }
+        show(.idle)
+        startUploadIfDue()
     }
 
     /// Starts a run now (the state is `indexing` before this returns).

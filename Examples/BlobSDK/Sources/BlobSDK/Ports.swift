@@ -66,6 +66,9 @@ public protocol BlobPort: Sendable {
 public protocol SchedulerPort: Sendable {
     /// Registers what runs when the OS fires the task.
     func register(_ work: @escaping @Sendable () async -> Void)
+    /// What the OS calls when the running task's time is up (BGTask's `expirationHandler`),
+    /// set by each run the task starts.
+    func onExpiration(_ handler: @escaping @Sendable () -> Void)
     func submit()
     func withdraw()
 }

@@ -133,6 +133,7 @@ struct Files: BlobPort {
 struct Scheduler: SchedulerPort {
     let tasks: SimBackgroundTasks
     func register(_ work: @escaping @Sendable () async -> Void) { tasks.register(work) }
+    func onExpiration(_ handler: @escaping @Sendable () -> Void) { tasks.expirationHandler = handler }
     func submit() { tasks.schedule() }
     func withdraw() { tasks.cancel() }
 }
