@@ -14,7 +14,7 @@ import Invariants
     func theConcreteReferenceRunIsTheGenericOne(sdk: SDKChoice) throws {
         for seed in UInt64(0)..<12 {
             let scenario = ScenarioGenerator.generate(seed: seed, options: GeneratorOptions(sdk: sdk))
-            let concrete = CheckedRun(reference: try Fuzz.check(scenario))
+            let concrete = CheckedRun(try Fuzz.check(scenario))
             let generic = CheckedRun(try Fuzz.check(scenario, sdk: ReferenceSDK.self, server: ServerModel.self))
             #expect(concrete.fingerprint == generic.fingerprint, "seed \(seed)")
             #expect(concrete.eventsHandled == generic.eventsHandled, "seed \(seed)")

@@ -87,7 +87,7 @@ extension Fuzz {
     /// name is a `CompileError` that lists the known ones.
     package static func check(_ scenario: ScenarioFile, cores: SDKCores, ringDepth: Int = 12) throws(CompileError) -> CheckedRun {
         let resolved = try cores.resolve(sdk: scenario.sdk, server: scenario.server)
-        if resolved.isReference { return CheckedRun(reference: try check(scenario, ringDepth: ringDepth)) }
+        if resolved.isReference { return CheckedRun(try check(scenario, ringDepth: ringDepth)) }
         return try checkedRun(scenario, resolved.sdk, resolved.server, ringDepth: ringDepth)
     }
 
@@ -185,17 +185,6 @@ package struct CheckedRun {
     /// on the wire left the protocol, or an async SDK escaped): the run's verdict, whatever
     /// the checkers found.
     package var coreFailure: CoreFailure?
-
-    /// What the reference's `world` found: `init(_:)` for the concrete cores, so the
-    /// reference's runs stay specialised end to end.
-    package init(reference world: World<ReferenceSDK, InvariantChecker>) {
-        coreFailure = CoreFailure.of(world)
-        checker = world.observer
-        fingerprint = world.fingerprint
-        eventsHandled = world.eventsHandled
-        stop = world.stop
-        facts = world.facts
-    }
 
     /// What `world` found and reports.
     package init<SDK: SDKCore, Server: ServerCore>(_ world: SimWorld<SDK, Server, InvariantChecker>) {
