@@ -65,6 +65,9 @@ public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConverti
     /// P2: an unlocked device became active with its phone's clock set back past its last
     /// answered check (D1 by the phone's clock owes a check, whatever the true age).
     case clockSetBackPastCheck
+    /// P3: a full disk refused a run report's write while reports were queued on the disk
+    /// or owed from an earlier refusal (what a dropped report loses).
+    case writeFailedWithReportsQueued
 
     /// The stable name shown in summaries.
     public var description: String { Coverage.names[rawValue] }
@@ -115,6 +118,7 @@ public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConverti
         "portal-answered-locked-check",
         "portal-403-reached-unlocked-sdk",
         "clock-set-back-past-check",
+        "write-failed-with-reports-queued",
     ]
 }
 

@@ -83,6 +83,9 @@ public struct InvariantChecker: TraceObserver {
     /// record: a run without the fault reads nothing of them.
     var wallOffsetMs: [Int64] = []
     var wallOffsetAtCheckMs: [Int64] = []
+    /// P3: what each device's full disks left owed. Empty until a `disk-full` record: a run
+    /// without the fault reads nothing of it.
+    var diskFaults: [DiskFaultTruth] = []
     /// What the SDK states within SPEC's limits (its back-offs, D7 and D10).
     var statement = SDKStatement.specLimits
 

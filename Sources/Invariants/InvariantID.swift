@@ -74,6 +74,14 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
     /// reads 30 days or more past its start (or past the lock): a purge only the phone's
     /// clock justifies (D5 is broken too).
     case clockChangesNothing = "clock-changes-nothing"
+    /// Oracle (P3): from the `disk-full` fault records (each write a full disk refused). A
+    /// run report whose queue write failed is owed: once the disk takes a report again in
+    /// the same process, every report owed is written by the end of that step (lost only
+    /// with the process, P1, or by `reset()`). A photo whose index write failed is not
+    /// counted as indexed: no later index write starts past what the disk holds. A step
+    /// whose write failed, or a phone whose disk is full, deletes no data (it does not
+    /// "make room" with a person's index, models, place data, credential or reports).
+    case failedWriteLosesNothing = "failed-write-loses-nothing"
 
     /// The SPEC rules it checks.
     public var rules: String {
@@ -101,6 +109,7 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
         case .serverRestartLosesNothing: "S10"
         case .notRollupIsNoVerdict: "P6"
         case .clockChangesNothing: "P2, D1"
+        case .failedWriteLosesNothing: "P3"
         }
     }
 
@@ -128,6 +137,7 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
         case .newestVerdictWins: "a verdict served before one the SDK already acted on never locks or unlocks it"
         case .registersAgainWhenUnknown: "a device credential the server no longer knows makes the SDK register again, at the latest at its next call or run"
         case .clockChangesNothing: "a phone's wall clock set back or forward never locks, unlocks, purges or deletes anything, and D1's 24 h count by the phone's clock, a clock set back past the last check included"
+        case .failedWriteLosesNothing: "a write that failed on a full disk never makes the SDK delete data, nor count as done what was not written: a refused run report is written again once the disk has room, a refused index write is indexed again"
         case .serverRestartLosesNothing: "a server that restarts keeps every dashboard and Rollup action, registration and reset it acknowledged, and every stop behind stoppedSince"
         case .notRollupIsNoVerdict: "an answer that is not Rollup's (a portal's login page, a redirect, a bare 401, 403 or 407, a body cut short) never locks, unlocks or purges, never counts as an answered check and never settles a run report"
         }

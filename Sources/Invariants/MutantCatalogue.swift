@@ -108,6 +108,9 @@ package enum Mutants {
             "counts the 24 h between checks on the phone's clock alone: set back past the last check, the app stops checking when it becomes active"),
         sdk("days-on-wall-clock", .purgesOnWallClock, .clockChangesNothing, [.purgeOnlyAfter30ContinuousDays, .purgeWhenDue, .reportsNotLost],
             "counts the 30 days from stoppedSince to the answer's date on the phone's clock: set forward a month, it purges a stop hours old"),
+        // The disk fails (P3).
+        sdk("drop-unwritten-report", .dropsUnwrittenReport, .failedWriteLosesNothing, [],
+            "queues a run report with try?: when a full disk refuses the write, the report is dropped from memory and never written again"),
         // A server that restarts (S10).
         server("restart-forgets", .restartForgets, .serverRestartLosesNothing, [.serverEnforcesAccess, .rotationGrace, .disableStopsEveryKey, .onlyRollupRestores, .purgeOnlyAfter30ContinuousDays],
                "keeps the dashboard and Rollup state in memory only: after a restart it answers as declared, as if no action had been acknowledged"),

@@ -610,6 +610,23 @@ enum MutantWorlds {
         ])
     }
 
+    /// P3: new photos, then the disks are full for a day while the app is opened and run in
+    /// the background (index writes and run reports refused), then opened again in the
+    /// same process once the disks have room, and run in the background.
+    static var diskFullDuringRuns: WorldSetup {
+        base(3, [
+            person(0, .launch),
+            person(2 * h, .addPhotos, arg: 300),
+            .at(2 * h, .diskFull(.all, forMs: d)),
+            person(3 * h, .open),
+            person(3 * h + 10 * m, .close),
+            person(6 * h, .background),
+            person(d + 3 * h, .open),
+            person(d + 4 * h, .close),
+            person(2 * d, .background),
+        ])
+    }
+
     /// The world that exercises `name`'s bug.
     static func world(for name: String) -> WorldSetup {
         switch name {
@@ -659,6 +676,7 @@ enum MutantWorlds {
         case "lock-on-bare-403", "unlock-on-portal-200": portals
         case "check-interval-on-wall-clock": clockSetBackPastCheck
         case "days-on-wall-clock": clockForwardDuringStop
+        case "drop-unwritten-report": diskFullDuringRuns
         default: fatalError("no world for mutant \(name)")
         }
     }
@@ -673,8 +691,8 @@ enum MutantWorlds {
 }
 
 @Suite struct MutantTests {
-    @Test("the catalogue names 64 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
-        #expect(Mutants.all.count == 66)
+    @Test("the catalogue names 67 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
+        #expect(Mutants.all.count == 67)
         #expect(Mutants.orderingOnly.count == 1)
         #expect(Set(Mutants.names).count == Mutants.all.count + Mutants.orderingOnly.count)
         for m in Mutants.all { #expect(!m.alsoPlausible.contains(m.expected), "\(m.name) lists its expected invariant as plausible") }

@@ -98,6 +98,7 @@ extension InvariantChecker {
     @usableFromInline @inline(never) mutating func fault(_ d: DeviceIndex, _ f: FaultRecord) {
         let i = Int(d)
         if case .clockSet(let offsetS, _)? = PhoneClock.Record(f) { wallClockSet(d, offsetMs: Int64(offsetS) * 1_000); return }
+        if let r = DiskFull.Record(f) { diskFault(d, r); return }
         guard i < offlineUntil.count else { return }
         switch Offline.Record(f) {
         case .offline(let until)?:

@@ -15,6 +15,7 @@ extension InvariantChecker {
     @usableFromInline @inline(never) mutating func processStarted(_ d: DeviceIndex) {
         devices[Int(d)].newProcess()
         owedResetConditionsChanged(d)   // D7: time counts while the app runs
+        if !diskFaults.isEmpty { diskProcessStarted(d) }
     }
 
     /// The app process died: what it awaited can no longer reach it.
@@ -265,6 +266,8 @@ extension InvariantChecker {
             devices[Int(d)].unlock()
             if step.olderOnlyByAttestation { devices[Int(d)].newestVerdictAt = max(devices[Int(d)].newestVerdictAt, step.servedAt) }
         }
+        // P3: reports refused by a full disk are written once it takes one again.
+        if step.reportsRefused != 0 || (!diskFaults.isEmpty && (step.reportsWritten != 0 || step.isReset)) { judgeOwedReports(d) }
         let locking = mayBreakLocking(devices[Int(d)]), data = mayBreakData(devices[Int(d)]), schedule = mayBreakSchedule
         assert(skippedStepIsClean(d, locking: !locking, data: !data, schedule: !schedule))
         if locking { checkLocking(d) }

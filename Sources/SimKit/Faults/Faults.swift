@@ -18,6 +18,7 @@ public enum Fault: Sendable, Equatable {
     case serverRestart(ServerRestart.Injection)
     case portal(Portal.Injection)
     case phoneClock(PhoneClock.Injection)
+    case diskFull(DiskFull.Injection)
 }
 
 /// The kinds, for what reads them one at a time (their trace records' text and marks, and
@@ -27,7 +28,7 @@ package enum Faults {
     /// A new kind adds itself.
     package static let kinds: [any FaultKind.Type] = [
         Offline.self, ServerErrors.self, ServerDown.self, Timeouts.self, LostResponses.self, SlowResponses.self,
-        ServerRestart.self, Portal.self, PhoneClock.self,
+        ServerRestart.self, Portal.self, PhoneClock.self, DiskFull.self,
     ]
 
     /// Whose trace records are whose: the kinds, and the record the server-wide windows share.
@@ -49,6 +50,7 @@ package enum Faults {
     @usableFromInline var serverRestart = ServerWindow()
     @usableFromInline var portal = Portal.Windows()
     @usableFromInline var phoneClock = PhoneClock.Clocks()
+    @usableFromInline var diskFull = DiskFull.Disks()
     /// The latest end of the windows that answer in the server's place (`server down`,
     /// `server errors`, `server restart`, any device's `portal`): the gate of `faultAnswer`.
     @usableFromInline var serverAnsweredUntil: SimTime = 0
@@ -91,6 +93,7 @@ extension SimWorld {
         case .serverRestart(let f): inject(f)
         case .portal(let f): inject(f, statement: index, firing: firing)
         case .phoneClock(let f): inject(f, statement: index, firing: firing)
+        case .diskFull(let f): inject(f, statement: index, firing: firing)
         }
     }
 
@@ -118,6 +121,14 @@ extension SimWorld {
     @inline(__always)
     @inlinable func faultsOnTheWallClock(of i: Int) -> Int32 {
         phoneClockOffset(of: i)
+    }
+
+    /// A step of device `i`'s SDK begins: whether its writes that take room fail
+    /// (`SDKContext.diskFull`, P3), false where no kind filled its disk. The step's effects
+    /// then go through `applyEffectsOnAFullDisk`.
+    @inline(__always)
+    @inlinable func faultsOnTheDisk(of i: Int) -> Bool {
+        diskIsFull(i)
     }
 
     // MARK: - The stages of a request where windows act, in the order a request meets them

@@ -17,6 +17,13 @@ extension ReferenceSDK {
         startRun(background: true, &s)
     }
 
+    /// P3: a run report a full disk refused is kept in memory and written when the disk has
+    /// room. `dropsUnwrittenReport`: it is dropped.
+    @inline(__always)
+    func mutantKeepsUnwrittenReport(_ rule: Bool) -> Bool {
+        rule && !flaws.contains(.dropsUnwrittenReport)
+    }
+
     /// D4: a locked SDK becoming active checks again. `noCheckOnActivationWhenLocked`: it does not.
     @inline(__always)
     func mutantChecksOnLockedActivation(_ rule: Bool) -> Bool {

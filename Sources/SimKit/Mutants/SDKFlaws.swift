@@ -142,4 +142,8 @@
     /// phone's clock, not to the server's `servedAt`: a clock set forward a month purges a
     /// stop a few hours old (breaks D5, P2).
     @usableFromInline package static let purgesOnWallClock = SDKFlaws(rawValue: 1 << 47)
+    /// The disk fails (P3, issue 47).
+    /// Queues a run report with `try?`: when a full disk refuses the write, the report is
+    /// dropped from memory, never written again nor uploaded (breaks P3, D10).
+    @usableFromInline package static let dropsUnwrittenReport = SDKFlaws(rawValue: 1 << 50)
 }

@@ -36,7 +36,22 @@ public struct ReferenceSDK: SDKCore {
     /// The window of awaited ids (1…32), a choice of this SDK's (`init(requestWindow:)`).
     @usableFromInline var window: UInt8 = 32
     var phase: RunPhase = .none
-    var runInBackground = false
+    /// Bit 0: the run was fired by the OS (`runInBackground`); above it, the run reports a
+    /// full disk refused to queue (`reportsUnwritten`). One byte for both, so that this
+    /// value stays 48 bytes.
+    var bits: UInt8 = 0
+    /// Whether the current run was fired by the OS.
+    var runInBackground: Bool {
+        get { bits & 1 != 0 }
+        set { bits = bits & ~1 | (newValue ? 1 : 0) }
+    }
+    /// P3: run reports whose queue write failed on a full disk, kept in memory and written
+    /// at the first step whose disk has room (lost with the process, P1). At most 127: more
+    /// runs than that ended on one full disk in one process lose the excess.
+    var reportsUnwritten: UInt8 {
+        get { bits >> 1 }
+        set { bits = bits & 1 | min(newValue, 127) << 1 }
+    }
     /// Resume indexing once a check in flight unlocks the SDK (D4).
     var resumeAfterUnlock = false
     var configured = false
@@ -96,6 +111,8 @@ public struct ReferenceSDK: SDKCore {
 
     @inline(__always)
     mutating func handle(_ input: SDKInput, _ step: inout Step) {
+        // P3: reports a full disk refused are written at the first step with room.
+        if bits > 1, !step.context.diskFull { writeUnwrittenReports(&step) }
         switch input {
         case .launch(let inBackground): launch(inBackground: inBackground, &step)
         case .becameActive: becameActive(&step)
@@ -128,7 +145,15 @@ public struct ReferenceSDK: SDKCore {
             get { out.pointee }
             nonmutating _modify { yield &out.pointee }
         }
-        mutating func store(_ op: StoreOp) { disk.apply(op); effects.append(.store(op)) }
+        /// Writes `op`; false when it failed: a full disk refuses a write that takes room
+        /// (P3, `SDKContext.diskFull`), and the old value stays.
+        @discardableResult
+        mutating func store(_ op: StoreOp) -> Bool {
+            effects.append(.store(op))
+            if context.diskFull, op.takesRoom { return false }
+            disk.apply(op)
+            return true
+        }
     }
 
     // MARK: - Lifecycle
@@ -201,6 +226,11 @@ public struct ReferenceSDK: SDKCore {
             && (s.disk.indexedCount < s.context.photoCount || !s.disk.modelsPresent || !s.disk.placeDataPresent)
     }
 
+    /// P3: the run reports kept in memory since a full disk refused them are queued now.
+    mutating func writeUnwrittenReports(_ s: inout Step) {
+        while reportsUnwritten > 0, s.store(.queueReport) { reportsUnwritten -= 1 }
+    }
+
     // MARK: - API calls
 
     /// D3: a locked SDK throws from search, query and profile without contacting the server.
@@ -223,6 +253,7 @@ public struct ReferenceSDK: SDKCore {
     mutating func reset(_ s: inout Step) {
         let reportsBefore = s.disk.reportsQueued
         stopRun(queueReport: false, &s)
+        reportsUnwritten = 0   // D7: the reports in memory go with the rest
         forgetRequestsInFlight()   // they answer a store that no longer exists (D9)
         let old = s.disk.credential.isNone ? s.disk.pendingReset : s.disk.credential
         if s.disk.indexedCount > 0 { s.store(.deleteIndex) }
@@ -292,7 +323,8 @@ public struct ReferenceSDK: SDKCore {
         let from = s.disk.indexedCount
         if from < s.context.photoCount {
             let count = UInt16(min(UInt32(s.config.chunkPhotos), s.context.photoCount - from))
-            s.store(.indexPhotos(from: from, count: count))
+            // P3: a full disk suspends indexing; the next run indexes the chunk again.
+            guard s.store(.indexPhotos(from: from, count: count)) else { endRun(&s); return }
         }
         if s.disk.indexedCount < s.context.photoCount {
             s.effects.append(.setTimer(.indexChunk, at: s.now + s.config.chunkMs, arg: 0))
@@ -315,7 +347,8 @@ public struct ReferenceSDK: SDKCore {
         if phase == .indexing { s.effects.append(.cancelTimer(.indexChunk)) }
         phase = .none
         s.effects.append(.runEnded)
-        if queueReport { s.store(.queueReport) }
+        // P3: a report the full disk refused is kept, and written when the disk has room.
+        if queueReport, !s.store(.queueReport), mutantKeepsUnwrittenReport(true) { reportsUnwritten += 1 }
     }
 
     @inline(__always)
@@ -470,7 +503,8 @@ public struct ReferenceSDK: SDKCore {
             if a == .ok, kind == .register { s.store(.setCredential(reply.credential)) }
             if a == .ok || a.isTransient { continueRun(&s) } else { endRun(&s) }   // pending, attestation: no run
         case .modelDownload, .placeData:
-            if a == .ok { s.store(kind == .modelDownload ? .saveModels : .savePlaceData); continueRun(&s) }
+            // P3: a download a full disk refused is not done: the next run downloads it again.
+            if a == .ok, s.store(kind == .modelDownload ? .saveModels : .savePlaceData) { continueRun(&s) }
             else { endRun(&s) }
         case .runReport:
             if a == .ok { uploadReports(&s) }   // more may have been queued meanwhile
