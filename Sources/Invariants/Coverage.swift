@@ -68,6 +68,9 @@ public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConverti
     /// P3: a full disk refused a run report's write while reports were queued on the disk
     /// or owed from an earlier refusal (what a dropped report loses).
     case writeFailedWithReportsQueued
+    /// P4: a background run (or a launch for one) came while the phone's protected data was
+    /// still locked after a restart: its reads failed.
+    case backgroundReadBeforeUnlock
 
     /// The stable name shown in summaries.
     public var description: String { Coverage.names[rawValue] }
@@ -119,6 +122,7 @@ public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConverti
         "portal-403-reached-unlocked-sdk",
         "clock-set-back-past-check",
         "write-failed-with-reports-queued",
+        "background-read-before-unlock",
     ]
 }
 

@@ -82,6 +82,13 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
     /// whose write failed, or a phone whose disk is full, deletes no data (it does not
     /// "make room" with a person's index, models, place data, credential or reports).
     case failedWriteLosesNothing = "failed-write-loses-nothing"
+    /// Oracle (P4): from the `reboot` records, each phone's protected data is locked from
+    /// its restart until the person first unlocks it. Meanwhile the SDK registers nothing,
+    /// downloads no models or place data, and tries to delete none of a person's data (the
+    /// refused writes the trace records say what it tried): it cannot have read its data,
+    /// so it cannot know any of that is owed. Its steps meanwhile are judged by this alone
+    /// (a launch that waits for the data checks its key after the unlock).
+    case unreadableIsNotAbsent = "unreadable-is-not-absent"
 
     /// The SPEC rules it checks.
     public var rules: String {
@@ -110,6 +117,7 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
         case .notRollupIsNoVerdict: "P6"
         case .clockChangesNothing: "P2, D1"
         case .failedWriteLosesNothing: "P3"
+        case .unreadableIsNotAbsent: "P4"
         }
     }
 
@@ -138,6 +146,7 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
         case .registersAgainWhenUnknown: "a device credential the server no longer knows makes the SDK register again, at the latest at its next call or run"
         case .clockChangesNothing: "a phone's wall clock set back or forward never locks, unlocks, purges or deletes anything, and D1's 24 h count by the phone's clock, a clock set back past the last check included"
         case .failedWriteLosesNothing: "a write that failed on a full disk never makes the SDK delete data, nor count as done what was not written: a refused run report is written again once the disk has room, a refused index write is indexed again"
+        case .unreadableIsNotAbsent: "before the first unlock after a restart, a read that failed is not 'absent': the SDK does not register again, download again or delete anything"
         case .serverRestartLosesNothing: "a server that restarts keeps every dashboard and Rollup action, registration and reset it acknowledged, and every stop behind stoppedSince"
         case .notRollupIsNoVerdict: "an answer that is not Rollup's (a portal's login page, a redirect, a bare 401, 403 or 407, a body cut short) never locks, unlocks or purges, never counts as an answered check and never settles a run report"
         }

@@ -62,6 +62,7 @@ package enum SometimesRequirements {
         (  1900, "portal-403-reached-unlocked-sdk"),  // 2.19% of 8,000 seeds
         (   750, "clock-set-back-past-check"),   // 5.51% of 8,000 seeds (issue 47)
         (  1200, "write-failed-with-reports-queued"), // 3.55% of 2,000 seeds (issue 47, P3)
+        (   500, "background-read-before-unlock"),   // 8.20% of 2,000 seeds (issue 47, P4)
     ]
 
     /// The number of seeds from which `situation` is required, or nil if it never is.

@@ -2,7 +2,7 @@ import Testing
 import SimKit
 import Invariants
 
-/// For each of the 24 invariants: a small hand-written trace where it must fire (the bug),
+/// For each of the 25 invariants: a small hand-written trace where it must fire (the bug),
 /// and the same trace corrected, where nothing may fire.
 @Suite struct InvariantFiresTests {
     static let s = Ms.second, m = Ms.minute, h = Ms.hour, d = Ms.day
@@ -12,8 +12,8 @@ import Invariants
     var d: SimTime { Self.d }
     let c = cred(0, 1)
 
-    @Test("the checker names 24 invariants, each with its rules and a summary") func catalogue() {
-        #expect(InvariantID.allCases.count == 24)
+    @Test("the checker names 25 invariants, each with its rules and a summary") func catalogue() {
+        #expect(InvariantID.allCases.count == 25)
         for id in InvariantID.allCases {
             #expect(!id.rules.isEmpty && !id.summary.isEmpty)
             #expect(InvariantID(rawValue: id.rawValue) == id)
@@ -856,6 +856,26 @@ import Invariants
             return t
         }
         expectFires(run(bug: true), .failedWriteLosesNothing, at: 3 * h, mentions: ["photos 200..<400", "counted as indexed"])
+        expectQuiet(run(bug: false))
+    }
+
+    // MARK: P4
+
+    /// A ready device restarts at 1 h, unlocked at 9 h; a background launch at 2 h cannot
+    /// read its data. The bug registers again; the corrected SDK waits (and its writes, if
+    /// it tried any, would be refused).
+    @Test("unreadable-is-not-absent: before the first unlock, a launch does not register again")
+    func unreadableIsNotAbsent() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.processKilled(at: h)
+            t.record(h, 0, .fault(Reboot.Record.rebooted(unlockAt: 9 * h).fault))
+            t.processStarted(at: 2 * h, background: true)
+            t.step(at: 2 * h, .input(.launchInBackground)) { if bug { $0.sent(1, .register) } }
+            return t
+        }
+        expectFires(run(bug: true), .unreadableIsNotAbsent, at: 2 * h, mentions: ["registered the device again", "locked after a restart"])
         expectQuiet(run(bug: false))
     }
 }

@@ -627,6 +627,18 @@ enum MutantWorlds {
         ])
     }
 
+    /// P4: the phones restart at 2 h, the OS runs the app in the background at 4 h, before
+    /// the person unlocks them at 10 h; then the app is opened.
+    static var rebootBeforeUnlock: WorldSetup {
+        base(2, [
+            person(0, .launch),
+            .at(2 * h, .reboot(.all, unlockAfterMs: 8 * h)),
+            person(4 * h, .background),
+            person(10 * h + m, .open),
+            person(d, .background),
+        ])
+    }
+
     /// The world that exercises `name`'s bug.
     static func world(for name: String) -> WorldSetup {
         switch name {
@@ -677,6 +689,7 @@ enum MutantWorlds {
         case "check-interval-on-wall-clock": clockSetBackPastCheck
         case "days-on-wall-clock": clockForwardDuringStop
         case "drop-unwritten-report": diskFullDuringRuns
+        case "unreadable-as-absent", "wipe-unreadable-index": rebootBeforeUnlock
         default: fatalError("no world for mutant \(name)")
         }
     }
@@ -691,8 +704,8 @@ enum MutantWorlds {
 }
 
 @Suite struct MutantTests {
-    @Test("the catalogue names 67 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
-        #expect(Mutants.all.count == 67)
+    @Test("the catalogue names 69 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
+        #expect(Mutants.all.count == 69)
         #expect(Mutants.orderingOnly.count == 1)
         #expect(Set(Mutants.names).count == Mutants.all.count + Mutants.orderingOnly.count)
         for m in Mutants.all { #expect(!m.alsoPlausible.contains(m.expected), "\(m.name) lists its expected invariant as plausible") }

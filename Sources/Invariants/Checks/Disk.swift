@@ -79,3 +79,46 @@ extension InvariantChecker {
         if Int(d) < diskFaults.count { diskFaults[Int(d)].reportsOwed = 0 }
     }
 }
+
+/// P4, protected data before the first unlock (`unreadable-is-not-absent`), judged from the
+/// `reboot` records. Nothing here runs in a world where no phone restarted.
+extension InvariantChecker {
+    /// Whether device `d`'s protected data is locked now.
+    @inline(__always) func dataLocked(_ d: DeviceIndex) -> Bool {
+        !dataUnlockAt.isEmpty && Int(d) < dataUnlockAt.count && now < dataUnlockAt[Int(d)]
+    }
+
+    /// A `reboot` record of device `d`'s: a restart, or a write its locked data refused.
+    mutating func rebootFault(_ d: DeviceIndex, _ r: Reboot.Record) {
+        let i = Int(d)
+        if dataUnlockAt.isEmpty { dataUnlockAt = Array(repeating: 0, count: devices.count) }
+        guard i < dataUnlockAt.count else { return }
+        switch r {
+        case .rebooted(let at):
+            dataUnlockAt[i] = max(dataUnlockAt[i], at)
+            // D7's time counts only while the SDK can read its pending reset.
+            if i < offlineUntil.count {
+                owedResetConditionsChanged(d)
+                offlineUntil[i] = max(offlineUntil[i], at)
+                owedResetConditionsChanged(d)
+            }
+        case .writeRefused(let code):
+            step.writeFailed = true
+            if code == 1 {
+                violate(.unreadableIsNotAbsent, d, "tried to delete a person's data while its protected data was locked after a restart (unlocked at \(clock(dataUnlockAt[i]))): a read that failed is not data absent or corrupt")
+            }
+        }
+    }
+
+    /// P4: a request sent while the data is locked: a registration or a download says the
+    /// SDK took what it could not read for absent.
+    mutating func judgeRequestWhileLocked(_ d: DeviceIndex, _ kind: RequestKind) {
+        switch kind {
+        case .register:
+            violate(.unreadableIsNotAbsent, d, "registered the device again while its protected data was locked after a restart (unlocked at \(clock(dataUnlockAt[Int(d)]))): it could not read its credential, which is not having none")
+        case .modelDownload, .placeData:
+            violate(.unreadableIsNotAbsent, d, "downloaded \(kind == .modelDownload ? "the models" : "the place data") while its protected data was locked after a restart: it could not read them, which is not having none")
+        default: break
+        }
+    }
+}

@@ -242,6 +242,12 @@ extension InvariantChecker {
     /// device truth, few registers to save). A stale step that did nothing is only counted.
     @usableFromInline @inline(never) mutating func endStep(_ d: DeviceIndex) {
         guard step.device == d else { return }
+        // P4: a step before the unlock read nothing; it is judged by unreadable-is-not-absent alone.
+        if !dataUnlockAt.isEmpty, dataLocked(d) {
+            if step.input == .lifecycle(.backgroundRun) || step.input == .lifecycle(.launchInBackground) { hit(.backgroundReadBeforeUnlock) }
+            step.end()
+            return
+        }
         if !wallOffsetMs.isEmpty, step.isBecameActive { wallClockActivation(d) }
         // A step that did nothing, of a device not locked, that was no activation, stale
         // answer or lock change, can break no rule below (each of their conditions needs
@@ -313,6 +319,7 @@ extension InvariantChecker {
         let i = Int(d)
         devices[i].sent(id, kind, at: now, timeoutMs: timeoutMs)
         effect(d, .requestSent(id: id, kind: kind, key: key, credential: credential))
+        if !dataUnlockAt.isEmpty, dataLocked(d) { judgeRequestWhileLocked(d, kind) }
         switch kind {
         case .check, .register:
             step.sentCheck = true

@@ -106,13 +106,16 @@ extension SimWorld {
     }
 
     /// The step's effects on a full disk: a write that takes room is not applied but traced
-    /// as failed (P3); the rest as usual (`applyEffects`).
+    /// as failed (P3); with its protected data `locked` (P4, `Reboot`), every write but the
+    /// background task's is refused; the rest as usual (`applyEffects`).
     @inline(never)
-    @inlinable mutating func applyEffectsOnAFullDisk(device d: DeviceIndex) {
+    @inlinable mutating func applyEffectsOnAFaultyDisk(device d: DeviceIndex, locked: Bool) {
         var k = 0
         while k < effects.count {
             let effect = effects[k]
-            if case .store(let op) = effect, op.takesRoom {
+            if case .store(let op) = effect, locked, op != .scheduleBackground, op != .cancelBackground {
+                trace(d, .fault(Reboot.Record.writeRefused(code: op.lockedCode).fault))
+            } else if case .store(let op) = effect, op.takesRoom {
                 trace(d, .fault(.writeFailed(op)))
             } else {
                 apply(effect, device: d)

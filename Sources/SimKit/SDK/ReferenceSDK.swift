@@ -36,9 +36,9 @@ public struct ReferenceSDK: SDKCore {
     /// The window of awaited ids (1…32), a choice of this SDK's (`init(requestWindow:)`).
     @usableFromInline var window: UInt8 = 32
     var phase: RunPhase = .none
-    /// Bit 0: the run was fired by the OS (`runInBackground`); above it, the run reports a
-    /// full disk refused to queue (`reportsUnwritten`). One byte for both, so that this
-    /// value stays 48 bytes.
+    /// Bit 0: the run was fired by the OS (`runInBackground`); bits 1–6, the run reports a
+    /// full disk refused to queue (`reportsUnwritten`); bit 7, a launch waits for its data
+    /// (`awaitingUnlock`). One byte for all, so that this value stays 48 bytes.
     var bits: UInt8 = 0
     /// Whether the current run was fired by the OS.
     var runInBackground: Bool {
@@ -46,11 +46,17 @@ public struct ReferenceSDK: SDKCore {
         set { bits = bits & ~1 | (newValue ? 1 : 0) }
     }
     /// P3: run reports whose queue write failed on a full disk, kept in memory and written
-    /// at the first step whose disk has room (lost with the process, P1). At most 127: more
+    /// at the first step whose disk has room (lost with the process, P1). At most 63: more
     /// runs than that ended on one full disk in one process lose the excess.
     var reportsUnwritten: UInt8 {
-        get { bits >> 1 }
-        set { bits = bits & 1 | min(newValue, 127) << 1 }
+        get { bits >> 1 & 63 }
+        set { bits = bits & 0x81 | min(newValue, 63) << 1 }
+    }
+    /// P4: the process was launched while its protected data was locked: `configure` waits
+    /// for the first step whose data is readable.
+    var awaitingUnlock: Bool {
+        get { bits & 0x80 != 0 }
+        set { bits = bits & 0x7F | (newValue ? 0x80 : 0) }
     }
     /// Resume indexing once a check in flight unlocks the SDK (D4).
     var resumeAfterUnlock = false
@@ -96,7 +102,9 @@ public struct ReferenceSDK: SDKCore {
         default: break
         }
         withUnsafeMutablePointer(to: &effects) { out in
-            var step = Step(disk: disk, config: config, now: now, out: out, context: context)
+            // A mutant that takes unreadable data for absent reads an empty disk (P4).
+            var step = Step(disk: context.dataLocked && flaws.contains(.unreadableAsAbsent) ? LocalData() : disk,
+                            config: config, now: now, out: out, context: context)
             handle(input, &step)
         }
     }
@@ -111,8 +119,14 @@ public struct ReferenceSDK: SDKCore {
 
     @inline(__always)
     mutating func handle(_ input: SDKInput, _ step: inout Step) {
-        // P3: reports a full disk refused are written at the first step with room.
-        if bits > 1, !step.context.diskFull { writeUnwrittenReports(&step) }
+        // P4: protected data not readable yet (a restart, not unlocked): nothing is read.
+        if step.context.dataLocked, mutantWaitsForUnlock(true) { dataLocked(input, &step); return }
+        if bits > 1 {
+            // P4: the launch that waited for the data configures now.
+            if awaitingUnlock { awaitingUnlock = false; launch(inBackground: !foreground, &step) }
+            // P3: reports a full disk refused are written at the first step with room.
+            if reportsUnwritten > 0, !step.context.diskFull { writeUnwrittenReports(&step) }
+        }
         switch input {
         case .launch(let inBackground): launch(inBackground: inBackground, &step)
         case .becameActive: becameActive(&step)
@@ -150,7 +164,7 @@ public struct ReferenceSDK: SDKCore {
         @discardableResult
         mutating func store(_ op: StoreOp) -> Bool {
             effects.append(.store(op))
-            if context.diskFull, op.takesRoom { return false }
+            if context.diskFull || context.dataLocked, context.dataLocked || op.takesRoom { return false }
             disk.apply(op)
             return true
         }
@@ -224,6 +238,21 @@ public struct ReferenceSDK: SDKCore {
     func hasWork(_ s: Step) -> Bool {
         s.context.photosAllowed
             && (s.disk.indexedCount < s.context.photoCount || !s.disk.modelsPresent || !s.disk.placeDataPresent)
+    }
+
+    /// P4: a step while the protected data is locked: nothing can be read, so nothing is
+    /// decided from it. A launch waits for the data (`awaitingUnlock`); a background run
+    /// does nothing (it cannot read its progress, its credential or its lock); a call fails.
+    mutating func dataLocked(_ input: SDKInput, _ s: inout Step) {
+        switch input {
+        case .launch(let inBackground):
+            foreground = !inBackground
+            awaitingUnlock = true
+            mutantLaunchedLocked(&s)
+        case .becameActive: foreground = true
+        case .call(let call): s.effects.append(.callResult(call, .failed))
+        default: break
+        }
     }
 
     /// P3: the run reports kept in memory since a full disk refused them are queued now.

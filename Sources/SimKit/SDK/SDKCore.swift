@@ -151,10 +151,20 @@ public struct SDKContext: Sendable {
     /// kept in memory and written when the disk has room (it dies with the process, P1).
     /// What a full disk may suspend meanwhile: indexing and downloads (docs/semantics.md).
     public var diskFull: Bool
-    public init(device: DeviceIndex, photoCount: UInt32, photosAllowed: Bool, wallClockOffsetSeconds: Int32 = 0, diskFull: Bool = false) {
+    /// Whether the SDK's protected data is locked in this step (SPEC P4, a `reboot` fault):
+    /// the phone restarted and the person has not unlocked it yet. The data can be neither
+    /// read nor written: the `disk` handed to the step must not be read (unreadable is not
+    /// absent: the SDK must not register again, start the index from scratch, download
+    /// again or delete anything because of it), and every write fails (the engine traces it
+    /// as refused), but the background task's, which is the OS's. Background runs may come
+    /// meanwhile; the SDK waits for a step whose data is readable.
+    public var dataLocked: Bool
+    public init(device: DeviceIndex, photoCount: UInt32, photosAllowed: Bool, wallClockOffsetSeconds: Int32 = 0, diskFull: Bool = false,
+                dataLocked: Bool = false) {
         self.device = device; self.photoCount = photoCount; self.photosAllowed = photosAllowed
         self.wallClockOffsetSeconds = wallClockOffsetSeconds
         self.diskFull = diskFull
+        self.dataLocked = dataLocked
     }
     /// The phone's wall clock at true time `now`, in milliseconds since the world's start
     /// (negative when it was set back before it).
