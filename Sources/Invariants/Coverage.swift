@@ -68,6 +68,12 @@ public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConverti
     /// P5: a background run's time ran out mid-run: it had written a chunk of photos this
     /// run and photos were left (what was written must stay; the next run resumes from it).
     case runExpiredMidChunk
+    /// P3: a full disk refused a run report's write while reports were queued on the disk
+    /// or owed from an earlier refusal (what a dropped report loses).
+    case writeFailedWithReportsQueued
+    /// P4: a background run (or a launch for one) came while the phone's protected data was
+    /// still locked after a restart: its reads failed.
+    case backgroundReadBeforeUnlock
 
     /// The stable name shown in summaries.
     public var description: String { Coverage.names[rawValue] }
@@ -119,6 +125,8 @@ public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConverti
         "portal-403-reached-unlocked-sdk",
         "clock-set-back-past-check",
         "run-expired-mid-chunk",
+        "write-failed-with-reports-queued",
+        "background-read-before-unlock",
     ]
 }
 

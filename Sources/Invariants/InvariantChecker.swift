@@ -86,6 +86,12 @@ public struct InvariantChecker: TraceObserver {
     /// P5: each device's truth of its background runs' expiries (`ExpiryTruth`). Empty
     /// until a `background-limit` record: a run without the fault reads nothing of it.
     var expiry: [ExpiryTruth] = []
+    /// P3: what each device's full disks left owed. Empty until a `disk-full` record: a run
+    /// without the fault reads nothing of it.
+    var diskFaults: [DiskFaultTruth] = []
+    /// P4: when each phone's protected data is unlocked after its last restart (0: never
+    /// locked). Empty until a `reboot` record.
+    var dataUnlockAt: [SimTime] = []
     /// What the SDK states within SPEC's limits (its back-offs, D7 and D10).
     var statement = SDKStatement.specLimits
 

@@ -84,6 +84,21 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
     /// photos left is no run that "ended on its own" (D4's check stands aside). However the
     /// SDK ends its run (at once, later, or killed), nothing else is asked of it.
     case backgroundExpiryKeepsProgress = "background-expiry-keeps-progress"
+    /// Oracle (P3): from the `disk-full` fault records (each write a full disk refused). A
+    /// run report whose queue write failed is owed: once the disk takes a report again in
+    /// the same process, every report owed is written by the end of that step (lost only
+    /// with the process, P1, or by `reset()`). A photo whose index write failed is not
+    /// counted as indexed: no later index write starts past what the disk holds. A step
+    /// whose write failed, or a phone whose disk is full, deletes no data (it does not
+    /// "make room" with a person's index, models, place data, credential or reports).
+    case failedWriteLosesNothing = "failed-write-loses-nothing"
+    /// Oracle (P4): from the `reboot` records, each phone's protected data is locked from
+    /// its restart until the person first unlocks it. Meanwhile the SDK registers nothing,
+    /// downloads no models or place data, and tries to delete none of a person's data (the
+    /// refused writes the trace records say what it tried): it cannot have read its data,
+    /// so it cannot know any of that is owed. Its steps meanwhile are judged by this alone
+    /// (a launch that waits for the data checks its key after the unlock).
+    case unreadableIsNotAbsent = "unreadable-is-not-absent"
 
     /// The SPEC rules it checks.
     public var rules: String {
@@ -112,6 +127,8 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
         case .notRollupIsNoVerdict: "P6"
         case .clockChangesNothing: "P2, D1"
         case .backgroundExpiryKeepsProgress: "P5, D4"
+        case .failedWriteLosesNothing: "P3"
+        case .unreadableIsNotAbsent: "P4"
         }
     }
 
@@ -139,6 +156,8 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
         case .newestVerdictWins: "a verdict served before one the SDK already acted on never locks or unlocks it"
         case .registersAgainWhenUnknown: "a device credential the server no longer knows makes the SDK register again, at the latest at its next call or run"
         case .clockChangesNothing: "a phone's wall clock set back or forward never locks, unlocks, purges or deletes anything, and D1's 24 h count by the phone's clock, a clock set back past the last check included"
+        case .failedWriteLosesNothing: "a write that failed on a full disk never makes the SDK delete data, nor count as done what was not written: a refused run report is written again once the disk has room, a refused index write is indexed again"
+        case .unreadableIsNotAbsent: "before the first unlock after a restart, a read that failed is not 'absent': the SDK does not register again, download again or delete anything"
         case .serverRestartLosesNothing: "a server that restarts keeps every dashboard and Rollup action, registration and reset it acknowledged, and every stop behind stoppedSince"
         case .backgroundExpiryKeepsProgress: "a background run whose time runs out keeps what it wrote: no progress set back or deleted, no photo indexed or model downloaded again by the next run, and its background task kept while photos are left"
         case .notRollupIsNoVerdict: "an answer that is not Rollup's (a portal's login page, a redirect, a bare 401, 403 or 407, a body cut short) never locks, unlocks or purges, never counts as an answered check and never settles a run report"

@@ -113,6 +113,14 @@ package enum Mutants {
             "its expiration handler sets the index back a chunk, fearing it half written: photos whose indexing was written are indexed again"),
         sdk("drop-task-on-expiry", .dropsTaskOnExpiry, .backgroundExpiryKeepsProgress, [],
             "its expiration handler cancels the background task (it submits the next one only when a run completes): a run cut short leaves none to resume"),
+        // The disk fails (P3).
+        sdk("drop-unwritten-report", .dropsUnwrittenReport, .failedWriteLosesNothing, [],
+            "queues a run report with try?: when a full disk refuses the write, the report is dropped from memory and never written again"),
+        // Protected data before the first unlock (P4).
+        sdk("unreadable-as-absent", .unreadableAsAbsent, .unreadableIsNotAbsent, [.lockOnRevocation, .lockedIsInert],
+            "takes a read that failed before the first unlock for an empty disk: a launch in the background registers the device again"),
+        sdk("wipe-unreadable-index", .wipesUnreadableIndex, .unreadableIsNotAbsent, [],
+            "takes an index it cannot read before the first unlock for a corrupt one and deletes it, to start from scratch"),
         // A server that restarts (S10).
         server("restart-forgets", .restartForgets, .serverRestartLosesNothing, [.serverEnforcesAccess, .rotationGrace, .disableStopsEveryKey, .onlyRollupRestores, .purgeOnlyAfter30ContinuousDays],
                "keeps the dashboard and Rollup state in memory only: after a restart it answers as declared, as if no action had been acknowledged"),

@@ -62,6 +62,8 @@ package enum SometimesRequirements {
         (  1900, "portal-403-reached-unlocked-sdk"),  // 2.19% of 8,000 seeds
         (   750, "clock-set-back-past-check"),   // 5.51% of 8,000 seeds (issue 47)
         ( 20000, "run-expired-mid-chunk"),       // 4.65% of 2,000 reference seeds (issue 47, P5), 890 by the formula; raised to 20,000: a limit is armed only for a run started in the step where the OS fires the task, so an async SDK that checks its key first (Examples/BlobSDK) reaches it far less often (0 of 2,000), a harness limit and no sign of a lost path (to fix: arm the limit from the firing)
+        (  1200, "write-failed-with-reports-queued"), // 3.55% of 2,000 seeds (issue 47, P3)
+        (   500, "background-read-before-unlock"),   // 8.20% of 2,000 seeds (issue 47, P4)
     ]
 
     /// The number of seeds from which `situation` is required, or nil if it never is.

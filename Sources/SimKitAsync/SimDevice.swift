@@ -26,6 +26,9 @@ public final class SimDevice: @unchecked Sendable {
     /// The phone's wall clock's offset from the true time, ms, as SimKit handed it this step
     /// (SPEC P2: a `clock` fault moves it; 0 otherwise).
     public private(set) var wallClockOffsetMs: Int64 = 0
+    /// The phone's disk is full in this step (SPEC P3, `SDKContext.diskFull`): `write`
+    /// refuses a change that takes room, and `files` throws `SimDiskError.full` on a write.
+    public private(set) var diskFull = false
     /// The wall-clock port (`Date()` in the app): what the phone's calendar reads, which the
     /// person may set back or forward; `clock` (elapsed time) never moves with it.
     public var wallClock: SimWallClock { SimWallClock(device: self) }
@@ -67,6 +70,7 @@ public final class SimDevice: @unchecked Sendable {
         self.now = now; self.config = config; self.disk = disk
         index = context.device; photoCount = context.photoCount; photosAllowed = context.photosAllowed
         wallClockOffsetMs = context.wallClockOffsetMs
+        diskFull = context.diskFull
     }
 
     // MARK: The network
@@ -187,11 +191,16 @@ public final class SimDevice: @unchecked Sendable {
 
     // MARK: The disk
 
-    /// Writes one change to the device's disk, durably (SimKit traces it).
-    public func write(_ op: StoreOp) {
-        guard !dead else { return }
-        disk.apply(op)
+    /// Writes one change to the device's disk, durably (SimKit traces it); false when a full
+    /// disk refused it (P3, `StoreOp.takesRoom`): the old value stays, SimKit traces the
+    /// write as failed, and the SDK must not count it as done.
+    @discardableResult
+    public func write(_ op: StoreOp) -> Bool {
+        guard !dead else { return false }
         effects.append(.store(op))
+        if diskFull, op.takesRoom { return false }
+        disk.apply(op)
+        return true
     }
 
     // MARK: The app around the SDK

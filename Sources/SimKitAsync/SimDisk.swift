@@ -87,6 +87,12 @@ public struct SimDiskContents: Sendable, Equatable {
 /// (`AsyncSDKHarness.observe`) and traces what changed for the checkers, in SimKit's terms;
 /// the mapping only reads, and nothing is translated by hand.
 ///
+/// What a write of `SimDisk` throws besides the process's death.
+public enum SimDiskError: Error, Equatable {
+    /// The disk is full (P3): nothing was written (`NSFileWriteOutOfSpaceError`, `ENOSPC`).
+    case full
+}
+
 /// determinism: the files are looked up by name, never iterated.
 public final class SimDisk: @unchecked Sendable {
     unowned let device: SimDevice
@@ -98,9 +104,11 @@ public final class SimDisk: @unchecked Sendable {
         return device.diskSlot.contents.files[name]
     }
 
-    /// Writes `bytes` as the whole file `name`.
+    /// Writes `bytes` as the whole file `name`. On a full disk (P3, `SimDevice.diskFull`)
+    /// it throws `SimDiskError.full` and the file keeps what it held.
     public func write(_ name: String, _ bytes: [UInt8]) throws {
         if device.dead { throw SimDevice.processDied() }
+        if device.diskFull { throw SimDiskError.full }
         device.diskSlot.contents.files[name] = bytes
         device.observeDisk()
     }

@@ -2,7 +2,7 @@ import Testing
 import SimKit
 import Invariants
 
-/// For each of the 24 invariants: a small hand-written trace where it must fire (the bug),
+/// For each of the 26 invariants: a small hand-written trace where it must fire (the bug),
 /// and the same trace corrected, where nothing may fire.
 @Suite struct InvariantFiresTests {
     static let s = Ms.second, m = Ms.minute, h = Ms.hour, d = Ms.day
@@ -12,8 +12,8 @@ import Invariants
     var d: SimTime { Self.d }
     let c = cred(0, 1)
 
-    @Test("the checker names 24 invariants, each with its rules and a summary") func catalogue() {
-        #expect(InvariantID.allCases.count == 24)
+    @Test("the checker names 26 invariants, each with its rules and a summary") func catalogue() {
+        #expect(InvariantID.allCases.count == 26)
         for id in InvariantID.allCases {
             #expect(!id.rules.isEmpty && !id.summary.isEmpty)
             #expect(InvariantID(rawValue: id.rawValue) == id)
@@ -836,5 +836,74 @@ import Invariants
         expectFires(run(rewinds: true), .backgroundExpiryKeepsProgress, at: 3 * h + 30 * s, mentions: ["set its index back from 400 to 200"])
         expectFires(run(dropsTask: true), .backgroundExpiryKeepsProgress, at: 3 * h + 30 * s, mentions: ["cancelled its background task"])
         expectQuiet(run())
+    }
+
+    // MARK: P3
+
+    /// A ready device's disk is full from 1 h for a day: a background run at 2 h ends and
+    /// its report's queue write fails. Two days on, in the same process, another run ends
+    /// and the disk takes its report: the bug writes only that one, the refused report was
+    /// dropped from memory; the corrected SDK writes both.
+    @Test("failed-write-loses-nothing: a report refused by a full disk is written once the disk has room")
+    func failedWriteLosesNothing() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            let c = cred(0, 1)
+            t.record(h, 0, .fault(.diskFull(until: h + d)))
+            t.step(at: 2 * h, .input(.backgroundRun)) { $0.runStarted(background: true); $0.state(.indexing); $0.sent(5, .check, credential: c) }
+            t.served(at: 2 * h + 100, 5, .check, credential: c, .ok)
+            t.delivered(at: 2 * h + 200, 5, .check, .ok, sentAt: 2 * h) {
+                $0.store(.setLastAnsweredCheck(2 * h + 200)); $0.runEnded()
+                $0.events.append(.fault(.writeFailed(.queueReport))); $0.state(.idle)
+            }
+            t.step(at: 2 * d, .input(.backgroundRun)) { $0.runStarted(background: true); $0.state(.indexing); $0.sent(6, .check, credential: c) }
+            t.served(at: 2 * d + 100, 6, .check, credential: c, .ok)
+            t.delivered(at: 2 * d + 200, 6, .check, .ok, sentAt: 2 * d) {
+                $0.store(.setLastAnsweredCheck(2 * d + 200)); $0.runEnded()
+                if bug { $0.store(.queueReport) } else { $0.store(.queueReport, .queueReport) }
+                $0.state(.idle); $0.sent(7, .runReport, credential: c)
+            }
+            return t
+        }
+        expectFires(run(bug: true), .failedWriteLosesNothing, at: 2 * d + 200, mentions: ["1 report(s) whose queue write had failed"])
+        expectQuiet(run(bug: false))
+    }
+
+    /// The disk refuses the index write of photos 200..<400; the bug counts them as done and
+    /// writes 400..<600 once the disk has room; the corrected SDK writes 200..<400 again.
+    @Test("failed-write-loses-nothing: photos whose index write failed are not counted as indexed")
+    func failedIndexWriteNotCounted() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.person(at: h, .addPhotos, arg: 400)
+            t.record(h, 0, .fault(.diskFull(until: 2 * h)))
+            t.step(at: h + m, .timer(.indexChunk)) { $0.events.append(.fault(.writeFailed(.indexPhotos(from: 200, count: 200)))) }
+            t.step(at: 3 * h, .timer(.indexChunk)) { $0.store(.indexPhotos(from: bug ? 400 : 200, count: 200)) }
+            return t
+        }
+        expectFires(run(bug: true), .failedWriteLosesNothing, at: 3 * h, mentions: ["photos 200..<400", "counted as indexed"])
+        expectQuiet(run(bug: false))
+    }
+
+    // MARK: P4
+
+    /// A ready device restarts at 1 h, unlocked at 9 h; a background launch at 2 h cannot
+    /// read its data. The bug registers again; the corrected SDK waits (and its writes, if
+    /// it tried any, would be refused).
+    @Test("unreadable-is-not-absent: before the first unlock, a launch does not register again")
+    func unreadableIsNotAbsent() {
+        func run(bug: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.processKilled(at: h)
+            t.record(h, 0, .fault(Reboot.Record.rebooted(unlockAt: 9 * h).fault))
+            t.processStarted(at: 2 * h, background: true)
+            t.step(at: 2 * h, .input(.launchInBackground)) { if bug { $0.sent(1, .register) } }
+            return t
+        }
+        expectFires(run(bug: true), .unreadableIsNotAbsent, at: 2 * h, mentions: ["registered the device again", "locked after a restart"])
+        expectQuiet(run(bug: false))
     }
 }

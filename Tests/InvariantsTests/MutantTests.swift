@@ -653,6 +653,35 @@ enum MutantWorlds {
         ])
     }
 
+    /// P3: new photos, then the disks are full for a day while the app is opened and run in
+    /// the background (index writes and run reports refused), then opened again in the
+    /// same process once the disks have room, and run in the background.
+    static var diskFullDuringRuns: WorldSetup {
+        base(3, [
+            person(0, .launch),
+            person(2 * h, .addPhotos, arg: 300),
+            .at(2 * h, .diskFull(.all, forMs: d)),
+            person(3 * h, .open),
+            person(3 * h + 10 * m, .close),
+            person(6 * h, .background),
+            person(d + 3 * h, .open),
+            person(d + 4 * h, .close),
+            person(2 * d, .background),
+        ])
+    }
+
+    /// P4: the phones restart at 2 h, the OS runs the app in the background at 4 h, before
+    /// the person unlocks them at 10 h; then the app is opened.
+    static var rebootBeforeUnlock: WorldSetup {
+        base(2, [
+            person(0, .launch),
+            .at(2 * h, .reboot(.all, unlockAfterMs: 8 * h)),
+            person(4 * h, .background),
+            person(10 * h + m, .open),
+            person(d, .background),
+        ])
+    }
+
     /// The world that exercises `name`'s bug.
     static func world(for name: String) -> WorldSetup {
         switch name {
@@ -706,6 +735,8 @@ enum MutantWorlds {
         case "timeout-race-takes-late-answer": stale
         case "check-reenters-on-activation": lockedChecksAnsweredInOrder
         case "reset-retry-current-credential": resetFailsThenRegistration
+        case "drop-unwritten-report": diskFullDuringRuns
+        case "unreadable-as-absent", "wipe-unreadable-index": rebootBeforeUnlock
         default: fatalError("no world for mutant \(name)")
         }
     }
@@ -720,8 +751,8 @@ enum MutantWorlds {
 }
 
 @Suite struct MutantTests {
-    @Test("the catalogue names 71 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
-        #expect(Mutants.all.count == 71)
+    @Test("the catalogue names 74 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
+        #expect(Mutants.all.count == 74)
         #expect(Mutants.orderingOnly.count == 1)
         #expect(Set(Mutants.names).count == Mutants.all.count + Mutants.orderingOnly.count)
         for m in Mutants.all { #expect(!m.alsoPlausible.contains(m.expected), "\(m.name) lists its expected invariant as plausible") }

@@ -15,7 +15,8 @@ extension InvariantChecker {
             guard devices[i].uploadDueSec != 0, SimTime(devices[i].uploadDueSec) &* 1000 == due.deadline else { return }
             devices[i].uploadDueSec = 0
             let dev = devices[i]
-            guard dev.processAlive, !dev.locked, !dev.disk.locked, dev.disk.reportsQueued > 0, dev.disk.hasCredential else { return }
+            guard dev.processAlive, !dev.locked, !dev.disk.locked, dev.disk.reportsQueued > 0, dev.disk.hasCredential,
+                  !dataLocked(due.device) else { return }   // P4: the queue cannot be read yet
             violate(.reportsNotLost, due.device, "\(dev.disk.reportsQueued) run report(s) were queued, the SDK unlocked and its upload back-off (\(DurationText.format(statement.reportRetryBackoffMaxMs)) at most, as it states) run out, but no upload was under way by \(clock(due.deadline)) (D10: an upload is under way at every launch, activation and run end)")
         case .resetDelete:
             if let k = owedResets.firstIndex(where: { $0.device == due.device }) { refreshOwedReset(k) }
@@ -99,6 +100,8 @@ extension InvariantChecker {
         let i = Int(d)
         if case .clockSet(let offsetS, _)? = PhoneClock.Record(f) { wallClockSet(d, offsetMs: Int64(offsetS) * 1_000); return }
         if let r = BackgroundLimit.Record(f) { backgroundLimitRecord(d, r); return }
+        if let r = DiskFull.Record(f) { diskFault(d, r); return }
+        if let r = Reboot.Record(f) { rebootFault(d, r); return }
         guard i < offlineUntil.count else { return }
         switch Offline.Record(f) {
         case .offline(let until)?:

@@ -15,6 +15,7 @@ extension InvariantChecker {
     @usableFromInline @inline(never) mutating func processStarted(_ d: DeviceIndex) {
         devices[Int(d)].newProcess()
         owedResetConditionsChanged(d)   // D7: time counts while the app runs
+        if !diskFaults.isEmpty { diskProcessStarted(d) }
     }
 
     /// The app process died: what it awaited can no longer reach it.
@@ -241,6 +242,12 @@ extension InvariantChecker {
     /// device truth, few registers to save). A stale step that did nothing is only counted.
     @usableFromInline @inline(never) mutating func endStep(_ d: DeviceIndex) {
         guard step.device == d else { return }
+        // P4: a step before the unlock read nothing; it is judged by unreadable-is-not-absent alone.
+        if !dataUnlockAt.isEmpty, dataLocked(d) {
+            if step.input == .lifecycle(.backgroundRun) || step.input == .lifecycle(.launchInBackground) { hit(.backgroundReadBeforeUnlock) }
+            step.end()
+            return
+        }
         if !wallOffsetMs.isEmpty, step.isBecameActive { wallClockActivation(d) }
         if !expiry.isEmpty {
             if isExpiryStep { expiryStepEnds(d) } else if step.runEnded, runEndedOnItsOwn { expiryRunCompleted(Int(d)) }
@@ -268,6 +275,8 @@ extension InvariantChecker {
             devices[Int(d)].unlock()
             if step.olderOnlyByAttestation { devices[Int(d)].newestVerdictAt = max(devices[Int(d)].newestVerdictAt, step.servedAt) }
         }
+        // P3: reports refused by a full disk are written once it takes one again.
+        if step.reportsRefused != 0 || (!diskFaults.isEmpty && (step.reportsWritten != 0 || step.isReset)) { judgeOwedReports(d) }
         let locking = mayBreakLocking(devices[Int(d)]), data = mayBreakData(devices[Int(d)]), schedule = mayBreakSchedule
         assert(skippedStepIsClean(d, locking: !locking, data: !data, schedule: !schedule))
         if locking { checkLocking(d) }
@@ -313,6 +322,7 @@ extension InvariantChecker {
         let i = Int(d)
         devices[i].sent(id, kind, at: now, timeoutMs: timeoutMs)
         effect(d, .requestSent(id: id, kind: kind, key: key, credential: credential))
+        if !dataUnlockAt.isEmpty, dataLocked(d) { judgeRequestWhileLocked(d, kind) }
         switch kind {
         case .check, .register:
             step.sentCheck = true

@@ -27,6 +27,7 @@ extension InvariantChecker {
                     violate(.unlockResumesUnchanged, d, "indexed photos \(from)..<\(from + UInt32(count)) again; the index already held \(dev.disk.indexedCount)")
                 }
             }
+            if !diskFaults.isEmpty { judgeIndexWrite(d, from: from, count: count, held: dev.disk.indexedCount) }
         case .saveModels:
             if dev.locked { violate(.lockedIsInert, d, "downloaded models while its access was stopped") }
             if dev.disk.modelsPresent {
@@ -39,8 +40,10 @@ extension InvariantChecker {
             }
         case .queueReport:
             step.queuedReport = true
+            step.reportsWritten &+= 1
         case .reportQueued(let id):
             step.queuedReport = true
+            step.reportsWritten &+= 1
             namedReportQueued(d, id)
         case .reportLeft(let id):
             namedReportLeft(d, id)
@@ -105,6 +108,10 @@ extension InvariantChecker {
             return
         }
         let dropsReports = if case .dropReports = op { true } else { false }
+        // P3: a full disk is no reason to delete a person's data ("making room").
+        if !diskFaults.isEmpty, dropsReports || !step.purgeAllowed, onAFullDisk(d) {
+            violate(.failedWriteLosesNothing, d, "deleted \(what) \(step.writeFailed ? "in a step whose write failed on a full disk" : "while its disk was full"), with no reset, Photos revocation or due purge to justify it")
+        }
         if dropsReports {
             violate(.reportsNotLost, d, "dropped \(what) without a reset\(step.purgeAllowed ? " (a purge keeps them)" : "")")
             return
@@ -186,7 +193,7 @@ extension InvariantChecker {
         // D4: a run that had all it needs (access, Photos, models, place data) and ended on
         // its own indexes every photo the library had when it started: the photos a lock cut
         // short, or new ones, are indexed by the next run.
-        if step.runEnded, !step.isReset, !dev.locked, dev.photosAllowed, dev.disk.modelsPresent, dev.disk.placeDataPresent,
+        if step.runEnded, !step.isReset, !step.writeFailed, !dev.locked, dev.photosAllowed, dev.disk.modelsPresent, dev.disk.placeDataPresent,
            dev.disk.indexedCount < dev.runPhotos, runEndedOnItsOwn, !runExpired(Int(d)) {
             violate(.unlockResumesUnchanged, d, "an indexing run ended after \(inputName) with \(dev.runPhotos - dev.disk.indexedCount) of the \(dev.runPhotos) photos the library had when it started not indexed, though nothing stopped it")
         }

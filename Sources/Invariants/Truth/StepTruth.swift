@@ -41,6 +41,9 @@ import SimKit
     var lockServedAt: SimTime = 0
     /// Steps merged into this one (an episode, see the type's comment); bounded.
     var merged: UInt8 = 0
+    /// P3: run reports the step queued, and those whose queue write a full disk refused.
+    var reportsWritten: UInt8 = 0
+    var reportsRefused: UInt8 = 0
     /// The most steps one episode merges: past it, the episode is judged anyway.
     static let mergedMax: UInt8 = 64
 
@@ -75,6 +78,8 @@ import SimKit
     static let isBecameActiveBit: UInt32 = 1 << 28
     static let isServerCallBit: UInt32 = 1 << 29
     static let olderOnlyByAttestationBit: UInt32 = 1 << 30
+    /// A write of the step failed on a full disk (P3).
+    static let writeFailedBit: UInt32 = 1 << 31
     /// Without one of these a step can break no rule judged at its end (see `endStep`).
     static let mayBreakAnyMask: UInt32 = actedBit | freshLockErrorBit | mustUnlockBit | isResetBit | isActivationBit
         | isStaleBit | purgeDueBit | lockedBeforeBit | isAPICallBit | runStartedBit | runEndedBit | queuedReportBit
@@ -132,6 +137,8 @@ import SimKit
     /// The unlock follows a purge: the SDK starts from scratch (D5).
     var unlockFromPurge: Bool { get { bit(Self.unlockFromPurgeBit) } set { set(Self.unlockFromPurgeBit, newValue) } }
     var freshDeviceUnknown: Bool { get { bit(Self.freshDeviceUnknownBit) } set { set(Self.freshDeviceUnknownBit, newValue) } }
+    /// A write of the step failed on a full disk (P3): what it stopped is not "on its own".
+    var writeFailed: Bool { get { bit(Self.writeFailedBit) } set { set(Self.writeFailedBit, newValue) } }
 
     /// A fresh 200 to a run-report upload: the queued-ever count when it was sent (D10).
     var uploadCarriedUpTo: UInt32? {
@@ -166,6 +173,7 @@ import SimKit
         device = d
         self.input = input
         merged = 0
+        reportsWritten = 0; reportsRefused = 0
         var b = Self.bits(of: input)
         if InvariantChecker.revoked(dev.state) || dev.disk.locked { b |= Self.revokedBeforeBit }
         if dev.locked { b |= Self.lockedBeforeBit }

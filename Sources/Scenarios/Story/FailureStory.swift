@@ -177,6 +177,8 @@ package struct FailureStory: Sendable, Equatable {
         case .notRollupIsNoVerdict: "an answer that is not Rollup's is no verdict"
         case .clockChangesNothing: "the phone's clock changes nothing"
         case .backgroundExpiryKeepsProgress: "a background run whose time runs out keeps what it wrote"
+        case .failedWriteLosesNothing: "a failed write loses nothing"
+        case .unreadableIsNotAbsent: "unreadable data is not absent"
         }
     }
 

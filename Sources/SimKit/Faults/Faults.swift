@@ -19,6 +19,8 @@ public enum Fault: Sendable, Equatable {
     case portal(Portal.Injection)
     case phoneClock(PhoneClock.Injection)
     case backgroundLimit(BackgroundLimit.Injection)
+    case diskFull(DiskFull.Injection)
+    case reboot(Reboot.Injection)
 }
 
 /// The kinds, for what reads them one at a time (their trace records' text and marks, and
@@ -28,7 +30,7 @@ package enum Faults {
     /// A new kind adds itself.
     package static let kinds: [any FaultKind.Type] = [
         Offline.self, ServerErrors.self, ServerDown.self, Timeouts.self, LostResponses.self, SlowResponses.self,
-        ServerRestart.self, Portal.self, PhoneClock.self, BackgroundLimit.self,
+        ServerRestart.self, Portal.self, PhoneClock.self, BackgroundLimit.self, DiskFull.self, Reboot.self,
     ]
 
     /// Whose trace records are whose: the kinds, and the record the server-wide windows share.
@@ -51,6 +53,8 @@ package enum Faults {
     @usableFromInline var portal = Portal.Windows()
     @usableFromInline var phoneClock = PhoneClock.Clocks()
     @usableFromInline var backgroundLimit = BackgroundLimit.Limits()
+    @usableFromInline var diskFull = DiskFull.Disks()
+    @usableFromInline var reboot = Reboot.Locks()
     /// The latest end of the windows that answer in the server's place (`server down`,
     /// `server errors`, `server restart`, any device's `portal`): the gate of `faultAnswer`.
     @usableFromInline var serverAnsweredUntil: SimTime = 0
@@ -94,6 +98,8 @@ extension SimWorld {
         case .portal(let f): inject(f, statement: index, firing: firing)
         case .phoneClock(let f): inject(f, statement: index, firing: firing)
         case .backgroundLimit(let f): inject(f, statement: index, firing: firing)
+        case .diskFull(let f): inject(f, statement: index, firing: firing)
+        case .reboot(let f): inject(f, statement: index, firing: firing)
         }
     }
 
@@ -110,6 +116,7 @@ extension SimWorld {
         case ServerRestart.endCode: serverWindowEnds(faults.serverRestart)
         case Portal.endCode: portalEnds(device: end.target)
         case BackgroundLimit.endCode: backgroundLimitEvent(device: end.target)
+        case Reboot.endCode: rebootBackgroundRun(device: end.target)
         default: preconditionFailure("no fault kind ends with code \(end.kind)")
         }
     }
@@ -137,6 +144,21 @@ extension SimWorld {
     @inline(__always)
     @inlinable mutating func faultsOnRunEnded(device d: DeviceIndex) {
         if !faults.backgroundLimit.limitMs.isEmpty { backgroundRunEnded(device: d) }
+    }
+
+    /// A step of device `i`'s SDK begins: whether its writes that take room fail
+    /// (`SDKContext.diskFull`, P3), false where no kind filled its disk. The step's effects
+    /// then go through `applyEffectsOnAFullDisk`.
+    @inline(__always)
+    @inlinable func faultsOnTheDisk(of i: Int) -> Bool {
+        diskIsFull(i)
+    }
+
+    /// A step of device `i`'s SDK begins: whether its protected data is locked (a phone
+    /// restarted and not yet unlocked, `SDKContext.dataLocked`, P4): every write fails.
+    @inline(__always)
+    @inlinable func faultsOnProtectedData(of i: Int) -> Bool {
+        dataIsLocked(i)
     }
 
     // MARK: - The stages of a request where windows act, in the order a request meets them

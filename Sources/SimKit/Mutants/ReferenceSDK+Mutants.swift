@@ -28,6 +28,27 @@ extension ReferenceSDK {
         if flaws.contains(.dropsTaskOnExpiry), s.disk.backgroundScheduled { s.store(.cancelBackground) }
     }
 
+    /// P4: a step whose data is locked reads nothing. `unreadableAsAbsent`: it goes on as
+    /// if the disk were empty (its writes are refused anyway).
+    @inline(__always)
+    func mutantWaitsForUnlock(_ rule: Bool) -> Bool {
+        rule && !flaws.contains(.unreadableAsAbsent)
+    }
+
+    /// P4: a launch before the unlock waits. `wipesUnreadableIndex`: it deletes the index it
+    /// could not read.
+    mutating func mutantLaunchedLocked(_ s: inout Step) {
+        guard flaws.contains(.wipesUnreadableIndex) else { return }
+        s.store(.deleteIndex)
+    }
+
+    /// P3: a run report a full disk refused is kept in memory and written when the disk has
+    /// room. `dropsUnwrittenReport`: it is dropped.
+    @inline(__always)
+    func mutantKeepsUnwrittenReport(_ rule: Bool) -> Bool {
+        rule && !flaws.contains(.dropsUnwrittenReport)
+    }
+
     /// D4: a locked SDK becoming active checks again. `noCheckOnActivationWhenLocked`: it does not.
     @inline(__always)
     func mutantChecksOnLockedActivation(_ rule: Bool) -> Bool {

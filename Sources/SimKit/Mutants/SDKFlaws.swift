@@ -170,4 +170,15 @@
     /// meanwhile, the retry deletes the new registration and the record the reset named is
     /// never deleted (breaks D7, S8).
     @usableFromInline package static let resetRetriesCurrentCredential = SDKFlaws(rawValue: 1 << 57)
+    /// The disk fails (P3, issue 47).
+    /// Queues a run report with `try?`: when a full disk refuses the write, the report is
+    /// dropped from memory, never written again nor uploaded (breaks P3, D10).
+    @usableFromInline package static let dropsUnwrittenReport = SDKFlaws(rawValue: 1 << 50)
+    /// Protected data before the first unlock (P4, issue 47).
+    /// Takes a read that failed for "nothing there": a launch before the unlock reads an
+    /// empty disk and registers the device again (breaks P4).
+    @usableFromInline package static let unreadableAsAbsent = SDKFlaws(rawValue: 1 << 51)
+    /// Takes an index it cannot read for a corrupt one and deletes it at a launch before the
+    /// unlock, to start from scratch (breaks P4).
+    @usableFromInline package static let wipesUnreadableIndex = SDKFlaws(rawValue: 1 << 52)
 }

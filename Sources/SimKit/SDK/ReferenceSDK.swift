@@ -36,7 +36,28 @@ public struct ReferenceSDK: SDKCore {
     /// The window of awaited ids (1…32), a choice of this SDK's (`init(requestWindow:)`).
     @usableFromInline var window: UInt8 = 32
     var phase: RunPhase = .none
-    var runInBackground = false
+    /// Bit 0: the run was fired by the OS (`runInBackground`); bits 1–6, the run reports a
+    /// full disk refused to queue (`reportsUnwritten`); bit 7, a launch waits for its data
+    /// (`awaitingUnlock`). One byte for all, so that this value stays 48 bytes.
+    var bits: UInt8 = 0
+    /// Whether the current run was fired by the OS.
+    var runInBackground: Bool {
+        get { bits & 1 != 0 }
+        set { bits = bits & ~1 | (newValue ? 1 : 0) }
+    }
+    /// P3: run reports whose queue write failed on a full disk, kept in memory and written
+    /// at the first step whose disk has room (lost with the process, P1). At most 63: more
+    /// runs than that ended on one full disk in one process lose the excess.
+    var reportsUnwritten: UInt8 {
+        get { bits >> 1 & 63 }
+        set { bits = bits & 0x81 | min(newValue, 63) << 1 }
+    }
+    /// P4: the process was launched while its protected data was locked: `configure` waits
+    /// for the first step whose data is readable.
+    var awaitingUnlock: Bool {
+        get { bits & 0x80 != 0 }
+        set { bits = bits & 0x7F | (newValue ? 0x80 : 0) }
+    }
     /// Resume indexing once a check in flight unlocks the SDK (D4).
     var resumeAfterUnlock = false
     var configured = false
@@ -81,7 +102,9 @@ public struct ReferenceSDK: SDKCore {
         default: break
         }
         withUnsafeMutablePointer(to: &effects) { out in
-            var step = Step(disk: disk, config: config, now: now, out: out, context: context)
+            // A mutant that takes unreadable data for absent reads an empty disk (P4).
+            var step = Step(disk: context.dataLocked && flaws.contains(.unreadableAsAbsent) ? LocalData() : disk,
+                            config: config, now: now, out: out, context: context)
             handle(input, &step)
         }
     }
@@ -96,6 +119,14 @@ public struct ReferenceSDK: SDKCore {
 
     @inline(__always)
     mutating func handle(_ input: SDKInput, _ step: inout Step) {
+        // P4: protected data not readable yet (a restart, not unlocked): nothing is read.
+        if step.context.dataLocked, mutantWaitsForUnlock(true) { dataLocked(input, &step); return }
+        if bits > 1 {
+            // P4: the launch that waited for the data configures now.
+            if awaitingUnlock { awaitingUnlock = false; launch(inBackground: !foreground, &step) }
+            // P3: reports a full disk refused are written at the first step with room.
+            if reportsUnwritten > 0, !step.context.diskFull { writeUnwrittenReports(&step) }
+        }
         switch input {
         case .launch(let inBackground): launch(inBackground: inBackground, &step)
         case .becameActive: becameActive(&step)
@@ -129,7 +160,15 @@ public struct ReferenceSDK: SDKCore {
             get { out.pointee }
             nonmutating _modify { yield &out.pointee }
         }
-        mutating func store(_ op: StoreOp) { disk.apply(op); effects.append(.store(op)) }
+        /// Writes `op`; false when it failed: a full disk refuses a write that takes room
+        /// (P3, `SDKContext.diskFull`), and the old value stays.
+        @discardableResult
+        mutating func store(_ op: StoreOp) -> Bool {
+            effects.append(.store(op))
+            if context.diskFull || context.dataLocked, context.dataLocked || op.takesRoom { return false }
+            disk.apply(op)
+            return true
+        }
     }
 
     // MARK: - Lifecycle
@@ -202,6 +241,26 @@ public struct ReferenceSDK: SDKCore {
             && (s.disk.indexedCount < s.context.photoCount || !s.disk.modelsPresent || !s.disk.placeDataPresent)
     }
 
+    /// P4: a step while the protected data is locked: nothing can be read, so nothing is
+    /// decided from it. A launch waits for the data (`awaitingUnlock`); a background run
+    /// does nothing (it cannot read its progress, its credential or its lock); a call fails.
+    mutating func dataLocked(_ input: SDKInput, _ s: inout Step) {
+        switch input {
+        case .launch(let inBackground):
+            foreground = !inBackground
+            awaitingUnlock = true
+            mutantLaunchedLocked(&s)
+        case .becameActive: foreground = true
+        case .call(let call): s.effects.append(.callResult(call, .failed))
+        default: break
+        }
+    }
+
+    /// P3: the run reports kept in memory since a full disk refused them are queued now.
+    mutating func writeUnwrittenReports(_ s: inout Step) {
+        while reportsUnwritten > 0, s.store(.queueReport) { reportsUnwritten -= 1 }
+    }
+
     // MARK: - API calls
 
     /// D3: a locked SDK throws from search, query and profile without contacting the server.
@@ -224,6 +283,7 @@ public struct ReferenceSDK: SDKCore {
     mutating func reset(_ s: inout Step) {
         let reportsBefore = s.disk.reportsQueued
         stopRun(queueReport: false, &s)
+        reportsUnwritten = 0   // D7: the reports in memory go with the rest
         forgetRequestsInFlight()   // they answer a store that no longer exists (D9)
         let old = s.disk.credential.isNone ? s.disk.pendingReset : s.disk.credential
         if s.disk.indexedCount > 0 { s.store(.deleteIndex) }
@@ -293,7 +353,8 @@ public struct ReferenceSDK: SDKCore {
         let from = s.disk.indexedCount
         if from < s.context.photoCount {
             let count = UInt16(min(UInt32(s.config.chunkPhotos), s.context.photoCount - from))
-            s.store(.indexPhotos(from: from, count: count))
+            // P3: a full disk suspends indexing; the next run indexes the chunk again.
+            guard s.store(.indexPhotos(from: from, count: count)) else { endRun(&s); return }
         }
         if s.disk.indexedCount < s.context.photoCount {
             s.effects.append(.setTimer(.indexChunk, at: s.now + s.config.chunkMs, arg: 0))
@@ -327,7 +388,8 @@ public struct ReferenceSDK: SDKCore {
         if phase == .indexing { s.effects.append(.cancelTimer(.indexChunk)) }
         phase = .none
         s.effects.append(.runEnded)
-        if queueReport { s.store(.queueReport) }
+        // P3: a report the full disk refused is kept, and written when the disk has room.
+        if queueReport, !s.store(.queueReport), mutantKeepsUnwrittenReport(true) { reportsUnwritten += 1 }
     }
 
     @inline(__always)
@@ -484,7 +546,8 @@ public struct ReferenceSDK: SDKCore {
             if a == .ok, kind == .register { s.store(.setCredential(reply.credential)) }
             if a == .ok || a.isTransient { continueRun(&s) } else { endRun(&s) }   // pending, attestation: no run
         case .modelDownload, .placeData:
-            if a == .ok { s.store(kind == .modelDownload ? .saveModels : .savePlaceData); continueRun(&s) }
+            // P3: a download a full disk refused is not done: the next run downloads it again.
+            if a == .ok, s.store(kind == .modelDownload ? .saveModels : .savePlaceData) { continueRun(&s) }
             else { endRun(&s) }
         case .runReport:
             if a == .ok { uploadReports(&s) }   // more may have been queued meanwhile

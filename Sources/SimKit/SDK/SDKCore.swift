@@ -109,6 +109,8 @@ public enum Effect: Sendable, Equatable {
     case send(id: UInt32, kind: RequestKind, credential: Credential)
     case setTimer(TimerKind, at: SimTime, arg: UInt32)
     case cancelTimer(TimerKind)
+    /// A write or delete on the device's disk. On a full disk (`SDKContext.diskFull`) one that
+    /// takes room is not applied: the engine traces it as failed (P3).
     case store(StoreOp)
     /// The state the SDK reports to its app.
     case state(SDKState)
@@ -143,9 +145,31 @@ public struct SDKContext: Sendable {
     public var wallClockOffsetSeconds: Int32
     /// Whether the person allows the app to read Photos.
     public var photosAllowed: Bool
-    public init(device: DeviceIndex, photoCount: UInt32, photosAllowed: Bool, wallClockOffsetSeconds: Int32 = 0) {
+    /// Whether the phone's disk is full in this step (SPEC P3, a `disk-full` fault): every
+    /// write that takes room (`StoreOp.takesRoom`: the index growing, models or place data
+    /// saved, a run report queued) fails, and the engine does not apply it (it traces it as
+    /// failed); the old value stays. Deletions and the small records kept in place (lock,
+    /// dates, credential, pending reset) still succeed. A step is one moment, so this is what
+    /// an app learns from each such write's error, told before the step rather than after
+    /// each write. An SDK must not count a failed write as done: progress not written is
+    /// indexed again, a download not saved is downloaded again, and a report not queued is
+    /// kept in memory and written when the disk has room (it dies with the process, P1).
+    /// What a full disk may suspend meanwhile: indexing and downloads (docs/semantics.md).
+    public var diskFull: Bool
+    /// Whether the SDK's protected data is locked in this step (SPEC P4, a `reboot` fault):
+    /// the phone restarted and the person has not unlocked it yet. The data can be neither
+    /// read nor written: the `disk` handed to the step must not be read (unreadable is not
+    /// absent: the SDK must not register again, start the index from scratch, download
+    /// again or delete anything because of it), and every write fails (the engine traces it
+    /// as refused), but the background task's, which is the OS's. Background runs may come
+    /// meanwhile; the SDK waits for a step whose data is readable.
+    public var dataLocked: Bool
+    public init(device: DeviceIndex, photoCount: UInt32, photosAllowed: Bool, wallClockOffsetSeconds: Int32 = 0, diskFull: Bool = false,
+                dataLocked: Bool = false) {
         self.device = device; self.photoCount = photoCount; self.photosAllowed = photosAllowed
         self.wallClockOffsetSeconds = wallClockOffsetSeconds
+        self.diskFull = diskFull
+        self.dataLocked = dataLocked
     }
     /// The phone's wall clock at true time `now`, in milliseconds since the world's start
     /// (negative when it was set back before it).

@@ -27,13 +27,16 @@ extension SimWorld {
         // Fields are read straight from the device, not from a copy of it: copying the whole
         // state to the stack and then again into the SDK's step stalled on store forwarding.
         let context = SDKContext(device: d, photoCount: _devices[i].photoCount, photosAllowed: _devices[i].photosAllowed,
-                                 wallClockOffsetSeconds: faultsOnTheWallClock(of: i))
+                                 wallClockOffsetSeconds: faultsOnTheWallClock(of: i), diskFull: faultsOnTheDisk(of: i),
+                                 dataLocked: faultsOnProtectedData(of: i))
         // Steps never nest, so nothing else reads the buffer.
         effects.removeAll()
         // The stored properties, not their accessors: disjoint accesses, which the
         // exclusivity check can see.
         _sdks[i].handle(input, now: _now, context: context, config: setup.sdk, disk: _devices[i].disk, effects: &effects)
-        if !effects.isEmpty { applyEffects(device: d) }
+        if !effects.isEmpty {
+            if context.diskFull || context.dataLocked { applyEffectsOnAFaultyDisk(device: d, locked: context.dataLocked) } else { applyEffects(device: d) }
+        }
         traceStepEnd(d)
     }
 
@@ -101,7 +104,8 @@ extension SimWorld {
         var copy = _sdks[i]
         var out = EffectBuffer()
         let context = SDKContext(device: d, photoCount: _devices[i].photoCount, photosAllowed: _devices[i].photosAllowed,
-                                 wallClockOffsetSeconds: faultsOnTheWallClock(of: i))
+                                 wallClockOffsetSeconds: faultsOnTheWallClock(of: i), diskFull: faultsOnTheDisk(of: i),
+                                 dataLocked: faultsOnProtectedData(of: i))
         copy.handle(.timer(kind, arg: arg), now: now, context: context, config: setup.sdk, disk: _devices[i].disk, effects: &out)
         return out.isEmpty
     }

@@ -29,6 +29,8 @@ public final class AccessController {
         var published: PublicState = .notConfigured
         var deletionFailures: UInt8 = 0
         var uploadFailures: UInt8 = 0
+        /// Run reports a full disk refused: written when it has room (lost with the process).
+        var unwrittenReports: UInt32 = 0
         /// Requests whose answers are awaited.
         public var awaited: Int { pending.count }
     }
@@ -127,9 +129,15 @@ public final class AccessController {
         send(endpoint, token: token)
     }
 
+    /// The disk has room (SPEC P3): the run reports it refused are written now.
+    public func diskHasRoom() {
+        while memory.unwrittenReports > 0, store.write(.queueReport) { memory.unwrittenReports -= 1 }
+    }
+
     /// `reset()`: forget everything on the device and have the server forget the device.
     public func reset() {
         stopRun(queueingReport: false)
+        memory.unwrittenReports = 0
         forgetPending()
         let old = store.token ?? store.tokenAwaitingDeletion
         if store.indexedPhotos > 0 { store.write(.deleteIndex) }
@@ -222,9 +230,9 @@ public final class AccessController {
         case (.keyCheck, _), (.register, _):
             endRun()   // pending approval, attestation: no run
         case (.models, .served):
-            store.write(.saveModels); continueRun()
+            if store.write(.saveModels) { continueRun() } else { endRun() }   // a full disk: downloaded again
         case (.placeData, .served):
-            store.write(.savePlaceData); continueRun()
+            if store.write(.savePlaceData) { continueRun() } else { endRun() }
         case (.models, _), (.placeData, _):
             endRun()
         case (.runReport, .served):
@@ -361,7 +369,10 @@ public final class AccessController {
         guard host.photosAccessAllowed else { return endRun() }
         let from = store.indexedPhotos
         if from < host.photoCount {
-            store.write(.indexed(from: from, count: UInt16(min(UInt32(settings.photosPerChunk), host.photoCount - from))))
+            // A full disk: the chunk is not indexed; the next run indexes it again.
+            guard store.write(.indexed(from: from, count: UInt16(min(UInt32(settings.photosPerChunk), host.photoCount - from)))) else {
+                return endRun()
+            }
         }
         if store.indexedPhotos < host.photoCount {
             timers.start(.nextChunk, at: now + settings.chunkDuration, tag: 0)
@@ -383,7 +394,7 @@ public final class AccessController {
         if stage == .indexing { timers.cancel(.nextChunk) }
         memory.stage = nil
         host.indexingEnded()
-        if queueingReport { store.write(.queueReport) }
+        if queueingReport, !store.write(.queueReport) { memory.unwrittenReports += 1 }
     }
 
     func uploadReports() {

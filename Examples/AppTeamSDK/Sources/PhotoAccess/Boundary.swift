@@ -27,8 +27,10 @@ public protocol IndexStore: AnyObject {
     /// What the phone's calendar clock read then (`AppHost.wallClock`), nil if not known.
     var lastKeyVerdictWallClock: Int64? { get }
     var backgroundTaskRegistered: Bool { get }
-    /// Writes one change, durably, before returning.
-    func write(_ change: StoreChange)
+    /// Writes one change, durably, before returning; false when the disk refused it (it is
+    /// full): the old value stays, and the SDK must not count the change as done.
+    @discardableResult
+    func write(_ change: StoreChange) -> Bool
 }
 
 /// One durable change of the SDK's disk.

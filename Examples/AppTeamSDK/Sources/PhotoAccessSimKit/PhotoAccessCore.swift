@@ -23,6 +23,7 @@ public struct PhotoAccessCore<Bugs: BugChoice>: SDKCore {
         let device = box.device, controller = box.controller
         device.begin(now: now, context: context, disk: disk)
         controller.apply(world: config)
+        if !context.diskFull { controller.diskHasRoom() }
         switch input {
         case .launch(let inBackground): controller.launched(inBackground: inBackground)
         case .becameActive: controller.becameActive()

@@ -13,6 +13,8 @@ final class SimulatedDevice: IndexStore, AccessAPI, Timers, AppHost {
     var wallClock: Int64 { Int64(now) + wallClockOffsetMs }
     var photoCount: UInt32 = 0
     var photosAccessAllowed = false
+    /// The disk is full in this step (P3): writes that take room fail.
+    var diskFull = false
     /// This step's effects, in order.
     var effects: [Effect] = []
     /// The request just sent: its deadline timer carries its kind (`Effect.setTimeout`), so
@@ -25,6 +27,7 @@ final class SimulatedDevice: IndexStore, AccessAPI, Timers, AppHost {
         wallClockOffsetMs = context.wallClockOffsetMs
         photoCount = context.photoCount
         photosAccessAllowed = context.photosAllowed
+        diskFull = context.diskFull
         lastSent = nil
     }
 
@@ -47,13 +50,13 @@ final class SimulatedDevice: IndexStore, AccessAPI, Timers, AppHost {
     }
     var backgroundTaskRegistered: Bool { disk.backgroundScheduled }
 
-    func write(_ change: StoreChange) {
+    func write(_ change: StoreChange) -> Bool {
         let op: StoreOp
         switch change {
         case .setLastKeyVerdictWallClock(let wall):
-            guard disk.lastAnsweredCheck != LocalData.never else { return }
+            guard disk.lastAnsweredCheck != LocalData.never else { return true }
             let offset = wall - Int64(disk.lastAnsweredCheck)
-            guard offset != disk.lastCheckWallOffsetMs else { return }
+            guard offset != disk.lastCheckWallOffsetMs else { return true }
             op = .setLastCheckWallOffset(offset)
         case .setToken(let t): op = t.map { .setCredential(Credential($0)) } ?? .deleteCredential
         case .setTokenAwaitingDeletion(let t): op = .setPendingReset(t.map(Credential.init) ?? .none)
@@ -74,8 +77,10 @@ final class SimulatedDevice: IndexStore, AccessAPI, Timers, AppHost {
         case .registerBackgroundTask: op = .scheduleBackground
         case .cancelBackgroundTask: op = .cancelBackground
         }
-        disk.apply(op)
         effects.append(.store(op))
+        if diskFull, op.takesRoom { return false }   // P3: SimKit traces it as failed
+        disk.apply(op)
+        return true
     }
 
     // MARK: AccessAPI

@@ -108,6 +108,39 @@ let cores = SDKCores(PhotoAccessCores.all)
         #expect(run.broken.isEmpty, "\(run)")
     }
 
+    /// P3: the disks are full for a day while new photos wait and runs end (their index
+    /// writes and reports refused); the SDK counts none of it as done, keeps the refused
+    /// reports, and writes them, and the photos, once the disk has room.
+    @Test func aFullDiskLosesNothing() throws {
+        let source = """
+            scenario "disk full"
+            seed 48
+            duration 3d
+            account acme
+            app photos account acme key rk_live_A
+            devices 10 app photos
+            at 0s launch all
+            at 1h expect all photos idle
+            at 2h add-photos 300 all
+            at 2h disk-full all for 1d
+            at 3h open all
+            at 3h10m close all
+            at 6h background all
+            at 12h reset 50% of photos
+            at 12h1m open all
+            at 12h10m close all
+            at 18h background all
+            at 1d2h open all
+            at 1d3h expect all photos idle
+            at 1d3h close all
+            at 2d background all
+            at 2d1h expect all photos idle
+            """
+        let run = try SimKitTest.scenario(source: source, sdk: .custom("app-team"), cores: cores)
+        #expect(run.passed, "\(run)")
+        #expect(run.broken.isEmpty, "\(run)")
+    }
+
     /// The core is a value although the SDK is a class: a copy is deep before it is written.
     @Test func copiesDoNotShareTheController() {
         var a = PhotoAccessCore<NoBugs>()

@@ -40,7 +40,10 @@ public protocol RollupStore: Sendable {
     var lastKeyVerdict: Millis? { get }
     /// What the phone's calendar clock read at that verdict, nil if not known.
     var lastKeyVerdictWallClock: Int64? { get }
-    func write(_ change: StoreChange)
+    /// Writes one change, durably; false when the disk refused it (it is full, P3): the old
+    /// value stays, and the SDK must not count the change as done.
+    @discardableResult
+    func write(_ change: StoreChange) -> Bool
 }
 
 /// One durable change of the SDK's disk.

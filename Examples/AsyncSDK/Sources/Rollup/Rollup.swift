@@ -37,6 +37,8 @@ public actor Rollup {
     var published: RollupState = .notConfigured
     var deletionFailures: UInt8 = 0
     var uploadFailures: UInt8 = 0
+    /// Run reports a full disk refused (P3): written before the next report, lost with the process.
+    var unwrittenReports: UInt32 = 0
     /// Bumped by `reset()` and by a purge: answers to requests sent before are stale (D9).
     var epoch: UInt64 = 0
     /// Bumped when a run's chunk loop must stop.
@@ -173,6 +175,7 @@ public actor Rollup {
             Task { _ = await self.exchange(.runReport, token: token) }
         }
         stopRun(queueingReport: false)
+        unwrittenReports = 0   // D7: the reports kept in memory go too
         forgetInFlight()
         let old = store.token ?? store.tokenAwaitingDeletion
         if store.indexedPhotos > 0 { store.write(.deleteIndex) }
@@ -421,8 +424,8 @@ public actor Rollup {
         switch reply {
         case .refused(.deviceUnknown, _, _): deviceForgotten()
         case .served:
-            store.write(endpoint == .models ? .saveModels : .savePlaceData)
-            continueRun()
+            // P3: a download a full disk refused is not done; the next run downloads it again.
+            if store.write(endpoint == .models ? .saveModels : .savePlaceData) { continueRun() } else { endRun() }
         default: endRun()
         }
     }
@@ -447,7 +450,8 @@ public actor Rollup {
             guard photos.isAuthorized else { return endRun() }
             let from = store.indexedPhotos
             if from < photos.count {
-                store.write(.indexed(from: from, count: UInt16(min(UInt32(settings.photosPerChunk), photos.count - from))))
+                // P3: a full disk ends the run; the next run indexes the chunk again.
+                guard store.write(.indexed(from: from, count: UInt16(min(UInt32(settings.photosPerChunk), photos.count - from)))) else { break }
             }
             if store.indexedPhotos >= photos.count || stage != .indexing { break }
         }
@@ -470,7 +474,11 @@ public actor Rollup {
         indexTask = nil
         stage = nil
         observer.indexingEnded()
-        if queueingReport { store.write(.queueReport) }
+        if queueingReport {
+            // P3: the reports a full disk refused go first; a refused one is kept.
+            while unwrittenReports > 0, store.write(.queueReport) { unwrittenReports -= 1 }
+            if !store.write(.queueReport) { unwrittenReports += 1 }
+        }
     }
 
     // MARK: - Run reports

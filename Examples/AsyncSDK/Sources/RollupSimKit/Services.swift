@@ -44,13 +44,13 @@ struct SimStore: RollupStore {
         disk.lastAnsweredCheck == LocalData.never ? nil : Int64(disk.lastAnsweredCheck) + disk.lastCheckWallOffsetMs
     }
 
-    func write(_ change: StoreChange) {
+    func write(_ change: StoreChange) -> Bool {
         let op: StoreOp
         switch change {
         case .setLastKeyVerdictWallClock(let wall):
-            guard disk.lastAnsweredCheck != LocalData.never else { return }
+            guard disk.lastAnsweredCheck != LocalData.never else { return true }
             let offset = wall - Int64(disk.lastAnsweredCheck)
-            guard offset != disk.lastCheckWallOffsetMs else { return }
+            guard offset != disk.lastCheckWallOffsetMs else { return true }
             op = .setLastCheckWallOffset(offset)
         case .setToken(let t): op = t.map { .setCredential(Credential($0)) } ?? .deleteCredential
         case .setTokenAwaitingDeletion(let t): op = .setPendingReset(t.map(Credential.init) ?? .none)
@@ -69,7 +69,7 @@ struct SimStore: RollupStore {
         case .setLockedSince(let t): op = .setLockedSince(t ?? LocalData.never)
         case .setLastKeyVerdict(let t): op = .setLastAnsweredCheck(t ?? LocalData.never)
         }
-        device.write(op)
+        return device.write(op)
     }
 }
 
