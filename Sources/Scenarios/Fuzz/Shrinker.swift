@@ -184,20 +184,23 @@ package struct Shrinker {
             if accept(candidate, into: &best) { pins = true }
             i -= 1
         }
-        let groups = dropEach(\.groups, &best)
+        // A group removed shifts the draws of the devices after it, as a removed device
+        // does in `fewerDevices`: try neighbouring seeds there too.
+        let groups = dropEach(\.groups, tryingSeeds: true, &best)
         let apps = dropEach(\.apps, &best)
         let accounts = dropEach(\.accounts, &best)
         return pins || groups || apps || accounts
     }
 
-    /// Tries removing each element of one declaration list, last first.
-    mutating func dropEach<T>(_ list: WritableKeyPath<ScenarioFile, [T]>, _ best: inout ScenarioFile) -> Bool {
+    /// Tries removing each element of one declaration list, last first; with `tryingSeeds`,
+    /// under neighbouring seeds too (see `acceptReseeding`).
+    mutating func dropEach<T>(_ list: WritableKeyPath<ScenarioFile, [T]>, tryingSeeds: Bool = false, _ best: inout ScenarioFile) -> Bool {
         var changed = false
         var i = best[keyPath: list].count - 1
         while i >= 0, best[keyPath: list].count > 1, attempts < maxAttempts {
             var candidate = best
             candidate[keyPath: list].remove(at: i)
-            if accept(candidate, into: &best) { changed = true }
+            if tryingSeeds ? acceptReseeding(candidate, into: &best) : accept(candidate, into: &best) { changed = true }
             i -= 1
         }
         return changed
