@@ -54,6 +54,7 @@ import Scenarios
              [t, Slot(field: .index, normal: 2), Slot(field: .latency, normal: 10 * Ms.second), f]),
             ("at {}ms portal device photos#{} answers 403 for {}ms", [t, Slot(field: .index, normal: 3), f]),
             ("at {}ms clock device photos#{} back {}ms", [t, Slot(field: .index, normal: 1), f]),
+            ("at {}ms kill device photos#{} at-write {}", [t, Slot(field: .index, normal: 1), Slot(field: .count, normal: 2)]),
             ("at {}ms search device photos#{}", [t, Slot(field: .index, normal: 1)]),
             ("at {}ms query {} of all", [t, Slot(field: .count, normal: 1)]),
             ("at {}ms profile photos-clones", [t]),

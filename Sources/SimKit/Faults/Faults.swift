@@ -18,6 +18,7 @@ public enum Fault: Sendable, Equatable {
     case serverRestart(ServerRestart.Injection)
     case portal(Portal.Injection)
     case phoneClock(PhoneClock.Injection)
+    case kill(Kill.Injection)
 }
 
 /// The kinds, for what reads them one at a time (their trace records' text and marks, and
@@ -27,7 +28,7 @@ package enum Faults {
     /// A new kind adds itself.
     package static let kinds: [any FaultKind.Type] = [
         Offline.self, ServerErrors.self, ServerDown.self, Timeouts.self, LostResponses.self, SlowResponses.self,
-        ServerRestart.self, Portal.self, PhoneClock.self,
+        ServerRestart.self, Portal.self, PhoneClock.self, Kill.self,
     ]
 
     /// Whose trace records are whose: the kinds, and the record the server-wide windows share.
@@ -49,6 +50,7 @@ package enum Faults {
     @usableFromInline var serverRestart = ServerWindow()
     @usableFromInline var portal = Portal.Windows()
     @usableFromInline var phoneClock = PhoneClock.Clocks()
+    @usableFromInline var kill = Kill.Pending()
     /// The latest end of the windows that answer in the server's place (`server down`,
     /// `server errors`, `server restart`, any device's `portal`): the gate of `faultAnswer`.
     @usableFromInline var serverAnsweredUntil: SimTime = 0
@@ -91,6 +93,7 @@ extension SimWorld {
         case .serverRestart(let f): inject(f)
         case .portal(let f): inject(f, statement: index, firing: firing)
         case .phoneClock(let f): inject(f, statement: index, firing: firing)
+        case .kill(let f): inject(f, statement: index, firing: firing)
         }
     }
 
@@ -119,6 +122,11 @@ extension SimWorld {
     @inlinable func faultsOnTheWallClock(of i: Int) -> Int32 {
         phoneClockOffset(of: i)
     }
+
+    /// A step of device `i`'s SDK has effects to apply: whether a kind may end its process
+    /// at one of its writes (`kill … at-write`, P1), one flag in a world without one.
+    @inline(__always)
+    @inlinable var faultsOnTheWrites: Bool { faults.kill.armed }
 
     // MARK: - The stages of a request where windows act, in the order a request meets them
     // A new kind that acts on requests adds its line to its stage (its own draws from `r`

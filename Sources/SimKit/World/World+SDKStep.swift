@@ -32,7 +32,10 @@ extension SimWorld {
         // The stored properties, not their accessors: disjoint accesses, which the
         // exclusivity check can see.
         _sdks[i].handle(input, now: _now, context: context, config: setup.sdk, disk: _devices[i].disk, effects: &effects)
-        if !effects.isEmpty { applyEffects(device: d) }
+        if !effects.isEmpty {
+            // P1: a kill at one of the step's writes ends the step there, with no `stepEnd`.
+            if faultsOnTheWrites { if applyEffectsUntilKill(device: d) { return } } else { applyEffects(device: d) }
+        }
         traceStepEnd(d)
     }
 
