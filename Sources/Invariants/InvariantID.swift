@@ -74,6 +74,14 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
     /// reads 30 days or more past its start (or past the lock): a purge only the phone's
     /// clock justifies (D5 is broken too).
     case clockChangesNothing = "clock-changes-nothing"
+    /// Oracle (P1, with D3, D4, D5, D7, D10 after any kill): from the `kill` fault records
+    /// and the writes made before each. A lock on the disk when the process was killed is
+    /// still there at the end of the next launch, which reports the SDK locked (or purged);
+    /// a reset whose first write was made, or a purge (the models deleted or the purge
+    /// marked while locked), is finished on the disk by the end of the next launch. A
+    /// reset killed before its first write never happened. Queued reports, indexing
+    /// written and a reset's server part are judged across launches by their own checkers.
+    case killKeepsWhatWasWritten = "kill-keeps-what-was-written"
 
     /// The SPEC rules it checks.
     public var rules: String {
@@ -101,6 +109,7 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
         case .serverRestartLosesNothing: "S10"
         case .notRollupIsNoVerdict: "P6"
         case .clockChangesNothing: "P2, D1"
+        case .killKeepsWhatWasWritten: "P1, D3, D4, D5, D7, D10"
         }
     }
 
@@ -127,6 +136,7 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
         case .reportsNotLost: "every run ends with a report, reports leave the queue only by receipt or reset() (a purge keeps them), and uploads resume within the SDK's stated back-off"
         case .newestVerdictWins: "a verdict served before one the SDK already acted on never locks or unlocks it"
         case .registersAgainWhenUnknown: "a device credential the server no longer knows makes the SDK register again, at the latest at its next call or run"
+        case .killKeepsWhatWasWritten: "a kill at any write keeps what was written: a lock written survives the next launch, a reset or purge whose first write was made completes by the end of the next launch"
         case .clockChangesNothing: "a phone's wall clock set back or forward never locks, unlocks, purges or deletes anything, and D1's 24 h count by the phone's clock, a clock set back past the last check included"
         case .serverRestartLosesNothing: "a server that restarts keeps every dashboard and Rollup action, registration and reset it acknowledged, and every stop behind stoppedSince"
         case .notRollupIsNoVerdict: "an answer that is not Rollup's (a portal's login page, a redirect, a bare 401, 403 or 407, a body cut short) never locks, unlocks or purges, never counts as an answered check and never settles a run report"

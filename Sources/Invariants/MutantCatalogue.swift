@@ -108,6 +108,11 @@ package enum Mutants {
             "counts the 24 h between checks on the phone's clock alone: set back past the last check, the app stops checking when it becomes active"),
         sdk("days-on-wall-clock", .purgesOnWallClock, .clockChangesNothing, [.purgeOnlyAfter30ContinuousDays, .purgeWhenDue, .reportsNotLost],
             "counts the 30 days from stoppedSince to the answer's date on the phone's clock: set forward a month, it purges a stop hours old"),
+        // A kill at any write (P1).
+        sdk("reset-marks-pending-last", .resetMarksPendingLast, .killKeepsWhatWasWritten, [.resetDeletesEverything, .reportsNotLost, .unlockResumesUnchanged, .lockedIsInert, .lockOnRevocation],
+            "deletes a reset's local data before marking its server-side delete pending: a kill between them leaves a half reset that the next launch keeps and the server never hears of"),
+        sdk("lock-trusted-by-its-date", .lockTrustedByItsDate, .killKeepsWhatWasWritten, [.lockedIsInert, .lockedChecksOnActivation, .lockOnRevocation, .reportsNotLost, .purgeWhenDue],
+            "writes the lock before its date and lifts a lock without a date at launch: a kill between the two writes loses a lock that was written"),
         // A server that restarts (S10).
         server("restart-forgets", .restartForgets, .serverRestartLosesNothing, [.serverEnforcesAccess, .rotationGrace, .disableStopsEveryKey, .onlyRollupRestores, .purgeOnlyAfter30ContinuousDays],
                "keeps the dashboard and Rollup state in memory only: after a restart it answers as declared, as if no action had been acknowledged"),

@@ -98,6 +98,7 @@ extension InvariantChecker {
     @usableFromInline @inline(never) mutating func fault(_ d: DeviceIndex, _ f: FaultRecord) {
         let i = Int(d)
         if case .clockSet(let offsetS, _)? = PhoneClock.Record(f) { wallClockSet(d, offsetMs: Int64(offsetS) * 1_000); return }
+        if let k = Kill.Record(f) { killRecord(d, k); return }
         guard i < offlineUntil.count else { return }
         switch Offline.Record(f) {
         case .offline(let until)?:

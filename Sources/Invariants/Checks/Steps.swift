@@ -41,6 +41,7 @@ extension InvariantChecker {
         case .lifecycle(.reset):
             // D7, D9: reset deletes everything, lock included; what is in flight is stale.
             if devices[i].awaiting != 0 { hit(.resetWhileRequestInFlight) }
+            if !kills.isEmpty { truthBeforeReset = (d, devices[i]) }
             devices[i].reset()
             namedReportsReset(d)
             // D7: the credential it deletes never reaches the server again but in the delete.
@@ -242,6 +243,7 @@ extension InvariantChecker {
     @usableFromInline @inline(never) mutating func endStep(_ d: DeviceIndex) {
         guard step.device == d else { return }
         if !wallOffsetMs.isEmpty, step.isBecameActive { wallClockActivation(d) }
+        if !kills.isEmpty { stepEndForKills(d) }
         // A step that did nothing, of a device not locked, that was no activation, stale
         // answer or lock change, can break no rule below (each of their conditions needs
         // one of these flags: without them, what they read of the device is as it was, and

@@ -176,6 +176,7 @@ package struct FailureStory: Sendable, Equatable {
         case .serverRestartLosesNothing: "a server restart loses nothing acknowledged"
         case .notRollupIsNoVerdict: "an answer that is not Rollup's is no verdict"
         case .clockChangesNothing: "the phone's clock changes nothing"
+        case .killKeepsWhatWasWritten: "a kill keeps what was written"
         }
     }
 
