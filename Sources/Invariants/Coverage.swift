@@ -65,6 +65,9 @@ public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConverti
     /// P2: an unlocked device became active with its phone's clock set back past its last
     /// answered check (D1 by the phone's clock owes a check, whatever the true age).
     case clockSetBackPastCheck
+    /// P1: a kill landed between two writes of a lock (a lock error's step) or of a reset,
+    /// after the first was made: what the next launch must keep or finish.
+    case killBetweenWrites
 
     /// The stable name shown in summaries.
     public var description: String { Coverage.names[rawValue] }
@@ -115,6 +118,7 @@ public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConverti
         "portal-answered-locked-check",
         "portal-403-reached-unlocked-sdk",
         "clock-set-back-past-check",
+        "kill-between-writes",
     ]
 }
 

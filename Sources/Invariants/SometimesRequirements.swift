@@ -61,6 +61,7 @@ package enum SometimesRequirements {
         (   470, "portal-answered-locked-check"),    // 8.72% of 8,000 seeds (issue 49, P6)
         (  1900, "portal-403-reached-unlocked-sdk"),  // 2.19% of 8,000 seeds
         (   750, "clock-set-back-past-check"),   // 5.51% of 8,000 seeds (issue 47)
+        (   600, "kill-between-writes"),         // 6.88% of 8,000 seeds (issue 47)
     ]
 
     /// The number of seeds from which `situation` is required, or nil if it never is.

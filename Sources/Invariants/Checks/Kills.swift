@@ -19,6 +19,8 @@ struct KillTruth {
     /// The current step is a reset (or a purge: the models deleted or the purge marked,
     /// while locked) and has made a write.
     var resetWriteMade = false
+    /// The current step has made a write.
+    var writeMade = false
     var purgeWriteMade = false
     /// Owed at the end of the device's next launch.
     var owesReset = false
@@ -42,6 +44,7 @@ extension InvariantChecker {
         kills[i].killedAt = now
         kills[i].atWrite = n
         if step.device == d {
+            if kills[i].writeMade, step.isReset || step.freshLockError { hit(.killBetweenWrites) }
             if step.isReset, !kills[i].resetWriteMade, let saved = truthBeforeReset, saved.device == d {
                 devices[i] = saved.truth   // no write made: the reset never happened (P1)
             }
@@ -52,6 +55,10 @@ extension InvariantChecker {
                 kills[i].lockSeenAt = devices[i].lockedSince
                 devices[i].unlock()
             }
+            // A device_unknown this step handled owes a registration (D6); if the kill came
+            // before the credential was deleted, the SDK never learnt it: its next request
+            // with that credential hears it again.
+            if step.freshDeviceUnknown, devices[i].disk.hasCredential { devices[i].registerOwed = false }
             if kills[i].resetWriteMade { kills[i].owesReset = true }
             if kills[i].purgeWriteMade { kills[i].owesPurge = true }
             step.end()   // cut short: judged here, not as a step
@@ -59,6 +66,7 @@ extension InvariantChecker {
         if !parked.isEmpty { parked.removeAll { $0.device == d } }
         kills[i].resetWriteMade = false
         kills[i].purgeWriteMade = false
+        kills[i].writeMade = false
         if devices[i].disk.locked, !kills[i].owesReset { kills[i].owesLock = true }
         truthBeforeReset = nil
     }
@@ -67,6 +75,7 @@ extension InvariantChecker {
     mutating func writeForKills(_ d: DeviceIndex, _ op: StoreOp) {
         let i = Int(d)
         guard step.device == d else { return }
+        kills[i].writeMade = true
         if step.isReset { kills[i].resetWriteMade = true; return }
         switch op {
         case .markPurged, .deleteModels:
@@ -81,6 +90,7 @@ extension InvariantChecker {
         let i = Int(d)
         kills[i].resetWriteMade = false
         kills[i].purgeWriteMade = false
+        kills[i].writeMade = false
         guard kills[i].owesAny, step.isLaunch, !step.continues else { return }
         let k = kills[i]
         kills[i].owesReset = false

@@ -269,8 +269,9 @@ public struct ReferenceSDK: SDKCore {
     }
 
     /// P1: at a launch, a reset or purge whose mark is on the disk was cut short by a kill:
-    /// it is finished from the disk, before anything reads it. And a lock written before
-    /// its background task was cancelled has it cancelled now (D3).
+    /// it is finished from the disk, before anything reads it. A lock written before its
+    /// background task was cancelled has it cancelled now (D3), and a lock's date written
+    /// without the lock is cleared. None of these writes happens in a run without kills.
     mutating func finishCutShort(_ s: inout Step) {
         if s.disk.lastAnsweredCheck == ReferenceSDK.resetMark {
             deleteForReset(&s)
@@ -281,6 +282,9 @@ public struct ReferenceSDK: SDKCore {
         }
         mutantDiscardsUndatedLock(&s)
         if s.disk.isLocked, s.disk.backgroundScheduled, mutantCancelsBackgroundAtLockedLaunch(true) { s.store(.cancelBackground) }
+        // A lock's date written, the lock not: that lock died with the process, and its
+        // date must not stand for a later one (D3: the first lock error since access was granted).
+        if !s.disk.isLocked, s.disk.lockedSince != LocalData.never, mutantClearsLockedSince(true) { s.store(.setLockedSince(LocalData.never)) }
     }
 
     mutating func sendReset(_ s: inout Step) {
