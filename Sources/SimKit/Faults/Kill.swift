@@ -118,6 +118,8 @@ extension SimWorld {
         return faults.kill.writesLeft[i]
     }
 
+    @inlinable static func isStore(_ e: Effect) -> Bool { if case .store = e { return true }; return false }
+
     /// `applyEffects` under a pending kill: the step's effects in order, each write counting
     /// down; at the last write the process ends, that write and every later effect of the
     /// step unapplied. Returns whether the process was killed.
@@ -129,7 +131,9 @@ extension SimWorld {
         let atWrite = faults.kill.atWrite[i]
         var k = 0
         while k < effects.count {
-            if case .store = effects[k] {
+            // A core whose one write shows as several operations in a row counts each run
+            // of `.store` effects as one write (`SDKCore.storeOpsAreWrites`).
+            if case .store = effects[k], SDK.storeOpsAreWrites || k == 0 || !Self.isStore(effects[k - 1]) {
                 left -= 1
                 if left == 0 {
                     faults.kill.writesLeft[i] = 0
