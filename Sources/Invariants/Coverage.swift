@@ -74,6 +74,9 @@ public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConverti
     /// P4: a background run (or a launch for one) came while the phone's protected data was
     /// still locked after a restart: its reads failed.
     case backgroundReadBeforeUnlock
+    /// P1: a kill landed between two writes of a lock (a lock error's step) or of a reset,
+    /// after the first was made: what the next launch must keep or finish.
+    case killBetweenWrites
 
     /// The stable name shown in summaries.
     public var description: String { Coverage.names[rawValue] }
@@ -127,6 +130,7 @@ public enum Coverage: Int, CaseIterable, Sendable, Codable, CustomStringConverti
         "run-expired-mid-chunk",
         "write-failed-with-reports-queued",
         "background-read-before-unlock",
+        "kill-between-writes",
     ]
 }
 

@@ -40,6 +40,12 @@ public struct InvariantChecker: TraceObserver {
     /// progress (`unsettled`), judged when one of the device's later steps ends without.
     /// Empty for a sans-IO core; few at once for an async one (one per device at most).
     var parked: [StepTruth] = []
+    /// P1: per device, what a kill left owed (`Kills.swift`); empty until a kill's record,
+    /// so a run without the fault reads nothing of it.
+    var kills: [KillTruth] = []
+    /// P1: the truth of the device whose reset step is going, as it was before the reset, in
+    /// a run with kills (a reset killed before its first write never happened).
+    var truthBeforeReset: (device: DeviceIndex, truth: DeviceTruth)? = nil
     /// Named run reports, per device, for SDKs that name them (`NamedReports.swift`);
     /// empty for one that does not. Looked up by device, never iterated into a verdict.
     var ledgers: [DeviceIndex: ReportLedger] = [:]
@@ -137,6 +143,8 @@ public struct InvariantChecker: TraceObserver {
         notRollup403 = [:]
         expiry = []
         parked = []
+        kills = []
+        truthBeforeReset = nil
         // The truth remembers one stop of 30 days besides the current one: enough while an
         // answer cannot outlive two such stops in flight (scenarios allow timeouts up to 1 h).
         precondition(timeoutMs < DeviceTruth.longStopMs, "a request timeout of 30 days or more is not supported by the checkers")

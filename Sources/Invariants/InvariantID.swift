@@ -99,6 +99,14 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
     /// so it cannot know any of that is owed. Its steps meanwhile are judged by this alone
     /// (a launch that waits for the data checks its key after the unlock).
     case unreadableIsNotAbsent = "unreadable-is-not-absent"
+    /// Oracle (P1, with D3, D4, D5, D7, D10 after any kill): from the `kill` fault records
+    /// and the writes made before each. A lock on the disk when the process was killed is
+    /// still there at the end of the next launch, which reports the SDK locked (or purged);
+    /// a reset whose first write was made, or a purge (the models deleted or the purge
+    /// marked while locked), is finished on the disk by the end of the next launch. A
+    /// reset killed before its first write never happened. Queued reports, indexing
+    /// written and a reset's server part are judged across launches by their own checkers.
+    case killKeepsWhatWasWritten = "kill-keeps-what-was-written"
 
     /// The SPEC rules it checks.
     public var rules: String {
@@ -129,6 +137,7 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
         case .backgroundExpiryKeepsProgress: "P5, D4"
         case .failedWriteLosesNothing: "P3"
         case .unreadableIsNotAbsent: "P4"
+        case .killKeepsWhatWasWritten: "P1, D3, D4, D5, D7, D10"
         }
     }
 
@@ -155,6 +164,7 @@ public enum InvariantID: String, CaseIterable, Sendable, Comparable, Codable {
         case .reportsNotLost: "every run ends with a report, reports leave the queue only by receipt or reset() (a purge keeps them), and uploads resume within the SDK's stated back-off"
         case .newestVerdictWins: "a verdict served before one the SDK already acted on never locks or unlocks it"
         case .registersAgainWhenUnknown: "a device credential the server no longer knows makes the SDK register again, at the latest at its next call or run"
+        case .killKeepsWhatWasWritten: "a kill at any write keeps what was written: a lock written survives the next launch, a reset or purge whose first write was made completes by the end of the next launch"
         case .clockChangesNothing: "a phone's wall clock set back or forward never locks, unlocks, purges or deletes anything, and D1's 24 h count by the phone's clock, a clock set back past the last check included"
         case .failedWriteLosesNothing: "a write that failed on a full disk never makes the SDK delete data, nor count as done what was not written: a refused run report is written again once the disk has room, a refused index write is indexed again"
         case .unreadableIsNotAbsent: "before the first unlock after a restart, a read that failed is not 'absent': the SDK does not register again, download again or delete anything"

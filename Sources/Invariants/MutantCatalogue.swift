@@ -121,6 +121,11 @@ package enum Mutants {
             "takes a read that failed before the first unlock for an empty disk: a launch in the background registers the device again"),
         sdk("wipe-unreadable-index", .wipesUnreadableIndex, .unreadableIsNotAbsent, [],
             "takes an index it cannot read before the first unlock for a corrupt one and deletes it, to start from scratch"),
+        // A kill at any write (P1).
+        sdk("reset-marks-pending-last", .resetMarksPendingLast, .killKeepsWhatWasWritten, [.resetDeletesEverything, .reportsNotLost, .unlockResumesUnchanged, .lockedIsInert, .lockOnRevocation],
+            "deletes a reset's local data before marking its server-side delete pending: a kill between them leaves a half reset that the next launch keeps and the server never hears of"),
+        sdk("lock-trusted-by-its-date", .lockTrustedByItsDate, .killKeepsWhatWasWritten, [.lockedIsInert, .lockedChecksOnActivation, .lockOnRevocation, .reportsNotLost, .purgeWhenDue],
+            "writes the lock before its date and lifts a lock without a date at launch: a kill between the two writes loses a lock that was written"),
         // A server that restarts (S10).
         server("restart-forgets", .restartForgets, .serverRestartLosesNothing, [.serverEnforcesAccess, .rotationGrace, .disableStopsEveryKey, .onlyRollupRestores, .purgeOnlyAfter30ContinuousDays],
                "keeps the dashboard and Rollup state in memory only: after a restart it answers as declared, as if no action had been acknowledged"),

@@ -102,6 +102,10 @@ public struct AsyncCore<Harness: AsyncSDKHarness>: SDKCore, RunsOnSimLoop {
     /// will never arrive (`call-never-returns`).
     public static var hearsLostAnswers: Bool { true }
 
+    /// One save of the SDK's files shows as several operations in a row (`SimDisk`): a kill
+    /// at a write lands between runs of them, never inside one (P1: one write is atomic).
+    public static var storeOpsAreWrites: Bool { false }
+
     /// A harness that maps its own files (`observe`) is handed a clone's copied credential
     /// only if it can place one in them (`place`): the world writes none it would never see.
     public static var takesCopiedCredentials: Bool {

@@ -682,6 +682,29 @@ enum MutantWorlds {
         ])
     }
 
+    /// P1: the phones launch and index; a kill is set for their second write, and the
+    /// person resets: the kill lands between the reset's writes; the app is opened later.
+    static var killDuringReset: WorldSetup {
+        base(2, [
+            person(0, .launch),
+            .at(h, .kill(.all, atWrite: 2)),
+            person(h + m, .reset),
+            person(2 * h, .open),
+        ])
+    }
+
+    /// P1: access is stopped; a kill is set for the phones' second write; a query meets the
+    /// lock error, and the kill lands between the lock's writes; the app is launched later.
+    static var killDuringLock: WorldSetup {
+        base(2, [
+            person(0, .launch),
+            dash(2 * h, .disable(app: 0)),
+            .at(2 * h + m, .kill(.all, atWrite: 2)),
+            person(2 * h + 2 * m, .query),
+            person(3 * h, .launch),
+        ])
+    }
+
     /// The world that exercises `name`'s bug.
     static func world(for name: String) -> WorldSetup {
         switch name {
@@ -737,6 +760,8 @@ enum MutantWorlds {
         case "reset-retry-current-credential": resetFailsThenRegistration
         case "drop-unwritten-report": diskFullDuringRuns
         case "unreadable-as-absent", "wipe-unreadable-index": rebootBeforeUnlock
+        case "reset-marks-pending-last": killDuringReset
+        case "lock-trusted-by-its-date": killDuringLock
         default: fatalError("no world for mutant \(name)")
         }
     }
@@ -751,8 +776,8 @@ enum MutantWorlds {
 }
 
 @Suite struct MutantTests {
-    @Test("the catalogue names 74 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
-        #expect(Mutants.all.count == 74)
+    @Test("the catalogue names 76 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
+        #expect(Mutants.all.count == 76)
         #expect(Mutants.orderingOnly.count == 1)
         #expect(Set(Mutants.names).count == Mutants.all.count + Mutants.orderingOnly.count)
         for m in Mutants.all { #expect(!m.alsoPlausible.contains(m.expected), "\(m.name) lists its expected invariant as plausible") }

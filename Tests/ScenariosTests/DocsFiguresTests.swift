@@ -138,7 +138,7 @@ struct DocsFiguresTests {
         "add-photos", "grant-photos", "revoke-photos", "forget-device", "slow-responses", "lost-responses",
         "stop-old-key", "stop-old", "keep-old", "revoke-account", "restore-account", "approve-account",
         "rotate-now", "rotate-keep", "after-timeout", "after-1ms", "judged-at", "other-app", "login-page", "cut-short", "background-limit",
-        "disk-full", "unlock-after",
+        "disk-full", "unlock-after", "at-write",
         // The server wire protocol (docs/server-protocol.md): its verdicts and words.
         "server-protocol", "server-unresponsive", "server-exited", "place-data", "model-download", "run-report",
         "rollup-app", "rollup-account", "stop-now", "new-key-already-issued",

@@ -102,6 +102,7 @@ extension InvariantChecker {
         if let r = BackgroundLimit.Record(f) { backgroundLimitRecord(d, r); return }
         if let r = DiskFull.Record(f) { diskFault(d, r); return }
         if let r = Reboot.Record(f) { rebootFault(d, r); return }
+        if let k = Kill.Record(f) { killRecord(d, k); return }
         guard i < offlineUntil.count else { return }
         switch Offline.Record(f) {
         case .offline(let until)?:

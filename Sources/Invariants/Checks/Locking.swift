@@ -53,7 +53,7 @@ extension InvariantChecker {
                 // access was not stopped: that wrong lock was reported when it happened, and
                 // its lockedSince follows from it (one bug, one violation).
                 if !step.revokedBefore, statement.recordsLockedSince, dev.disk.lockedSince != dev.lockedSince,
-                   dev.disk.lockedSince != step.lockServedAt {
+                   dev.disk.lockedSince != step.lockServedAt, kills.isEmpty || dev.disk.lockedSince != kills[Int(d)].lockSeenAt {
                     violate(.lockOnRevocation, d, "lockedSince is \(clock(dev.disk.lockedSince)) but access stopped at \(clock(dev.lockedSince)) (served at \(clock(step.lockServedAt))), the first lock error since access was last granted")
                 }
             } else if step.revokedBefore, statement.recordsLockedSince, dev.disk.lockedSince != step.diskBefore.lockedSince {

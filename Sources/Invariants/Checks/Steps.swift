@@ -42,6 +42,7 @@ extension InvariantChecker {
         case .lifecycle(.reset):
             // D7, D9: reset deletes everything, lock included; what is in flight is stale.
             if devices[i].awaiting != 0 { hit(.resetWhileRequestInFlight) }
+            if !kills.isEmpty { truthBeforeReset = (d, devices[i]) }
             devices[i].reset()
             namedReportsReset(d)
             // D7: the credential it deletes never reaches the server again but in the delete.
@@ -252,6 +253,7 @@ extension InvariantChecker {
         if !expiry.isEmpty {
             if isExpiryStep { expiryStepEnds(d) } else if step.runEnded, runEndedOnItsOwn { expiryRunCompleted(Int(d)) }
         }
+        if !kills.isEmpty { stepEndForKills(d) }
         // A step that did nothing, of a device not locked, that was no activation, stale
         // answer or lock change, can break no rule below (each of their conditions needs
         // one of these flags: without them, what they read of the device is as it was, and

@@ -4,6 +4,7 @@ import SimKit
 extension InvariantChecker {
     @usableFromInline @inline(never) mutating func store(_ d: DeviceIndex, _ op: StoreOp) {
         let i = Int(d)
+        if !kills.isEmpty { writeForKills(d, op) }
         let dev = devices[i]
         // Submitting a background task already scheduled, or cancelling one that is not,
         // changes nothing on the device: no effect (an SDK may re-submit its task at every
@@ -91,6 +92,11 @@ extension InvariantChecker {
     /// reports go only by reset. `dev` is the device's truth before the deletion.
     mutating func judgeDeletion(_ d: DeviceIndex, _ op: StoreOp, _ dev: DeviceTruth) {
         if step.isReset { return }
+        // P1: the next launch finishes a reset, or a purge (its reports kept), a kill cut short.
+        if !kills.isEmpty {
+            if kills[Int(d)].owesReset { return }
+            if kills[Int(d)].owesPurge, !(op == .dropReports) { return }
+        }
         let what: String
         switch op {
         case .deleteIndex: what = "its index (\(dev.disk.indexedCount) photos)"

@@ -179,6 +179,7 @@ package struct FailureStory: Sendable, Equatable {
         case .backgroundExpiryKeepsProgress: "a background run whose time runs out keeps what it wrote"
         case .failedWriteLosesNothing: "a failed write loses nothing"
         case .unreadableIsNotAbsent: "unreadable data is not absent"
+        case .killKeepsWhatWasWritten: "a kill keeps what was written"
         }
     }
 

@@ -107,11 +107,17 @@ extension SimWorld {
 
     /// The step's effects on a full disk: a write that takes room is not applied but traced
     /// as failed (P3); with its protected data `locked` (P4, `Reboot`), every write but the
-    /// background task's is refused; the rest as usual (`applyEffects`).
+    /// background task's is refused; the rest as usual (`applyEffects`). A kill pending on
+    /// the process (P1) counts the step's writes, refused or not, and ends it at its write:
+    /// returns whether it did.
     @inline(never)
-    @inlinable mutating func applyEffectsOnAFaultyDisk(device d: DeviceIndex, locked: Bool) {
+    @inlinable mutating func applyEffectsOnAFaultyDisk(device d: DeviceIndex, locked: Bool) -> Bool {
+        let i = Int(d)
+        var left = faultsOnTheWrites ? killWritesLeft(i) : 0
+        let pending = left != 0
         var k = 0
         while k < effects.count {
+            if killLands(at: k, device: d, left: &left) { return true }
             let effect = effects[k]
             if case .store(let op) = effect, locked, op != .scheduleBackground, op != .cancelBackground {
                 trace(d, .fault(Reboot.Record.writeRefused(code: op.lockedCode).fault))
@@ -122,6 +128,8 @@ extension SimWorld {
             }
             k += 1
         }
+        if pending { faults.kill.writesLeft[i] = left }
+        return false
     }
 }
 

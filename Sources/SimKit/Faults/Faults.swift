@@ -21,6 +21,7 @@ public enum Fault: Sendable, Equatable {
     case backgroundLimit(BackgroundLimit.Injection)
     case diskFull(DiskFull.Injection)
     case reboot(Reboot.Injection)
+    case kill(Kill.Injection)
 }
 
 /// The kinds, for what reads them one at a time (their trace records' text and marks, and
@@ -30,7 +31,7 @@ package enum Faults {
     /// A new kind adds itself.
     package static let kinds: [any FaultKind.Type] = [
         Offline.self, ServerErrors.self, ServerDown.self, Timeouts.self, LostResponses.self, SlowResponses.self,
-        ServerRestart.self, Portal.self, PhoneClock.self, BackgroundLimit.self, DiskFull.self, Reboot.self,
+        ServerRestart.self, Portal.self, PhoneClock.self, BackgroundLimit.self, DiskFull.self, Reboot.self, Kill.self,
     ]
 
     /// Whose trace records are whose: the kinds, and the record the server-wide windows share.
@@ -55,6 +56,7 @@ package enum Faults {
     @usableFromInline var backgroundLimit = BackgroundLimit.Limits()
     @usableFromInline var diskFull = DiskFull.Disks()
     @usableFromInline var reboot = Reboot.Locks()
+    @usableFromInline var kill = Kill.Pending()
     /// The latest end of the windows that answer in the server's place (`server down`,
     /// `server errors`, `server restart`, any device's `portal`): the gate of `faultAnswer`.
     @usableFromInline var serverAnsweredUntil: SimTime = 0
@@ -100,6 +102,7 @@ extension SimWorld {
         case .backgroundLimit(let f): inject(f, statement: index, firing: firing)
         case .diskFull(let f): inject(f, statement: index, firing: firing)
         case .reboot(let f): inject(f, statement: index, firing: firing)
+        case .kill(let f): inject(f, statement: index, firing: firing)
         }
     }
 
@@ -160,6 +163,10 @@ extension SimWorld {
     @inlinable func faultsOnProtectedData(of i: Int) -> Bool {
         dataIsLocked(i)
     }
+    /// A step of device `i`'s SDK has effects to apply: whether a kind may end its process
+    /// at one of its writes (`kill … at-write`, P1), one flag in a world without one.
+    @inline(__always)
+    @inlinable var faultsOnTheWrites: Bool { faults.kill.armed }
 
     // MARK: - The stages of a request where windows act, in the order a request meets them
     // A new kind that acts on requests adds its line to its stage (its own draws from `r`

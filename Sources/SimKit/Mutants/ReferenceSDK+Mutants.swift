@@ -324,4 +324,42 @@ extension ReferenceSDK {
     func mutantResetCredential(_ rule: Credential, _ s: Step) -> Credential {
         flaws.contains(.resetRetriesCurrentCredential) && !s.disk.credential.isNone ? s.disk.credential : rule
     }
+
+    // MARK: A kill at any write (P1)
+
+    /// P1: a reset writes its mark first. `resetMarksPendingLast`: it does not.
+    @inline(__always)
+    func mutantMarksResetFirst(_ rule: Bool) -> Bool {
+        rule && !flaws.contains(.resetMarksPendingLast)
+    }
+
+    /// `resetMarksPendingLast`: the local data first, the pending delete of `old` last.
+    mutating func mutantResetWithoutMark(_ old: Credential, _ s: inout Step) {
+        if s.disk.indexedCount > 0 { s.store(.deleteIndex) }
+        if s.disk.modelsPresent { s.store(.deleteModels) }
+        if s.disk.placeDataPresent { s.store(.deletePlaceData) }
+        if s.disk.reportsQueued > 0 { s.store(.dropReports) }
+        if !s.disk.credential.isNone { s.store(.deleteCredential) }
+        if s.disk.isLocked { s.store(.unlock) }
+        if s.disk.lockedSince != LocalData.never { s.store(.setLockedSince(LocalData.never)) }
+        if s.disk.lastAnsweredCheck != LocalData.never { s.store(.setLastAnsweredCheck(LocalData.never)) }
+        if !old.isNone, s.disk.pendingReset != old { s.store(.setPendingReset(old)) }
+    }
+
+    /// P1, D3: a lock written before its background task was cancelled has it cancelled at
+    /// the next launch. (No mutant bends it yet.)
+    @inline(__always)
+    func mutantCancelsBackgroundAtLockedLaunch(_ rule: Bool) -> Bool { rule }
+
+    /// P1: the lock's date is written before the lock. `lockTrustedByItsDate`: after it.
+    @inline(__always)
+    func mutantDatesLockFirst(_ rule: Bool) -> Bool {
+        rule && !flaws.contains(.lockTrustedByItsDate)
+    }
+
+    /// `lockTrustedByItsDate`: at a launch, a lock without its date is lifted.
+    mutating func mutantDiscardsUndatedLock(_ s: inout Step) {
+        guard flaws.contains(.lockTrustedByItsDate), s.disk.isLocked, s.disk.lockedSince == LocalData.never else { return }
+        s.store(.unlock)
+    }
 }

@@ -181,4 +181,16 @@
     /// Takes an index it cannot read for a corrupt one and deletes it at a launch before the
     /// unlock, to start from scratch (breaks P4).
     @usableFromInline package static let wipesUnreadableIndex = SDKFlaws(rawValue: 1 << 52)
+    /// A kill at any write (P1, issue 47).
+    /// Resets as it always did before kills were thought of: deletes the local data first
+    /// and marks the server-side delete pending last, with no mark of its own, so a kill
+    /// between those writes leaves a half reset (the credential or the models kept) that
+    /// the next launch takes for a device in use, and the server never hears of it (breaks
+    /// D7 under P1).
+    @usableFromInline package static let resetMarksPendingLast = SDKFlaws(rawValue: 1 << 48)
+    /// Writes the lock before its date, and at a launch trusts a lock only with its date:
+    /// a lock without one is taken for a write cut short and lifted. A kill between the two
+    /// writes leaves a lock the next launch throws away without an answer (breaks D3, D4
+    /// under P1).
+    @usableFromInline package static let lockTrustedByItsDate = SDKFlaws(rawValue: 1 << 49)
 }

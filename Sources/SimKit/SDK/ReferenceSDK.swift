@@ -177,6 +177,8 @@ public struct ReferenceSDK: SDKCore {
     mutating func launch(inBackground: Bool, _ s: inout Step) {
         configured = true
         foreground = !inBackground
+        // P1: a reset or purge that a kill cut short is finished before anything else.
+        finishCutShort(&s)
         deleteIndexIfPhotosRevoked(&s)
         // D7: the server-side delete of a reset is retried until it succeeds; the retry
         // timer died with the last process, the pending credential is on disk.
@@ -286,25 +288,64 @@ public struct ReferenceSDK: SDKCore {
         reportsUnwritten = 0   // D7: the reports in memory go with the rest
         forgetRequestsInFlight()   // they answer a store that no longer exists (D9)
         let old = s.disk.credential.isNone ? s.disk.pendingReset : s.disk.credential
-        if s.disk.indexedCount > 0 { s.store(.deleteIndex) }
-        if s.disk.modelsPresent { s.store(.deleteModels) }
-        if s.disk.placeDataPresent { s.store(.deletePlaceData) }
-        if s.disk.reportsQueued > 0 { s.store(.dropReports) }
+        if mutantMarksResetFirst(true) {
+            // P1, write-ahead: the mark first; every write after it is done again from the
+            // disk by the next launch if a kill cuts the reset short (`finishCutShort`).
+            s.store(.setLastAnsweredCheck(ReferenceSDK.resetMark))
+            deleteForReset(&s)
+        } else {
+            mutantResetWithoutMark(old, &s)
+        }
         reportsUploading = 0; uploadInFlight = 0
-        if !s.disk.credential.isNone, mutantResetDeletesCredential(true) { s.store(.deleteCredential) }
-        if s.disk.isLocked { s.store(.unlock) }
-        if s.disk.lockedSince != LocalData.never { s.store(.setLockedSince(LocalData.never)) }
-        if s.disk.lastAnsweredCheck != LocalData.never { s.store(.setLastAnsweredCheck(LocalData.never)) }
         resumeAfterUnlock = false
         report(configured ? .idle : .unconfigured, &s)
         // A lock had cancelled the background task; the reset SDK indexes again from scratch.
         if configured, !s.disk.backgroundScheduled { s.store(.scheduleBackground) }
         resetAttempts = 0
-        if !old.isNone {
-            s.store(.setPendingReset(old))
-            sendReset(&s)
-        }
+        if !old.isNone { sendReset(&s) }
         mutantResetting(old, reportsQueued: reportsBefore, &s)
+    }
+
+    /// The `lastAnsweredCheck` a reset writes first and clears last (P1): on the disk, a
+    /// reset a kill cut short. It is never a check's time (the run's clock stops far sooner).
+    static let resetMark: SimTime = LocalData.never - 1
+    /// The same for a purge.
+    static let purgeMark: SimTime = LocalData.never - 2
+
+    /// D7, from the disk as it is: the credential the server must delete (the one on the
+    /// disk, or the one a reset still owes) is marked pending, then every piece of local
+    /// data goes, and the reset's mark is cleared last. Done again whole, it writes only
+    /// what is not done yet.
+    mutating func deleteForReset(_ s: inout Step) {
+        let old = s.disk.credential.isNone ? s.disk.pendingReset : s.disk.credential
+        if !old.isNone, s.disk.pendingReset != old { s.store(.setPendingReset(old)) }
+        if s.disk.indexedCount > 0 { s.store(.deleteIndex) }
+        if s.disk.modelsPresent { s.store(.deleteModels) }
+        if s.disk.placeDataPresent { s.store(.deletePlaceData) }
+        if s.disk.reportsQueued > 0 { s.store(.dropReports) }
+        if !s.disk.credential.isNone, mutantResetDeletesCredential(true) { s.store(.deleteCredential) }
+        if s.disk.isLocked { s.store(.unlock) }
+        if s.disk.lockedSince != LocalData.never { s.store(.setLockedSince(LocalData.never)) }
+        if s.disk.lastAnsweredCheck != LocalData.never { s.store(.setLastAnsweredCheck(LocalData.never)) }
+    }
+
+    /// P1: at a launch, a reset or purge whose mark is on the disk was cut short by a kill:
+    /// it is finished from the disk, before anything reads it. A lock written before its
+    /// background task was cancelled has it cancelled now (D3), and a lock's date written
+    /// without the lock is cleared. None of these writes happens in a run without kills.
+    mutating func finishCutShort(_ s: inout Step) {
+        if s.disk.lastAnsweredCheck == ReferenceSDK.resetMark {
+            deleteForReset(&s)
+            if !s.disk.backgroundScheduled { s.store(.scheduleBackground) }
+        } else if s.disk.lastAnsweredCheck == ReferenceSDK.purgeMark {
+            deleteForPurge(&s)
+            s.store(.setLastAnsweredCheck(LocalData.never))
+        }
+        mutantDiscardsUndatedLock(&s)
+        if s.disk.isLocked, s.disk.backgroundScheduled, mutantCancelsBackgroundAtLockedLaunch(true) { s.store(.cancelBackground) }
+        // A lock's date written, the lock not: that lock died with the process, and its
+        // date must not stand for a later one (D3: the first lock error since access was granted).
+        if !s.disk.isLocked, s.disk.lockedSince != LocalData.never, mutantClearsLockedSince(true) { s.store(.setLockedSince(LocalData.never)) }
     }
 
     mutating func sendReset(_ s: inout Step) {
@@ -581,8 +622,13 @@ public struct ReferenceSDK: SDKCore {
     /// before its `servedAt` purges, at once (the server's word on the stop, D5).
     mutating func lockOrPurge(_ reply: ServerReply, byCheck: Bool, _ s: inout Step) {
         if !s.disk.isLocked {
-            if s.disk.lockedSince == LocalData.never { s.store(.setLockedSince(s.now)) }
-            s.store(.lock)
+            if mutantDatesLockFirst(true) {
+                if s.disk.lockedSince == LocalData.never { s.store(.setLockedSince(s.now)) }
+                s.store(.lock)
+            } else {
+                s.store(.lock)
+                if s.disk.lockedSince == LocalData.never { s.store(.setLockedSince(s.now)) }
+            }
             if mutantStopsRunOnLock(true) { stopRun(queueReport: true, &s) }
             if s.disk.backgroundScheduled { s.store(.cancelBackground) }
             s.effects.append(.cancelTimer(.reportRetry))   // an upload in flight still settles its reports
@@ -601,13 +647,25 @@ public struct ReferenceSDK: SDKCore {
     /// (allowed); queued run reports stay (D10).
     mutating func purge(_ s: inout Step) {
         forgetRequestsInFlight()
+        // P1, write-ahead: the mark first, then the deletions, then the check's time back
+        // (a kill between them leaves the mark, and the next launch finishes the purge).
+        let lastCheck = s.disk.lastAnsweredCheck
+        s.store(.setLastAnsweredCheck(ReferenceSDK.purgeMark))
+        deleteForPurge(&s)
+        mutantPurging(&s)
+        s.store(.setLastAnsweredCheck(lastCheck))
+        report(.purged, &s)
+    }
+
+    /// D5: the index, the models and the credential go, and the place data with them
+    /// (allowed); queued run reports stay (D10). Done again whole, it writes only what is
+    /// not done yet.
+    mutating func deleteForPurge(_ s: inout Step) {
         if s.disk.indexedCount > 0 { s.store(.deleteIndex) }
         if s.disk.modelsPresent { s.store(.deleteModels) }
         if s.disk.placeDataPresent { s.store(.deletePlaceData) }
-        mutantPurging(&s)
         if !s.disk.credential.isNone { s.store(.deleteCredential) }
-        s.store(.markPurged)
-        report(.purged, &s)
+        if !s.disk.purged { s.store(.markPurged) }
     }
 
     /// D4: while locked only checks matter; a served one unlocks and the run resumes.

@@ -259,6 +259,12 @@ public protocol SDKCore: Sendable {
     /// its clones then launch with only the copied key, and the world writes no credential
     /// the SDK never saw. The default: true.
     static var takesCopiedCredentials: Bool { get }
+    /// Whether each `.store` effect is one write of the SDK's, which a kill may land
+    /// between (P1, `kill … at-write`). A core whose one write shows as several operations
+    /// in a row (an async SDK's file, seen through a mapping) says false: a kill then
+    /// counts each run of consecutive `.store` effects as one write and never tears it.
+    /// The default: true.
+    static var storeOpsAreWrites: Bool { get }
 }
 
 extension SDKCore {
@@ -269,6 +275,7 @@ extension SDKCore {
     @inlinable public static var verdict: SDKVerdict? { nil }
     @inlinable public static var statement: SDKStatement { .specLimits }
     @inlinable public static var takesCopiedCredentials: Bool { true }
+    @inlinable public static var storeOpsAreWrites: Bool { true }
 }
 
 /// A verdict an SDK core gives itself (`SDKCore.verdict`): its name (`escape-foreign-thread`,

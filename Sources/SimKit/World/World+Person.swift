@@ -35,10 +35,12 @@ extension SimWorld {
             }
         case .search, .query, .profile:
             ensureForeground(d)
+            guard _devices[i].hasProcess else { return }   // killed at a write of its launch (P1)
             let call: APICall = action == .search ? .search : action == .query ? .query : .profile
             step(d, .call(call))
         case .reset:
             ensureForeground(d)
+            guard _devices[i].hasProcess else { return }
             step(d, .reset)
         case .update:
             killProcess(d)

@@ -35,7 +35,11 @@ extension SimWorld {
         // exclusivity check can see.
         _sdks[i].handle(input, now: _now, context: context, config: setup.sdk, disk: _devices[i].disk, effects: &effects)
         if !effects.isEmpty {
-            if context.diskFull || context.dataLocked { applyEffectsOnAFaultyDisk(device: d, locked: context.dataLocked) } else { applyEffects(device: d) }
+            // P3, P4: a faulty disk refuses writes; P1: a kill at one of the step's writes
+            // ends the step there, with no `stepEnd`.
+            if context.diskFull || context.dataLocked {
+                if applyEffectsOnAFaultyDisk(device: d, locked: context.dataLocked) { return }
+            } else if faultsOnTheWrites { if applyEffectsUntilKill(device: d) { return } } else { applyEffects(device: d) }
         }
         traceStepEnd(d)
     }

@@ -65,6 +65,7 @@ public final class AccessController {
     public func launched(inBackground: Bool) {
         memory.configured = true
         memory.foreground = !inBackground
+        finishWhatAKillCutShort()
         dropIndexIfPhotosRevoked()
         if store.tokenAwaitingDeletion != nil { sendDeletion() }
         if store.isLocked {
@@ -140,6 +141,28 @@ public final class AccessController {
         memory.unwrittenReports = 0
         forgetPending()
         let old = store.token ?? store.tokenAwaitingDeletion
+        // The app can be killed between any two writes (SPEC P1): a mark first, so that the
+        // next launch finishes a reset cut short from the disk (`finishWhatAKillCutShort`).
+        store.write(.setLastKeyVerdict(Self.resetMark))
+        deleteForReset()
+        memory.resumeOnUnlock = false
+        publish(memory.configured ? .idle : .notConfigured)
+        if memory.configured, !store.backgroundTaskRegistered { store.write(.registerBackgroundTask) }
+        memory.deletionFailures = 0
+        if old != nil { sendDeletion() }
+    }
+
+    /// A reset's and a purge's marks: the last key verdict's place on the disk holds one
+    /// while they are under way (no verdict's time comes near them).
+    static let resetMark: Millis = .max - 1
+    static let purgeMark: Millis = .max - 2
+
+    /// The server-side deletion marked pending first, the local data, the mark cleared last.
+    /// Done again from the disk, it writes only what is not done yet.
+    func deleteForReset() {
+        if let old = store.token ?? store.tokenAwaitingDeletion, store.tokenAwaitingDeletion != old {
+            store.write(.setTokenAwaitingDeletion(old))
+        }
         if store.indexedPhotos > 0 { store.write(.deleteIndex) }
         if store.hasModels { store.write(.deleteModels) }
         if store.hasPlaceData { store.write(.deletePlaceData) }
@@ -148,14 +171,21 @@ public final class AccessController {
         if store.isLocked { store.write(.unlock) }
         if store.lockedSince != nil { store.write(.setLockedSince(nil)) }
         if store.lastKeyVerdict != nil { store.write(.setLastKeyVerdict(nil)) }
-        memory.resumeOnUnlock = false
-        publish(memory.configured ? .idle : .notConfigured)
-        if memory.configured, !store.backgroundTaskRegistered { store.write(.registerBackgroundTask) }
-        memory.deletionFailures = 0
-        if let old {
-            store.write(.setTokenAwaitingDeletion(old))
-            sendDeletion()
+    }
+
+    /// At launch: a reset or purge a kill cut short is finished; a lock written before its
+    /// background task was cancelled has it cancelled; a lock's date written without the
+    /// lock is cleared (that lock died with the process).
+    func finishWhatAKillCutShort() {
+        if store.lastKeyVerdict == Self.resetMark {
+            deleteForReset()
+            if !store.backgroundTaskRegistered { store.write(.registerBackgroundTask) }
+        } else if store.lastKeyVerdict == Self.purgeMark {
+            deleteForPurge()
+            store.write(.setLastKeyVerdict(nil))
         }
+        if store.isLocked, store.backgroundTaskRegistered { store.write(.cancelBackgroundTask) }
+        if !store.isLocked, store.lockedSince != nil { store.write(.setLockedSince(nil)) }
     }
 
     // MARK: - Answers and timers
@@ -287,12 +317,20 @@ public final class AccessController {
 
     func purge() {
         forgetPending()
+        // A mark first (SPEC P1), the deletions, the verdict's time back last.
+        let last = store.lastKeyVerdict
+        store.write(.setLastKeyVerdict(Self.purgeMark))
+        deleteForPurge()
+        store.write(.setLastKeyVerdict(last))
+        publish(.purged)
+    }
+
+    func deleteForPurge() {
         if store.indexedPhotos > 0 { store.write(.deleteIndex) }
         if store.hasModels { store.write(.deleteModels) }
         if store.hasPlaceData { store.write(.deletePlaceData) }
         if store.token != nil { store.write(.setToken(nil)) }
-        store.write(.markPurged)
-        publish(.purged)
+        if !store.isPurged { store.write(.markPurged) }
     }
 
     func lockedKeyCheckAnswered(_ reply: Reply, _ endpoint: Endpoint) {

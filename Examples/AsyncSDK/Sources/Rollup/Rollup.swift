@@ -85,6 +85,7 @@ public actor Rollup {
         configured = true
         foreground = !inBackground
         scheduler.register { [weak self] in await self?.backgroundTaskFired() }
+        finishWhatAKillCutShort()
         dropIndexIfPhotosRevoked()
         if store.tokenAwaitingDeletion != nil { startDeletion() }
         if store.isLocked {
@@ -178,6 +179,28 @@ public actor Rollup {
         unwrittenReports = 0   // D7: the reports kept in memory go too
         forgetInFlight()
         let old = store.token ?? store.tokenAwaitingDeletion
+        // The app can be killed between any two writes (SPEC P1): a mark first, so that the
+        // next launch finishes a reset cut short from the disk (`finishWhatAKillCutShort`).
+        store.write(.setLastKeyVerdict(Self.resetMark))
+        deleteForReset()
+        resumeOnUnlock = false
+        publish(configured ? .idle : .notConfigured)
+        if configured, !scheduler.isScheduled { scheduler.schedule() }
+        deletionFailures = 0
+        if old != nil { startDeletion() }
+    }
+
+    /// A reset's and a purge's marks: the last key verdict's place on the disk holds one
+    /// while they are under way (no verdict's time comes near them).
+    static let resetMark: Millis = .max - 1
+    static let purgeMark: Millis = .max - 2
+
+    /// The server-side deletion marked pending first, the local data, the mark cleared last.
+    /// Done again from the disk, it writes only what is not done yet.
+    func deleteForReset() {
+        if let old = store.token ?? store.tokenAwaitingDeletion, store.tokenAwaitingDeletion != old {
+            store.write(.setTokenAwaitingDeletion(old))
+        }
         if store.indexedPhotos > 0 { store.write(.deleteIndex) }
         if store.hasModels { store.write(.deleteModels) }
         if store.hasPlaceData { store.write(.deletePlaceData) }
@@ -186,14 +209,20 @@ public actor Rollup {
         if store.isLocked { store.write(.unlock) }
         if store.lockedSince != nil { store.write(.setLockedSince(nil)) }
         if store.lastKeyVerdict != nil { store.write(.setLastKeyVerdict(nil)) }
-        resumeOnUnlock = false
-        publish(configured ? .idle : .notConfigured)
-        if configured, !scheduler.isScheduled { scheduler.schedule() }
-        deletionFailures = 0
-        if let old {
-            store.write(.setTokenAwaitingDeletion(old))
-            startDeletion()
+    }
+
+    /// At launch: a reset or purge a kill cut short is finished; a lock written before its
+    /// background task was cancelled has it cancelled; a lock's date written without the
+    /// lock is cleared (that lock died with the process).
+    func finishWhatAKillCutShort() {
+        if store.lastKeyVerdict == Self.resetMark {
+            deleteForReset()
+        } else if store.lastKeyVerdict == Self.purgeMark {
+            deleteForPurge()
+            store.write(.setLastKeyVerdict(nil))
         }
+        if store.isLocked, scheduler.isScheduled { scheduler.cancel() }
+        if !store.isLocked, store.lockedSince != nil { store.write(.setLockedSince(nil)) }
     }
 
     // MARK: - Requests
@@ -333,12 +362,20 @@ public actor Rollup {
 
     func purge() {
         forgetInFlight()
+        // A mark first (SPEC P1), the deletions, the verdict's time back last.
+        let last = store.lastKeyVerdict
+        store.write(.setLastKeyVerdict(Self.purgeMark))
+        deleteForPurge()
+        store.write(.setLastKeyVerdict(last))
+        publish(.accessRevoked(dataDeleted: true))
+    }
+
+    func deleteForPurge() {
         if store.indexedPhotos > 0 { store.write(.deleteIndex) }
         if store.hasModels { store.write(.deleteModels) }
         if store.hasPlaceData { store.write(.deletePlaceData) }
         if store.token != nil { store.write(.setToken(nil)) }
-        store.write(.markPurged)
-        publish(.accessRevoked(dataDeleted: true))
+        if !store.isPurged { store.write(.markPurged) }
     }
 
     func lockedKeyCheckAnswered(_ reply: Reply, _ endpoint: Endpoint) {
