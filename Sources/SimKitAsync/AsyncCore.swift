@@ -120,6 +120,11 @@ public struct AsyncCore<Harness: AsyncSDKHarness>: SDKCore, RunsOnSimLoop {
         box?.device.answerLost(id)
     }
 
+    /// P1: the SDK's files go back to what they held before the write the kill landed at.
+    public mutating func killed(atEffect effect: Int) {
+        box?.device.undoWrites(fromEffect: effect)
+    }
+
     public mutating func handle(_ input: SDKInput, now: SimTime, context: SDKContext, config: SDKConfig, disk: LocalData,
                                 effects: inout EffectBuffer) {
         // After a verdict the world's SDK does nothing more: the verdict is the seed's.

@@ -41,6 +41,9 @@ public final class SimDevice: @unchecked Sendable {
     var diskMapping: ((SimDiskContents) -> DiskObservation?)?
 
     var effects: [Effect] = []
+    /// This step's writes through `files` that the checkers saw (`observeDisk`), for a kill
+    /// that lands at one of them (`undoWrites`).
+    var diskJournal: [JournalEntry] = []
     /// The process died: nothing it does reaches the world any more.
     var dead = false
 
@@ -71,6 +74,7 @@ public final class SimDevice: @unchecked Sendable {
         index = context.device; photoCount = context.photoCount; photosAllowed = context.photosAllowed
         wallClockOffsetMs = context.wallClockOffsetMs
         diskFull = context.diskFull
+        diskJournal.removeAll(keepingCapacity: true)
     }
 
     // MARK: The network

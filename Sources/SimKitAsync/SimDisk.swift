@@ -109,15 +109,17 @@ public final class SimDisk: @unchecked Sendable {
     public func write(_ name: String, _ bytes: [UInt8]) throws {
         if device.dead { throw SimDevice.processDied() }
         if device.diskFull { throw SimDiskError.full }
+        let before = device.diskSlot
         device.diskSlot.contents.files[name] = bytes
-        device.observeDisk()
+        device.observeDisk(before: before)
     }
 
     /// Removes the file `name` (nothing when there is none).
     public func remove(_ name: String) throws {
         if device.dead { throw SimDevice.processDied() }
+        let before = device.diskSlot
         guard device.diskSlot.contents.files.removeValue(forKey: name) != nil else { return }
-        device.observeDisk()
+        device.observeDisk(before: before)
     }
 }
 
@@ -126,6 +128,13 @@ public final class SimDisk: @unchecked Sendable {
 struct DiskSlot {
     var contents = SimDiskContents()
     var seen = DiskObservation()
+}
+
+/// A write of the step through `SimDisk` that the checkers saw: where its operations start
+/// in the step's effects, and the disk before it.
+struct JournalEntry {
+    var effect: Int
+    var before: DiskSlot
 }
 
 extension SimDevice {
@@ -149,13 +158,27 @@ extension SimDevice {
         diskSlot = slot
     }
 
-    /// The mapping reads the disk as it is now; what changed is traced, in order.
-    func observeDisk() {
+    /// The mapping reads the disk as it is now; what changed is traced, in order. A write
+    /// that changed what the checkers see is journalled with the disk `before` it, where its
+    /// operations start in the step's effects (`undoWrites`).
+    func observeDisk(before: DiskSlot) {
         guard let observe = diskMapping else { return }
         var slot = diskSlot
         guard let now = observe(slot.contents) else { return }
-        for op in DiskObservation.changes(from: slot.seen, to: now) { write(op) }
+        let ops = DiskObservation.changes(from: slot.seen, to: now)
+        if !ops.isEmpty { diskJournal.append(JournalEntry(effect: effects.count, before: before)) }
+        for op in ops { write(op) }
         slot.seen = now
         diskSlot = slot
+    }
+
+    /// P1: the world's kill landed at the step's effect `effect` (one of the writes traced
+    /// above): the files go back to what they held before the first write whose operations
+    /// start there or later, so that the disk holds exactly the writes the world applied
+    /// (SPEC P1: one write is atomic, and writes are durable in order). A save that changed
+    /// nothing the checkers see is one the world cannot count: it stays if it came before.
+    func undoWrites(fromEffect effect: Int) {
+        if let entry = diskJournal.first(where: { $0.effect >= effect }) { diskSlot = entry.before }
+        diskJournal.removeAll()
     }
 }

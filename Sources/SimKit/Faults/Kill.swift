@@ -153,6 +153,7 @@ extension SimWorld {
         let i = Int(d)
         faults.kill.writesLeft[i] = 0
         trace(d, .fault(.killed(atWrite: faults.kill.atWrite[i])))
+        _sdks[i].killed(atEffect: k)
         killProcess(d)
         return true
     }

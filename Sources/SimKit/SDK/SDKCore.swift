@@ -265,6 +265,13 @@ public protocol SDKCore: Sendable {
     /// counts each run of consecutive `.store` effects as one write and never tears it.
     /// The default: true.
     static var storeOpsAreWrites: Bool { get }
+    /// A kill (P1, `kill … at-write`) landed at the step's effect `effect`, one of its
+    /// writes: that write and every later effect of the step were not applied, and the
+    /// process ends. A core that keeps the SDK's storage itself, outside the `LocalData` the
+    /// world hands each step (an async SDK's own files, `SimDisk`), sets it back to what it
+    /// held before that write, so that the next launch reads exactly the writes made before
+    /// the kill. The default does nothing.
+    mutating func killed(atEffect effect: Int)
 }
 
 extension SDKCore {
@@ -276,6 +283,7 @@ extension SDKCore {
     @inlinable public static var statement: SDKStatement { .specLimits }
     @inlinable public static var takesCopiedCredentials: Bool { true }
     @inlinable public static var storeOpsAreWrites: Bool { true }
+    @inlinable public mutating func killed(atEffect effect: Int) {}
 }
 
 /// A verdict an SDK core gives itself (`SDKCore.verdict`): its name (`escape-foreign-thread`,

@@ -68,6 +68,20 @@ import Testing
         #expect(a == b, "the two processes' fingerprints differ")
     }
 
+    /// P1: seeds where a kill lands at Lumen's one save of its ledger (the save that holds a
+    /// lock, or a reset's mark): the save is atomic, so the kill keeps the ledger as it was
+    /// before it, and the next launch starts from that. (Before SimKitAsync set the files
+    /// back to the write the kill landed at, the next launch read the save the world had
+    /// dropped: a lock no lock error explained, D6, or a reset the world never saw, D7.)
+    @Test(arguments: [36, 39, 42, 69])
+    func aKillAtTheLedgersSaveKeepsTheLedgerBeforeIt(seed: Int) throws {
+        let r = try Self.run(["fuzz", "--sdk", "custom:blob", "--from", "\(seed)", "--seeds", "1", "--quiet", "--no-shrink", "--out", Self.scratch])
+        #expect(r.status == 0, "\(r.out)\(r.err)")
+        #expect(r.out.contains("no invariant broken"), "\(r.out)")
+        let script = try Self.run(["replay", "\(seed)", "--sdk", "custom:blob", "--print"])
+        #expect(script.out.contains("at-write"), "seed \(seed) no longer draws a kill at a write:\n\(script.out)")
+    }
+
     /// Each seed run twice in one process (the determinism guard).
     @Test func theDeterminismGuardPasses() throws {
         let r = try Self.run(["fuzz", "--sdk", "custom:blob", "--seeds", "10", "--from", "500", "--check-determinism", "--quiet", "--out", Self.scratch])
