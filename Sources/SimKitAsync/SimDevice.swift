@@ -29,6 +29,12 @@ public final class SimDevice: @unchecked Sendable {
     /// The phone's disk is full in this step (SPEC P3, `SDKContext.diskFull`): `write`
     /// refuses a change that takes room, and `files` throws `SimDiskError.full` on a write.
     public private(set) var diskFull = false
+    /// The phone restarted and the person has not unlocked it yet (SPEC P4,
+    /// `SDKContext.dataLocked`): the SDK's protected data cannot be read or written. `files`
+    /// throws `SimDiskError.locked`; `write` refuses every change but the background task's
+    /// (the OS's); `disk` holds what is there, which an SDK must not read meanwhile (an
+    /// adapter over `disk` says so to its SDK, as AsyncSDK's `SimStore.isReadable` does).
+    public private(set) var dataLocked = false
     /// The wall-clock port (`Date()` in the app): what the phone's calendar reads, which the
     /// person may set back or forward; `clock` (elapsed time) never moves with it.
     public var wallClock: SimWallClock { SimWallClock(device: self) }
@@ -74,6 +80,7 @@ public final class SimDevice: @unchecked Sendable {
         index = context.device; photoCount = context.photoCount; photosAllowed = context.photosAllowed
         wallClockOffsetMs = context.wallClockOffsetMs
         diskFull = context.diskFull
+        dataLocked = context.dataLocked
         diskJournal.removeAll(keepingCapacity: true)
     }
 
@@ -196,13 +203,15 @@ public final class SimDevice: @unchecked Sendable {
     // MARK: The disk
 
     /// Writes one change to the device's disk, durably (SimKit traces it); false when a full
-    /// disk refused it (P3, `StoreOp.takesRoom`): the old value stays, SimKit traces the
-    /// write as failed, and the SDK must not count it as done.
+    /// disk refused it (P3, `StoreOp.takesRoom`) or the protected data is locked (P4, every
+    /// change but the background task's): the old value stays, SimKit traces the write as
+    /// failed, and the SDK must not count it as done.
     @discardableResult
     public func write(_ op: StoreOp) -> Bool {
         guard !dead else { return false }
         effects.append(.store(op))
         if diskFull, op.takesRoom { return false }
+        if dataLocked, op != .scheduleBackground, op != .cancelBackground { return false }
         disk.apply(op)
         return true
     }

@@ -91,6 +91,10 @@ public struct SimDiskContents: Sendable, Equatable {
 public enum SimDiskError: Error, Equatable {
     /// The disk is full (P3): nothing was written (`NSFileWriteOutOfSpaceError`, `ENOSPC`).
     case full
+    /// The phone restarted and has not been unlocked yet (P4): protected files can be
+    /// neither read nor written (`NSFileReadNoPermissionError` under data protection). This
+    /// is not "no file".
+    case locked
 }
 
 /// determinism: the files are looked up by name, never iterated.
@@ -98,17 +102,24 @@ public final class SimDisk: @unchecked Sendable {
     unowned let device: SimDevice
     init(device: SimDevice) { self.device = device }
 
-    /// The file named `name`, or nil when there is none.
+    /// The file named `name`, or nil when there is none. Before the first unlock after a
+    /// restart (P4, `SimDevice.dataLocked`) it throws `SimDiskError.locked`.
     public func read(_ name: String) throws -> [UInt8]? {
         if device.dead { throw SimDevice.processDied() }
+        if device.dataLocked { throw SimDiskError.locked }
         return device.diskSlot.contents.files[name]
     }
 
     /// Writes `bytes` as the whole file `name`. On a full disk (P3, `SimDevice.diskFull`)
-    /// it throws `SimDiskError.full` and the file keeps what it held.
+    /// a write that needs room throws `SimDiskError.full` (`SimDevice.refusedForRoom`); deletions
+    /// and the small records rewritten in place (a lock, a date, a credential) succeed, as
+    /// the engine's rule for store changes says (docs/semantics.md). Before the first unlock
+    /// after a restart (P4) every write throws `SimDiskError.locked`. A write that throws
+    /// leaves the file as it was.
     public func write(_ name: String, _ bytes: [UInt8]) throws {
         if device.dead { throw SimDevice.processDied() }
-        if device.diskFull { throw SimDiskError.full }
+        if device.dataLocked { throw SimDiskError.locked }
+        if device.diskFull, device.refusedForRoom(name, bytes) { throw SimDiskError.full }
         let before = device.diskSlot
         device.diskSlot.contents.files[name] = bytes
         device.observeDisk(before: before)
@@ -117,6 +128,7 @@ public final class SimDisk: @unchecked Sendable {
     /// Removes the file `name` (nothing when there is none).
     public func remove(_ name: String) throws {
         if device.dead { throw SimDevice.processDied() }
+        if device.dataLocked { throw SimDiskError.locked }
         let before = device.diskSlot
         guard device.diskSlot.contents.files.removeValue(forKey: name) != nil else { return }
         device.observeDisk(before: before)
@@ -156,6 +168,24 @@ extension SimDevice {
         if slot.seen != now { for op in DiskObservation.changes(from: slot.seen, to: now) { write(op) } }
         slot.seen = now
         diskSlot = slot
+    }
+
+    /// Whether a full disk refuses writing `bytes` as the file `name` (P3): through the
+    /// harness's mapping, whether it makes a change that takes room (`StoreOp.takesRoom`: the
+    /// index growing, models or place data saved, a report queued), the rule the engine
+    /// applies to a core's store changes, so the two never disagree; those changes are then
+    /// traced as failed writes, as a core's refused `store` effects are (a run's report that
+    /// could not be queued is seen). Without a mapping: whether the file grows.
+    func refusedForRoom(_ name: String, _ bytes: [UInt8]) -> Bool {
+        let slot = diskSlot
+        var after = slot.contents
+        after.files[name] = bytes
+        guard let observe = diskMapping, let now = observe(after) else {
+            return bytes.count > slot.contents.files[name]?.count ?? 0
+        }
+        let refused = DiskObservation.changes(from: slot.seen, to: now).filter(\.takesRoom)
+        for op in refused { write(op) }   // on a full disk: traced as failed, nothing applied
+        return !refused.isEmpty
     }
 
     /// The mapping reads the disk as it is now; what changed is traced, in order. A write

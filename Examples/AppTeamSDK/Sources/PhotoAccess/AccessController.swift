@@ -31,6 +31,9 @@ public final class AccessController {
         var uploadFailures: UInt8 = 0
         /// Run reports a full disk refused: written when it has room (lost with the process).
         var unwrittenReports: UInt32 = 0
+        /// The app launched while the store could not be read (a restart, the phone not yet
+        /// unlocked): the launch is finished at the first input after the unlock.
+        var launchAwaitsUnlock = false
         /// Requests whose answers are awaited.
         public var awaited: Int { pending.count }
     }
@@ -61,8 +64,26 @@ public final class AccessController {
 
     // MARK: - The app's lifecycle
 
+    /// The store can be read (SPEC P4). After a restart, until the person first unlocks the
+    /// phone, it cannot: nothing is decided from it, for unreadable is not "none" (no token,
+    /// no progress, not locked). A launch made meanwhile is finished here, at the first input
+    /// after the unlock.
+    func storeReadable() -> Bool {
+        guard store.isReadable else { return false }
+        if memory.launchAwaitsUnlock {
+            memory.launchAwaitsUnlock = false
+            launched(inBackground: !memory.foreground)
+        }
+        return true
+    }
+
     /// The app process started and called `configure`.
     public func launched(inBackground: Bool) {
+        guard store.isReadable else {
+            memory.foreground = !inBackground
+            memory.launchAwaitsUnlock = true
+            return
+        }
         memory.configured = true
         memory.foreground = !inBackground
         finishWhatAKillCutShort()
@@ -81,6 +102,7 @@ public final class AccessController {
     }
 
     public func becameActive() {
+        guard storeReadable() else { memory.foreground = true; return }
         guard memory.configured else { return }
         memory.foreground = true
         dropIndexIfPhotosRevoked()
@@ -103,7 +125,7 @@ public final class AccessController {
 
     /// The OS runs the background task the SDK registered.
     public func backgroundTaskFired() {
-        guard memory.configured, !store.isLocked, memory.stage == nil else { return }
+        guard storeReadable(), memory.configured, !store.isLocked, memory.stage == nil else { return }
         startRun(background: true)
     }
 
@@ -111,13 +133,14 @@ public final class AccessController {
     /// Each chunk is saved as it is indexed, so the run ends now with its report, keeping
     /// what it saved; the task stays registered and the next run resumes from there.
     public func backgroundTimeExpiring() {
+        guard storeReadable() else { return }   // no run could start before the unlock
         endRun()
     }
 
     // MARK: - The public API
 
     public func called(_ call: Call) {
-        guard memory.configured else { return host.finished(call, .failed) }
+        guard storeReadable(), memory.configured else { return host.finished(call, .failed) }
         if store.isLocked { return host.finished(call, .accessRevoked) }
         let endpoint: Endpoint
         switch call {
@@ -132,11 +155,13 @@ public final class AccessController {
 
     /// The disk has room (SPEC P3): the run reports it refused are written now.
     public func diskHasRoom() {
+        guard store.isReadable else { return }
         while memory.unwrittenReports > 0, store.write(.queueReport) { memory.unwrittenReports -= 1 }
     }
 
     /// `reset()`: forget everything on the device and have the server forget the device.
     public func reset() {
+        guard storeReadable() else { return }   // nothing can be deleted before the unlock
         stopRun(queueingReport: false)
         memory.unwrittenReports = 0
         forgetPending()
@@ -195,11 +220,12 @@ public final class AccessController {
 
     /// The answer to request `id` arrived.
     public func received(_ reply: Reply, for id: UInt32) {
-        guard let endpoint = take(id) else { return }   // given up, or from before a reset: stale
+        guard storeReadable(), let endpoint = take(id) else { return }   // given up, or from before a reset: stale
         handle(reply, to: endpoint)
     }
 
     public func fired(_ timer: TimerName, tag: UInt32) {
+        guard storeReadable() else { return }
         switch timer {
         case .nextChunk: indexNextChunk()
         case .requestDeadline:

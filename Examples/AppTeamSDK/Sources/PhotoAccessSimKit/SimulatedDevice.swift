@@ -15,6 +15,9 @@ final class SimulatedDevice: IndexStore, AccessAPI, Timers, AppHost {
     var photosAccessAllowed = false
     /// The disk is full in this step (P3): writes that take room fail.
     var diskFull = false
+    /// The protected data is locked in this step (P4, a restart not yet unlocked): nothing
+    /// can be read, and every write but the background task's (the OS's) fails.
+    var dataLocked = false
     /// This step's effects, in order.
     var effects: [Effect] = []
     /// The request just sent: its deadline timer carries its kind (`Effect.setTimeout`), so
@@ -28,11 +31,13 @@ final class SimulatedDevice: IndexStore, AccessAPI, Timers, AppHost {
         photoCount = context.photoCount
         photosAccessAllowed = context.photosAllowed
         diskFull = context.diskFull
+        dataLocked = context.dataLocked
         lastSent = nil
     }
 
     // MARK: IndexStore
 
+    var isReadable: Bool { !dataLocked }
     var token: DeviceToken? { DeviceToken(disk.credential) }
     var tokenAwaitingDeletion: DeviceToken? { DeviceToken(disk.pendingReset) }
     var indexedPhotos: UInt32 { disk.indexedCount }
@@ -79,6 +84,7 @@ final class SimulatedDevice: IndexStore, AccessAPI, Timers, AppHost {
         }
         effects.append(.store(op))
         if diskFull, op.takesRoom { return false }   // P3: SimKit traces it as failed
+        if dataLocked, op != .scheduleBackground, op != .cancelBackground { return false }   // P4: refused
         disk.apply(op)
         return true
     }

@@ -141,6 +141,33 @@ let cores = SDKCores(PhotoAccessCores.all)
         #expect(run.broken.isEmpty, "\(run)")
     }
 
+    /// P4: the phones restart at 2h and the person unlocks them at 10h; the OS runs the app
+    /// in the background meanwhile (at 4h and halfway to the unlock), photos added before.
+    /// The SDK reads nothing then, so it neither registers again, downloads, nor deletes its
+    /// index; after the unlock it goes on with what it had (SimKit's own scenario file).
+    @Test func lockedDataAfterARestartIsNotAbsent() throws {
+        let source = """
+            scenario "restart before the unlock"
+            seed 51
+            duration 2d
+            account acme
+            app photos account acme key rk_live_A
+            devices 10 app photos
+            at 0s launch all
+            at 1h expect all photos idle
+            at 1h30m add-photos 500 all
+            at 2h reboot all unlock-after 8h
+            at 4h background all
+            at 10h1m open all
+            at 10h5m expect all photos idle
+            at 1d background all
+            at 1d1h expect all photos idle
+            """
+        let run = try SimKitTest.scenario(source: source, sdk: .custom("app-team"), cores: cores)
+        #expect(run.passed, "\(run)")
+        #expect(run.broken.isEmpty, "\(run)")
+    }
+
     /// The core is a value although the SDK is a class: a copy is deep before it is written.
     @Test func copiesDoNotShareTheController() {
         var a = PhotoAccessCore<NoBugs>()

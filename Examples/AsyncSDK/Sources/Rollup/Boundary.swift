@@ -27,6 +27,9 @@ public protocol RollupWallClock: Sendable {
 /// What the device keeps on disk between launches of the app: reads are immediate, each
 /// `write` is durable before it returns.
 public protocol RollupStore: Sendable {
+    /// False after the phone restarts, until the person first unlocks it (iOS data
+    /// protection): nothing stored can be read or written then, which is not "nothing stored".
+    var isReadable: Bool { get }
     var token: DeviceToken? { get }
     /// A reset whose deletion on the server has not been confirmed yet: the old token.
     var tokenAwaitingDeletion: DeviceToken? { get }

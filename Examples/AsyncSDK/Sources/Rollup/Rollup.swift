@@ -39,6 +39,9 @@ public actor Rollup {
     var uploadFailures: UInt8 = 0
     /// Run reports a full disk refused (P3): written before the next report, lost with the process.
     var unwrittenReports: UInt32 = 0
+    /// The app launched while the store could not be read (a restart, the phone not yet
+    /// unlocked, P4): the launch is finished at the first call after the unlock.
+    var launchAwaitsUnlock = false
     /// Bumped by `reset()` and by a purge: answers to requests sent before are stale (D9).
     var epoch: UInt64 = 0
     /// Bumped when a run's chunk loop must stop.
@@ -80,8 +83,27 @@ public actor Rollup {
 
     // MARK: - The app's lifecycle
 
+    /// The store can be read (SPEC P4). After a restart, until the person first unlocks the
+    /// phone, it cannot: nothing is decided from it, for unreadable is not "none" (no token,
+    /// no progress, not locked). A launch made meanwhile is finished here, at the first call
+    /// after the unlock.
+    func storeReadable() -> Bool {
+        guard store.isReadable else { return false }
+        if launchAwaitsUnlock {
+            launchAwaitsUnlock = false
+            configure(inBackground: !foreground)
+        }
+        return true
+    }
+
     /// The app calls `configure` at each launch (`inBackground`: the OS launched it for a background run).
     public func configure(inBackground: Bool = false) {
+        guard store.isReadable else {
+            foreground = !inBackground
+            launchAwaitsUnlock = true
+            scheduler.register { [weak self] in await self?.backgroundTaskFired() }
+            return
+        }
         configured = true
         foreground = !inBackground
         scheduler.register { [weak self] in await self?.backgroundTaskFired() }
@@ -101,6 +123,7 @@ public actor Rollup {
     }
 
     public func applicationDidBecomeActive() {
+        guard storeReadable() else { foreground = true; return }
         guard configured else { return }
         foreground = true
         dropIndexIfPhotosRevoked()
@@ -123,7 +146,7 @@ public actor Rollup {
 
     /// The OS runs the background task the SDK registered.
     func backgroundTaskFired() {
-        guard configured, !store.isLocked, stage == nil else { return }
+        guard storeReadable(), configured, !store.isLocked, stage == nil else { return }
         scheduler.onExpiration { [weak self] in Task { await self?.backgroundTimeExpiring() } }
         startRun(background: true)
     }
@@ -140,6 +163,7 @@ public actor Rollup {
 
     /// On-device search over the index.
     public func search() throws -> Int {
+        guard storeReadable() else { throw RollupError.unavailable }
         guard configured else { throw RollupError.notConfigured }
         if store.isLocked { throw RollupError.accessRevoked }
         return Int(store.indexedPhotos)
@@ -151,6 +175,7 @@ public actor Rollup {
     public func profile() async throws { try await serverCall(.profile) }
 
     func serverCall(_ endpoint: Endpoint) async throws {
+        guard storeReadable() else { throw RollupError.unavailable }
         guard configured else { throw RollupError.notConfigured }
         if store.isLocked { throw RollupError.accessRevoked }
         guard let token = store.token, callsInFlight < settings.callsMax else { throw RollupError.unavailable }
@@ -170,6 +195,7 @@ public actor Rollup {
     /// `reset()`: forget everything on the device and have the server forget the device;
     /// the deletion is retried until the server confirms it, across launches (D7).
     public func reset() {
+        guard storeReadable() else { return }   // nothing can be deleted before the unlock
         if bugs.contains(.uploaderOutlivesReset), store.queuedReports > 0, let token = store.token {
             // The bug: a last flush of the queue, meant to go before the wipe, is a task of
             // its own that nobody awaits: it runs after reset() with the token it captured.

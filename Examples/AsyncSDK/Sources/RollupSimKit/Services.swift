@@ -28,6 +28,7 @@ struct SimRollupWallClock: RollupWallClock {
 struct SimStore: RollupStore {
     let device: SimDevice
     var disk: LocalData { device.disk }
+    var isReadable: Bool { !device.dataLocked }
     var token: DeviceToken? { DeviceToken(disk.credential) }
     var tokenAwaitingDeletion: DeviceToken? { DeviceToken(disk.pendingReset) }
     var indexedPhotos: UInt32 { disk.indexedCount }

@@ -52,6 +52,11 @@ public actor Lumen {
 
     var ledger = Ledger()
     var loaded = false
+    /// `configure` could not read the ledger (P4): the first call after the unlock finishes it.
+    var launchAwaitsUnlock = false
+    /// Run reports not written yet: each run's report joins the ledger with the next save,
+    /// and a full disk (SPEC P3) keeps it here, in memory, until a save has room for it.
+    var reportsHeld: UInt32 = 0
     var state = LumenState.unconfigured
     var foreground = false
     /// Bumped by a reset and by a wipe: answers to requests sent before are ignored (D9).
@@ -78,8 +83,25 @@ public actor Lumen {
 
     /// Called at every launch. `inBackground`: the OS launched the app for a background task.
     public func configure(inBackground: Bool = false) async {
-        guard load() else { return }
         foreground = !inBackground
+        // Before the first unlock after a restart the ledger cannot be read (SPEC P4), which
+        // is not "no ledger": the launch is finished by the first call after the unlock.
+        guard load() else { launchAwaitsUnlock = true; return }
+        await launched()
+    }
+
+    /// A launch that could not read the ledger (P4) reads it now, if it can, and finishes in
+    /// a task of its own; whether the ledger is loaded.
+    func loadedLate() -> Bool {
+        if loaded { return true }
+        guard launchAwaitsUnlock, load() else { return false }
+        launchAwaitsUnlock = false
+        Task { await self.launched() }
+        return true
+    }
+
+    /// The launch, the ledger read.
+    func launched() async {
         scheduler.register { [weak self] in await self?.backgroundTaskFired() }
         forgetIndexIfPhotosRevoked()
         show(ledger.revoked ? .failed(.accessRevoked) : .idle)
@@ -94,7 +116,13 @@ public actor Lumen {
     }
 
     public func didBecomeActive() async {
-        guard loaded else { return }
+        // A launch before the first unlock after a restart could not read the ledger (P4):
+        // the app in front, it is finished now, as a launch in the foreground.
+        if !loaded {
+            foreground = true
+            if launchAwaitsUnlock, load() { launchAwaitsUnlock = false; await launched() }
+            return
+        }
         foreground = true
         forgetIndexIfPhotosRevoked()
         if ledger.revoked {
@@ -112,7 +140,7 @@ public actor Lumen {
 
     /// On-device search over the index.
     public func search() throws -> UInt32 {
-        guard loaded else { throw LumenError.notConfigured }
+        guard loadedLate() else { throw LumenError.notConfigured }
         if ledger.revoked { throw LumenError.accessRevoked }
         return ledger.indexed
     }
@@ -123,12 +151,13 @@ public actor Lumen {
     /// Deletes everything on the phone at once, and the device's record on Rollup's
     /// server, retried on a back-off until it is gone (across launches: it is in the ledger).
     public func reset() async {
-        if !loaded { guard load() else { return } }
+        guard loadedLate() else { return }
         era &+= 1
         running = false
         runTask?.cancel()
         runTask = nil
         uploading = false
+        reportsHeld = 0   // D7: the reports in memory go with the rest
         var fresh = Ledger()
         fresh.owedUnenroll = ledger.owedUnenroll
         if let id = ledger.deviceID, !fresh.owedUnenroll.contains(id) { fresh.owedUnenroll.append(id) }
@@ -257,7 +286,7 @@ public actor Lumen {
             next.wiped = true
             next.indexed = 0; next.hasModels = false; next.hasPlaces = false; next.deviceID = nil
         }
-        if running { endRun(&next) }   // the run the lock cut short ends with its report
+        if running { endRun() }   // the run the lock cut short ends with its report
         guard save(next) else { return }
         if wiping { era &+= 1 }
         runTask?.cancel()
@@ -291,7 +320,7 @@ public actor Lumen {
     }
 
     func remote(_ route: Route) async throws {
-        guard loaded else { throw LumenError.notConfigured }
+        guard loadedLate() else { throw LumenError.notConfigured }
         if ledger.revoked { throw LumenError.accessRevoked }
         switch await call(route) {
         case .served: return
@@ -322,9 +351,8 @@ public actor Lumen {
     /// run resumes from the ledger (D4).
     func backgroundTimeExpiring() {
         guard running, !ledger.revoked else { return }
-        var next = ledger
-        endRun(&next)
-        guard save(next) else { return }
+        endRun()
+        _ = save(ledger)   // a full disk keeps the report in memory (P3)
         show(.idle)
         startUploadIfDue()
     }
@@ -363,17 +391,16 @@ public actor Lumen {
             }
         }
         guard isCurrent(number) else { return }
-        var next = ledger
-        endRun(&next)
-        guard save(next) else { return }
+        endRun()
+        _ = save(ledger)   // a full disk keeps the report in memory (P3)
         show(.idle)
         startUploadIfDue()
     }
 
-    func endRun(_ next: inout Ledger) {
+    /// The run ends with its report, written with the next save (`reportsHeld`).
+    func endRun() {
         running = false
-        next.reports.append(next.nextReport)
-        next.nextReport &+= 1
+        reportsHeld += 1
     }
 
     func forgetIndexIfPhotosRevoked() {
@@ -449,9 +476,23 @@ public actor Lumen {
         }
     }
 
-    /// Writes the whole ledger; only a write that succeeded becomes the SDK's state.
+    /// Writes the whole ledger, with the run reports held in memory if the disk has room
+    /// for them, else without (a full disk refuses what takes room, SPEC P3, and the lock,
+    /// a check's time or a deletion must not wait for it); only a write that succeeded
+    /// becomes the SDK's state.
     func save(_ next: Ledger) -> Bool {
-        guard next != ledger else { return true }
+        if reportsHeld > 0 {
+            var withReports = next
+            for _ in 0..<reportsHeld {
+                withReports.reports.append(withReports.nextReport)
+                withReports.nextReport &+= 1
+            }
+            if write(withReports) { reportsHeld = 0; return true }
+        }
+        return next == ledger || write(next)
+    }
+
+    func write(_ next: Ledger) -> Bool {
         do {
             try blobs.store(Ledger.key, try next.encoded())
             ledger = next
