@@ -165,7 +165,8 @@ extension Kill {
     /// One seed in five, from the seed's fork "kill" (`drawnAlone`). A kill pending on some
     /// devices' processes, then what writes several times in one step: a reset (its
     /// deletions and its pending mark), or access stopped and the app talking to the server
-    /// (the lock: its date, the lock, the background task cancelled), or an indexing run
+    /// (a call meets the lock error: its date, the lock, the background task cancelled; the
+    /// kill at the lock's second write half the time), or an indexing run
     /// (chunks, the run's report queued); then the app opened again twice, a day apart, and
     /// access back for a stopped one. A fifth of them kill at once, mid-run.
     package static func draw<G: FaultDraws>(at t: SimTime, _ g: inout G) {
@@ -181,10 +182,18 @@ extension Kill {
         case 2, 3:
             g.everyone(.launch, at: t - Ms.hour)
             g.mainAppAccess(stopped: true, at: t - Ms.minute)
-            g.add(Kill(devices: devices, atWrite: n), at: t)
-            g.poke(t + Ms.minute)
+            // A call that reaches the server, so that its lock error's writes come while
+            // the kill is pending (a launch would end the process and drop the kill, and an
+            // open an hour after the launch checks nothing): one draw, as `poke` took.
+            let call: PersonAction = g.below(3) == 0 ? .profile : .query
+            let accessBack = g.chance(1, outOf: 2)
+            // Half the time at the second write: between the lock's two records (the lock
+            // and its date), where an SDK that writes them in an unsafe order loses the
+            // lock. Drawn last, so the draws above are as they were.
+            g.add(Kill(devices: devices, atWrite: g.chance(1, outOf: 2) ? 2 : n), at: t)
+            g.everyone(call, at: t + Ms.minute)
             g.everyone(.open, at: t + Ms.hour)
-            if g.chance(1, outOf: 2) { g.mainAppAccess(stopped: false, at: t + 2 * Ms.hour) }
+            if accessBack { g.mainAppAccess(stopped: false, at: t + 2 * Ms.hour) }
             g.everyone(.open, at: t + Ms.day)
         default:
             g.everyone(.launch, at: t - Ms.minute)
