@@ -20,7 +20,7 @@ enum LanguageForms {
         "offline", "server errors 500", "server errors 502", "server errors 503", "server errors 504",
         "server down", "timeouts", "lost-responses", "slow-responses", "server restart", "server restart for D",
         "portal", "portal answers",
-        "server down", "timeouts", "lost-responses", "slow-responses", "server restart", "server restart for D", "clock", "background-limit",
+        "server down", "timeouts", "lost-responses", "slow-responses", "server restart", "server restart for D", "clock", "background-limit", "disk-full", "reboot",
         "rotate stop-old now", "rotate keep-old", "stop-old-key", "disable", "enable",
         "rollup approve", "rollup reject", "rollup revoke", "rollup restore",
         "rollup approve-account", "rollup revoke-account", "rollup restore-account", "forget-device",
