@@ -70,10 +70,12 @@ extension SimWorld {
         case .state(let s):
             _devices[i].reportedState = s
             traceState(d, s)
+            faultsOnState(device: d, s)
         case .callResult(let call, let outcome):
             traceCallResult(d, call, outcome)
         case .runStarted(let background):
             traceRunStarted(d, background: background)
+            faultsOnRunStarted(device: d)
         case .runEnded:
             traceRunEnded(d)
             faultsOnRunEnded(device: d)
