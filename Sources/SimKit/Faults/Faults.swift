@@ -131,12 +131,19 @@ extension SimWorld {
         phoneClockOffset(of: i)
     }
 
-    /// The OS fired a background run of device `d`'s and its step ended (its effects are
-    /// still in `effects`): a limit may start counting its time (P5). Behind the gate a
-    /// `background-limit` raises: its arrays exist.
+    /// The OS fired a background run of device `d`'s and its step ended: a limit may start
+    /// counting the launch's time (P5). Behind the gate a `background-limit` raises: its
+    /// arrays exist.
     @inline(__always)
     @inlinable mutating func faultsOnBackgroundRun(device d: DeviceIndex) {
         if !faults.backgroundLimit.limitMs.isEmpty { backgroundRunFired(device: d) }
+    }
+
+    /// Device `d`'s SDK started an indexing run (its `runStarted` effect): a limit notes
+    /// that a run is going (P5). Behind the same gate.
+    @inline(__always)
+    @inlinable mutating func faultsOnRunStarted(device d: DeviceIndex) {
+        if !faults.backgroundLimit.limitMs.isEmpty { backgroundLimitRunStarted(device: d) }
     }
 
     /// Device `d`'s SDK ended an indexing run (its `runEnded` effect): a limit counting its
@@ -159,6 +166,13 @@ extension SimWorld {
     @inline(__always)
     @inlinable func faultsOnProtectedData(of i: Int) -> Bool {
         dataIsLocked(i)
+    }
+
+    /// Device `d`'s SDK reported state `s`: for an SDK that reports no run events, a limit
+    /// sees its runs by their `indexing` state (P5). Behind the same gate.
+    @inline(__always)
+    @inlinable mutating func faultsOnState(device d: DeviceIndex, _ s: SDKState) {
+        if !faults.backgroundLimit.limitMs.isEmpty { backgroundLimitState(device: d, s) }
     }
 
     // MARK: - The stages of a request where windows act, in the order a request meets them
