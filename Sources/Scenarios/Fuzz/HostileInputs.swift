@@ -55,6 +55,8 @@ import Scenarios
             ("at {}ms portal device photos#{} answers 403 for {}ms", [t, Slot(field: .index, normal: 3), f]),
             ("at {}ms clock device photos#{} back {}ms", [t, Slot(field: .index, normal: 1), f]),
             ("at {}ms background-limit device photos#{} {}ms for {}ms", [t, Slot(field: .index, normal: 1), Slot(field: .latency, normal: 30 * Ms.second), f]),
+            ("at {}ms disk-full device photos#{} for {}ms", [t, Slot(field: .index, normal: 2), f]),
+            ("at {}ms reboot device photos#{} unlock-after {}ms", [t, Slot(field: .index, normal: 3), f]),
             ("at {}ms kill device photos#{} at-write {}", [t, Slot(field: .index, normal: 1), Slot(field: .count, normal: 2)]),
             ("at {}ms search device photos#{}", [t, Slot(field: .index, normal: 1)]),
             ("at {}ms query {} of all", [t, Slot(field: .count, normal: 1)]),

@@ -1,17 +1,23 @@
-/// `background-limit SEL L [for D]` (SPEC §1.5, P5): the OS gives each background run of
-/// the selected phones L of time (for D, or for the rest of the run). A background run is
-/// one the OS fires (`background`: the app launched in the background for it, or a running
-/// app woken for it) while the app is not in the foreground. When the SDK's run has gone on
-/// for L, the OS asks it to stop: the SDK gets `SDKInput.backgroundExpiring` (iOS's
-/// expiration handler). If its run has not ended `graceMs` later (the task completed, the
-/// SDK's `runEnded`), the OS kills the process. A run that ends before its limit, a person
-/// who opens the app meanwhile (a foreground app is not limited), or a process that dies
-/// first ends the count.
+/// `background-limit SEL L [for D]` (SPEC §1.5, P5): the OS gives each background launch of
+/// the selected phones L of time (for D, or for the rest of the run). A background launch
+/// is the OS firing the SDK's task (`background`: the app launched in the background for it,
+/// or a running app woken for it) while the app is not in the foreground; as a BGTask's, its
+/// time counts from the firing, whatever the SDK does first: a run it starts later (after
+/// its key check's answer, say) has what is left of it. When the time is up, the OS asks
+/// the run going on to stop: the SDK gets `SDKInput.backgroundExpiring` (iOS's expiration
+/// handler). If that run has not ended `graceMs` later (the task completed, the SDK's
+/// `runEnded`, or for an SDK that reports no run events its state leaving `indexing`),
+/// the OS kills the process. With no run going when the time is up (the SDK started none,
+/// or its run ended), nothing is asked and nothing is killed: the task is complete and iOS
+/// only suspends the app, which SimKit does not model (docs/semantics.md). A run that ends
+/// before the time is up, a person who opens the app meanwhile (a foreground app is not
+/// limited), or a process that dies first ends the count.
 ///
 /// What was written stays (P1) and the next run resumes from it (D4): the checkers judge
 /// the expiry from its trace records (`Record`), `background-expiry-keeps-progress`.
 /// A world where no statement set a limit pays one test of an empty array when the OS
-/// fires a background run and when a run ends (`FaultWindows.backgroundLimit`).
+/// fires a background run, when a run starts or ends and when the SDK reports a state
+/// (`FaultWindows.backgroundLimit`).
 public struct BackgroundLimit: Sendable, Equatable {
     /// The phones whose background runs are limited.
     package var devices: DeviceSelector
@@ -56,6 +62,16 @@ public struct BackgroundLimit: Sendable, Equatable {
         @usableFromInline var killAt: [SimTime] = []
         /// Per device, the process epoch whose run is counted.
         @usableFromInline var epoch: [UInt16] = []
+        /// Per device, whether a run is going, as its effects tell (with `runEpoch`: only
+        /// in the process that started it).
+        @usableFromInline var running: [Bool] = []
+        /// Per device, whether the run going was seen only by its `indexing` state (an SDK
+        /// that reports no run events): a state other than `indexing` ends it.
+        @usableFromInline var inferred: [Bool] = []
+        /// Per device, the process epoch in which its last run started.
+        @usableFromInline var runEpoch: [UInt16] = []
+        /// Per device, when its last run ended (`SimTime.max`: none yet).
+        @usableFromInline var endedAt: [SimTime] = []
         @inlinable init() {}
     }
 
@@ -132,6 +148,16 @@ extension SimWorld {
             faults.backgroundLimit.expiresAt = Array(repeating: 0, count: n)
             faults.backgroundLimit.killAt = Array(repeating: 0, count: n)
             faults.backgroundLimit.epoch = Array(repeating: 0, count: n)
+            faults.backgroundLimit.running = Array(repeating: false, count: n)
+            faults.backgroundLimit.inferred = Array(repeating: false, count: n)
+            faults.backgroundLimit.runEpoch = Array(repeating: 0, count: n)
+            faults.backgroundLimit.endedAt = Array(repeating: SimTime.max, count: n)
+            // A run going before the first limit was set is known by its state.
+            for k in 0..<n where _devices[k].hasProcess && _devices[k].reportedState == .indexing {
+                faults.backgroundLimit.running[k] = true
+                faults.backgroundLimit.inferred[k] = true
+                faults.backgroundLimit.runEpoch[k] = _devices[k].processEpoch
+            }
         }
         let i = Int(d)
         faults.backgroundLimit.limitMs[i] = limitMs
@@ -139,27 +165,62 @@ extension SimWorld {
         trace(d, .fault(BackgroundLimit.Record.limit(limitMs: limitMs, until: until).fault))
     }
 
-    /// The OS fired a background run of device `d`'s (its step just ended, its effects still
-    /// in `effects`): if a limit holds and the SDK's run is going in the background, its time
-    /// starts counting.
+    /// Whether device `i`'s SDK has a run going in its current process, as its effects tell.
+    @inline(__always)
+    @inlinable func backgroundLimitRunGoing(_ i: Int) -> Bool {
+        faults.backgroundLimit.running[i] && _devices[i].hasProcess && faults.backgroundLimit.runEpoch[i] == _devices[i].processEpoch
+    }
+
+    /// The OS fired device `d`'s background task (the firing's step just ended): if a limit
+    /// holds and the app is in the background, the launch's time starts counting now,
+    /// whether the SDK started its run in this step or starts it later (after its key
+    /// check's answer). Not when the SDK ended its run in this very step (the task is
+    /// complete), nor when a count of this process's already covers the run going on (a
+    /// run keeps the time of the launch it runs in) or its grace is running.
     @inlinable mutating func backgroundRunFired(device d: DeviceIndex) {
         let i = Int(d)
         guard faults.backgroundLimit.limitMs[i] != 0, now < faults.backgroundLimit.until[i],
               _devices[i].hasProcess, !_devices[i].foreground else { return }
-        var going = false
-        for k in 0..<effects.count {
-            switch effects[k] {
-            case .runStarted: going = true
-            case .runEnded: going = false
-            default: break
-            }
+        let epoch = _devices[i].processEpoch
+        let going = backgroundLimitRunGoing(i)
+        if !going, faults.backgroundLimit.endedAt[i] == now, faults.backgroundLimit.runEpoch[i] == epoch { return }
+        if faults.backgroundLimit.epoch[i] == epoch {
+            if faults.backgroundLimit.killAt[i] != 0 { return }
+            if going, faults.backgroundLimit.expiresAt[i] != 0 { return }
         }
-        guard going, faults.backgroundLimit.expiresAt[i] == 0 || faults.backgroundLimit.epoch[i] != _devices[i].processEpoch else { return }
         let at = now.saturatingAdd(SimTime(faults.backgroundLimit.limitMs[i]))
         faults.backgroundLimit.expiresAt[i] = at
         faults.backgroundLimit.killAt[i] = 0
-        faults.backgroundLimit.epoch[i] = _devices[i].processEpoch
+        faults.backgroundLimit.epoch[i] = epoch
         schedule(.faultEnds(FaultEnd(kind: BackgroundLimit.endCode, target: d)), at: at)
+    }
+
+    /// Device `d`'s SDK started a run (`runStarted`): a run is going. A run already seen by
+    /// its `indexing` state is the same run.
+    @inlinable mutating func backgroundLimitRunStarted(device d: DeviceIndex) {
+        let i = Int(d)
+        if backgroundLimitRunGoing(i), faults.backgroundLimit.inferred[i] {
+            faults.backgroundLimit.inferred[i] = false
+            return
+        }
+        faults.backgroundLimit.running[i] = true
+        faults.backgroundLimit.inferred[i] = false
+        faults.backgroundLimit.runEpoch[i] = _devices[i].processEpoch
+    }
+
+    /// Device `d`'s SDK reported state `s`: for an SDK that reports no run events, its run
+    /// starts when the state becomes `indexing` and ends when it leaves it (as the checkers
+    /// read it).
+    @inlinable mutating func backgroundLimitState(device d: DeviceIndex, _ s: SDKState) {
+        let i = Int(d)
+        if s == .indexing {
+            guard !backgroundLimitRunGoing(i) else { return }
+            faults.backgroundLimit.running[i] = true
+            faults.backgroundLimit.inferred[i] = true
+            faults.backgroundLimit.runEpoch[i] = _devices[i].processEpoch
+        } else if faults.backgroundLimit.inferred[i], backgroundLimitRunGoing(i) {
+            backgroundRunEnded(device: d)
+        }
     }
 
     /// Device `d`'s SDK ended a run: the background task is complete, nothing is asked of it
@@ -167,19 +228,23 @@ extension SimWorld {
     @inline(__always)
     @inlinable mutating func backgroundRunEnded(device d: DeviceIndex) {
         let i = Int(d)
+        faults.backgroundLimit.running[i] = false
+        faults.backgroundLimit.inferred[i] = false
+        faults.backgroundLimit.endedAt[i] = now
         faults.backgroundLimit.expiresAt[i] = 0
         faults.backgroundLimit.killAt[i] = 0
     }
 
-    /// One of device `d`'s events is due: its run's time is up (it is asked to stop), or its
-    /// grace is (its process is killed), unless the run ended, the app came to the
-    /// foreground or the process died since.
+    /// One of device `d`'s events is due: the launch's time is up (the run going on is asked
+    /// to stop), or its grace is (its process is killed), unless the run ended, the app
+    /// came to the foreground or the process died since. With no run going when the time is
+    /// up, nothing happens: an SDK that started no run is asked nothing and is not killed.
     @inlinable mutating func backgroundLimitEvent(device d: DeviceIndex) {
         let i = Int(d)
         let sameProcess = _devices[i].hasProcess && faults.backgroundLimit.epoch[i] == _devices[i].processEpoch
         if faults.backgroundLimit.expiresAt[i] == now {
             faults.backgroundLimit.expiresAt[i] = 0
-            guard sameProcess, !_devices[i].foreground else { return }
+            guard sameProcess, !_devices[i].foreground, backgroundLimitRunGoing(i) else { return }
             let kill = now.saturatingAdd(BackgroundLimit.graceMs)
             faults.backgroundLimit.killAt[i] = kill
             schedule(.faultEnds(FaultEnd(kind: BackgroundLimit.endCode, target: d)), at: kill)
@@ -187,7 +252,7 @@ extension SimWorld {
             step(d, .backgroundExpiring)
         } else if faults.backgroundLimit.killAt[i] == now {
             faults.backgroundLimit.killAt[i] = 0
-            guard sameProcess, !_devices[i].foreground else { return }
+            guard sameProcess, !_devices[i].foreground, backgroundLimitRunGoing(i) else { return }
             trace(d, .fault(BackgroundLimit.Record.killed.fault))
             killProcess(d)
         }
@@ -198,13 +263,17 @@ extension SimWorld {
 
 extension BackgroundLimit {
     /// One seed in six, from the seed's fork "bglimit" (`drawnAlone`): some phones get a
-    /// limit of 30 s (iOS's refresh task), 15 s or a minute, then background runs with
-    /// photos to index: new photos added just before, so that a run is mid-chunk when its
-    /// time is up. Half the time the app is opened a while later (the next run resumes), half
-    /// the time another background run comes first.
+    /// limit of 1, 2 or 3 s, 15 s, 30 s (iOS's refresh task) or a minute, then background
+    /// runs with photos to index: new photos added just before, so that a run is mid-chunk
+    /// when its time is up, whether the SDK indexes slowly (the reference: 200 photos every
+    /// 10 s, cut short by the longer limits) or fast (a few hundred photos every half
+    /// second, which index 1,000 photos in about 2 s: cut short by the shorter ones, the
+    /// time counting from the firing, before its key check's answer). Half the time the app
+    /// is opened a while later (the next run resumes), half the time another background
+    /// run comes first.
     package static func draw<G: FaultDraws>(at t: SimTime, _ g: inout G) {
         let devices = g.someDevices()
-        let limit = [15 * Ms.second, 30 * Ms.second, 30 * Ms.second, Ms.minute][Int(g.below(4))]
+        let limit = [Ms.second, 2 * Ms.second, 3 * Ms.second, 15 * Ms.second, 30 * Ms.second, Ms.minute][Int(g.below(6))]
         g.everyone(.launch, at: t - Ms.hour)
         g.everyone(.close, at: t - Ms.hour + Ms.minute)
         g.add(BackgroundLimit(devices: devices, limitMs: limit, forMs: g.chance(1, outOf: 2) ? nil : 2 * Ms.day), at: t)

@@ -134,12 +134,19 @@ extension SimWorld {
         phoneClockOffset(of: i)
     }
 
-    /// The OS fired a background run of device `d`'s and its step ended (its effects are
-    /// still in `effects`): a limit may start counting its time (P5). Behind the gate a
-    /// `background-limit` raises: its arrays exist.
+    /// The OS fired a background run of device `d`'s and its step ended: a limit may start
+    /// counting the launch's time (P5). Behind the gate a `background-limit` raises: its
+    /// arrays exist.
     @inline(__always)
     @inlinable mutating func faultsOnBackgroundRun(device d: DeviceIndex) {
         if !faults.backgroundLimit.limitMs.isEmpty { backgroundRunFired(device: d) }
+    }
+
+    /// Device `d`'s SDK started an indexing run (its `runStarted` effect): a limit notes
+    /// that a run is going (P5). Behind the same gate.
+    @inline(__always)
+    @inlinable mutating func faultsOnRunStarted(device d: DeviceIndex) {
+        if !faults.backgroundLimit.limitMs.isEmpty { backgroundLimitRunStarted(device: d) }
     }
 
     /// Device `d`'s SDK ended an indexing run (its `runEnded` effect): a limit counting its
@@ -167,6 +174,13 @@ extension SimWorld {
     /// at one of its writes (`kill … at-write`, P1), one flag in a world without one.
     @inline(__always)
     @inlinable var faultsOnTheWrites: Bool { faults.kill.armed }
+
+    /// Device `d`'s SDK reported state `s`: for an SDK that reports no run events, a limit
+    /// sees its runs by their `indexing` state (P5). Behind the same gate.
+    @inline(__always)
+    @inlinable mutating func faultsOnState(device d: DeviceIndex, _ s: SDKState) {
+        if !faults.backgroundLimit.limitMs.isEmpty { backgroundLimitState(device: d, s) }
+    }
 
     // MARK: - The stages of a request where windows act, in the order a request meets them
     // A new kind that acts on requests adds its line to its stage (its own draws from `r`

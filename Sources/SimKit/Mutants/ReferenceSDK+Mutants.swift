@@ -28,6 +28,13 @@ extension ReferenceSDK {
         if flaws.contains(.dropsTaskOnExpiry), s.disk.backgroundScheduled { s.store(.cancelBackground) }
     }
 
+    /// P4: the disk handed to a step whose data is locked is not read. `unreadableAsAbsent`:
+    /// it reads an empty one.
+    @inline(__always)
+    func mutantReadsLockedAsEmpty(_ dataLocked: Bool) -> Bool {
+        dataLocked && flaws.contains(.unreadableAsAbsent)
+    }
+
     /// P4: a step whose data is locked reads nothing. `unreadableAsAbsent`: it goes on as
     /// if the disk were empty (its writes are refused anyway).
     @inline(__always)

@@ -102,8 +102,7 @@ public struct ReferenceSDK: SDKCore {
         default: break
         }
         withUnsafeMutablePointer(to: &effects) { out in
-            // A mutant that takes unreadable data for absent reads an empty disk (P4).
-            var step = Step(disk: context.dataLocked && flaws.contains(.unreadableAsAbsent) ? LocalData() : disk,
+            var step = Step(disk: mutantReadsLockedAsEmpty(context.dataLocked) ? LocalData() : disk,
                             config: config, now: now, out: out, context: context)
             handle(input, &step)
         }

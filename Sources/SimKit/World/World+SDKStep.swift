@@ -166,10 +166,18 @@ extension SimWorld {
     mutating func traceStore(_ d: DeviceIndex, _ op: StoreOp) { trace(d, .store(op)) }
     @inlinable @inline(never)
     mutating func traceCallResult(_ d: DeviceIndex, _ call: APICall, _ outcome: CallOutcome) { trace(d, .callResult(call, outcome)) }
+    // The two below also show the effect to the faults that follow runs (P5's limit): out
+    // of line with the tracing, so that `apply`, inlined in every step, stays as it was.
     @inlinable @inline(never)
-    mutating func traceRunStarted(_ d: DeviceIndex, background: Bool) { trace(d, .runStarted(background: background)) }
+    mutating func traceRunStarted(_ d: DeviceIndex, background: Bool) {
+        trace(d, .runStarted(background: background))
+        faultsOnRunStarted(device: d)
+    }
     @inlinable @inline(never)
     mutating func traceRunEnded(_ d: DeviceIndex) { trace(d, .runEnded) }
     @inlinable @inline(never)
-    mutating func traceState(_ d: DeviceIndex, _ state: SDKState) { trace(d, .state(state)) }
+    mutating func traceState(_ d: DeviceIndex, _ state: SDKState) {
+        trace(d, .state(state))
+        faultsOnState(device: d, state)
+    }
 }

@@ -223,6 +223,69 @@ import Testing
         #expect(!text.contains("fault: killed"), "a run that ends in its expiration handler is not killed")
     }
 
+    /// P3 through the store port: the disks are full for a day while new photos wait; the
+    /// store refuses the index's and the reports' writes (traced as failed), and the SDK
+    /// counts none as done, keeps its refused reports and writes them, and the photos, once
+    /// the disk has room (no invariant broken).
+    @Test func aFullDiskThroughTheStorePortLosesNothing() throws {
+        let file = Self.scratch + "/full.scenario", trace = Self.scratch + "/full.trace"
+        try """
+            scenario "disk full"
+            seed 48
+            duration 3d
+            sdk custom rollup
+            account acme
+            app photos account acme key rk_live_A
+            devices 10 app photos
+            at 0s launch all
+            at 1h expect all photos idle
+            at 2h add-photos 300 all
+            at 2h disk-full all for 1d
+            at 3h open all
+            at 3h10m close all
+            at 6h background all
+            at 1d2h open all
+            at 1d3h expect all photos idle
+            at 1d3h close all
+            at 2d background all
+            at 2d1h expect all photos idle
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        let r = try Self.run(["run", "--trace", trace, file])
+        #expect(r.status == 0, "\(r.out)\(r.err)")
+        let text = try String(contentsOfFile: trace, encoding: .utf8)
+        #expect(text.contains("fault: writeFailed"), "no write was refused")
+    }
+
+    /// P4 through the store port: the phones restart at 2h with photos waiting and are
+    /// unlocked at 10h; the OS runs the app in the background meanwhile, its writes are
+    /// refused and it reads nothing (`SimStore.isReadable`): no registration, download or
+    /// deletion before the unlock, and after it the app goes on with what it had.
+    @Test func lockedDataAfterARestartIsNotAbsent() throws {
+        let file = Self.scratch + "/reboot.scenario", trace = Self.scratch + "/reboot.trace"
+        try """
+            scenario "restart before the unlock"
+            seed 51
+            duration 2d
+            sdk custom rollup
+            account acme
+            app photos account acme key rk_live_A
+            devices 10 app photos
+            at 0s launch all
+            at 1h expect all photos idle
+            at 1h30m add-photos 500 all
+            at 2h reboot all unlock-after 8h
+            at 4h background all
+            at 10h1m open all
+            at 10h5m expect all photos idle
+            at 1d background all
+            at 1d1h expect all photos idle
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        let r = try Self.run(["run", "--trace", trace, file])
+        #expect(r.status == 0, "\(r.out)\(r.err)")
+        let text = try String(contentsOfFile: trace, encoding: .utf8)
+        #expect(text.contains("fault: rebooted"))
+    }
+
     /// The reproducers kept in scenarios/: each fails on its core the way it says.
     @Test func theKeptReproducersStillFail() throws {
         let dir = Self.packageRoot + "/scenarios"

@@ -88,6 +88,37 @@ import Testing
         #expect(r.status == 0, "\(r.out)\(r.err)")
     }
 
+    /// P5 (issue 47): Lumen checks its key when the OS fires its task and starts its run
+    /// only after the answer, a step later, and indexes 1,000 photos in about 2 s. A
+    /// background time of 2 s counts from the firing, so the run is asked to stop mid-run;
+    /// its expiration handler ends it (its state leaves `indexing`), so it is not killed,
+    /// and the next run resumes (nothing broken).
+    @Test func aRunStartedAfterItsCheckIsAskedToStop() throws {
+        let file = Self.scratch + "/expiry.scenario", trace = Self.scratch + "/expiry.trace"
+        try """
+            scenario "background time runs out"
+            seed 53
+            duration 2d
+            sdk custom blob
+            account acme
+            app photos account acme key rk_live_A
+            devices 5 app photos
+            at 0s launch all
+            at 1h close all
+            at 2h background-limit all 2s
+            at 2h1m add-photos 1000 all
+            at 2h2m background all
+            at 6h background all
+            at 1d open all
+            at 1d1h expect all photos idle
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        let r = try Self.run(["run", "--trace", trace, file])
+        #expect(r.status == 0, "\(r.out)\(r.err)")
+        let text = try String(contentsOfFile: trace, encoding: .utf8)
+        #expect(text.contains("0d02h02m02.000s photos#1  input: background time up"), "the time counts from the firing at 2h2m")
+        #expect(!text.contains("fault: killed"), "a run that ends in its expiration handler is not killed")
+    }
+
     /// The slow tier (`SIMKIT_SLOW=1`): 2,000 seeds in two shards run side by side, merged:
     /// nothing broken, and every "sometimes" situation required of 2,000 seeds reached
     /// (`merge` exits 4 otherwise).
