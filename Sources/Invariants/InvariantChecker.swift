@@ -84,6 +84,9 @@ public struct InvariantChecker: TraceObserver {
     /// Each device is offline (a partition) until this time: D7's liveness counts online
     /// time. Apart from the device truth: written only by partition records.
     var offlineUntil: [SimTime] = []
+    /// P6: per device, when its portal window ends (empty until a portal opens): the
+    /// server never sees its requests meanwhile, so D7's time does not count, as offline.
+    var portalUntil: [SimTime] = []
     /// P2: each phone's wall-clock offset from the true time (ms), and what it was when the
     /// device's last answered check came (`DeviceTruth.lastAnswered`). Empty until a clock
     /// record: a run without the fault reads nothing of them.
@@ -138,6 +141,7 @@ public struct InvariantChecker: TraceObserver {
         lastRestartAt = LocalData.never
         restartAwayUntil = 0
         offlineUntil = Array(repeating: 0, count: facts.deviceCount)
+        portalUntil = []
         ledgers = [:]
         notRollupCheckAt = [:]
         notRollup403 = [:]

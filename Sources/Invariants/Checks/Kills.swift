@@ -33,6 +33,13 @@ struct KillTruth {
     var killedAt: SimTime = 0
     var atWrite: UInt8 = 0
     var owesAny: Bool { owesReset || owesPurge || owesLock }
+    /// A lock error that allowed a purge (D5) was in the step a kill cut short after its
+    /// first write: the SDK may have written its own mark of the purge, which SimKit cannot
+    /// read, so the next launch may finish that purge (P1), and is not blamed for it.
+    var purgeMayFollow = false
+    /// The process's launch came while its protected data was locked (P4): what a kill left
+    /// owed is judged at the end of its first step after the unlock, where the launch ends.
+    var launchAwaitsUnlock = false
 }
 
 extension InvariantChecker {
@@ -61,6 +68,7 @@ extension InvariantChecker {
             if step.freshDeviceUnknown, devices[i].disk.hasCredential { devices[i].registerOwed = false }
             if kills[i].resetWriteMade { kills[i].owesReset = true }
             if kills[i].purgeWriteMade { kills[i].owesPurge = true }
+            if kills[i].writeMade, step.freshLockError, step.purgeAllowed { kills[i].purgeMayFollow = true }
             step.end()   // cut short: judged here, not as a step
         }
         if !parked.isEmpty { parked.removeAll { $0.device == d } }
@@ -91,7 +99,10 @@ extension InvariantChecker {
         kills[i].resetWriteMade = false
         kills[i].purgeWriteMade = false
         kills[i].writeMade = false
-        guard kills[i].owesAny, step.isLaunch, !step.continues else { return }
+        let launchEnds = (step.isLaunch && !step.continues) || kills[i].launchAwaitsUnlock
+        kills[i].launchAwaitsUnlock = false
+        if launchEnds { kills[i].purgeMayFollow = false }
+        guard kills[i].owesAny, launchEnds else { return }
         let k = kills[i]
         kills[i].owesReset = false
         kills[i].owesPurge = false

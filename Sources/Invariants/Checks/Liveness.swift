@@ -58,9 +58,24 @@ extension InvariantChecker {
     /// The bound of D7: the SDK's stated retry back-off plus one request timeout.
     var resetDeleteBoundMs: SimTime { statement.resetRetryBackoffMaxMs.saturatingAdd(timeoutMs) }
 
-    /// Whether D7's time counts for device `d` now: its app runs, it is online, the server is up.
+    /// Whether D7's time counts for device `d` now: its app runs, it is online and not
+    /// behind a portal (P6: the server never sees its requests), the server is up.
     func resetTimeCounts(_ d: DeviceIndex) -> Bool {
         devices[Int(d)].processAlive && now >= offlineUntil[Int(d)] && now >= serverDownUntil && now >= serverErrorsUntil
+            && (portalUntil.isEmpty || now >= portalUntil[Int(d)])
+    }
+
+    /// A device's portal window opens or closes (P6): D7's time stops or counts again.
+    mutating func portalRecord(_ d: DeviceIndex, _ r: Portal.Record) {
+        let i = Int(d)
+        if portalUntil.isEmpty { portalUntil = Array(repeating: 0, count: devices.count) }
+        guard i < portalUntil.count else { return }
+        owedResetConditionsChanged(d)   // sums the time before the change
+        switch r {
+        case .portal(_, let until): portalUntil[i] = until
+        case .portalEnded: portalUntil[i] = now
+        }
+        owedResetConditionsChanged(d)
     }
 
     /// Brings owed reset `k` up to `now`: sums the time counted since its last look, judges
@@ -103,6 +118,7 @@ extension InvariantChecker {
         if let r = DiskFull.Record(f) { diskFault(d, r); return }
         if let r = Reboot.Record(f) { rebootFault(d, r); return }
         if let k = Kill.Record(f) { killRecord(d, k); return }
+        if let p = Portal.Record(f) { portalRecord(d, p); return }
         guard i < offlineUntil.count else { return }
         switch Offline.Record(f) {
         case .offline(let until)?:

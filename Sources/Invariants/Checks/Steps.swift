@@ -23,6 +23,7 @@ extension InvariantChecker {
         devices[Int(d)].processEnded()
         if !ledgers.isEmpty { ledgers[d]?.carried.removeAll() }   // its uploads can no longer be answered
         owedResetConditionsChanged(d)
+        if !kills.isEmpty { kills[Int(d)].launchAwaitsUnlock = false }   // its launch never ended
     }
 
     /// An indexing run ended: an effect of the current step.
@@ -38,7 +39,12 @@ extension InvariantChecker {
     @usableFromInline @inline(never) mutating func beginStep(_ d: DeviceIndex, _ input: StepTruth.Input) {
         let i = Int(d)
         startStep(d, input)
+        if !kills.isEmpty, kills[i].purgeMayFollow { step.purgeAllowed = true }   // P1: see KillTruth
         switch input {
+        case .lifecycle(.reset) where dataLocked(d):
+            // P4: before the first unlock after a restart the SDK can read and delete nothing;
+            // reset() is a call, and a call then fails (docs/semantics.md): no reset happened.
+            break
         case .lifecycle(.reset):
             // D7, D9: reset deletes everything, lock included; what is in flight is stale.
             if devices[i].awaiting != 0 { hit(.resetWhileRequestInFlight) }
@@ -245,6 +251,7 @@ extension InvariantChecker {
         guard step.device == d else { return }
         // P4: a step before the unlock read nothing; it is judged by unreadable-is-not-absent alone.
         if !dataUnlockAt.isEmpty, dataLocked(d) {
+            if !kills.isEmpty, step.isLaunch { kills[Int(d)].launchAwaitsUnlock = true }
             if step.input == .lifecycle(.backgroundRun) || step.input == .lifecycle(.launchInBackground) { hit(.backgroundReadBeforeUnlock) }
             step.end()
             return
