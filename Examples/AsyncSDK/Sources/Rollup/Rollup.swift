@@ -394,6 +394,9 @@ public actor Rollup {
         deleteForPurge()
         store.write(.setLastKeyVerdict(last))
         publish(.accessRevoked(dataDeleted: true))
+        // A reset's delete still owed goes on: the server deletes the record whatever the
+        // state of the key, app or account (S8), within the back-off (D7).
+        if store.tokenAwaitingDeletion != nil { startDeletion() }
     }
 
     func deleteForPurge() {
