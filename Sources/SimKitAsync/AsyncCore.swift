@@ -46,12 +46,19 @@ public protocol AsyncSDKHarness: AnyObject, Sendable {
     /// What the SDK states where SPEC lets it choose within a limit (its back-offs, D7 and
     /// D10; whether it keeps `lockedSince`), as its README says. The default: SPEC's limits.
     static var statement: SDKStatement { get }
+    /// Whether each `device.write(StoreOp)` is one durable write of the SDK's, which a kill
+    /// may land between, even inside one step (P1). True for an SDK that writes each change
+    /// on its own (AsyncSDK's Rollup); the default, false, for one whose one save shows as
+    /// several operations in a row (its own files seen through `observe`): a kill then
+    /// lands between saves, never inside one (P1: one write is atomic).
+    static var storeOpsAreWrites: Bool { get }
 }
 
 extension AsyncSDKHarness {
     public func tearDown() async {}
     public static func observe(_ disk: SimDiskContents) -> DiskObservation? { nil }
     public static func place(_ credential: Credential, in disk: inout SimDiskContents) -> Bool { false }
+    public static var storeOpsAreWrites: Bool { false }
     public static var statement: SDKStatement { .specLimits }
 }
 
@@ -102,9 +109,10 @@ public struct AsyncCore<Harness: AsyncSDKHarness>: SDKCore, RunsOnSimLoop {
     /// will never arrive (`call-never-returns`).
     public static var hearsLostAnswers: Bool { true }
 
-    /// One save of the SDK's files shows as several operations in a row (`SimDisk`): a kill
-    /// at a write lands between runs of them, never inside one (P1: one write is atomic).
-    public static var storeOpsAreWrites: Bool { false }
+    /// The harness says whether each store operation is a write of its own
+    /// (`AsyncSDKHarness.storeOpsAreWrites`); if not, a kill at a write lands between runs
+    /// of them, never inside one (P1: one write is atomic).
+    public static var storeOpsAreWrites: Bool { Harness.storeOpsAreWrites }
 
     /// A harness that maps its own files (`observe`) is handed a clone's copied credential
     /// only if it can place one in them (`place`): the world writes none it would never see.

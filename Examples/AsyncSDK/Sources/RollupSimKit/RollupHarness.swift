@@ -28,6 +28,10 @@ public final class RollupHarness<Bugs: BugChoice>: AsyncSDKHarness {
                      wallClock: SimRollupWallClock(wall: device.wallClock))
     }
 
+    /// Rollup writes each change on its own (`SimStore.write`, one durable write each), so
+    /// a kill may land between any two of them, inside one step too (P1).
+    public static var storeOpsAreWrites: Bool { true }
+
     public func handle(_ event: DeviceEvent) async {
         switch event {
         case .launch(let inBackground): await sdk.configure(inBackground: inBackground)

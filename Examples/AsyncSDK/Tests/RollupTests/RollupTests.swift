@@ -286,6 +286,36 @@ import Testing
         #expect(text.contains("fault: rebooted"))
     }
 
+    /// P1 through the store port: a kill lands between two of Rollup's writes inside one
+    /// step (its reset's mark written, the deletions not), each `SimStore.write` being one
+    /// durable write (`RollupHarness.storeOpsAreWrites`); the next launch finishes the reset
+    /// from the mark (no invariant broken).
+    @Test func aKillBetweenTwoWritesOfOneStepIsFinishedByTheNextLaunch() throws {
+        let file = Self.scratch + "/kill.scenario", trace = Self.scratch + "/kill.trace"
+        try """
+            scenario "a kill between two of Rollup's writes"
+            seed 5
+            duration 1d
+            sdk custom rollup
+            account acme
+            app photos account acme key rk_live_A
+            devices 3 app photos
+            at 0s launch all
+            at 1h expect all photos idle
+            at 2h kill all at-write 2
+            at 2h1m reset all
+            at 3h launch all
+            at 3h5m expect all photos idle
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        let r = try Self.run(["run", "--trace", trace, file])
+        #expect(r.status == 0, "\(r.out)\(r.err)")
+        let lines = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").filter { $0.contains("photos#1 ") }
+        let kill = try #require(lines.firstIndex { $0.contains("fault: killed(atWrite: 2)") }, "no kill at a write")
+        #expect(lines[kill - 1].contains("store: setLastAnsweredCheck") && lines[kill - 2].contains("input: reset()"),
+                "the kill did not land after the reset's first write: \(lines[max(0, kill - 3)...kill])")
+        #expect(lines[(kill + 1)...].contains { $0.contains("store: deleteIndex") }, "the next launch did not finish the reset")
+    }
+
     /// The reproducers kept in scenarios/: each fails on its core the way it says.
     @Test func theKeptReproducersStillFail() throws {
         let dir = Self.packageRoot + "/scenarios"
