@@ -57,6 +57,7 @@ package enum FingerprintCommand {
         // this is the path `docs/performance.md` measures with callgrind, so it must stay
         // as specialised as the engine can make it.
         if a.has("check") {
+            setup.ringDepth = 0   // the checker keeps its own rings, as in every checked run
             var world = World<ReferenceSDK, InvariantChecker>(setup: setup, observer: InvariantChecker())
             world.run()
             return checked(fingerprint: world.fingerprint, events: world.eventsHandled, checker: world.observer)
@@ -71,6 +72,8 @@ package enum FingerprintCommand {
     static func measure<SDK: SDKCore, Server: ServerCore>(_ sdk: SDK.Type, _ server: Server.Type, setup: WorldSetup,
                                                           check: Bool) -> (text: String, status: Int32) {
         if check {
+            var setup = setup
+            setup.ringDepth = 0   // the checker keeps its own rings, as in every checked run
             let world = WireRun.run { SimWorld<SDK, Server, InvariantChecker>(setup: setup, observer: InvariantChecker()) }
             if let failure = CoreFailure.of(world) { return (failure.text, 1) }
             return checked(fingerprint: world.fingerprint, events: world.eventsHandled, checker: world.observer)

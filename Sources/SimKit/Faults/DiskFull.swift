@@ -90,6 +90,7 @@ extension SimWorld {
         let until = now.saturatingAdd(f.forMs)
         forEachSelected(f.devices, statement: index, firing: firing) { world, d in
             if world.faults.diskFull.fullUntil.isEmpty { world.faults.diskFull.fullUntil = Array(repeating: 0, count: world._devices.count) }
+            world.faults.onTheStep = true
             let i = Int(d)
             if world.faults.diskFull.fullUntil[i] < until {
                 world.faults.diskFull.fullUntil[i] = until

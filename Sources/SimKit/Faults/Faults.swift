@@ -57,6 +57,9 @@ package enum Faults {
     @usableFromInline var diskFull = DiskFull.Disks()
     @usableFromInline var reboot = Reboot.Locks()
     @usableFromInline var kill = Kill.Pending()
+    /// Raised when a kind that changes what a step is told (`clock`, `disk-full`, `reboot`)
+    /// first sets a device's state, never lowered: the gate of `faultsOnTheStep`.
+    @usableFromInline var onTheStep = false
     /// The latest end of the windows that answer in the server's place (`server down`,
     /// `server errors`, `server restart`, any device's `portal`): the gate of `faultAnswer`.
     @usableFromInline var serverAnsweredUntil: SimTime = 0
@@ -126,6 +129,21 @@ extension SimWorld {
 
     // MARK: - The stages of an SDK step where faults act
     // A new kind that acts on the SDK's steps adds its line to its stage.
+
+    /// A step of device `d`'s SDK begins: what the faults tell it (its phone's clock, a full
+    /// disk, locked data). In a world where no kind set any, the plain context, one flag
+    /// tested (a debug check shows the gate tells nothing the three readings would not).
+    @inline(__always)
+    @inlinable func faultsOnTheStep(_ d: DeviceIndex) -> SDKContext {
+        let i = Int(d)
+        guard faults.onTheStep else {
+            assert(faultsOnTheWallClock(of: i) == 0 && !faultsOnTheDisk(of: i) && !faultsOnProtectedData(of: i))
+            return SDKContext(device: d, photoCount: _devices[i].photoCount, photosAllowed: _devices[i].photosAllowed)
+        }
+        return SDKContext(device: d, photoCount: _devices[i].photoCount, photosAllowed: _devices[i].photosAllowed,
+                          wallClockOffsetSeconds: faultsOnTheWallClock(of: i), diskFull: faultsOnTheDisk(of: i),
+                          dataLocked: faultsOnProtectedData(of: i))
+    }
 
     /// A step of device `i`'s SDK begins: its phone's wall clock, as seconds from the true
     /// time (`SDKContext.wallClockOffsetSeconds`, P2), 0 where no kind moved it.

@@ -98,6 +98,7 @@ extension SimWorld {
     /// Device `d`'s wall clock jumps by `byS` seconds (held within `PhoneClock.maxOffsetS`).
     @inlinable mutating func phoneClockJumps(device d: DeviceIndex, byS: Int32) {
         if faults.phoneClock.offsetS.isEmpty { faults.phoneClock.offsetS = Array(repeating: 0, count: _devices.count) }
+        faults.onTheStep = true
         let i = Int(d)
         let old = faults.phoneClock.offsetS[i]
         let new = Int32(max(-PhoneClock.maxOffsetS, min(PhoneClock.maxOffsetS, Int64(old) + Int64(byS))))

@@ -77,6 +77,7 @@ extension SimWorld {
         let until = now.saturatingAdd(f.forMs)
         forEachSelected(f.devices, statement: index, firing: firing) { world, d in
             if world.faults.reboot.unlockAt.isEmpty { world.faults.reboot.unlockAt = Array(repeating: 0, count: world._devices.count) }
+            world.faults.onTheStep = true
             let i = Int(d)
             world.killProcess(d)
             world.faults.reboot.unlockAt[i] = max(world.faults.reboot.unlockAt[i], until)

@@ -161,7 +161,8 @@ public struct ReferenceSDK: SDKCore {
         }
         /// Writes `op`; false when it failed: a full disk refuses a write that takes room
         /// (P3, `SDKContext.diskFull`), and the old value stays.
-        @discardableResult
+        /// Inlined: most steps write, and a call a write cost more than the write.
+        @discardableResult @inline(__always)
         mutating func store(_ op: StoreOp) -> Bool {
             effects.append(.store(op))
             if context.diskFull || context.dataLocked, context.dataLocked || op.takesRoom { return false }

@@ -26,9 +26,7 @@ extension SimWorld {
         if let traced { traceInput(d, traced) }
         // Fields are read straight from the device, not from a copy of it: copying the whole
         // state to the stack and then again into the SDK's step stalled on store forwarding.
-        let context = SDKContext(device: d, photoCount: _devices[i].photoCount, photosAllowed: _devices[i].photosAllowed,
-                                 wallClockOffsetSeconds: faultsOnTheWallClock(of: i), diskFull: faultsOnTheDisk(of: i),
-                                 dataLocked: faultsOnProtectedData(of: i))
+        let context = faultsOnTheStep(d)
         // Steps never nest, so nothing else reads the buffer.
         effects.removeAll()
         // The stored properties, not their accessors: disjoint accesses, which the
@@ -107,9 +105,7 @@ extension SimWorld {
         let i = Int(d)
         var copy = _sdks[i]
         var out = EffectBuffer()
-        let context = SDKContext(device: d, photoCount: _devices[i].photoCount, photosAllowed: _devices[i].photosAllowed,
-                                 wallClockOffsetSeconds: faultsOnTheWallClock(of: i), diskFull: faultsOnTheDisk(of: i),
-                                 dataLocked: faultsOnProtectedData(of: i))
+        let context = faultsOnTheStep(d)
         copy.handle(.timer(kind, arg: arg), now: now, context: context, config: setup.sdk, disk: _devices[i].disk, effects: &out)
         return out.isEmpty
     }
