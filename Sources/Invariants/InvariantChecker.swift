@@ -101,6 +101,10 @@ public struct InvariantChecker: TraceObserver {
     /// P4: when each phone's protected data is unlocked after its last restart (0: never
     /// locked). Empty until a `reboot` record.
     var dataUnlockAt: [SimTime] = []
+    /// P4: per device, whether its process had reset() called before the unlock, and has
+    /// not yet done it (the SDK may fail the call, or do it once its data can be read:
+    /// `takeDeferredReset`). Allocated with `dataUnlockAt`.
+    var resetAwaitingUnlock: [Bool] = []
     /// What the SDK states within SPEC's limits (its back-offs, D7 and D10).
     var statement = SDKStatement.specLimits
 

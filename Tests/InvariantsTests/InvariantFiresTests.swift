@@ -906,4 +906,39 @@ import Invariants
         expectFires(run(bug: true), .unreadableIsNotAbsent, at: 2 * h, mentions: ["registered the device again", "locked after a restart"])
         expectQuiet(run(bug: false))
     }
+
+    /// A ready device restarts at 1 h (unlocked at 9 h); the app is launched at 2 h and
+    /// reset() is called at 3 h, before the unlock. SPEC leaves the SDK a choice there: the
+    /// call may fail (no reset), or wait for the data and reset once it can read it (an async
+    /// SDK's reset() awaiting its store). This SDK waits: at the first step after the unlock
+    /// it deletes everything and asks the server to delete the record. SimKit takes that as
+    /// the reset; one that deletes only the index is a reset that kept data.
+    @Test("P4: a reset() called before the unlock may be done after it, and is judged as a reset then")
+    func resetDeferredPastTheUnlock() {
+        let c = cred(0, 1)
+        func run(deletesAll: Bool, resetCalled: Bool = true) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.processKilled(at: h)
+            t.record(h, 0, .fault(Reboot.Record.rebooted(unlockAt: 9 * h).fault))
+            t.processStarted(at: 2 * h)
+            t.step(at: 2 * h, .input(.launch))
+            if resetCalled { t.step(at: 3 * h, .input(.reset)) }
+            t.step(at: 10 * h, .input(.becameActive)) {
+                $0.store(.setPendingReset(c), .deleteIndex)
+                if deletesAll { $0.store(.deleteModels, .deletePlaceData, .deleteCredential) }
+                $0.state(.idle)
+                if deletesAll { $0.sent(1, .reset, credential: c) }
+            }
+            if deletesAll {
+                t.served(at: 10 * h + 100, 1, .reset, credential: c, .ok, recordAfter: 0)
+                t.delivered(at: 10 * h + 200, 1, .reset, .ok, sentAt: 10 * h) { $0.store(.setPendingReset(.none)) }
+            }
+            return t
+        }
+        expectQuiet(run(deletesAll: true))
+        expectFires(run(deletesAll: false), .resetDeletesEverything, at: 10 * h, mentions: ["reset"])
+        // Without the call, the same deletions have no cause.
+        #expect(!run(deletesAll: true, resetCalled: false).broken.isEmpty)
+    }
 }

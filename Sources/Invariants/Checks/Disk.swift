@@ -91,7 +91,10 @@ extension InvariantChecker {
     /// A `reboot` record of device `d`'s: a restart, or a write its locked data refused.
     mutating func rebootFault(_ d: DeviceIndex, _ r: Reboot.Record) {
         let i = Int(d)
-        if dataUnlockAt.isEmpty { dataUnlockAt = Array(repeating: 0, count: devices.count) }
+        if dataUnlockAt.isEmpty {
+            dataUnlockAt = Array(repeating: 0, count: devices.count)
+            resetAwaitingUnlock = Array(repeating: false, count: devices.count)
+        }
         guard i < dataUnlockAt.count else { return }
         switch r {
         case .rebooted(let at):
@@ -108,6 +111,33 @@ extension InvariantChecker {
                 violate(.unreadableIsNotAbsent, d, "tried to delete a person's data while its protected data was locked after a restart (unlocked at \(clock(dataUnlockAt[i]))): a read that failed is not data absent or corrupt")
             }
         }
+    }
+
+    /// P4: reset() called before the unlock. SPEC leaves the SDK a choice: the call fails
+    /// (nothing is reset, as the reference does), or it waits for the data and resets once
+    /// it can read it (an async SDK's reset() awaiting its store). Nothing is reset yet; the
+    /// reset is taken at the SDK's first reset write in a readable step (`takeDeferredReset`).
+    mutating func resetCalledBeforeUnlock(_ d: DeviceIndex) {
+        if Int(d) < resetAwaitingUnlock.count { resetAwaitingUnlock[Int(d)] = true }
+    }
+
+    /// P4: if device `d`'s process had reset() called before the unlock and not done, and
+    /// its data can be read now, the write (or the reset request) being judged is that
+    /// reset's: the truth resets here and the step is judged as a reset (D7). Returns
+    /// whether it did. A write that something else explains (a due purge, Photos revoked, a
+    /// `device_unknown`) is not taken for it.
+    mutating func takeDeferredReset(_ d: DeviceIndex) -> Bool {
+        let i = Int(d)
+        guard i < resetAwaitingUnlock.count, resetAwaitingUnlock[i], !dataLocked(d), step.device == d else { return false }
+        resetAwaitingUnlock[i] = false
+        step.isReset = true
+        resetCalled(d)
+        return true
+    }
+
+    /// The reset() a process awaited dies with it: the call never returned.
+    mutating func deferredResetEnds(_ d: DeviceIndex) {
+        if Int(d) < resetAwaitingUnlock.count { resetAwaitingUnlock[Int(d)] = false }
     }
 
     /// P4: a request sent while the data is locked: a registration or a download says the

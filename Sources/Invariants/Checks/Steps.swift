@@ -15,12 +15,14 @@ extension InvariantChecker {
     @usableFromInline @inline(never) mutating func processStarted(_ d: DeviceIndex) {
         devices[Int(d)].newProcess()
         owedResetConditionsChanged(d)   // D7: time counts while the app runs
+        if !resetAwaitingUnlock.isEmpty { deferredResetEnds(d) }
         if !diskFaults.isEmpty { diskProcessStarted(d) }
     }
 
     /// The app process died: what it awaited can no longer reach it.
     @usableFromInline @inline(never) mutating func processKilled(_ d: DeviceIndex) {
         devices[Int(d)].processEnded()
+        if !resetAwaitingUnlock.isEmpty { deferredResetEnds(d) }
         if !ledgers.isEmpty { ledgers[d]?.carried.removeAll() }   // its uploads can no longer be answered
         owedResetConditionsChanged(d)
         if !kills.isEmpty { kills[Int(d)].launchAwaitsUnlock = false }   // its launch never ended
@@ -42,24 +44,11 @@ extension InvariantChecker {
         if !kills.isEmpty, kills[i].purgeMayFollow { step.purgeAllowed = true }   // P1: see KillTruth
         switch input {
         case .lifecycle(.reset) where dataLocked(d):
-            // P4: before the first unlock after a restart the SDK can read and delete nothing;
-            // reset() is a call, and a call then fails (docs/semantics.md): no reset happened.
-            break
+            // P4: before the first unlock after a restart the SDK can read and delete nothing:
+            // the call fails, or waits for the data (docs/semantics.md). No reset yet.
+            resetCalledBeforeUnlock(d)
         case .lifecycle(.reset):
-            // D7, D9: reset deletes everything, lock included; what is in flight is stale.
-            if devices[i].awaiting != 0 { hit(.resetWhileRequestInFlight) }
-            if !kills.isEmpty { truthBeforeReset = (d, devices[i]) }
-            devices[i].reset()
-            namedReportsReset(d)
-            // D7: the credential it deletes never reaches the server again but in the delete.
-            let named = devices[i].disk.hasCredential ? devices[i].disk.credentialGeneration : devices[i].disk.pendingResetGeneration
-            if named != 0 { devices[i].deletedGeneration = named }
-            // D7, S8: the record the SDK knows of (its credential, or one a reset still owes)
-            // must go, within the SDK's stated back-off plus a timeout of time that counts.
-            if named != 0, server.records[i].generation != 0 {
-                devices[i].resetOwed = true
-                oweResetDelete(d)
-            }
+            resetCalled(d)
         case .lifecycle(.backgroundRun):
             hit(.backgroundRun)
             devices[i].checkedSinceTrigger = false   // D1: a run it starts checks again
@@ -73,6 +62,25 @@ extension InvariantChecker {
         case .lifecycle(.wentToBackground):
             devices[i].foreground = false
         default: break
+        }
+    }
+
+    /// reset() deletes everything, lock included (D7); what is in flight is stale (D9).
+    mutating func resetCalled(_ d: DeviceIndex) {
+        let i = Int(d)
+        if devices[i].awaiting != 0 { hit(.resetWhileRequestInFlight) }
+        if !kills.isEmpty { truthBeforeReset = (d, devices[i]) }
+        if !resetAwaitingUnlock.isEmpty { resetAwaitingUnlock[i] = false }   // a later reset() stands for it
+        devices[i].reset()
+        namedReportsReset(d)
+        // D7: the credential it deletes never reaches the server again but in the delete.
+        let named = devices[i].disk.hasCredential ? devices[i].disk.credentialGeneration : devices[i].disk.pendingResetGeneration
+        if named != 0 { devices[i].deletedGeneration = named }
+        // D7, S8: the record the SDK knows of (its credential, or one a reset still owes)
+        // must go, within the SDK's stated back-off plus a timeout of time that counts.
+        if named != 0, server.records[i].generation != 0 {
+            devices[i].resetOwed = true
+            oweResetDelete(d)
         }
     }
 
@@ -329,6 +337,7 @@ extension InvariantChecker {
 
     @usableFromInline @inline(never) mutating func requestSent(_ d: DeviceIndex, id: UInt32, kind: RequestKind, key: KeyID, credential: Credential) {
         let i = Int(d)
+        if kind == .reset, !resetAwaitingUnlock.isEmpty { _ = takeDeferredReset(d) }   // P4
         devices[i].sent(id, kind, at: now, timeoutMs: timeoutMs)
         effect(d, .requestSent(id: id, kind: kind, key: key, credential: credential))
         if !dataUnlockAt.isEmpty, dataLocked(d) { judgeRequestWhileLocked(d, kind) }

@@ -5,6 +5,7 @@ extension InvariantChecker {
     @usableFromInline @inline(never) mutating func store(_ d: DeviceIndex, _ op: StoreOp) {
         let i = Int(d)
         if !kills.isEmpty { writeForKills(d, op) }
+        if !resetAwaitingUnlock.isEmpty { storeAfterDeferredReset(d, op) }
         let dev = devices[i]
         // Submitting a background task already scheduled, or cancelling one that is not,
         // changes nothing on the device: no effect (an SDK may re-submit its task at every
@@ -87,6 +88,17 @@ extension InvariantChecker {
         }
     }
 
+    /// P4: the writes only a reset makes (its pending delete, its reports dropped with no
+    /// upload answered) take a reset() called before the unlock (`takeDeferredReset`).
+    mutating func storeAfterDeferredReset(_ d: DeviceIndex, _ op: StoreOp) {
+        switch op {
+        case .setPendingReset(let c) where !c.isNone: _ = takeDeferredReset(d)
+        case .dropReports: _ = takeDeferredReset(d)
+        case .reportsRemoved where step.uploadCarriedUpTo == nil: _ = takeDeferredReset(d)
+        default: break
+        }
+    }
+
     /// D5, D7, D8, D10: data goes only by reset, Photos revocation, a purge that the truth
     /// allows, or (the credential) a `device_unknown` that calls for registering again; run
     /// reports go only by reset. `dev` is the device's truth before the deletion.
@@ -108,6 +120,8 @@ extension InvariantChecker {
         }
         if case .deleteIndex = op, !dev.photosAllowed { devices[Int(d)].indexAtLock = 0; return }
         if case .deleteCredential = op, step.freshDeviceUnknown { return }
+        // P4: a reset() called before the unlock, done now (unless a due purge explains it).
+        if !resetAwaitingUnlock.isEmpty, !step.purgeAllowed, takeDeferredReset(d) { return }
         // P5: what was written stays when a background run's time runs out.
         if isExpiryStep, sinceExpiry(Int(d)) {
             violate(.backgroundExpiryKeepsProgress, d, "deleted \(what) when its background time ran out; what was written stays")

@@ -88,7 +88,9 @@ import SimKit
     /// `input` is a launch (in the foreground or background) or the app becoming active.
     var isActivation: Bool { bit(Self.isActivationBit) }
     /// `input` is `reset()`.
-    var isReset: Bool { bit(Self.isResetBit) }
+    /// Set later than the step's start only for a reset() called before the unlock and done
+    /// after it (`takeDeferredReset`).
+    var isReset: Bool { get { bit(Self.isResetBit) } set { set(Self.isResetBit, newValue) } }
     /// `input` is a call of the API that must throw while locked: search, query, profile (D3).
     var isAPICall: Bool { bit(Self.isAPICallBit) }
     /// `input` is an answer that came after its timeout, a reset or a purge (D9).
