@@ -941,4 +941,62 @@ import Invariants
         // Without the call, the same deletions have no cause.
         #expect(!run(deletesAll: true, resetCalled: false).broken.isEmpty)
     }
+
+    /// The same deferred reset, cut short by a kill in the first step after the unlock: at
+    /// its second write (after a mark of the SDK's own, before any write SimKit knows for a
+    /// reset's) or at its third (after its pending delete). The next launch finishes it
+    /// (P1), and is not blamed; when the reset's pending delete was written, a next launch
+    /// that does not finish it is. A process whose first readable step passed without the
+    /// reset failed the call: a later deletion has no cause again.
+    @Test("P4 with P1: a deferred reset a kill cut short is finished by the next launch")
+    func deferredResetKilled() {
+        let c = cred(0, 1)
+        let mark = LocalData.never - 1
+        func run(killAtWrite n: UInt8, finishes: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.processKilled(at: h)
+            t.record(h, 0, .fault(Reboot.Record.rebooted(unlockAt: 9 * h).fault))
+            t.processStarted(at: 2 * h)
+            t.step(at: 2 * h, .input(.launch))
+            t.step(at: 3 * h, .input(.reset))
+            t.record(4 * h, 0, .fault(.killPending(atWrite: n)))
+            t.record(10 * h, 0, .input(.becameActive))
+            t.record(10 * h, 0, .store(.setLastAnsweredCheck(mark)))
+            if n == 3 { t.record(10 * h, 0, .store(.setPendingReset(c))) }
+            t.record(10 * h, 0, .fault(.killed(atWrite: n)))
+            t.processKilled(at: 10 * h)
+            t.processStarted(at: 11 * h)
+            t.step(at: 11 * h, .input(.launch)) {
+                if finishes {
+                    if n == 2 { $0.store(.setPendingReset(c)) }
+                    $0.store(.deleteIndex, .deleteModels, .deletePlaceData, .deleteCredential, .setLastAnsweredCheck(LocalData.never))
+                    $0.sent(1, .reset, credential: c)
+                    $0.sent(2, .register)
+                } else {
+                    $0.sent(1, .check, credential: c)
+                }
+                $0.state(.idle)
+            }
+            return t
+        }
+        expectQuiet(run(killAtWrite: 2, finishes: true))
+        expectQuiet(run(killAtWrite: 3, finishes: true))
+        expectQuiet(run(killAtWrite: 2, finishes: false))
+        expectFires(run(killAtWrite: 3, finishes: false), .killKeepsWhatWasWritten, at: 11 * h, mentions: ["reset"], also: [.resetDeletesEverything])
+    }
+
+    @Test("P4: a reset() before the unlock not done by the first readable step was a call that failed")
+    func deferredResetWindowCloses() {
+        var t = HandTrace(.oneApp())
+        t.ready()
+        t.processKilled(at: h)
+        t.record(h, 0, .fault(Reboot.Record.rebooted(unlockAt: 9 * h).fault))
+        t.processStarted(at: 2 * h)
+        t.step(at: 2 * h, .input(.launch))
+        t.step(at: 3 * h, .input(.reset))
+        t.step(at: 10 * h, .input(.becameActive)) { $0.state(.idle) }
+        t.step(at: 11 * h, .input(.wentToBackground)) { $0.store(.deleteIndex) }
+        expectFires(t, .purgeOnlyAfter30ContinuousDays, at: 11 * h, mentions: ["deleted its index"])
+    }
 }

@@ -135,9 +135,23 @@ extension InvariantChecker {
         return true
     }
 
-    /// The reset() a process awaited dies with it: the call never returned.
+    /// The reset() a process awaited is done with the first step that can read the data, or
+    /// dies with the process: the call never returned. But when a kill cut that step short
+    /// after a write (the SDK's own mark of the reset, which SimKit cannot read, may be on
+    /// the disk), the next launch may finish the reset (P1), until its end.
     mutating func deferredResetEnds(_ d: DeviceIndex) {
-        if Int(d) < resetAwaitingUnlock.count { resetAwaitingUnlock[Int(d)] = false }
+        let i = Int(d)
+        guard i < resetAwaitingUnlock.count else { return }
+        if !kills.isEmpty, kills[i].deferredResetMayFollow { return }
+        resetAwaitingUnlock[i] = false
+    }
+
+    /// P1 with P4: a kill cut short the first readable step of a process whose reset()
+    /// waited for the data, after a write: the reset may follow at the next launch.
+    mutating func deferredResetKilled(_ d: DeviceIndex) {
+        let i = Int(d)
+        guard i < resetAwaitingUnlock.count, resetAwaitingUnlock[i], !dataLocked(d) else { return }
+        kills[i].deferredResetMayFollow = true
     }
 
     /// P4: a request sent while the data is locked: a registration or a download says the

@@ -40,6 +40,9 @@ struct KillTruth {
     /// The process's launch came while its protected data was locked (P4): what a kill left
     /// owed is judged at the end of its first step after the unlock, where the launch ends.
     var launchAwaitsUnlock = false
+    /// A reset() that waited for the data (P4) was in the step a kill cut short after a
+    /// write: the next launch may finish it (`deferredResetKilled`), until its end.
+    var deferredResetMayFollow = false
 }
 
 extension InvariantChecker {
@@ -69,6 +72,7 @@ extension InvariantChecker {
             if kills[i].resetWriteMade { kills[i].owesReset = true }
             if kills[i].purgeWriteMade { kills[i].owesPurge = true }
             if kills[i].writeMade, step.freshLockError, step.purgeAllowed { kills[i].purgeMayFollow = true }
+            if kills[i].writeMade, !resetAwaitingUnlock.isEmpty { deferredResetKilled(d) }
             step.end()   // cut short: judged here, not as a step
         }
         if !parked.isEmpty { parked.removeAll { $0.device == d } }
@@ -101,7 +105,13 @@ extension InvariantChecker {
         kills[i].writeMade = false
         let launchEnds = (step.isLaunch && !step.continues) || kills[i].launchAwaitsUnlock
         kills[i].launchAwaitsUnlock = false
-        if launchEnds { kills[i].purgeMayFollow = false }
+        if launchEnds {
+            kills[i].purgeMayFollow = false
+            if kills[i].deferredResetMayFollow {
+                kills[i].deferredResetMayFollow = false
+                if i < resetAwaitingUnlock.count { resetAwaitingUnlock[i] = false }
+            }
+        }
         guard kills[i].owesAny, launchEnds else { return }
         let k = kills[i]
         kills[i].owesReset = false

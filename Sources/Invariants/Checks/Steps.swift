@@ -264,6 +264,8 @@ extension InvariantChecker {
             step.end()
             return
         }
+        // P4: a reset() that waited for the data is done in the first step that can read it.
+        if !resetAwaitingUnlock.isEmpty, !step.continues { deferredResetEnds(d) }
         if !wallOffsetMs.isEmpty, step.isBecameActive { wallClockActivation(d) }
         if !expiry.isEmpty {
             if isExpiryStep { expiryStepEnds(d) } else if step.runEnded, runEndedOnItsOwn { expiryRunCompleted(Int(d)) }
@@ -337,7 +339,10 @@ extension InvariantChecker {
 
     @usableFromInline @inline(never) mutating func requestSent(_ d: DeviceIndex, id: UInt32, kind: RequestKind, key: KeyID, credential: Credential) {
         let i = Int(d)
-        if kind == .reset, !resetAwaitingUnlock.isEmpty { _ = takeDeferredReset(d) }   // P4
+        // P4: a deferred reset's request (not the retry of an older delete still owed, D7).
+        if kind == .reset, !resetAwaitingUnlock.isEmpty, credential.generation != devices[i].disk.pendingResetGeneration {
+            _ = takeDeferredReset(d)
+        }
         devices[i].sent(id, kind, at: now, timeoutMs: timeoutMs)
         effect(d, .requestSent(id: id, kind: kind, key: key, credential: credential))
         if !dataUnlockAt.isEmpty, dataLocked(d) { judgeRequestWhileLocked(d, kind) }

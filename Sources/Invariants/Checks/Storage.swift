@@ -4,8 +4,9 @@ import SimKit
 extension InvariantChecker {
     @usableFromInline @inline(never) mutating func store(_ d: DeviceIndex, _ op: StoreOp) {
         let i = Int(d)
-        if !kills.isEmpty { writeForKills(d, op) }
+        // P4 before P1: the write that starts a deferred reset is one of the reset's.
         if !resetAwaitingUnlock.isEmpty { storeAfterDeferredReset(d, op) }
+        if !kills.isEmpty { writeForKills(d, op) }
         let dev = devices[i]
         // Submitting a background task already scheduled, or cancelling one that is not,
         // changes nothing on the device: no effect (an SDK may re-submit its task at every
@@ -95,6 +96,7 @@ extension InvariantChecker {
         case .setPendingReset(let c) where !c.isNone: _ = takeDeferredReset(d)
         case .dropReports: _ = takeDeferredReset(d)
         case .reportsRemoved where step.uploadCarriedUpTo == nil: _ = takeDeferredReset(d)
+        case .reportLeft where step.uploadCarriedUpTo == nil: _ = takeDeferredReset(d)
         default: break
         }
     }
