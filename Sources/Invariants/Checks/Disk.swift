@@ -154,6 +154,18 @@ extension InvariantChecker {
         kills[i].deferredResetMayFollow = true
     }
 
+    /// P4, a request of a phone that restarted (`dataUnlockAt` allocated): judged while its
+    /// data is locked; after, a deferred reset's request takes it (not the retry of an
+    /// older delete still owed, D7).
+    @inline(never)
+    mutating func requestAfterReboot(_ d: DeviceIndex, _ kind: RequestKind, _ credential: Credential) {
+        if dataLocked(d) {
+            judgeRequestWhileLocked(d, kind)
+        } else if kind == .reset, credential.generation != devices[Int(d)].disk.pendingResetGeneration {
+            _ = takeDeferredReset(d)
+        }
+    }
+
     /// P4: a request sent while the data is locked: a registration or a download says the
     /// SDK took what it could not read for absent.
     mutating func judgeRequestWhileLocked(_ d: DeviceIndex, _ kind: RequestKind) {

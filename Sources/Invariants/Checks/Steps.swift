@@ -257,15 +257,18 @@ extension InvariantChecker {
     /// device truth, few registers to save). A stale step that did nothing is only counted.
     @usableFromInline @inline(never) mutating func endStep(_ d: DeviceIndex) {
         guard step.device == d else { return }
-        // P4: a step before the unlock read nothing; it is judged by unreadable-is-not-absent alone.
-        if !dataUnlockAt.isEmpty, dataLocked(d) {
-            if !kills.isEmpty, step.isLaunch { kills[Int(d)].launchAwaitsUnlock = true }
-            if step.input == .lifecycle(.backgroundRun) || step.input == .lifecycle(.launchInBackground) { hit(.backgroundReadBeforeUnlock) }
-            step.end()
-            return
+        // P4: a step before the unlock read nothing; it is judged by unreadable-is-not-absent
+        // alone. A reset() that waited for the data is done in the first step that can read
+        // it (`resetAwaitingUnlock`, allocated with `dataUnlockAt`: one gate for both).
+        if !dataUnlockAt.isEmpty {
+            if dataLocked(d) {
+                if !kills.isEmpty, step.isLaunch { kills[Int(d)].launchAwaitsUnlock = true }
+                if step.input == .lifecycle(.backgroundRun) || step.input == .lifecycle(.launchInBackground) { hit(.backgroundReadBeforeUnlock) }
+                step.end()
+                return
+            }
+            if !step.continues { deferredResetEnds(d) }
         }
-        // P4: a reset() that waited for the data is done in the first step that can read it.
-        if !resetAwaitingUnlock.isEmpty, !step.continues { deferredResetEnds(d) }
         if !wallOffsetMs.isEmpty, step.isBecameActive { wallClockActivation(d) }
         if !expiry.isEmpty {
             if isExpiryStep { expiryStepEnds(d) } else if step.runEnded, runEndedOnItsOwn { expiryRunCompleted(Int(d)) }
@@ -339,13 +342,9 @@ extension InvariantChecker {
 
     @usableFromInline @inline(never) mutating func requestSent(_ d: DeviceIndex, id: UInt32, kind: RequestKind, key: KeyID, credential: Credential) {
         let i = Int(d)
-        // P4: a deferred reset's request (not the retry of an older delete still owed, D7).
-        if kind == .reset, !resetAwaitingUnlock.isEmpty, credential.generation != devices[i].disk.pendingResetGeneration {
-            _ = takeDeferredReset(d)
-        }
+        if !dataUnlockAt.isEmpty { requestAfterReboot(d, kind, credential) }   // P4
         devices[i].sent(id, kind, at: now, timeoutMs: timeoutMs)
         effect(d, .requestSent(id: id, kind: kind, key: key, credential: credential))
-        if !dataUnlockAt.isEmpty, dataLocked(d) { judgeRequestWhileLocked(d, kind) }
         switch kind {
         case .check, .register:
             step.sentCheck = true

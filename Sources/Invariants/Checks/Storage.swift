@@ -4,8 +4,9 @@ import SimKit
 extension InvariantChecker {
     @usableFromInline @inline(never) mutating func store(_ d: DeviceIndex, _ op: StoreOp) {
         let i = Int(d)
-        // P4 before P1: the write that starts a deferred reset is one of the reset's.
-        if !resetAwaitingUnlock.isEmpty { storeAfterDeferredReset(d, op) }
+        // P4 before P1: the write that starts a deferred reset is one of the reset's
+        // (`resetAwaitingUnlock` is allocated with `dataUnlockAt`).
+        if !dataUnlockAt.isEmpty { storeAfterDeferredReset(d, op) }
         if !kills.isEmpty { writeForKills(d, op) }
         let dev = devices[i]
         // Submitting a background task already scheduled, or cancelling one that is not,
@@ -91,6 +92,7 @@ extension InvariantChecker {
 
     /// P4: the writes only a reset makes (its pending delete, its reports dropped with no
     /// upload answered) take a reset() called before the unlock (`takeDeferredReset`).
+    @inline(never)
     mutating func storeAfterDeferredReset(_ d: DeviceIndex, _ op: StoreOp) {
         switch op {
         case .setPendingReset(let c) where !c.isNone: _ = takeDeferredReset(d)
