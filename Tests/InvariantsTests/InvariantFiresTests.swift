@@ -917,13 +917,7 @@ import Invariants
     func resetDeferredPastTheUnlock() {
         let c = cred(0, 1)
         func run(deletesAll: Bool, resetCalled: Bool = true) -> HandTrace {
-            var t = HandTrace(.oneApp())
-            t.ready()
-            t.processKilled(at: h)
-            t.record(h, 0, .fault(Reboot.Record.rebooted(unlockAt: 9 * h).fault))
-            t.processStarted(at: 2 * h)
-            t.step(at: 2 * h, .input(.launch))
-            if resetCalled { t.step(at: 3 * h, .input(.reset)) }
+            var t = HandTrace.restartedBeforeReset(resetCalled: resetCalled)
             t.step(at: 10 * h, .input(.becameActive)) {
                 $0.store(.setPendingReset(c), .deleteIndex)
                 if deletesAll { $0.store(.deleteModels, .deletePlaceData, .deleteCredential) }
@@ -953,13 +947,7 @@ import Invariants
         let c = cred(0, 1)
         let mark = LocalData.never - 1
         func run(killAtWrite n: UInt8, finishes: Bool) -> HandTrace {
-            var t = HandTrace(.oneApp())
-            t.ready()
-            t.processKilled(at: h)
-            t.record(h, 0, .fault(Reboot.Record.rebooted(unlockAt: 9 * h).fault))
-            t.processStarted(at: 2 * h)
-            t.step(at: 2 * h, .input(.launch))
-            t.step(at: 3 * h, .input(.reset))
+            var t = HandTrace.restartedBeforeReset()
             t.record(4 * h, 0, .fault(.killPending(atWrite: n)))
             t.record(10 * h, 0, .input(.becameActive))
             t.record(10 * h, 0, .store(.setLastAnsweredCheck(mark)))
@@ -988,15 +976,25 @@ import Invariants
 
     @Test("P4: a reset() before the unlock not done by the first readable step was a call that failed")
     func deferredResetWindowCloses() {
+        var t = HandTrace.restartedBeforeReset()
+        t.step(at: 10 * h, .input(.becameActive)) { $0.state(.idle) }
+        t.step(at: 11 * h, .input(.wentToBackground)) { $0.store(.deleteIndex) }
+        expectFires(t, .purgeOnlyAfter30ContinuousDays, at: 11 * h, mentions: ["deleted its index"])
+    }
+}
+
+extension HandTrace {
+    /// A ready device 0 restarts at 1 h (its data unlocked at 9 h); the app is launched at
+    /// 2 h and, with `resetCalled`, reset() is called at 3 h, before the unlock.
+    static func restartedBeforeReset(resetCalled: Bool = true) -> HandTrace {
+        let h = Ms.hour
         var t = HandTrace(.oneApp())
         t.ready()
         t.processKilled(at: h)
         t.record(h, 0, .fault(Reboot.Record.rebooted(unlockAt: 9 * h).fault))
         t.processStarted(at: 2 * h)
         t.step(at: 2 * h, .input(.launch))
-        t.step(at: 3 * h, .input(.reset))
-        t.step(at: 10 * h, .input(.becameActive)) { $0.state(.idle) }
-        t.step(at: 11 * h, .input(.wentToBackground)) { $0.store(.deleteIndex) }
-        expectFires(t, .purgeOnlyAfter30ContinuousDays, at: 11 * h, mentions: ["deleted its index"])
+        if resetCalled { t.step(at: 3 * h, .input(.reset)) }
+        return t
     }
 }
