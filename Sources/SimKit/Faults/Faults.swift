@@ -58,7 +58,8 @@ package enum Faults {
     @usableFromInline var reboot = Reboot.Locks()
     @usableFromInline var kill = Kill.Pending()
     /// Raised when a kind that changes what a step is told (`clock`, `disk-full`, `reboot`)
-    /// first sets a device's state, never lowered: the gate of `faultsOnTheStep`.
+    /// or how its writes land (`kill … at-write`) first sets a device's state, never
+    /// lowered: the gate of `faultsOnTheStep` and of the plain step (`stepInline`).
     @usableFromInline var onTheStep = false
     /// The latest end of the windows that answer in the server's place (`server down`,
     /// `server errors`, `server restart`, any device's `portal`): the gate of `faultAnswer`.

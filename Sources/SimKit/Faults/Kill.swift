@@ -107,6 +107,7 @@ extension SimWorld {
         }
         faults.kill.atWrite[i] = atWrite
         faults.kill.armed = true
+        faults.onTheStep = true   // steps now take the path that counts their writes
         faults.kill.writesLeft[i] = atWrite
         faults.kill.epoch[i] = _devices[i].processEpoch
         trace(d, .fault(.killPending(atWrite: atWrite)))

@@ -61,7 +61,7 @@ public struct ReferenceSDK: SDKCore {
     /// Resume indexing once a check in flight unlocks the SDK (D4).
     var resumeAfterUnlock = false
     var configured = false
-    var foreground = false
+    @usableFromInline var foreground = false
     var state: SDKState = .unconfigured
     /// Back-off exponents of the reset and report retries (bounded by `retryMaxMs`).
     var resetAttempts: UInt8 = 0
@@ -93,19 +93,29 @@ public struct ReferenceSDK: SDKCore {
 
     public mutating func handle(_ input: SDKInput, now: SimTime, context: SDKContext, config: SDKConfig, disk: LocalData,
                                 effects: inout EffectBuffer) {
-        // Two inputs need no step built: going to the background only clears a flag, and
+        // Two inputs need no step built: going to the background only clears a flag (the
+        // engine asks `handledAlone` itself first, in a world with no phone fault), and
         // the timeout of a request already answered is ignored (as `timer` would ignore
         // it; the engine drops most of those before they get here, see `ignoresTimer`).
-        switch input {
-        case .wentToBackground: foreground = false; return
-        case .timer(let kind, let arg) where ignoresTimer(kind, arg: arg): return
-        default: break
-        }
+        if handledAlone(input) { return }
+        if case .timer(let kind, let arg) = input, ignoresTimer(kind, arg: arg) { return }
         withUnsafeMutablePointer(to: &effects) { out in
-            var step = Step(disk: mutantReadsLockedAsEmpty(context.dataLocked) ? LocalData() : disk,
-                            config: config, now: now, out: out, context: context)
-            handle(input, &step)
+            withUnsafePointer(to: config) { config in
+                // The disk goes straight into the step: choosing between it and an empty one
+                // in the initialiser's argument copied it twice, 56 bytes, at every step.
+                var step = Step(disk: disk, configAt: config, now: now, out: out, context: context)
+                if mutantReadsLockedAsEmpty(context.dataLocked) { step.disk = LocalData() }
+                handle(input, &step)
+            }
         }
+    }
+
+    /// Going to the background only clears a flag: no step is needed (`SDKCore.handledAlone`).
+    @inlinable @inline(__always)
+    public mutating func handledAlone(_ input: SDKInput) -> Bool {
+        guard case .wentToBackground = input else { return false }
+        foreground = false
+        return true
     }
 
     /// D9: the timeout of a request no longer awaited (answered, abandoned, or forgotten by
@@ -147,7 +157,10 @@ public struct ReferenceSDK: SDKCore {
         // Word-sized and word-aligned fields first, the 9 bytes of `context` last: with the
         // odd-sized field in the middle, building a step copied it in overlapping pieces.
         var disk: LocalData
-        let config: SDKConfig
+        /// The caller's `config`, valid for the one `handle` call, like `out`: read where a
+        /// rule needs it, not copied (56 bytes) into every step.
+        let configAt: UnsafePointer<SDKConfig>
+        var config: SDKConfig { @inline(__always) get { configAt.pointee } }
         let now: SimTime
         /// The caller's `effects`, valid for the one `handle` call that made this step. A
         /// pointer, not the buffer moved in and out: a step then holds no reference, so

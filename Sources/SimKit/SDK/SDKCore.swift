@@ -232,6 +232,13 @@ public protocol SDKCore: Sendable {
     /// ignore that firing in `handle` too (debug builds hand it to a copy of the SDK and
     /// assert that it asks for nothing); the default, false, hands every firing to it.
     func ignoresTimer(_ kind: TimerKind, arg: UInt32) -> Bool
+    /// Handles `input` if it needs nothing but this value's own memory (no disk, settings,
+    /// context or effect: going to the background, for the reference) and returns true;
+    /// false, doing nothing, for every other input. The engine then skips building a step
+    /// for it (the step is traced as usual). Debug builds hand the input to a copy of the
+    /// SDK's `handle` too and assert that it asks for nothing. The default, false, costs
+    /// nothing: the engine's call is compiled away.
+    mutating func handledAlone(_ input: SDKInput) -> Bool
     /// Whether the core is told of answers the network lost (`answerLost`). The default,
     /// false, costs nothing: the engine's call is compiled away.
     static var hearsLostAnswers: Bool { get }
@@ -276,6 +283,7 @@ public protocol SDKCore: Sendable {
 
 extension SDKCore {
     @inlinable public func ignoresTimer(_ kind: TimerKind, arg: UInt32) -> Bool { false }
+    @inlinable public mutating func handledAlone(_ input: SDKInput) -> Bool { false }
     @inlinable public static var hearsLostAnswers: Bool { false }
     @inlinable public mutating func answerLost(id: UInt32) {}
     @inlinable public static func worldBegins() {}

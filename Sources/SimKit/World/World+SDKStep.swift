@@ -24,13 +24,37 @@ extension SimWorld {
         case .response, .timer: traced = nil   // traced as `delivered` / `timerFired` by the caller
         }
         if let traced { traceInput(d, traced) }
+        // In a world where no fault has touched a phone's steps (no clock moved, no disk
+        // filled or locked, no kill armed: one flag) a step is the plain one, as before the
+        // phone faults; the rest, out of line, so that the copies of this function inlined
+        // in the busiest handlers stay as small as they were. Equal by construction:
+        // `faultsOnTheStep` returns the plain context behind the same flag, and a kill
+        // armed raises it too (asserted below), so the writes are applied in full.
+        if faults.onTheStep { stepOnAFaultyPhone(d, input); return }
+        assert(!faultsOnTheWrites, "a kill armed without raising faults.onTheStep")
+        assert(!wouldHandleAlone(d, input) || handlesWithoutEffects(d, input),
+               "the SDK handled \(input) alone but handling it has effects")
+        if _sdks[i].handledAlone(input) { traceStepEnd(d); return }
         // Fields are read straight from the device, not from a copy of it: copying the whole
         // state to the stack and then again into the SDK's step stalled on store forwarding.
-        let context = faultsOnTheStep(d)
+        let context = SDKContext(device: d, photoCount: _devices[i].photoCount, photosAllowed: _devices[i].photosAllowed)
         // Steps never nest, so nothing else reads the buffer.
         effects.removeAll()
         // The stored properties, not their accessors: disjoint accesses, which the
         // exclusivity check can see.
+        _sdks[i].handle(input, now: _now, context: context, config: setup.sdk, disk: _devices[i].disk, effects: &effects)
+        if !effects.isEmpty { applyEffects(device: d) }
+        traceStepEnd(d)
+    }
+
+    /// `stepInline` once a fault has touched some phone's steps: what the faults tell the
+    /// step (`faultsOnTheStep`), and writes that a full or locked disk refuses or a kill
+    /// cuts short.
+    @inline(never)
+    @inlinable mutating func stepOnAFaultyPhone(_ d: DeviceIndex, _ input: SDKInput) {
+        let i = Int(d)
+        let context = faultsOnTheStep(d)
+        effects.removeAll()
         _sdks[i].handle(input, now: _now, context: context, config: setup.sdk, disk: _devices[i].disk, effects: &effects)
         if !effects.isEmpty {
             // P3, P4: a faulty disk refuses writes; P1: a kill at one of the step's writes
@@ -81,11 +105,10 @@ extension SimWorld {
             traceRunStarted(d, background: background)
         case .runEnded:
             traceRunEnded(d)
-            faultsOnRunEnded(device: d)
         case .unsettled:
-            trace(d, .unsettled)
+            traceUnsettled(d)
         case .carries(let report):
-            trace(d, .carries(report: report))
+            traceCarries(d, report: report)
         }
     }
 
@@ -108,6 +131,22 @@ extension SimWorld {
         let context = faultsOnTheStep(d)
         copy.handle(.timer(kind, arg: arg), now: now, context: context, config: setup.sdk, disk: _devices[i].disk, effects: &out)
         return out.isEmpty
+    }
+
+    /// Debug builds: whether a copy of device `d`'s SDK, handed `input`, asks for nothing,
+    /// as an SDK that handles it alone must (`SDKCore.handledAlone`).
+    @inlinable func handlesWithoutEffects(_ d: DeviceIndex, _ input: SDKInput) -> Bool {
+        let i = Int(d)
+        var copy = _sdks[i]
+        var out = EffectBuffer()
+        copy.handle(input, now: now, context: faultsOnTheStep(d), config: setup.sdk, disk: _devices[i].disk, effects: &out)
+        return out.isEmpty
+    }
+
+    /// Debug builds: whether a copy of device `d`'s SDK would handle `input` alone.
+    @inlinable func wouldHandleAlone(_ d: DeviceIndex, _ input: SDKInput) -> Bool {
+        var copy = _sdks[Int(d)]
+        return copy.handledAlone(input)
     }
 
     /// The generation in `g` of a cancellable timer (request timeouts have none: 0).
@@ -162,7 +201,7 @@ extension SimWorld {
     mutating func traceStore(_ d: DeviceIndex, _ op: StoreOp) { trace(d, .store(op)) }
     @inlinable @inline(never)
     mutating func traceCallResult(_ d: DeviceIndex, _ call: APICall, _ outcome: CallOutcome) { trace(d, .callResult(call, outcome)) }
-    // The two below also show the effect to the faults that follow runs (P5's limit): out
+    // The three below also show the effect to the faults that follow runs (P5's limit): out
     // of line with the tracing, so that `apply`, inlined in every step, stays as it was.
     @inlinable @inline(never)
     mutating func traceRunStarted(_ d: DeviceIndex, background: Bool) {
@@ -170,7 +209,16 @@ extension SimWorld {
         faultsOnRunStarted(device: d)
     }
     @inlinable @inline(never)
-    mutating func traceRunEnded(_ d: DeviceIndex) { trace(d, .runEnded) }
+    mutating func traceRunEnded(_ d: DeviceIndex) {
+        trace(d, .runEnded)
+        faultsOnRunEnded(device: d)
+    }
+    // D10's rare effects, out of line too: each `trace` inlined in `apply` made every step's
+    // loop over its effects larger (more registers saved, more spilled).
+    @inlinable @inline(never)
+    mutating func traceUnsettled(_ d: DeviceIndex) { trace(d, .unsettled) }
+    @inlinable @inline(never)
+    mutating func traceCarries(_ d: DeviceIndex, report: UInt64) { trace(d, .carries(report: report)) }
     @inlinable @inline(never)
     mutating func traceState(_ d: DeviceIndex, _ state: SDKState) {
         trace(d, .state(state))
