@@ -90,7 +90,7 @@ enum ExploreCommand {
                         the start, about (requests x fates) more runs a path, so take a
                         small alphabet
       --fate-kinds LIST the fates tried, comma-separated (default
-                        late,after-timeout,error,lost,offline)
+                        late,after-timeout,error,lost,offline; also overtaken)
       --state-budget B  bytes for the state store (32 a state) and the breadth-first
                         frontier, or with a unit: 512M, 2G (default 512M); when full the
                         search stops, INCOMPLETE

@@ -29,6 +29,31 @@ struct GeneratorTests {
         }
     }
 
+    @Test("a quarter of the seeds aim answers: pins on the main group's first devices, most of them overtaken; the rest of the script is the seed's")
+    func someSeedsPinFates() {
+        var pinned = 0, overtaken = 0, pins = 0
+        for seed in 0..<400 as Range<UInt64> {
+            let full = ScenarioGenerator.generate(seed: seed)
+            guard !full.pins.isEmpty else { continue }
+            pinned += 1
+            for p in full.pins {
+                pins += 1
+                if p.fate == .overtaken { overtaken += 1 }
+                #expect(p.group == "photos" && (1...3).contains(p.index) && (1...160).contains(p.request), "seed \(seed): \(p)")
+                #expect(ScenarioGenerator.aimedFates.contains(p.fate))
+            }
+            var withoutPins = full
+            withoutPins.pins = []
+            var g = ScenarioGenerator(seed: seed, options: .init())
+            var rest = g.make(seed: seed)
+            rest.pins = []
+            #expect(rest == withoutPins, "seed \(seed): the pins are added, nothing else moves")
+        }
+        // 1 in 4 seeds: about 100 of 400; 60 and 140 are wide margins.
+        #expect((60...140).contains(pinned), "\(pinned) of 400 seeds pin fates")
+        #expect(overtaken * 2 > pins, "\(overtaken) of \(pins) pins hold an answer for the next verdict")
+    }
+
     @Test("swarm testing reaches every feature within a few hundred seeds")
     func swarmReachesEveryFeature() {
         var seen = Set<Int>()

@@ -157,6 +157,33 @@ struct GuidedFuzzTests {
         #expect(onBoundary >= 15, "only \(onBoundary) of 300 mutations put the statements a boundary apart")
     }
 
+    @Test("the mutator aims answers: it adds pins on a genuine group's first devices and changes their fates")
+    func mutatorAimsAnswers() {
+        var s = ScenarioFile()
+        s.duration = 2 * Ms.day
+        s.accounts = [AccountDecl(name: "acme")]
+        s.apps = [AppDecl(name: "photos", account: "acme", key: "rk_live_a")]
+        s.groups = [DeviceGroupDecl(kind: .devices, count: 5, app: "photos")]
+        s.timeline = [TimedStatement(schedule: .at(Ms.hour), body: .action(.person(.open, .all)))]
+        var added = 0, changed = 0
+        for k in 0..<300 as Range<UInt64> {
+            var m = ScenarioMutator(random: SimRandom(seed: k))
+            var t = s
+            m.aimAnswer(&t)
+            #expect(t.pins.count == 1)
+            if let p = t.pins.first {
+                added += 1
+                #expect(p.group == "photos" && (1...3).contains(p.index) && (1...40).contains(p.request))
+            }
+            var u = t
+            m.aimAnswer(&u)
+            if u.pins.count == t.pins.count, u.pins != t.pins { changed += 1 }
+        }
+        #expect(added == 300)
+        // Half the second calls change the pin's fate (to one of six, its own included).
+        #expect(changed >= 80, "\(changed) of 300 second calls changed a pin")
+    }
+
     @Test("the same results under any --jobs and --shard; the corpus folder is written and read back; bad flags exit 2")
     func commandLine() throws {
         try? FileManager.default.removeItem(atPath: Self.dir)

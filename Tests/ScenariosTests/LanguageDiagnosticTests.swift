@@ -304,7 +304,7 @@ struct LanguagePinTests {
         pin device photos#1 request 3 los
                                       ^
         hint: did you mean 'lost'?
-        note: fates are: late, after-timeout, error, lost, offline
+        note: fates are: late, after-timeout, error, lost, offline, overtaken
 
         """)
     }

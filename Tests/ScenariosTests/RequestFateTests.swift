@@ -79,6 +79,40 @@ import Testing
         #expect(offline.delivered.map(\.0) == [0] && offline.delivered.map(\.1) == [.offline])
     }
 
+    /// `overtaken`: the answer is held until the device's next verdict to another request
+    /// arrives, and arrives in that same millisecond, just after it, whatever the timeout;
+    /// a second held answer of the device makes the first one lost.
+    @Test func anOvertakenAnswerArrivesJustAfterTheNextVerdict() throws {
+        func deliveries(_ records: [TraceRecord]) -> [(index: Int, time: SimTime, id: UInt32, answer: Answer, viaTimer: Bool)] {
+            records.enumerated().compactMap { k, r in
+                if case .delivered(let id, _, let answer, let viaTimer, _, _, _) = r.event { return (k, r.time, id, answer, viaTimer) }
+                return nil
+            }
+        }
+        let run = try Self.run(["pin device photos#1 request 1 overtaken"])
+        #expect(run.broken.isEmpty, "\(run.broken)")
+        let all = deliveries(run.records)
+        let held = try #require(all.first { $0.id == 1 && !$0.viaTimer }, "the held answer arrives")
+        #expect(held.answer == .ok)
+        #expect(all.contains { $0.id == 1 && $0.viaTimer && $0.answer == .timedOut && $0.time < held.time },
+                "the SDK's own timeout came first: the register was answered only after it")
+        // The verdict it waited for: the last delivery before it, of another request, in the same millisecond.
+        let before = try #require(all.last { $0.index < held.index })
+        #expect(before.id != 1 && before.answer.isVerdict && !before.viaTimer)
+        #expect(before.time == held.time, "two verdicts in one millisecond")
+        #expect(!run.records[(before.index + 1)..<held.index].contains { if case .delivered = $0.event { true } else { false } })
+
+        // Requests 1 and 2 (the registration at launch, its retry at 1 h) both held: 1 is
+        // lost when 2 is held (never delivered but as its timeout), and 2 waits for a
+        // verdict that never comes in this run: only its timeout is delivered.
+        let two = try Self.run(["pin device photos#1 request 1 overtaken", "pin device photos#1 request 2 overtaken"])
+        #expect(two.broken.isEmpty, "\(two.broken)")
+        let d2 = deliveries(two.records)
+        #expect(d2.filter { $0.id == 1 }.map(\.answer) == [.timedOut], "the first held answer was lost")
+        #expect(d2.filter { $0.id == 2 }.map(\.answer) == [.timedOut], "the second is still held at the end")
+        #expect(!d2.contains { $0.id > 2 })
+    }
+
     /// A pin changes its request and what follows from it, nothing before it; an unpinned
     /// run is the run of a setup that only counts requests (the same fingerprint).
     @Test func aPinLeavesTheRequestsBeforeItAlone() throws {

@@ -57,6 +57,8 @@ public struct ScenarioGenerator {
     var aimStream: SimRandom
     /// The stream of the interleaving probes (`interleave`), apart for the same reason.
     var weaveStream: SimRandom
+    /// The stream of the pinned fates (`aimAnswers`), apart for the same reason.
+    var fateStream: SimRandom
     var on: [Bool] = []
     var durationMs: SimTime = 0
     var s = ScenarioFile()
@@ -81,12 +83,13 @@ public struct ScenarioGenerator {
         r = root.fork(2)
         aimStream = root.fork(3)
         weaveStream = root.fork(4)
+        fateStream = root.fork(5)
     }
 
     func has(_ f: Feature) -> Bool { on[f.rawValue] }
 
     /// The script of `seed`; `aimed: false` leaves out the aimed probes, the faults drawn
-    /// alone (the race of slow answers) and the interleavings (for tests).
+    /// alone (the race of slow answers), the interleavings and the pinned fates (for tests).
     mutating func make(seed: UInt64, aimed: Bool = true) -> ScenarioFile {
         // Swarm: about a third of the features on, each with its own coin.
         on = Feature.allCases.map { _ in swarm.chance(1, outOf: 3) }
@@ -135,6 +138,7 @@ public struct ScenarioGenerator {
             aim()
             faultsDrawnAlone(seed: seed)
             interleave()
+            aimAnswers()
         }
         return s
     }

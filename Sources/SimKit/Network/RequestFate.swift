@@ -23,6 +23,12 @@ public enum RequestFate: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     case lost = 4
     /// The device is offline for this request: it fails at once, the server never sees it.
     case offline = 5
+    /// The server judges it; its answer is held until the next verdict of another request
+    /// of the same device arrives, and arrives in that same millisecond, just after it:
+    /// two verdicts in one millisecond, the older one last (D4, D9), whatever the timeout
+    /// (before it or long after). Lost (S9) if no other verdict arrives at the device, or
+    /// if another answer of the device's is held before this one is let go.
+    case overtaken = 6
 
     /// The fate's name in the scenario language.
     public var description: String {
@@ -32,6 +38,7 @@ public enum RequestFate: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .serverError: "error"
         case .lost: "lost"
         case .offline: "offline"
+        case .overtaken: "overtaken"
         }
     }
 
@@ -66,6 +73,12 @@ public struct PinnedFate: Equatable, Sendable {
     /// order sent (the run's history, not its state: the digest leaves it out).
     @usableFromInline var log: [UInt64] = []
     @usableFromInline var logging = false
+    /// Whether a pin holds answers (`overtaken`): the gate of `heldAnswer`, one flag tested
+    /// an answer delivered in a world that pins nothing so.
+    @usableFromInline var holds = false
+    /// Per device (with `holds`), the request slot plus one of the answer held until its
+    /// next verdict arrives, or 0.
+    @usableFromInline var held: [UInt32] = []
 
     @inlinable init() {}
 
@@ -74,6 +87,8 @@ public struct PinnedFate: Equatable, Sendable {
         logging = setup.countsRequests
         if active { sent = Array(repeating: 0, count: devices) }
         for p in setup.pinnedFates { pins[UInt64(p.device) << 32 | UInt64(p.request)] = p.fate.rawValue }
+        holds = setup.pinnedFates.contains { $0.fate == .overtaken }
+        if holds { held = Array(repeating: 0, count: devices) }
     }
 
     /// Counts device `d`'s next request and returns its pinned fate's raw value, or 0.

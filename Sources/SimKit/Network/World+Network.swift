@@ -85,9 +85,34 @@ extension SimWorld {
             return
         case .late?: at = max(now, slot.sentAt.saturatingAdd(timeout) - min(timeout, 1))
         case .afterTimeout?: at = max(now, slot.sentAt.saturatingAdd(timeout).saturatingAdd(1))
+        case .overtaken?:
+            // Held, not scheduled: `letHeldAnswerGo` sends it after the device's next verdict.
+            // One held a device: one held before it is lost.
+            let older = fates.held[Int(d)]
+            fates.held[Int(d)] = s &+ 1
+            if older != 0 { loseHeldAnswer(slot: older &- 1) }
+            return
         default: break
         }
         schedule(.responseArrives(device: d, slot: s), at: Self.offTheDeadline(at, sentAt: slot.sentAt, timeoutMs: timeout))
+    }
+
+    /// A verdict of device `d`'s (not the held one) has just been delivered: the answer held
+    /// for `d` (`RequestFate.overtaken`), if any, arrives in this millisecond, after it.
+    @inlinable @inline(never)
+    mutating func letHeldAnswerGo(device d: DeviceIndex) {
+        let h = fates.held[Int(d)]
+        guard h != 0 else { return }
+        fates.held[Int(d)] = 0
+        schedule(.responseArrives(device: d, slot: h &- 1), at: now)
+    }
+
+    /// An answer held for its device's next verdict that will never be let go: lost (S9).
+    @inlinable @inline(never)
+    mutating func loseHeldAnswer(slot s: UInt32) {
+        let slot = requests[s]
+        requests.release(s)
+        if SDK.hearsLostAnswers { tellAnswerLost(slot) }
     }
 
     /// Tells the SDK of `slot`'s process that its answer was lost (`SDKCore.answerLost`),
@@ -159,14 +184,17 @@ extension SimWorld {
             trace(d, .droppedForDeadProcess(id: slot.id))
             return
         }
-        traceDelivered(slot)
+        answerDelivered(slot)
         stepInline(d, .response(id: slot.id, kind: slot.request.kind, reply: slot.reply))
     }
 
-    /// `trace` of an answer's arrival, a function of its own (see `traceInput`).
+    /// An answer arrives: traced, and an answer held for the device's next verdict
+    /// (`RequestFate.overtaken`) let go after it. A function of its own (see `traceInput`),
+    /// which keeps the pins' gate out of `responseArrives`.
     @inlinable @inline(never)
-    mutating func traceDelivered(_ slot: RequestPool.Slot) {
+    mutating func answerDelivered(_ slot: RequestPool.Slot) {
         trace(slot.request.device, .delivered(id: slot.id, kind: slot.request.kind, answer: slot.reply.answer, viaTimer: false,
                                               sentAt: slot.sentAt, servedAt: slot.reply.servedAt, stoppedSince: slot.reply.stoppedSince))
+        if fates.holds, slot.reply.answer.isVerdict { letHeldAnswerGo(device: slot.request.device) }
     }
 }

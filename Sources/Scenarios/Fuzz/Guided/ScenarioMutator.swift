@@ -4,7 +4,8 @@ import ScenarioLanguage
 /// Changes a scenario a little, for coverage-guided fuzzing: moves a statement onto a
 /// boundary counted from another (24 h, 29 and 30 days, a key's grace deadline, ± 1 ms,
 /// 1 s, 1 min or 1 h), nudges a time, duplicates or drops a statement, changes a
-/// selector, a fault's length or share, an old key's grace, pins the network's latency,
+/// selector, a fault's length or share, an old key's grace, pins the network's latency or a
+/// request's fate (an answer held past the next verdict, `overtaken`),
 /// or splices in statements of a second scenario. One to three changes a call. The result
 /// may not compile (a splice that names a group the first does not declare): the caller
 /// checks and falls back to a fresh scenario.
@@ -54,8 +55,11 @@ package struct ScenarioMutator {
             guard let i = pick(Array(s.timeline.indices)), case .action(let a) = s.timeline[i].body else { return }
             s.timeline[i].body = .action(changed(a, in: s))
         case 6:
-            if r.chance(1, outOf: 2) { s.network.latencyMax = s.network.latencyMin }
-            else { s.network.timeout = [Ms.second, 5 * Ms.second, 30 * Ms.second][Int(r.below(3))] }
+            switch r.below(3) {
+            case 0: s.network.latencyMax = s.network.latencyMin
+            case 1: s.network.timeout = [Ms.second, 5 * Ms.second, 30 * Ms.second][Int(r.below(3))]
+            default: aimAnswer(&s)
+            }
         case 7, 8:
             // Splice: this scenario's statements before a moment, the donor's after it.
             guard let donor, !donor.timeline.isEmpty else { return }
@@ -68,6 +72,22 @@ package struct ScenarioMutator {
             guard let donor, let j = pick(Array(donor.timeline.indices)) else { return }
             s.timeline.insert(donor.timeline[j], at: Int(r.below(UInt64(s.timeline.count + 1))))
         }
+    }
+
+    /// An answer aimed (`ScenarioGenerator.aimAnswers`): a new pin on one of the first
+    /// devices of a genuine group, most often holding an answer past the device's next
+    /// verdict (`overtaken`), or another fate for a pin already there.
+    mutating func aimAnswer(_ s: inout ScenarioFile) {
+        if !s.pins.isEmpty, r.chance(1, outOf: 2), let i = pick(Array(s.pins.indices)) {
+            s.pins[i].fate = RequestFate.allCases[Int(r.below(UInt64(RequestFate.allCases.count)))]
+            return
+        }
+        guard let group = s.groups.first(where: { $0.kind == .devices && $0.count > 0 }) else { return }
+        let index = 1 + r.below(min(group.count, 3))
+        let request = 1 + r.below(40)
+        s.pins.removeAll { $0.group == group.name && $0.index == index && $0.request == request }
+        let fate = ScenarioGenerator.aimedFates[Int(r.below(UInt64(ScenarioGenerator.aimedFates.count)))]
+        s.pins.append(PinDecl(group: group.name, index: index, request: request, fate: fate))
     }
 
     /// The action with one of its parameters changed: a selector, a fault's length or share,
