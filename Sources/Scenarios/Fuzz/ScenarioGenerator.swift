@@ -89,8 +89,9 @@ public struct ScenarioGenerator {
     func has(_ f: Feature) -> Bool { on[f.rawValue] }
 
     /// The script of `seed`; `aimed: false` leaves out the aimed probes, the faults drawn
-    /// alone (the race of slow answers), the interleavings and the pinned fates (for tests).
-    mutating func make(seed: UInt64, aimed: Bool = true) -> ScenarioFile {
+    /// alone (the race of slow answers), the interleavings and the pinned fates, and
+    /// `answers: false` the pinned fates alone (for tests).
+    mutating func make(seed: UInt64, aimed: Bool = true, answers: Bool = true) -> ScenarioFile {
         // Swarm: about a third of the features on, each with its own coin.
         on = Feature.allCases.map { _ in swarm.chance(1, outOf: 3) }
         s.name = "fuzz seed \(seed)"
@@ -138,7 +139,7 @@ public struct ScenarioGenerator {
             aim()
             faultsDrawnAlone(seed: seed)
             interleave()
-            aimAnswers()
+            if answers { aimAnswers() }
         }
         return s
     }

@@ -104,7 +104,9 @@ extension SimWorld {
         let h = fates.held[Int(d)]
         guard h != 0 else { return }
         fates.held[Int(d)] = 0
-        schedule(.responseArrives(device: d, slot: h &- 1), at: now)
+        // Never in the millisecond of its own timeout, as every answer (`offTheDeadline`).
+        schedule(.responseArrives(device: d, slot: h &- 1),
+                 at: Self.offTheDeadline(now, sentAt: requests[h &- 1].sentAt, timeoutMs: setup.sdk.requestTimeoutMs))
     }
 
     /// An answer held for its device's next verdict that will never be let go: lost (S9).

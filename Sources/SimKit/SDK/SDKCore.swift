@@ -234,9 +234,12 @@ public protocol SDKCore: Sendable {
     func ignoresTimer(_ kind: TimerKind, arg: UInt32) -> Bool
     /// Handles `input` if it needs nothing but this value's own memory (no disk, settings,
     /// context or effect: going to the background, for the reference) and returns true;
-    /// false, doing nothing, for every other input. The engine then skips building a step
-    /// for it (the step is traced as usual). Debug builds hand the input to a copy of the
-    /// SDK's `handle` too and assert that it asks for nothing. The default, false, costs
+    /// false, doing nothing, for every other input. The engine may then skip `handle` for
+    /// it (the step is traced as usual); it does so only in a world no phone fault has
+    /// touched, and hands the input to `handle` otherwise, so `handle` must do the same
+    /// for such an input (the reference's calls this first). Debug builds hand the input
+    /// to a copy of the SDK's `handle` too and assert that it asks for nothing (and, for
+    /// an SDK of plain values, that it leaves the same state). The default, false, costs
     /// nothing: the engine's call is compiled away.
     mutating func handledAlone(_ input: SDKInput) -> Bool
     /// Whether the core is told of answers the network lost (`answerLost`). The default,

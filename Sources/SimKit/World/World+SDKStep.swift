@@ -32,8 +32,9 @@ extension SimWorld {
         // armed raises it too (asserted below), so the writes are applied in full.
         if faults.onTheStep { stepOnAFaultyPhone(d, input); return }
         assert(!faultsOnTheWrites, "a kill armed without raising faults.onTheStep")
-        assert(!wouldHandleAlone(d, input) || handlesWithoutEffects(d, input),
-               "the SDK handled \(input) alone but handling it has effects")
+        assert(faultsOnTheWallClock(of: i) == 0 && !faultsOnTheDisk(of: i) && !faultsOnProtectedData(of: i),
+               "a fault changes what a step is told without raising faults.onTheStep")
+        assert(handlesAloneAsHandleWould(d, input), "the SDK handled \(input) alone, but not as its handle does")
         if _sdks[i].handledAlone(input) { traceStepEnd(d); return }
         // Fields are read straight from the device, not from a copy of it: copying the whole
         // state to the stack and then again into the SDK's step stalled on store forwarding.
@@ -133,20 +134,20 @@ extension SimWorld {
         return out.isEmpty
     }
 
-    /// Debug builds: whether a copy of device `d`'s SDK, handed `input`, asks for nothing,
-    /// as an SDK that handles it alone must (`SDKCore.handledAlone`).
-    @inlinable func handlesWithoutEffects(_ d: DeviceIndex, _ input: SDKInput) -> Bool {
+    /// Debug builds: true unless a copy of device `d`'s SDK handles `input` alone
+    /// (`SDKCore.handledAlone`) while another copy, handed it by `handle`, asks for
+    /// something, or (for an SDK of plain values, whose bytes say its state) ends in
+    /// another state.
+    @inlinable func handlesAloneAsHandleWould(_ d: DeviceIndex, _ input: SDKInput) -> Bool {
         let i = Int(d)
-        var copy = _sdks[i]
+        var alone = _sdks[i]
+        guard alone.handledAlone(input) else { return true }
+        var handled = _sdks[i]
         var out = EffectBuffer()
-        copy.handle(input, now: now, context: faultsOnTheStep(d), config: setup.sdk, disk: _devices[i].disk, effects: &out)
-        return out.isEmpty
-    }
-
-    /// Debug builds: whether a copy of device `d`'s SDK would handle `input` alone.
-    @inlinable func wouldHandleAlone(_ d: DeviceIndex, _ input: SDKInput) -> Bool {
-        var copy = _sdks[Int(d)]
-        return copy.handledAlone(input)
+        handled.handle(input, now: now, context: faultsOnTheStep(d), config: setup.sdk, disk: _devices[i].disk, effects: &out)
+        guard out.isEmpty else { return false }
+        guard _isPOD(SDK.self) else { return true }
+        return withUnsafeBytes(of: &alone) { a in withUnsafeBytes(of: &handled) { h in a.elementsEqual(h) } }
     }
 
     /// The generation in `g` of a cancellable timer (request timeouts have none: 0).

@@ -6,7 +6,8 @@
 /// events in the order they will run, each request event with the request it carries
 /// (its slot number, which depends on the pool's past, is left out, as is the queue's
 /// insertion counter), and each device's count of requests sent when fates are pinned or
-/// counted (a pin names a device's n-th request). Left out on purpose: the trace fingerprint, the trace rings and
+/// counted (a pin names a device's n-th request), and the answers held for a device's next
+/// verdict (`RequestFate.overtaken`). Left out on purpose: the trace fingerprint, the trace rings and
 /// the event count, which record the past, not the state.
 /// The schedule is not listed: an explored prefix has fired all of its statements.
 extension World {
@@ -23,6 +24,11 @@ extension World {
             ("current-keys", currentKey),
             ("requests-sent", fates.sent),
         ]
+        // An answer held for its device's next verdict (`overtaken`) has no event queued:
+        // its request, by device (the slot number left out, as for queued ones).
+        if fates.holds {
+            parts.append(("held-answers", fates.held.enumerated().map { d, h in h == 0 ? nil : (d, requests[h &- 1]) } as [Any?]))
+        }
         var pending: [Any] = []
         for e in pendingEvents() {
             let base: [UInt64] = [e.time, UInt64(e.target), UInt64(e.kind), UInt64(e.sub), UInt64(e.aux)]
