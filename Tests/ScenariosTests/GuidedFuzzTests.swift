@@ -130,13 +130,20 @@ struct GuidedFuzzTests {
         }
     }
 
-    @Test("aiming moves a statement onto a boundary counted from another")
-    func aimsAtBoundaries() {
+    /// One account, its app `photos` and a group of `devices` of it, for `days`: the
+    /// mutator's tests add their statements.
+    static func photosScenario(days: UInt64, devices: UInt64) -> ScenarioFile {
         var s = ScenarioFile()
-        s.duration = 60 * Ms.day
+        s.duration = days * Ms.day
         s.accounts = [AccountDecl(name: "acme")]
         s.apps = [AppDecl(name: "photos", account: "acme", key: "rk_live_a")]
-        s.groups = [DeviceGroupDecl(kind: .devices, count: 2, app: "photos")]
+        s.groups = [DeviceGroupDecl(kind: .devices, count: devices, app: "photos")]
+        return s
+    }
+
+    @Test("aiming moves a statement onto a boundary counted from another")
+    func aimsAtBoundaries() {
+        var s = Self.photosScenario(days: 60, devices: 2)
         s.timeline = [TimedStatement(schedule: .at(Ms.day), body: .action(.disable(app: "photos"))),
                       TimedStatement(schedule: .at(5 * Ms.day), body: .action(.person(.open, .all)))]
         let boundaries: Set<SimTime> = [0, Ms.day, 29 * Ms.day, 30 * Ms.day]
@@ -159,11 +166,7 @@ struct GuidedFuzzTests {
 
     @Test("the mutator aims answers: it adds pins on a genuine group's first devices and changes their fates")
     func mutatorAimsAnswers() {
-        var s = ScenarioFile()
-        s.duration = 2 * Ms.day
-        s.accounts = [AccountDecl(name: "acme")]
-        s.apps = [AppDecl(name: "photos", account: "acme", key: "rk_live_a")]
-        s.groups = [DeviceGroupDecl(kind: .devices, count: 5, app: "photos")]
+        var s = Self.photosScenario(days: 2, devices: 5)
         s.timeline = [TimedStatement(schedule: .at(Ms.hour), body: .action(.person(.open, .all)))]
         var added = 0, changed = 0
         for k in 0..<300 as Range<UInt64> {
