@@ -174,6 +174,7 @@ public struct AsyncCore<Harness: AsyncSDKHarness>: SDKCore, RunsOnSimLoop {
             }
             ClockInterposer.trapping = AsyncVerdict.trapClockReads
             loop.inStep = true
+            loop.pickSeed = loop.pickSeedOverride ?? (config.jobPickSeed == 0 ? nil : UInt64(config.jobPickSeed))
             if let seed = loop.pickSeed { loop.pickState = seed ^ UInt64(context.device) &* 0xD6E8_FEB8_6659_FD93 ^ now }
             end = loop.drain(maxJobs: Bounds.jobsPerStep)
             loop.inStep = false

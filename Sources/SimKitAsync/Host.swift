@@ -38,7 +38,7 @@ public enum SimKitAsyncHost {
         }
         if let text = ProcessInfo.processInfo.environment["SIMKIT_ASYNC_PICK_SEED"] {
             guard let seed = UInt64(text) else { printError("simkit-async: error: SIMKIT_ASYNC_PICK_SEED must be a number, got '\(text)'\n"); exit(2) }
-            SimLoop.shared.pickSeed = seed
+            SimLoop.shared.pickSeedOverride = seed
         }
         AsyncVerdict.trapClockReads = ClockInterposer.isInterposed
         HandOff.following = HandOff.isInterposed
@@ -47,7 +47,7 @@ public enum SimKitAsyncHost {
         if ProcessInfo.processInfo.environment["SIMKIT_ASYNC_STATS"] == "1" {
             atexit {
                 let loop = SimLoop.shared, watch = ResourceWatch.shared
-                printError("simkit-async: \(loop.steps) async SDK steps, \(loop.jobsRun) executor jobs\(loop.pickSeed == nil ? "" : ", \(loop.picks) seeded picks among ready jobs"); "
+                printError("simkit-async: \(loop.steps) async SDK steps, \(loop.jobsRun) executor jobs\(loop.picks == 0 ? "" : ", \(loop.picks) seeded picks among ready jobs"); "
                            + "\(loop.worldsBegun) worlds, \(loop.processesMade) app processes, \(loop.jobsAbandoned) jobs dropped, "
                            + "\(loop.jobsHandedBack) jobs handed back from other threads, \(loop.handOffsStillOut) worlds ended with hand-offs still out; "
                            + "at the last world's end \(watch.latest.openFiles) open files and \(String(format: "%.1f", Double(watch.latest.residentBytes) / 1_048_576)) MB resident "

@@ -140,8 +140,12 @@ package final class SimLoop: @unchecked Sendable {
     /// Nil: ready jobs run in FIFO order. A seed: each step picks the next job among the
     /// ready ones with a generator seeded from this seed and the step (`pickState`), the
     /// main actor's jobs keeping their order: another interleaving per seed, the same one
-    /// on every rerun (`SIMKIT_ASYNC_PICK_SEED`).
+    /// on every rerun. Set at each step from the world's `SDKConfig.jobPickSeed` (the
+    /// scenario's `schedule` line), unless the run overrides it (`pickSeedOverride`).
     package var pickSeed: UInt64?
+    /// The run's own pick seed (`SIMKIT_ASYNC_PICK_SEED`), which wins over every script's
+    /// `schedule` line: to try one seed's script under other interleavings by hand.
+    package var pickSeedOverride: UInt64?
     /// The generator's state for the step being drained (set by the caller from the step).
     package var pickState: UInt64 = 0
 

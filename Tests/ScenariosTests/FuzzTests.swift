@@ -50,6 +50,22 @@ struct FuzzTests {
         #expect(outcome.broken.contains(m.expected))
     }
 
+    @Test("shrinking goes back to FIFO and to writes that take no time when the failure needs neither")
+    func shrinkingDropsAScheduleNotNeeded() throws {
+        let options = GeneratorOptions(sdk: .mutant("lock-on-5xx"))
+        var found: ScenarioFile?
+        for seed in 0..<200 as Range<UInt64> {
+            let (result, scenario, _) = Fuzz.run(seed: seed, options: options)
+            if result.broken.contains("never-lock-on-transient") { found = scenario; break }
+        }
+        var scenario = try #require(found, "lock-on-5xx not caught within 200 seeds")
+        scenario.schedule = 12_345      // a sans-IO SDK has no jobs to order: never needed,
+        scenario.storageLatency = 200   // nor writes it awaits
+        let (small, _) = Fuzz.shrink(scenario, invariant: "never-lock-on-transient")
+        #expect(small.schedule == 0 && small.storageLatency == 0, "\(ScenarioPrinter.print(small))")
+        #expect(small.statementCount <= 12)
+    }
+
     @Test("verdicts and fingerprints do not depend on --jobs", .tags(.slow), .slowTier)
     func jobsDoNotChangeResults() throws {
         let a = try SimkitProcess.write("jobs1.json", ""), b = try SimkitProcess.write("jobs2.json", "")

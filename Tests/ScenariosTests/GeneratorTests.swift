@@ -54,6 +54,34 @@ struct GeneratorTests {
         #expect(overtaken * 2 > pins, "\(overtaken) of \(pins) pins hold an answer for the next verdict")
     }
 
+    @Test("half the seeds draw an async schedule (schedule seed N), half slow storage; the rest of the script is the seed's")
+    func halfTheSeedsDrawASchedule() {
+        var seeded = 0, slow = 0, both = 0
+        var seen: Set<UInt32> = []
+        for seed in 0..<400 as Range<UInt64> {
+            let full = ScenarioGenerator.generate(seed: seed)
+            var g = ScenarioGenerator(seed: seed, options: .init())
+            let fifo = g.make(seed: seed, schedules: false)
+            #expect(fifo.schedule == 0 && fifo.storageLatency == 0)
+            var withoutSchedule = full
+            withoutSchedule.schedule = 0
+            withoutSchedule.storageLatency = 0
+            #expect(withoutSchedule == fifo, "seed \(seed): the schedule is added, nothing else moves")
+            if full.schedule != 0 { seeded += 1; seen.insert(full.schedule) }
+            if full.storageLatency != 0 {
+                slow += 1
+                #expect(ScenarioGenerator.storageLatencies.contains(full.storageLatency))
+                if full.schedule != 0 { both += 1 }
+            }
+        }
+        // 1 in 2 each: about 200 of 400; 150 and 250 are wide margins. The pick seeds differ,
+        // and the two draws are independent (about 100 seeds have both).
+        #expect((150...250).contains(seeded), "\(seeded) of 400 seeds draw a schedule")
+        #expect(seen.count == seeded, "two seeds drew the same schedule seed")
+        #expect((150...250).contains(slow), "\(slow) of 400 seeds draw slow storage")
+        #expect((60...140).contains(both), "\(both) of 400 seeds draw both")
+    }
+
     @Test("swarm testing reaches every feature within a few hundred seeds")
     func swarmReachesEveryFeature() {
         var seen = Set<Int>()

@@ -187,6 +187,26 @@ struct GuidedFuzzTests {
         #expect(changed >= 80, "\(changed) of 300 second calls changed a pin")
     }
 
+    @Test("the mutator reschedules: another pick seed for an async step's jobs, or FIFO again")
+    func mutatorReschedules() {
+        var s = Self.photosScenario(days: 2, devices: 1)
+        s.schedule = 7
+        var fifo = 0, other = 0
+        var seen: Set<UInt32> = []
+        for k in 0..<200 as Range<UInt64> {
+            var m = ScenarioMutator(random: SimRandom(seed: k))
+            var t = s
+            m.reschedule(&t)
+            var rest = t
+            rest.schedule = s.schedule
+            #expect(rest == s, "only the schedule changes")
+            if t.schedule == 0 { fifo += 1 } else if t.schedule != 7 { other += 1; seen.insert(t.schedule) }
+        }
+        // FIFO one time in four: about 50 of 200.
+        #expect((25...80).contains(fifo), "\(fifo) of 200 went back to FIFO")
+        #expect(other + fifo == 200 && seen.count == other, "\(other) new pick seeds, \(seen.count) distinct")
+    }
+
     @Test("the same results under any --jobs and --shard; the corpus folder is written and read back; bad flags exit 2")
     func commandLine() throws {
         try? FileManager.default.removeItem(atPath: Self.dir)

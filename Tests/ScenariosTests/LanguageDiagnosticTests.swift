@@ -396,3 +396,67 @@ struct PortalLanguageTests {
         #expect(errors("at 1d portal nosuch for 1h\n").hasPrefix("t.scenario:7:14: error:"), "\(errors("at 1d portal nosuch for 1h\n"))")
     }
 }
+
+/// `schedule fifo` or `schedule seed N` (issue 46 part 2): the order of an async step's
+/// ready jobs is a line of the script, so a seed's interleavings replay and shrink with it.
+@Suite("Language: schedule")
+struct LanguageScheduleTests {
+    func parse(_ body: String) -> (scenario: ScenarioFile?, errors: String) {
+        let r = ScenarioParser.parse(LanguageFixtures.header + body, file: "t.scenario")
+        return (r.scenario, Diagnostic.render(r.diagnostics.filter { $0.severity == .error }))
+    }
+
+    @Test func aSeedIsPrintedAndCompiledFifoIsTheDefault() throws {
+        let seeded = try #require(parse("schedule seed 4294967295\nat 0s launch all\n").scenario)
+        #expect(seeded.schedule == UInt32.max)
+        #expect(ScenarioPrinter.print(seeded).contains("\nschedule seed 4294967295\n"))
+        #expect(try ScenarioCompiler.compile(seeded).setup.sdk.jobPickSeed == UInt32.max)
+        let fifo = try #require(parse("schedule fifo\nat 0s launch all\n").scenario)
+        let none = try #require(parse("at 0s launch all\n").scenario)
+        #expect(fifo.schedule == 0 && fifo == none)
+        #expect(!ScenarioPrinter.print(fifo).contains("schedule"))
+        #expect(try ScenarioCompiler.compile(none).setup.sdk.jobPickSeed == 0)
+    }
+
+    @Test func badSchedulesAreLocated() {
+        #expect(parse("schedule seed 0\n").errors == """
+        t.scenario:7:15: error: schedule seed 0 is out of range
+        schedule seed 0
+                      ^
+        hint: use 1 to 4294967295, or 'schedule fifo' for the order jobs became ready
+
+        """)
+        #expect(parse("schedule seed 4294967296\n").errors.contains("t.scenario:7:15: error: schedule seed 4294967296 is out of range"))
+        #expect(parse("schedule sead 3\n").errors.contains("t.scenario:7:10: error: unknown schedule 'sead'"))
+        #expect(parse("schedule sead 3\n").errors.contains("did you mean 'seed'?"))
+        #expect(parse("schedule\n").errors.contains("expected 'fifo' or 'seed N'"))
+        #expect(parse("schedule seed\n").errors.contains("expected schedule seed"))
+        #expect(parse("schedule seed 2 3\n").errors.contains("error:"))
+        #expect(parse("schedule fifo\nschedule seed 2\n").errors.contains("t.scenario:8:1: error: duplicate 'schedule' line"))
+    }
+
+    @Test func storageLatencyIsPrintedAndCompiled() throws {
+        let slow = try #require(parse("storage latency 2s\nat 0s launch all\n").scenario)
+        #expect(slow.storageLatency == 2_000)
+        #expect(ScenarioPrinter.print(slow).contains("\nstorage latency 2s\n"))
+        #expect(try ScenarioCompiler.compile(slow).setup.sdk.storageLatencyMaxMs == 2_000)
+        let longest = try #require(parse("storage latency 65535ms\n").scenario)
+        #expect(try ScenarioCompiler.compile(longest).setup.sdk.storageLatencyMaxMs == UInt16.max)
+        let none = try #require(parse("at 0s launch all\n").scenario)
+        #expect(none.storageLatency == 0 && !ScenarioPrinter.print(none).contains("storage"))
+        #expect(try ScenarioCompiler.compile(none).setup.sdk.storageLatencyMaxMs == 0)
+    }
+
+    @Test func badStorageLinesAreLocated() {
+        #expect(parse("storage latency 65536ms\n").errors == """
+        t.scenario:7:17: error: storage latency '1m5s536ms' is too long
+        storage latency 65536ms
+                        ^
+        hint: at most 1m5s535ms: a write that takes longer is a failing disk, not a slow one
+
+        """)
+        #expect(parse("storage 20ms\n").errors.contains("t.scenario:7:9: error: expected 'latency'"))
+        #expect(parse("storage latency\n").errors.contains("expected storage latency"))
+        #expect(parse("storage latency 20ms\nstorage latency 5ms\n").errors.contains("t.scenario:8:1: error: duplicate 'storage' line"))
+    }
+}

@@ -102,6 +102,9 @@ struct LanguageASTGenerator {
                                       fate: pick(RequestFate.allCases)))
             }
         }
+        // The async schedule (`schedule seed N`), a third of the time.
+        if coin(1, of: 3) { s.schedule = UInt32(int(1...UInt64(UInt32.max))) }
+        if coin(1, of: 3) { s.storageLatency = int(1...UInt64(UInt16.max)) }
         return s
     }
 

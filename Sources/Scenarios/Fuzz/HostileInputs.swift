@@ -15,7 +15,7 @@ import Scenarios
     /// What a numeric field holds, which decides its bound.
     enum Field: CaseIterable {
         case seed, duration, latency, timeout, devices, clones, time, period, jitter, forMs, keepOld
-        case photos, count, share, status, index
+        case photos, count, share, status, index, scheduleSeed, storageLatency
     }
 
     /// One numeric place in the template: its field and the small value it has by default.
@@ -81,6 +81,8 @@ import Scenarios
             ("expect violation never-lock-on-transient", []),
             ("sdk reference", []),
             ("server reference", []),
+            ("schedule seed {}", [Slot(field: .scheduleSeed, normal: 3)]),
+            ("storage latency {}ms", [Slot(field: .storageLatency, normal: 20)]),
         ]
     }()
 
@@ -100,6 +102,8 @@ import Scenarios
         case .count, .index: return devices
         case .share: return 100
         case .status: return 599
+        case .scheduleSeed: return UInt64(UInt32.max)
+        case .storageLatency: return UInt64(UInt16.max)
         }
     }
 

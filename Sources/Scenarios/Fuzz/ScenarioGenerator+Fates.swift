@@ -31,3 +31,23 @@ extension ScenarioGenerator {
         }
     }
 }
+
+/// The async schedule: in half the seeds, a step of an async SDK runs the jobs ready at
+/// once in an order drawn from the seed (`schedule seed N`), so fuzzing explores the
+/// interleavings of tasks inside a step (two tasks awaiting one actor, a task group's
+/// children) and replay and shrinking keep the one that failed. The other half keep FIFO,
+/// the order a step's jobs became ready. Independently, half the seeds give awaited
+/// writes time (`storage latency D`, 1 ms to 2 s), so the next input meets a task
+/// suspended in one. A sans-IO SDK is touched by neither.
+extension ScenarioGenerator {
+    static let storageLatencies: [SimTime] = [1, 5, 20, 200, 2 * Ms.second]
+
+    mutating func drawSchedule() {
+        if scheduleStream.chance(1, outOf: 2) {
+            s.schedule = UInt32(1 + scheduleStream.below(UInt64(UInt32.max)))
+        }
+        if scheduleStream.chance(1, outOf: 2) {
+            s.storageLatency = Self.storageLatencies[Int(scheduleStream.below(UInt64(Self.storageLatencies.count)))]
+        }
+    }
+}

@@ -59,6 +59,8 @@ public struct ScenarioGenerator {
     var weaveStream: SimRandom
     /// The stream of the pinned fates (`aimAnswers`), apart for the same reason.
     var fateStream: SimRandom
+    /// The stream of the async schedule (`drawSchedule`), apart for the same reason.
+    var scheduleStream: SimRandom
     var on: [Bool] = []
     var durationMs: SimTime = 0
     var s = ScenarioFile()
@@ -84,14 +86,16 @@ public struct ScenarioGenerator {
         aimStream = root.fork(3)
         weaveStream = root.fork(4)
         fateStream = root.fork(5)
+        scheduleStream = root.fork(0x7363_6865_64)   // "sched": no other stream of a seed uses it
     }
 
     func has(_ f: Feature) -> Bool { on[f.rawValue] }
 
     /// The script of `seed`; `aimed: false` leaves out the aimed probes, the faults drawn
-    /// alone (the race of slow answers), the interleavings and the pinned fates, and
-    /// `answers: false` the pinned fates alone (for tests).
-    mutating func make(seed: UInt64, aimed: Bool = true, answers: Bool = true) -> ScenarioFile {
+    /// alone (the race of slow answers), the interleavings and the pinned fates,
+    /// `answers: false` the pinned fates alone and `schedules: false` the async schedule
+    /// (for tests).
+    mutating func make(seed: UInt64, aimed: Bool = true, answers: Bool = true, schedules: Bool = true) -> ScenarioFile {
         // Swarm: about a third of the features on, each with its own coin.
         on = Feature.allCases.map { _ in swarm.chance(1, outOf: 3) }
         s.name = "fuzz seed \(seed)"
@@ -141,6 +145,7 @@ public struct ScenarioGenerator {
             interleave()
             if answers { aimAnswers() }
         }
+        if schedules { drawSchedule() }
         return s
     }
 

@@ -79,6 +79,7 @@ package struct Shrinker {
             progress = shorterDuration(&best) || progress
             progress = simplerStatements(&best) || progress
             progress = simplerNetwork(&best) || progress
+            progress = simplerSchedule(&best) || progress
             progress = simplerDeclarations(&best) || progress
         }
     }
@@ -264,6 +265,23 @@ package struct Shrinker {
         for g in best.groups.indices where best.groups[g].latency != nil {
             var candidate = best
             candidate.groups[g].latency = nil
+            changed = accept(candidate, into: &best) || changed
+        }
+        return changed
+    }
+
+    /// FIFO when the failure does not need the drawn order of an async step's jobs, and
+    /// writes that take no time when it does not need slow storage.
+    mutating func simplerSchedule(_ best: inout ScenarioFile) -> Bool {
+        var changed = false
+        if best.schedule != 0 {
+            var candidate = best
+            candidate.schedule = 0
+            changed = accept(candidate, into: &best)
+        }
+        if best.storageLatency != 0 {
+            var candidate = best
+            candidate.storageLatency = 0
             changed = accept(candidate, into: &best) || changed
         }
         return changed

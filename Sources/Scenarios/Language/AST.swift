@@ -29,6 +29,13 @@ public struct ScenarioFile: Equatable, Sendable {
     package var expectedViolations: [ExpectedViolation] = []
     /// The `pin` lines (requests whose network fate is chosen, not drawn), in file order.
     package var pins: [PinDecl] = []
+    /// The `schedule seed N` line: an async SDK's step runs the jobs ready at once in an
+    /// order drawn from N (`SDKConfig.jobPickSeed`); 0 (`schedule fifo`, or no line): in
+    /// the order they became ready. A sans-IO SDK is not touched by it.
+    package var schedule: UInt32 = 0
+    /// The `storage latency D` line: an async SDK's awaited write returns after a time drawn
+    /// from 0 to D (`SDKConfig.storageLatencyMaxMs`); 0 (no line): at once.
+    package var storageLatency: SimTime = 0
 
     /// An empty scenario with every default.
     package init() {}

@@ -4,7 +4,7 @@ import SimKit
 enum Keywords {
     /// Words that can start a statement.
     static let statements = ["scenario", "seed", "duration", "sdk", "server", "account", "app", "devices", "clones",
-                             "network", "at", "every", "expect", "pin"]
+                             "network", "schedule", "storage", "at", "every", "expect", "pin"]
     /// Words that can start an action.
     static let actions = PersonAction.allCases.map(\.rawValue) + ["update", "add-photos"] + faults + [
         "rotate", "stop-old-key", "disable", "enable", "rollup", "forget-device",

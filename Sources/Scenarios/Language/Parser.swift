@@ -81,6 +81,20 @@ struct Parser {
         case "server":
             try header(first)
             try serverHeader(&c)
+        case "schedule":
+            try header(first)
+            try scheduleHeader(&c)
+        case "storage":
+            try header(first)
+            guard c.isWord("latency") else { throw c.expected("'latency'", hint: "storage latency 20ms") }
+            c.pos += 1
+            let at = c.peek()?.offset ?? first.offset
+            let d = try c.duration("storage latency")
+            guard d <= SimTime(UInt16.max) else {
+                throw ParseError(offset: at, message: "storage latency '\(DurationText.format(d))' is too long",
+                                 hint: "at most \(DurationText.format(SimTime(UInt16.max))): a write that takes longer is a failing disk, not a slow one")
+            }
+            scenario.storageLatency = d
         case "account": try accountDecl(&c, mark: mark)
         case "app": try appDecl(&c, mark: mark)
         case "devices", "clones": try deviceGroupDecl(&c, clones: first.text == "clones", mark: mark)
@@ -119,6 +133,26 @@ struct Parser {
             throw ParseError(offset: w.offset, message: "unknown sdk \(w.quoted)",
                              hint: Suggest.hint(w.text, in: ["reference", "mutant", "custom"]),
                              note: "use 'sdk reference', 'sdk mutant NAME' or 'sdk custom NAME'")
+        }
+    }
+
+    /// `schedule fifo` or `schedule seed N` (1 ≤ N < 2³²), after the word `schedule`.
+    mutating func scheduleHeader(_ c: inout Cursor) throws(ParseError) {
+        let w = try c.word("'fifo' or 'seed N'")
+        switch w.text {
+        case "fifo": scenario.schedule = 0
+        case "seed":
+            let at = c.peek()?.offset ?? w.offset
+            let n = try c.number("schedule seed")
+            guard n >= 1, n <= UInt64(UInt32.max) else {
+                throw ParseError(offset: at, message: "schedule seed \(n) is out of range",
+                                 hint: "use 1 to \(UInt32.max), or 'schedule fifo' for the order jobs became ready")
+            }
+            scenario.schedule = UInt32(n)
+        default:
+            throw ParseError(offset: w.offset, message: "unknown schedule \(w.quoted)",
+                             hint: Suggest.hint(w.text, in: ["fifo", "seed"]),
+                             note: "use 'schedule fifo' or 'schedule seed N'")
         }
     }
 

@@ -2,7 +2,8 @@ import SimKit
 
 /// Prints a scenario as canonical text that the parser reads back to an equal value.
 ///
-/// Layout: the header (`scenario`, `seed`, `duration`, `sdk`), a blank line, the
+/// Layout: the header (`scenario`, `seed`, `duration`, `sdk`; `server`, `schedule` and
+/// `storage` when not the default), a blank line, the
 /// declarations (accounts, apps, groups, network), a blank line, the timeline in order,
 /// and the `expect violation` lines. Defaults are printed explicitly (`keep-old 30d`,
 /// the network line), so the output is stable: `print(parse(print(x))) == print(x)`.
@@ -27,6 +28,9 @@ public enum ScenarioPrinter {
         case let .process(c): out.append("server process \(quote(c))")
         case let .http(u): out.append("server http \(quote(u))")
         }
+        // FIFO is the default and is not printed, as for the server.
+        if scenario.schedule != 0 { out.append("schedule seed \(scenario.schedule)") }
+        if scenario.storageLatency != 0 { out.append("storage latency \(DurationText.format(scenario.storageLatency))") }
         out.append("")
         for a in scenario.accounts { out.append("account \(a.name)" + (a.approved ? "" : " unapproved")) }
         for a in scenario.apps { out.append("app \(a.name) account \(a.account) key \(a.key)" + (a.pending ? " pending" : "")) }

@@ -56,6 +56,8 @@ public enum ScenarioCompiler {
         var names = NameTable(scenario)
         var config = SDKConfig()
         config.requestTimeoutMs = scenario.network.timeout
+        config.jobPickSeed = scenario.schedule
+        config.storageLatencyMaxMs = UInt16(clamping: scenario.storageLatency)
         var sdkFlaws: SDKFlaws = []
         var serverFlaws: ServerFlaws = []
         switch sdk ?? scenario.sdk {

@@ -196,9 +196,16 @@ public struct SDKConfig: Sendable, Equatable {
     public var retryMaxMs: SimTime = 6 * Ms.hour
     /// Photos indexed per chunk.
     public var chunkPhotos: UInt16 = 200
-    /// Pad the size to a whole number of words (see above), 56 bytes; always 0.
-    var padding: UInt16 = 0
-    var padding4: UInt32 = 0
+    /// For an async SDK (SimKitAsync): the longest an awaited write (`SimDevice.persist`)
+    /// takes before it returns, ms (the scenario's `storage latency D`);
+    /// each draws its time from 0 to this. 0: writes return at once. The write itself is
+    /// durable when made; only its caller waits. A sans-IO core never reads it.
+    public var storageLatencyMaxMs: UInt16 = 0
+    /// For an async SDK (SimKitAsync): the seed of the order in which a step runs the jobs
+    /// ready at once (the scenario's `schedule seed N`), part of the seed's schedule, so
+    /// fuzzing explores interleavings and replay keeps them; 0 runs them in the order they
+    /// became ready (`schedule fifo`). A sans-IO core has no jobs and never reads it.
+    public var jobPickSeed: UInt32 = 0
     public init() {}
 }
 

@@ -30,6 +30,12 @@ package struct ScenarioMutator {
         return s
     }
 
+    /// Another order for an async step's ready jobs (`schedule seed N`), or back to FIFO
+    /// one time in four.
+    mutating func reschedule(_ s: inout ScenarioFile) {
+        s.schedule = r.chance(1, outOf: 4) ? 0 : UInt32(1 + r.below(UInt64(UInt32.max)))
+    }
+
     mutating func step(_ s: inout ScenarioFile, donor: ScenarioFile?) {
         let ats = s.timeline.indices.filter { if case .at = s.timeline[$0].schedule { true } else { false } }
         switch r.below(10) {
@@ -58,7 +64,9 @@ package struct ScenarioMutator {
             switch r.below(3) {
             case 0: s.network.latencyMax = s.network.latencyMin
             case 1: s.network.timeout = [Ms.second, 5 * Ms.second, 30 * Ms.second][Int(r.below(3))]
-            default: aimAnswer(&s)
+            default:
+                // An answer aimed, or another order of an async step's ready jobs.
+                if r.chance(3, outOf: 4) { aimAnswer(&s) } else { reschedule(&s) }
             }
         case 7, 8:
             // Splice: this scenario's statements before a moment, the donor's after it.
