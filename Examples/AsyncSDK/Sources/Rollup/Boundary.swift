@@ -47,6 +47,16 @@ public protocol RollupStore: Sendable {
     /// value stays, and the SDK must not count the change as done.
     @discardableResult
     func write(_ change: StoreChange) -> Bool
+    /// `write`, awaited: the change is durable when the call starts it, and the call
+    /// returns when the storage is done with it (a file store's `fsync`), which takes time;
+    /// other calls of the SDK may run meanwhile. By default the write returns at once.
+    @discardableResult
+    func persist(_ change: StoreChange) async -> Bool
+}
+
+extension RollupStore {
+    @discardableResult
+    public func persist(_ change: StoreChange) async -> Bool { write(change) }
 }
 
 /// One durable change of the SDK's disk.
@@ -168,6 +178,12 @@ public struct PlantedBugs: OptionSet, Sendable {
     /// The deletion's retry reads the token again at each try: once the device registered
     /// again meanwhile, it deletes the new registration, and the one the reset named stays.
     public static let resetRetryReadsCurrentToken = PlantedBugs(rawValue: 1 << 8)
+    /// Write-then-act across an await: a lock error reports the lock at once but stops the
+    /// run, the background task and the retries only once the lock's write has returned,
+    /// so all of them go on while the storage takes its time (a background run the OS
+    /// fires then, a chunk indexed, a retry sent). Invisible while writes take no time
+    /// (issue 46, part 2).
+    public static let stopsAfterTheLockIsWritten = PlantedBugs(rawValue: 1 << 9)
 }
 
 /// The SDK's constants, and the ones the app's backend sets.

@@ -186,7 +186,7 @@ public actor Rollup {
             throw store.isLocked ? RollupError.accessRevoked : RollupError.unavailable
         }
         callsInFlight = max(0, callsInFlight - 1)
-        if stopsAccess(reply) { lockOrPurge(reply); throw RollupError.accessRevoked }
+        if stopsAccess(reply) { await lockOrPurge(reply); throw RollupError.accessRevoked }
         if store.isLocked { throw RollupError.accessRevoked }
         if case .refused(.deviceUnknown, _, _) = reply { deviceForgotten(); throw RollupError.unavailable }
         guard case .served = reply else { throw RollupError.unavailable }
@@ -344,7 +344,7 @@ public actor Rollup {
             if case .olderVerdict = outcome, !store.isLocked { continueRun() }
             return
         }
-        if stopsAccess(reply) { return lockOrPurge(reply) }
+        if stopsAccess(reply) { return await lockOrPurge(reply) }
         if store.isLocked { return lockedKeyCheckAnswered(reply, endpoint) }
         switch reply {
         case .refused(.deviceUnknown, _, _): deviceForgotten()
@@ -368,16 +368,34 @@ public actor Rollup {
 
     // MARK: - Losing and regaining access
 
-    func lockOrPurge(_ reply: Reply) {
+    /// A lock error: lock (D3), or purge when the server says the stop is 30 days old (D5).
+    /// The lock's write is awaited (the storage takes its time, and other calls of the SDK
+    /// run meanwhile), so everything the lock stops is stopped before it: the chunk loop
+    /// or a call that runs while it is written finds the SDK locked. A purge due at this
+    /// answer goes at once, with the lock, without waiting.
+    func lockOrPurge(_ reply: Reply) async {
         if !store.isLocked {
             if store.lockedSince == nil { store.write(.setLockedSince(now)) }
-            store.write(.lock)
-            stopRun(queueingReport: true)
-            if scheduler.isScheduled { scheduler.cancel() }
-            if !bugs.contains(.retryOutlivesLock) { uploadRetry?.cancel(); uploadRetry = nil }
-            publish(.accessRevoked(dataDeleted: false))
+            if purgeIsDue(reply) {
+                store.write(.lock)
+                stopForLock()
+                return purge()
+            }
+            let stopsLate = bugs.contains(.stopsAfterTheLockIsWritten)
+            if stopsLate { publish(.accessRevoked(dataDeleted: false)) } else { stopForLock() }
+            await store.persist(.lock)
+            if stopsLate { stopForLock() }   // the bug: all of it went on while the lock was written
+            return
         }
         if purgeIsDue(reply) { purge() }
+    }
+
+    /// What a lock stops: the run (its report queued), the background task, the retries.
+    func stopForLock() {
+        stopRun(queueingReport: true)
+        if scheduler.isScheduled { scheduler.cancel() }
+        if !bugs.contains(.retryOutlivesLock) { uploadRetry?.cancel(); uploadRetry = nil }
+        publish(.accessRevoked(dataDeleted: false))
     }
 
     /// The server says access has been stopped for 30 days in a row (D5).
@@ -485,7 +503,7 @@ public actor Rollup {
             if !store.isLocked { continueRun() }
             return
         }
-        if stopsAccess(reply) { return lockOrPurge(reply) }
+        if stopsAccess(reply) { return await lockOrPurge(reply) }
         if store.isLocked { return }
         switch reply {
         case .refused(.deviceUnknown, _, _): deviceForgotten()
@@ -563,7 +581,7 @@ public actor Rollup {
         let count = uploadCount
         uploadInFlight = false; uploadCount = 0
         guard case .reply(let reply) = outcome else { return retryUpload(count) }
-        if stopsAccess(reply) { return lockOrPurge(reply) }
+        if stopsAccess(reply) { return await lockOrPurge(reply) }
         if case .refused(.deviceUnknown, _, _) = reply { return store.isLocked ? () : deviceForgotten() }
         if case .served = reply {
             if count > 0 { store.write(.reportsUploaded(count)) }
@@ -617,7 +635,7 @@ public actor Rollup {
             if Task.isCancelled || epoch != sentEpoch { return }
             if stopsAccess(reply), let at = reply.verdictAt, at >= newestVerdict {
                 newestVerdict = at
-                lockOrPurge(reply)
+                await lockOrPurge(reply)
             }
             switch reply {
             case .served, .refused(.deviceUnknown, _, _):

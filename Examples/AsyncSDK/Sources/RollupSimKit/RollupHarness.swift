@@ -77,6 +77,7 @@ public enum LateAnswerWins: BugChoice { public static var bugs: PlantedBugs { .l
 public enum CheckReenters: BugChoice { public static var bugs: PlantedBugs { .checkReenters } }
 public enum UploaderOutlivesReset: BugChoice { public static var bugs: PlantedBugs { .uploaderOutlivesReset } }
 public enum ResetRetryReadsCurrentToken: BugChoice { public static var bugs: PlantedBugs { .resetRetryReadsCurrentToken } }
+public enum StopsAfterTheLockIsWritten: BugChoice { public static var bugs: PlantedBugs { .stopsAfterTheLockIsWritten } }
 
 /// The cores this package registers, by the names scenarios and `--sdk custom:NAME` use.
 public enum RollupCores {
@@ -90,6 +91,7 @@ public enum RollupCores {
         "rollup-check-reenters": AsyncCore<RollupHarness<CheckReenters>>.self,
         "rollup-uploader-outlives-reset": AsyncCore<RollupHarness<UploaderOutlivesReset>>.self,
         "rollup-reset-retry-current-token": AsyncCore<RollupHarness<ResetRetryReadsCurrentToken>>.self,
+        "rollup-stops-after-lock-written": AsyncCore<RollupHarness<StopsAfterTheLockIsWritten>>.self,
         "leak-dispatch": AsyncCore<RollupHarness<LeakDispatch>>.self,
         "leak-date": AsyncCore<RollupHarness<LeakDate>>.self,
         "leak-spin": AsyncCore<RollupHarness<LeakSpin>>.self,

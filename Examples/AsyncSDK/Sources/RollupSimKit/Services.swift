@@ -46,12 +46,24 @@ struct SimStore: RollupStore {
     }
 
     func write(_ change: StoreChange) -> Bool {
+        guard let op = op(change) else { return true }
+        return device.write(op)
+    }
+
+    /// Durable at once; returns after the storage's time for it (the scenario's `storage latency`).
+    func persist(_ change: StoreChange) async -> Bool {
+        guard let op = op(change) else { return true }
+        return await device.persist(op)
+    }
+
+    /// SimKit's store operation for `change`, or nil when it changes nothing on SimKit's disk.
+    func op(_ change: StoreChange) -> StoreOp? {
         let op: StoreOp
         switch change {
         case .setLastKeyVerdictWallClock(let wall):
-            guard disk.lastAnsweredCheck != LocalData.never else { return true }
+            guard disk.lastAnsweredCheck != LocalData.never else { return nil }
             let offset = wall - Int64(disk.lastAnsweredCheck)
-            guard offset != disk.lastCheckWallOffsetMs else { return true }
+            guard offset != disk.lastCheckWallOffsetMs else { return nil }
             op = .setLastCheckWallOffset(offset)
         case .setToken(let t): op = t.map { .setCredential(Credential($0)) } ?? .deleteCredential
         case .setTokenAwaitingDeletion(let t): op = .setPendingReset(t.map(Credential.init) ?? .none)
@@ -70,7 +82,7 @@ struct SimStore: RollupStore {
         case .setLockedSince(let t): op = .setLockedSince(t ?? LocalData.never)
         case .setLastKeyVerdict(let t): op = .setLastAnsweredCheck(t ?? LocalData.never)
         }
-        return device.write(op)
+        return op
     }
 }
 
