@@ -72,8 +72,8 @@ public final class SimDevice: @unchecked Sendable {
     var armedWake: SimTime?
     /// Input tasks (API calls, lifecycle handlers) not yet returned.
     var openInputs = 0
-    /// Awaited writes made by this process (`persist`), which tell their storage times apart.
-    var storageWrites: UInt64 = 0
+    /// Waits for the storage made by this process (`synchronize`), which tell their times apart.
+    var storageWaits: UInt64 = 0
 
     init() { backgroundTasks.device = self }
 
@@ -218,32 +218,24 @@ public final class SimDevice: @unchecked Sendable {
         return true
     }
 
-    /// The same write as `write(_:)`, awaited, for a store port that is `async`: the change
-    /// is durable at once (traced in this step, where a kill may land after it), and the
-    /// call returns when the storage is done with it, after a time drawn from the seed up
-    /// to the scenario's `storage latency` (`SDKConfig.storageLatencyMaxMs`; none: at
-    /// once, without suspending). Meanwhile the caller is suspended and the world's next
-    /// inputs (an answer, a timer, an activation, a call) reach the SDK: an actor method
-    /// that checks, awaits its write, then acts meets them there (issue 46, part 2).
-    @discardableResult
-    public func persist(_ op: StoreOp) async -> Bool {
-        let written = write(op)
-        await storageTakesTime()
-        return written
-    }
-
-    /// Suspends the caller for this write's storage time, when the world gives storage time.
-    func storageTakesTime() async {
+    /// Waits until the storage is done with the writes made so far (`fsync`, or an async
+    /// store's write returning): a time drawn up to the scenario's `storage latency`
+    /// (`SDKConfig.storageLatencyMaxMs`; none: returns at once, without suspending). The
+    /// writes themselves are durable when made (`write`, traced in their step, where a kill
+    /// may land after them); only the caller waits. Meanwhile the world's next inputs (an
+    /// answer, a timer, an activation, a call) reach the SDK: an actor method that writes,
+    /// awaits this, then acts meets them there (issue 46, part 2). The time is a function
+    /// of the device, the step's time and the count of such waits in this process.
+    public func synchronize() async {
         let maxMs = SimTime(config.storageLatencyMaxMs)
         guard maxMs > 0, !dead else { return }
-        storageWrites &+= 1
-        // SplitMix64 over the world's pick seed, the device, the time and the write's count:
-        // a function of the seed's script, the same on every rerun.
-        var z = UInt64(config.jobPickSeed) &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(index) &* 0xD6E8_FEB8_6659_FD93 ^ now &* 0xA076_1D64_78BD_642F ^ storageWrites
+        storageWaits &+= 1
+        // SplitMix64 over the device, the time and the wait's count: the same on every rerun.
+        var z = UInt64(index) &* 0xD6E8_FEB8_6659_FD93 ^ now &* 0xA076_1D64_78BD_642F ^ storageWaits &* 0x9E37_79B9_7F4A_7C15
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         let ms = (z ^ (z >> 31)) % (maxMs + 1)
-        try? await sleep(until: now &+ ms)   // a death or a cancel ends the wait: the write stays done
+        try? await sleep(until: now &+ ms)   // a death or a cancel ends the wait: the writes stay done
     }
 
     // MARK: The app around the SDK

@@ -288,6 +288,30 @@ import Invariants
         expectQuiet(run(bug: false, answer: .serverError))
     }
 
+    @Test("never-lock-on-transient: a call answered by a lock error may throw after a reset() that came while the SDK awaited its lock's write (D6)")
+    func callThrowsOnItsOwnLockErrorAfterAReset() {
+        func run(answer: Answer) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.ready()
+            t.step(at: h, .input(.query)) { $0.sent(5, .query, credential: c) }
+            if answer.isLockError { t.dashboard(at: h + 50, .disable(app: 0)) }
+            t.served(at: h + 100, 5, .query, credential: c, answer)
+            t.delivered(at: h + 200, 5, .query, answer, sentAt: h) {
+                if answer.isLockError { $0.lock(since: h + 200) }
+            }
+            t.step(at: h + 210, .input(.reset)) {
+                $0.store(.unlock, .setLockedSince(LocalData.never), .deleteIndex, .deleteModels, .deletePlaceData, .deleteCredential)
+                $0.store(.setLastAnsweredCheck(LocalData.never)); $0.state(.idle)
+                $0.store(.setPendingReset(c)); $0.sent(6, .reset, credential: c)
+            }
+            // The lock's write returns (storage latency): the call throws on its own answer.
+            t.step(at: h + 2_200, .timer(.indexChunk)) { $0.call(.query, .threwAccessRevoked) }
+            return t
+        }
+        expectQuiet(run(answer: .appDisabled))
+        expectFires(run(answer: .serverError), .neverLockOnTransient, at: h + 2_200, mentions: ["query threw accessRevoked"])
+    }
+
     @Test("unlock-resumes-unchanged: no photo is indexed twice") func noPhotoIndexedTwice() {
         func run(bug: Bool) -> HandTrace {
             var t = HandTrace(.oneApp())

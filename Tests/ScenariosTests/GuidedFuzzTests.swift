@@ -187,24 +187,31 @@ struct GuidedFuzzTests {
         #expect(changed >= 80, "\(changed) of 300 second calls changed a pin")
     }
 
-    @Test("the mutator reschedules: another pick seed for an async step's jobs, or FIFO again")
+    @Test("the mutator reschedules: another pick seed for an async step's jobs, or FIFO again, or another storage latency")
     func mutatorReschedules() {
         var s = Self.photosScenario(days: 2, devices: 1)
         s.schedule = 7
-        var fifo = 0, other = 0
+        s.storageLatency = 3
+        var fifo = 0, other = 0, storage = 0
         var seen: Set<UInt32> = []
-        for k in 0..<200 as Range<UInt64> {
+        for k in 0..<300 as Range<UInt64> {
             var m = ScenarioMutator(random: SimRandom(seed: k))
             var t = s
             m.reschedule(&t)
             var rest = t
             rest.schedule = s.schedule
-            #expect(rest == s, "only the schedule changes")
-            if t.schedule == 0 { fifo += 1 } else if t.schedule != 7 { other += 1; seen.insert(t.schedule) }
+            rest.storageLatency = s.storageLatency
+            #expect(rest == s, "only the schedule or the storage latency changes")
+            #expect(t.schedule == s.schedule || t.storageLatency == s.storageLatency, "one of the two at a time")
+            if t.storageLatency != s.storageLatency {
+                storage += 1
+                #expect(t.storageLatency == 0 || ScenarioGenerator.storageLatencies.contains(t.storageLatency))
+            } else if t.schedule == 0 { fifo += 1 } else if t.schedule != 7 { other += 1; seen.insert(t.schedule) }
         }
-        // FIFO one time in four: about 50 of 200.
-        #expect((25...80).contains(fifo), "\(fifo) of 200 went back to FIFO")
-        #expect(other + fifo == 200 && seen.count == other, "\(other) new pick seeds, \(seen.count) distinct")
+        // Storage one time in three (about 100 of 300), else FIFO one time in four (about 50).
+        #expect((60...140).contains(storage), "\(storage) of 300 changed the storage latency")
+        #expect((25...80).contains(fifo), "\(fifo) of 300 went back to FIFO")
+        #expect(other + fifo + storage == 300 && seen.count == other, "\(other) new pick seeds, \(seen.count) distinct")
     }
 
     @Test("the same results under any --jobs and --shard; the corpus folder is written and read back; bad flags exit 2")

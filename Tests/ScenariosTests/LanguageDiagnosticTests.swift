@@ -455,6 +455,7 @@ struct LanguageScheduleTests {
         hint: at most 1m5s535ms: a write that takes longer is a failing disk, not a slow one
 
         """)
+        #expect(parse("storage latency 0ms\n").errors.contains("t.scenario:7:17: error: storage latency must be more than 0"))
         #expect(parse("storage 20ms\n").errors.contains("t.scenario:7:9: error: expected 'latency'"))
         #expect(parse("storage latency\n").errors.contains("expected storage latency"))
         #expect(parse("storage latency 20ms\nstorage latency 5ms\n").errors.contains("t.scenario:8:1: error: duplicate 'storage' line"))

@@ -216,7 +216,8 @@ import SimKit
         uploadDueSec = 0
         lastUploadFailSec = 0
         registerOwed = false
-        callLockError = false
+        // D6's excuse for a call's accessRevoked stays: a call answered by a lock error
+        // before the reset may still throw on it after (an SDK that awaited a write between).
     }
 
     @inline(__always)

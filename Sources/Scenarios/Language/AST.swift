@@ -33,8 +33,8 @@ public struct ScenarioFile: Equatable, Sendable {
     /// order drawn from N (`SDKConfig.jobPickSeed`); 0 (`schedule fifo`, or no line): in
     /// the order they became ready. A sans-IO SDK is not touched by it.
     package var schedule: UInt32 = 0
-    /// The `storage latency D` line: an async SDK's awaited write returns after a time drawn
-    /// from 0 to D (`SDKConfig.storageLatencyMaxMs`); 0 (no line): at once.
+    /// The `storage latency D` line: an async SDK's wait for its writes (`SimDevice.synchronize`)
+    /// returns after a time drawn from 0 to D (`SDKConfig.storageLatencyMaxMs`); 0 (no line): at once.
     package var storageLatency: SimTime = 0
 
     /// An empty scenario with every default.

@@ -90,6 +90,10 @@ struct Parser {
             c.pos += 1
             let at = c.peek()?.offset ?? first.offset
             let d = try c.duration("storage latency")
+            guard d > 0 else {
+                throw ParseError(offset: at, message: "storage latency must be more than 0",
+                                 hint: "leave the line out for writes that take no time")
+            }
             guard d <= SimTime(UInt16.max) else {
                 throw ParseError(offset: at, message: "storage latency '\(DurationText.format(d))' is too long",
                                  hint: "at most \(DurationText.format(SimTime(UInt16.max))): a write that takes longer is a failing disk, not a slow one")

@@ -196,10 +196,10 @@ public struct SDKConfig: Sendable, Equatable {
     public var retryMaxMs: SimTime = 6 * Ms.hour
     /// Photos indexed per chunk.
     public var chunkPhotos: UInt16 = 200
-    /// For an async SDK (SimKitAsync): the longest an awaited write (`SimDevice.persist`)
-    /// takes before it returns, ms (the scenario's `storage latency D`);
-    /// each draws its time from 0 to this. 0: writes return at once. The write itself is
-    /// durable when made; only its caller waits. A sans-IO core never reads it.
+    /// For an async SDK (SimKitAsync): the longest a wait for the storage
+    /// (`SimDevice.synchronize`, after writes) takes, ms (the scenario's `storage latency
+    /// D`); each draws its time from 0 to this. 0: it returns at once. The writes are
+    /// durable when made; only the caller waits. A sans-IO core never reads it.
     public var storageLatencyMaxMs: UInt16 = 0
     /// For an async SDK (SimKitAsync): the seed of the order in which a step runs the jobs
     /// ready at once (the scenario's `schedule seed N`), part of the seed's schedule, so

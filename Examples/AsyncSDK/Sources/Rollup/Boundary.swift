@@ -47,16 +47,14 @@ public protocol RollupStore: Sendable {
     /// value stays, and the SDK must not count the change as done.
     @discardableResult
     func write(_ change: StoreChange) -> Bool
-    /// `write`, awaited: the change is durable when the call starts it, and the call
-    /// returns when the storage is done with it (a file store's `fsync`), which takes time;
-    /// other calls of the SDK may run meanwhile. By default the write returns at once.
-    @discardableResult
-    func persist(_ change: StoreChange) async -> Bool
+    /// Returns when the storage is done with the writes made so far (a file store's
+    /// `fsync`), which takes time: other calls of the SDK may run meanwhile. By default
+    /// it returns at once.
+    func synchronize() async
 }
 
 extension RollupStore {
-    @discardableResult
-    public func persist(_ change: StoreChange) async -> Bool { write(change) }
+    public func synchronize() async {}
 }
 
 /// One durable change of the SDK's disk.
@@ -179,7 +177,8 @@ public struct PlantedBugs: OptionSet, Sendable {
     /// again meanwhile, it deletes the new registration, and the one the reset named stays.
     public static let resetRetryReadsCurrentToken = PlantedBugs(rawValue: 1 << 8)
     /// Write-then-act across an await: a lock error reports the lock at once but stops the
-    /// run, the background task and the retries only once the lock's write has returned,
+    /// run, the background task and the retries only once the storage is done with the
+    /// lock's write (`synchronize`),
     /// so all of them go on while the storage takes its time (a background run the OS
     /// fires then, a chunk indexed, a retry sent). Invisible while writes take no time
     /// (issue 46, part 2).

@@ -369,21 +369,21 @@ public actor Rollup {
     // MARK: - Losing and regaining access
 
     /// A lock error: lock (D3), or purge when the server says the stop is 30 days old (D5).
-    /// The lock's write is awaited (the storage takes its time, and other calls of the SDK
-    /// run meanwhile), so everything the lock stops is stopped before it: the chunk loop
-    /// or a call that runs while it is written finds the SDK locked. A purge due at this
-    /// answer goes at once, with the lock, without waiting.
+    /// The lock is written, then the SDK waits for the storage to be done with it (its
+    /// time, while other calls of the SDK run), so everything the lock stops is stopped
+    /// before: the chunk loop or a call that runs meanwhile finds the SDK locked. A purge
+    /// due at this answer goes at once, with the lock, without waiting.
     func lockOrPurge(_ reply: Reply) async {
         if !store.isLocked {
             if store.lockedSince == nil { store.write(.setLockedSince(now)) }
+            store.write(.lock)
             if purgeIsDue(reply) {
-                store.write(.lock)
                 stopForLock()
                 return purge()
             }
             let stopsLate = bugs.contains(.stopsAfterTheLockIsWritten)
             if stopsLate { publish(.accessRevoked(dataDeleted: false)) } else { stopForLock() }
-            await store.persist(.lock)
+            await store.synchronize()
             if stopsLate { stopForLock() }   // the bug: all of it went on while the lock was written
             return
         }
@@ -636,6 +636,7 @@ public actor Rollup {
             if stopsAccess(reply), let at = reply.verdictAt, at >= newestVerdict {
                 newestVerdict = at
                 await lockOrPurge(reply)
+                if Task.isCancelled || epoch != sentEpoch { return }   // a reset came while the lock was written
             }
             switch reply {
             case .served, .refused(.deviceUnknown, _, _):

@@ -50,11 +50,8 @@ struct SimStore: RollupStore {
         return device.write(op)
     }
 
-    /// Durable at once; returns after the storage's time for it (the scenario's `storage latency`).
-    func persist(_ change: StoreChange) async -> Bool {
-        guard let op = op(change) else { return true }
-        return await device.persist(op)
-    }
+    /// The storage's time for the writes made so far (the scenario's `storage latency`).
+    func synchronize() async { await device.synchronize() }
 
     /// SimKit's store operation for `change`, or nil when it changes nothing on SimKit's disk.
     func op(_ change: StoreChange) -> StoreOp? {

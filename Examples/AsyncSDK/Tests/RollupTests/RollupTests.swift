@@ -149,7 +149,7 @@ import Testing
     /// draws `storage latency` in half its seeds); the planted bug stops them only once the
     /// write returned, and is caught only when writes take time.
     @Test func aLockThatStopsItsWorkOnlyOnceWrittenIsCaught() throws {
-        try caughtAndShrunk("rollup-stops-after-lock-written", "locked-is-inert", seeds: 20)   // first: seed 3 (944 of 2,000)
+        try caughtAndShrunk("rollup-stops-after-lock-written", "locked-is-inert", seeds: 20)   // first: seed 3 (943 of 2,000)
         let file = Self.scratch + "/rollup-stops-after-lock-written-seed3.scenario"
         let text = try String(contentsOfFile: file, encoding: .utf8)
         #expect(text.contains("\nstorage latency "), "the reproducer needs slow storage: \(text)")
@@ -158,6 +158,38 @@ import Testing
             .joined(separator: "\n").write(toFile: instant, atomically: true, encoding: .utf8)
         let r = try Self.run(["run", instant])
         #expect(r.status == 0, "the same script with writes that take no time: \(r.out)\(r.err)")
+    }
+
+    /// Inputs that meet the lock's wait for the storage: a reset(), an activation's check
+    /// whose 200 unlocks, and a second lock error (a query's), all while the lock's write
+    /// takes its 2 s; the shipped SDK keeps every rule through each.
+    @Test func inputsThatMeetTheLocksWaitBreakNothing() throws {
+        let head = """
+        seed 9
+        duration 2d
+        sdk custom rollup
+        storage latency 2s
+
+        account acme
+        app photos account acme key rk_live_p0
+        devices 1 app photos
+        network latency 20ms..20ms timeout 30s
+
+        at 0s launch all
+        at 1h disable photos
+        at 1h1s query all
+
+        """
+        let endings = ["reset": "at 1h1s45ms reset all\n",
+                       "unlock": "at 1h1s30ms enable photos\nat 1h1s41ms close all\nat 1h1s42ms open all\n",
+                       "second-lock": "at 1h1s5ms profile all\n"]
+        for (name, ending) in endings.sorted(by: { $0.key < $1.key }) {
+            let file = Self.scratch + "/lock-wait-\(name).scenario"
+            try (head + ending + "at 1d expect all photos " + (name == "second-lock" ? "locked" : "idle") + "\n")
+                .write(toFile: file, atomically: true, encoding: .utf8)
+            let r = try Self.run(["run", file])
+            #expect(r.status == 0, "\(name): \(r.out)\(r.err)")
+        }
     }
 
     @Test func aCancelledIndexingLoopThatStillWritesIsCaught() throws {

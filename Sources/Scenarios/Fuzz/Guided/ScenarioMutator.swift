@@ -31,9 +31,14 @@ package struct ScenarioMutator {
     }
 
     /// Another order for an async step's ready jobs (`schedule seed N`), or back to FIFO
-    /// one time in four.
+    /// one time in four; or, one time in three, another storage latency (or none).
     mutating func reschedule(_ s: inout ScenarioFile) {
-        s.schedule = r.chance(1, outOf: 4) ? 0 : UInt32(1 + r.below(UInt64(UInt32.max)))
+        if r.chance(1, outOf: 3) {
+            let choices = [0] + ScenarioGenerator.storageLatencies
+            s.storageLatency = choices[Int(r.below(UInt64(choices.count)))]
+        } else {
+            s.schedule = r.chance(1, outOf: 4) ? 0 : UInt32(1 + r.below(UInt64(UInt32.max)))
+        }
     }
 
     mutating func step(_ s: inout ScenarioFile, donor: ScenarioFile?) {
