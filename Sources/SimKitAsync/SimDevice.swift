@@ -72,7 +72,7 @@ public final class SimDevice: @unchecked Sendable {
     var armedWake: SimTime?
     /// Input tasks (API calls, lifecycle handlers) not yet returned.
     var openInputs = 0
-    /// Waits for the storage made by this process (`synchronize`), which tell their times apart.
+    /// How many times this process waited for its storage (`synchronize`): each wait draws its own time.
     var storageWaits: UInt64 = 0
 
     init() { backgroundTasks.device = self }
