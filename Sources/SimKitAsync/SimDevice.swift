@@ -230,11 +230,11 @@ public final class SimDevice: @unchecked Sendable {
         let maxMs = SimTime(config.storageLatencyMaxMs)
         guard maxMs > 0, !dead else { return }
         storageWaits &+= 1
-        // SplitMix64 over the device, the time and the wait's count: the same on every rerun.
-        var z = UInt64(index) &* 0xD6E8_FEB8_6659_FD93 ^ now &* 0xA076_1D64_78BD_642F ^ storageWaits &* 0x9E37_79B9_7F4A_7C15
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        let ms = (z ^ (z >> 31)) % (maxMs + 1)
+        // SimKit's split-mix over the device, the time and the wait's count (the step's own
+        // increment taken back, so the key itself is mixed): the same on every rerun.
+        let key = UInt64(index) &* 0xD6E8_FEB8_6659_FD93 ^ now &* 0xA076_1D64_78BD_642F ^ storageWaits &* 0x9E37_79B9_7F4A_7C15
+        var state = key &- 0x9E37_79B9_7F4A_7C15
+        let ms = SimRandom.splitMix(&state) % (maxMs + 1)
         try? await sleep(until: now &+ ms)   // a death or a cancel ends the wait: the writes stay done
     }
 

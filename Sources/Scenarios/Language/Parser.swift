@@ -86,19 +86,7 @@ struct Parser {
             try scheduleHeader(&c)
         case "storage":
             try header(first)
-            guard c.isWord("latency") else { throw c.expected("'latency'", hint: "storage latency 20ms") }
-            c.pos += 1
-            let at = c.peek()?.offset ?? first.offset
-            let d = try c.duration("storage latency")
-            guard d > 0 else {
-                throw ParseError(offset: at, message: "storage latency must be more than 0",
-                                 hint: "leave the line out for writes that take no time")
-            }
-            guard d <= SimTime(UInt16.max) else {
-                throw ParseError(offset: at, message: "storage latency '\(DurationText.format(d))' is too long",
-                                 hint: "at most \(DurationText.format(SimTime(UInt16.max))): a write that takes longer is a failing disk, not a slow one")
-            }
-            scenario.storageLatency = d
+            try storageHeader(&c, at: first.offset)
         case "account": try accountDecl(&c, mark: mark)
         case "app": try appDecl(&c, mark: mark)
         case "devices", "clones": try deviceGroupDecl(&c, clones: first.text == "clones", mark: mark)
@@ -158,6 +146,23 @@ struct Parser {
                              hint: Suggest.hint(w.text, in: ["fifo", "seed"]),
                              note: "use 'schedule fifo' or 'schedule seed N'")
         }
+    }
+
+    /// `storage latency D` (1 ms ≤ D ≤ 65535 ms), after the word `storage`.
+    mutating func storageHeader(_ c: inout Cursor, at lineStart: Int) throws(ParseError) {
+        guard c.isWord("latency") else { throw c.expected("'latency'", hint: "storage latency 20ms") }
+        c.pos += 1
+        let at = c.peek()?.offset ?? lineStart
+        let d = try c.duration("storage latency")
+        guard d > 0 else {
+            throw ParseError(offset: at, message: "storage latency must be more than 0",
+                             hint: "leave the line out for writes that take no time")
+        }
+        guard d <= SimTime(UInt16.max) else {
+            throw ParseError(offset: at, message: "storage latency '\(DurationText.format(d))' is too long",
+                             hint: "at most \(DurationText.format(SimTime(UInt16.max))): a write that takes longer is a failing disk, not a slow one")
+        }
+        scenario.storageLatency = d
     }
 
     /// `server reference`, `server custom NAME`, `server process "CMD"` or `server http "URL"`,
