@@ -4,27 +4,12 @@ import Testing
 /// `simkit explore`'s default world (2 devices, at most 4 actions, the whole default
 /// alphabet) searched whole in the slow tier (issue 45 part 5: explore found a bug in the
 /// reference server there, and no tier ran it). It is tens of millions of runs, so it runs
-/// the release `simkit` (a debug build is about ten times slower), built into its own
-/// scratch folder so that it never waits on the lock of the `swift test` running it.
+/// the slow tier's release `simkit` (`ReleaseSimkit`, which `Packaging` checks too).
 @Suite("simkit explore's default world", .tags(.slow), .slowTier, .serialized)
 struct ExploreSlowTests {
-    /// The release `simkit`, built once (incrementally after the first time).
-    static let simkit: Result<String, any Error> = Result {
-        let scratch = PackageRoot.path + "/.build/explore-slow"
-        let built = try Command.run("swift", ["build", "-c", "release", "--product", "simkit",
-                                              "--package-path", PackageRoot.path, "--scratch-path", scratch])
-        guard built.status == 0 else { throw BuildFailed(output: built.output) }
-        return scratch + "/release/simkit"
-    }
-
-    struct BuildFailed: Error, CustomStringConvertible {
-        var output: String
-        var description: String { "swift build -c release failed:\n\(output)" }
-    }
-
     /// `simkit explore ARGS --json -`: its exit status and its JSON report.
     static func explore(_ args: [String]) throws -> (status: Int32, report: [String: Any]) {
-        let binary = try simkit.get()
+        let binary = try ReleaseSimkit.path.get()
         let r = try Command.run(binary, ["explore"] + args + ["--json", "-"])
         let json = try #require(try JSONSerialization.jsonObject(with: Data(r.output.utf8)) as? [String: Any], "not JSON: \(r.output)")
         return (r.status, json)

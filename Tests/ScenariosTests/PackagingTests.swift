@@ -3,9 +3,10 @@ import SimKitTestSupport
 import Testing
 
 /// Shipping SimKit: as a versioned dependency of another package, and as a `simkit` binary
-/// that needs no Swift runtime. Both build SimKit from scratch in a temporary folder (a
-/// debug build of the three libraries, and a release build of the tool), so they are the
-/// slowest tests of the suite: minutes, not seconds. They need `git` and `ldd` on the `PATH`
+/// that needs no Swift runtime. The first builds SimKit from scratch in a temporary folder
+/// (a debug build of the three libraries), the second is the slow tier's release build of
+/// the tool (`ReleaseSimkit`), so they are the slowest tests of the suite: minutes, not
+/// seconds. They need `git` and `ldd` on the `PATH`
 /// and no network. `swift test --skip Packaging` leaves them out while iterating.
 @Suite("Packaging", .tags(.slow), .slowTier, .serialized)
 struct PackagingTests {
@@ -48,17 +49,11 @@ struct PackagingTests {
     /// `swift build -c release --static-swift-stdlib` makes a `simkit` that links no Swift
     /// library (the Docker image copies it into a slim Debian that has no Swift runtime),
     /// runs with a bare environment, and computes the same fingerprint as the debug build.
+    /// The build is the slow tier's one release build (`ReleaseSimkit`, which `explore`'s
+    /// default world runs too), from scratch on a fresh clone.
     @Test("swift build -c release --static-swift-stdlib: a simkit without the Swift runtime", .timeLimit(.minutes(25)))
     func staticBinary() throws {
-        let temp = try Scratch("static")
-        defer { temp.remove() }
-        let package = temp.url.appendingPathComponent("SimKit")
-        try Self.copySimKit(to: package)
-        let build = temp.url.appendingPathComponent("build")
-        let built = try Command.run("swift", ["build", "-c", "release", "--static-swift-stdlib", "--product", "simkit",
-                                              "--package-path", package.path, "--scratch-path", build.path])
-        try #require(built.status == 0, "static release build failed:\n\(built.output)")
-        let binary = build.appendingPathComponent("release/simkit").path
+        let binary = try ReleaseSimkit.path.get()
 
         let ldd = try Command.run("ldd", [binary])
         let libraries = ldd.output.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
