@@ -107,6 +107,8 @@ public struct InvariantChecker: TraceObserver {
     var resetAwaitingUnlock: [Bool] = []
     /// What the SDK states within SPEC's limits (its back-offs, D7 and D10).
     var statement = SDKStatement.specLimits
+    /// The scenario's `storage latency` (0: none): the longest a wait for the storage takes.
+    var storageLatencyMs: SimTime = 0
 
     /// D1 and D5 are the product's own numbers ("more than a day", "30 days in a row"),
     /// not settings of the SDK under test.
@@ -149,6 +151,7 @@ public struct InvariantChecker: TraceObserver {
         ledgers = [:]
         notRollupCheckAt = [:]
         notRollup403 = [:]
+        storageLatencyMs = SimTime(facts.setup.sdk.storageLatencyMaxMs)
         expiry = []
         parked = []
         kills = []
@@ -292,8 +295,12 @@ public struct InvariantChecker: TraceObserver {
     public mutating func finish(at time: SimTime) {
         now = time
         if now >= nextDeadline { passDeadlines() }
-        // An episode still open at the end is judged as it stands.
+        // An episode still open at the end is judged as it stands, unless the run ended
+        // while the storage wait that keeps it open may still be out (within the scenario's
+        // `storage latency` of its latest step): what the SDK does when the wait returns
+        // is part of its reaction, and the run cut it short.
         while let p = parked.popLast() {
+            if storageLatencyMs > 0, now <= p.parkedAt + storageLatencyMs { continue }
             step = p
             step.continues = false
             endStep(p.device)

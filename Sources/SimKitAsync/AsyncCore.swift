@@ -200,6 +200,9 @@ public struct AsyncCore<Harness: AsyncSDKHarness>: SDKCore, RunsOnSimLoop {
                               + ": nothing in the simulation can resume them")
         }
         device.armWake()
+        // A caller still waits for its storage: what it does when the wait returns is part
+        // of this step's reaction (D3's "at once", D5's deletion), judged with the steps to come.
+        if device.storageWaitsOpen > 0, !device.dead { device.effects.append(.unsettled) }
         for e in device.effects { effects.append(e) }
         device.effects.removeAll(keepingCapacity: true)
     }

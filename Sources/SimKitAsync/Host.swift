@@ -47,7 +47,8 @@ public enum SimKitAsyncHost {
         if ProcessInfo.processInfo.environment["SIMKIT_ASYNC_STATS"] == "1" {
             atexit {
                 let loop = SimLoop.shared, watch = ResourceWatch.shared
-                printError("simkit-async: \(loop.steps) async SDK steps, \(loop.jobsRun) executor jobs\(loop.picks == 0 ? "" : ", \(loop.picks) seeded picks among ready jobs"); "
+                printError("simkit-async: \(loop.steps) async SDK steps, \(loop.jobsRun) executor jobs\(loop.picks == 0 ? "" : ", \(loop.picks) seeded picks among ready jobs")"
+                           + "\(loop.storageWaits == 0 ? "" : ", \(loop.storageWaits) storage waits (\(loop.storageWaitMs) ms in all)"); "
                            + "\(loop.worldsBegun) worlds, \(loop.processesMade) app processes, \(loop.jobsAbandoned) jobs dropped, "
                            + "\(loop.jobsHandedBack) jobs handed back from other threads, \(loop.handOffsStillOut) worlds ended with hand-offs still out; "
                            + "at the last world's end \(watch.latest.openFiles) open files and \(String(format: "%.1f", Double(watch.latest.residentBytes) / 1_048_576)) MB resident "

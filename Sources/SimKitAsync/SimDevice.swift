@@ -74,6 +74,9 @@ public final class SimDevice: @unchecked Sendable {
     var openInputs = 0
     /// How many times this process waited for its storage (`synchronize`): each wait draws its own time.
     var storageWaits: UInt64 = 0
+    /// Storage waits begun and not yet returned: a step that ends with one open ends
+    /// `unsettled`, so the checkers judge it with the device's steps until the wait returns.
+    var storageWaitsOpen = 0
 
     init() { backgroundTasks.device = self }
 
@@ -235,7 +238,11 @@ public final class SimDevice: @unchecked Sendable {
         let key = UInt64(index) &* 0xD6E8_FEB8_6659_FD93 ^ now &* 0xA076_1D64_78BD_642F ^ storageWaits &* 0x9E37_79B9_7F4A_7C15
         var state = key &- 0x9E37_79B9_7F4A_7C15
         let ms = SimRandom.splitMix(&state) % (maxMs + 1)
+        SimLoop.shared.storageWaits &+= 1
+        SimLoop.shared.storageWaitMs &+= ms
+        storageWaitsOpen += 1
         try? await sleep(until: now &+ ms)   // a death or a cancel ends the wait: the writes stay done
+        storageWaitsOpen -= 1
     }
 
     // MARK: The app around the SDK

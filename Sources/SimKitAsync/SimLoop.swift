@@ -151,6 +151,10 @@ package final class SimLoop: @unchecked Sendable {
 
     /// Picks made among two or more ready jobs (an interleaving FIFO would not have chosen).
     package private(set) var picks: UInt64 = 0
+    /// Waits for storage (`SimDevice.synchronize` under a `storage latency` line) and their
+    /// drawn time in total, for `SIMKIT_ASYNC_STATS`: whether slow storage reached the SDK.
+    package var storageWaits: UInt64 = 0
+    package var storageWaitMs: UInt64 = 0
 
     func nextPick(_ bound: Int) -> Int {
         if bound > 1 { picks &+= 1 }

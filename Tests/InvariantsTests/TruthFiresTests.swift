@@ -385,8 +385,10 @@ import Invariants
 
     /// A ready device whose launch check at 1 h is answered `app_disabled` at 1 h + 200 ms; the
     /// SDK awaits its write before it reports the lock, so the lock lands 5 ms later.
-    func slowLock(unsettled: Bool, writes: Bool = true) -> HandTrace {
-        var t = HandTrace(.oneApp())
+    func slowLock(unsettled: Bool, writes: Bool = true, storageLatencyMs: UInt16 = 0) -> HandTrace {
+        var setup = WorldSetup.oneApp()
+        setup.sdk.storageLatencyMaxMs = storageLatencyMs
+        var t = HandTrace(setup)
         t.ready()
         t.dashboard(at: 30 * Self.m, .disable(app: 0))
         t.processStarted(at: Self.h)
@@ -415,18 +417,65 @@ import Invariants
         expectFires(t, .lockOnRevocation, at: 2 * Self.h, mentions: ["did not lock"], also: [.lockedIsInert])
     }
 
+    @Test("an episode still open when the run ends within the storage latency of its latest step is not judged: the wait may still be out")
+    func runCutShortDuringAWait() {
+        var cut = slowLock(unsettled: true, writes: false, storageLatencyMs: 2_000)
+        cut.checker.finish(at: Self.h + 200 + 2_000)
+        expectQuiet(cut)
+        var over = slowLock(unsettled: true, writes: false, storageLatencyMs: 2_000)
+        over.checker.finish(at: Self.h + 200 + 2_001)
+        expectFires(over, .lockOnRevocation, at: Self.h + 200 + 2_001, mentions: ["did not lock"], also: [.lockedIsInert])
+    }
+
+    @Test("a purge done when the lock error's write returns is that answer's own (D5)")
+    func purgeOnceTheWriteReturns() {
+        let d = Ms.day
+        func run(unsettled: Bool) -> HandTrace {
+            var t = HandTrace(.oneApp())
+            t.readyThenLocked()
+            // 30 days into the stop, a lock error that makes the purge due; the SDK awaits
+            // its storage first and deletes 1.5 s later, when the wait returns.
+            t.launchAndCheck(at: 31 * d + Self.h, locked: true, .appDisabled) { if unsettled { $0.events.append(.unsettled) } }
+            t.step(at: 31 * d + Self.h + 1_700, .timer(.indexChunk)) { $0.purge() }
+            return t
+        }
+        expectQuiet(run(unsettled: true))
+        // Without the mark the answer's step is judged alone, and the deletion after it has no cause.
+        expectFires(run(unsettled: false), .purgeWhenDue, at: 31 * d + Self.h + 200, mentions: ["app_disabled", "index (200 photos)"],
+                    also: [.purgeOnlyAfter30ContinuousDays])
+    }
+
+    @Test("a stale answer's step that ends while a storage wait is still out is judged alone: the steps after it are not its (D9)")
+    func staleStepWhileAWaitIsOut() {
+        var t = queryTimedOutThenSlowActivation()
+        // The late 200 changes nothing, but its step ends with the activation's wait still out.
+        t.delivered(at: 2 * Self.h + 1, 5, .query, .ok, sentAt: Self.h) { $0.events.append(.unsettled) }
+        // The activation's wait returns (its episode ends), then a later step writes.
+        t.step(at: 2 * Self.h + 5, .timer(.indexChunk))
+        t.step(at: 2 * Self.h + 500, .timer(.indexChunk)) { $0.store(.setLastAnsweredCheck(2 * Self.h + 500)) }
+        t.checker.finish(at: 3 * Self.h)
+        expectQuiet(t)
+    }
+
+    /// A query sent at 1 h times out; at 2 h an activation ends with its write still in
+    /// progress, and the server's 200 to the query (served at 1 h + 100 ms) is on its way.
+    func queryTimedOutThenSlowActivation() -> HandTrace {
+        var t = HandTrace(.oneApp())
+        t.ready()
+        t.step(at: Self.h, .input(.query)) { $0.sent(5, .query, credential: c) }
+        t.step(at: Self.h + 31 * Self.s, .timeout(5, .query)) { $0.call(.query, .failed) }
+        t.record(2 * Self.h, 0, .input(.becameActive))
+        t.record(2 * Self.h, 0, .unsettled)
+        t.record(2 * Self.h, 0, .stepEnd)
+        t.served(at: Self.h + 100, 5, .query, credential: c, .ok)
+        return t
+    }
+
     @Test("a stale answer that comes during an episode is judged alone (D9)")
     func staleAnswerDuringEpisode() {
         func run(bug: Bool) -> HandTrace {
-            var t = HandTrace(.oneApp())
-            t.ready()
-            t.step(at: Self.h, .input(.query)) { $0.sent(5, .query, credential: c) }
-            t.step(at: Self.h + 31 * Self.s, .timeout(5, .query)) { $0.call(.query, .failed) }
-            // An activation whose write is still in progress, then the query's late 200.
-            t.record(2 * Self.h, 0, .input(.becameActive))
-            t.record(2 * Self.h, 0, .unsettled)
-            t.record(2 * Self.h, 0, .stepEnd)
-            t.served(at: Self.h + 100, 5, .query, credential: c, .ok)
+            var t = queryTimedOutThenSlowActivation()
+            // The query's late 200 arrives during the activation's episode.
             t.delivered(at: 2 * Self.h + 1, 5, .query, .ok, sentAt: Self.h) { if bug { $0.state(.indexing) } }
             t.step(at: 2 * Self.h + 5, .timer(.indexChunk)) { $0.store(.setLastAnsweredCheck(2 * Self.h + 5)) }
             return t

@@ -246,8 +246,10 @@ extension InvariantChecker {
     }
 
     /// The step ended with work of the SDK's own in progress: it is judged with the next.
+    /// A stale answer's step is judged alone (D9), whatever else is still in progress: the
+    /// work left from before goes on in the episode it belongs to (`parked`).
     @usableFromInline @inline(never) mutating func stepUnsettled(_ d: DeviceIndex) {
-        if step.device == d { step.continues = true }
+        if step.device == d, !step.isStale { step.continues = true }
     }
 
     /// The step is over: judge it by every rule, with the device truth as it now stands.
@@ -286,7 +288,16 @@ extension InvariantChecker {
         }
         // An episode goes on: judged when the device's work in progress is done.
         if step.continues, step.merged < StepTruth.mergedMax {
+            step.parkedAt = now
             parked.append(step)
+            step.end()
+            return
+        }
+        // A stale answer's step while the device's episode is still open (a wait for its
+        // storage is out): judged by D9 alone; the device's state is the episode's, judged
+        // when it ends.
+        if step.isStale, !parked.isEmpty, parked.contains(where: { $0.device == d }) {
+            if step.acted { checkStale(d) } else { hit(.staleResponseIgnored) }
             step.end()
             return
         }

@@ -41,6 +41,9 @@ import SimKit
     var lockServedAt: SimTime = 0
     /// Steps merged into this one (an episode, see the type's comment); bounded.
     var merged: UInt8 = 0
+    /// When the episode's latest step ended with work still in progress (set when it is
+    /// parked; read only at the run's end, `InvariantChecker.finish`).
+    var parkedAt: SimTime = 0
     /// P3: run reports the step queued, and those whose queue write a full disk refused.
     var reportsWritten: UInt8 = 0
     var reportsRefused: UInt8 = 0

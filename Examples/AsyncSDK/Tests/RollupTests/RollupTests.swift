@@ -147,10 +147,12 @@ import Testing
     /// Issue 46, part 2: an input meets work suspended in a write. The shipped SDK awaits
     /// its lock's write after stopping what the lock stops, and passes (fuzzSeedsBreakNothing
     /// draws `storage latency` in half its seeds); the planted bug stops them only once the
-    /// write returned, and is caught only when writes take time.
+    /// write returned. The checkers judge a reaction when the wait that holds it returns
+    /// (an episode), so what shows is what the late stop undoes: a 200 that unlocked the SDK
+    /// meanwhile, overridden (D4). It is caught only when writes take time.
     @Test func aLockThatStopsItsWorkOnlyOnceWrittenIsCaught() throws {
-        try caughtAndShrunk("rollup-stops-after-lock-written", "locked-is-inert", seeds: 20)   // first: seed 3 (943 of 2,000)
-        let file = Self.scratch + "/rollup-stops-after-lock-written-seed3.scenario"
+        try caughtAndShrunk("rollup-stops-after-lock-written", "locked-checks-on-activation", seeds: 40)   // first: seed 22 (6 of 2,000)
+        let file = Self.scratch + "/rollup-stops-after-lock-written-seed22.scenario"
         let text = try String(contentsOfFile: file, encoding: .utf8)
         #expect(text.contains("\nstorage latency "), "the reproducer needs slow storage: \(text)")
         let instant = Self.scratch + "/stops-after-lock-instant.scenario"

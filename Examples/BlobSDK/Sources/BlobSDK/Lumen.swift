@@ -388,6 +388,9 @@ public actor Lumen {
                 var next = ledger
                 next.indexed += min(options.chunkSize, photos.assetCount - ledger.indexed)
                 guard save(next) else { break }
+                // The chunk is on the disk before the next is indexed; a lock, a reset or a
+                // wipe may come meanwhile, and the next pass (or the end) checks for them.
+                await blobs.flush()
             }
         }
         guard isCurrent(number) else { return }

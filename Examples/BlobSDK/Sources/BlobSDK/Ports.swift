@@ -60,6 +60,14 @@ public protocol TimePort: Sendable {
 public protocol BlobPort: Sendable {
     func load(_ key: String) throws -> Data?
     func store(_ key: String, _ data: Data) throws
+    /// Waits until what was stored has reached the disk (`fsync`): it may take a while,
+    /// and the actor takes other calls meanwhile.
+    func flush() async
+}
+
+extension BlobPort {
+    /// A store that is on the disk when it returns has nothing to wait for.
+    public func flush() async {}
 }
 
 /// The OS's background task scheduler.

@@ -17,7 +17,7 @@ public final class BlobHarness: AsyncSDKHarness {
         options.staleCheckMs = device.config.checkIntervalMs
         options.wipeAfterMs = device.config.purgeAfterMs
         sdk = Lumen(options: options, http: Wire(device: device), time: Ticks(clock: device.clock, wall: device.wallClock),
-                    blobs: Files(disk: device.files), scheduler: Scheduler(tasks: device.backgroundTasks),
+                    blobs: Files(device: device), scheduler: Scheduler(tasks: device.backgroundTasks),
                     photos: Library(device: device)) { [device] state in
             switch state {
             case .unconfigured: device.publish(.unconfigured)
@@ -125,9 +125,11 @@ struct Ticks: TimePort {
 }
 
 struct Files: BlobPort {
-    let disk: SimDisk
-    func load(_ key: String) throws -> Data? { try disk.read(key).map { Data($0) } }
-    func store(_ key: String, _ data: Data) throws { try disk.write(key, Array(data)) }
+    let device: SimDevice
+    func load(_ key: String) throws -> Data? { try device.files.read(key).map { Data($0) } }
+    func store(_ key: String, _ data: Data) throws { try device.files.write(key, Array(data)) }
+    /// The scenario's `storage latency` (SimKit's fsync), else at once.
+    func flush() async { await device.synchronize() }
 }
 
 struct Scheduler: SchedulerPort {

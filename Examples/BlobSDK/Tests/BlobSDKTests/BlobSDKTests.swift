@@ -119,6 +119,44 @@ import Testing
         #expect(!text.contains("fault: killed"), "a run that ends in its expiration handler is not killed")
     }
 
+    /// Issue 46 (slow storage): Lumen flushes each indexed chunk before the next, and with
+    /// `storage latency` the flush takes time, so a lock error lands while the run is
+    /// suspended in it (no chunk timer between the chunk and the lock, where at once-storage
+    /// the next chunk would come 500 ms after the first). The run stops there: no chunk is
+    /// indexed while locked, and after the unlock the index goes on to every photo.
+    @Test func aLockThatLandsWhileAChunkIsFlushedStopsTheRun() throws {
+        let file = Self.scratch + "/flush.scenario", trace = Self.scratch + "/flush.trace"
+        try """
+            scenario "a lock lands while a chunk is flushed"
+            seed 7
+            duration 2d
+            storage latency 2s
+            sdk custom blob
+            account acme
+            app photos account acme key rk_live_A
+            devices 1 app photos
+            at 0s add-photos 3000 all
+            at 1s launch all
+            at 2s disable photos
+            at 2500ms query all
+            at 5s expect all photos locked
+            at 1h enable photos
+            at 1h1m open all
+            at 1d expect all photos idle
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        let r = try Self.run(["run", "--trace", trace, file])
+        #expect(r.status == 0, "\(r.out)\(r.err)")
+        let lines = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").map(String.init)
+        let firstChunk = try #require(lines.firstIndex { $0.contains("store: indexPhotos(from: 0,") }, "no chunk indexed")
+        let locked = try #require(lines.firstIndex { $0.contains("state → locked") }, "never locked")
+        let unlocked = try #require(lines.firstIndex { $0.contains("state → indexing") && $0 > lines[locked] }, "no run after the unlock")
+        #expect(firstChunk < locked)
+        #expect(!lines[firstChunk..<locked].contains { $0.contains("timer indexChunk") },
+                "the lock should land while the first chunk is flushed: \(lines[firstChunk...locked].joined(separator: "\n"))")
+        #expect(!lines[locked..<unlocked].contains { $0.contains("indexPhotos") }, "a chunk was indexed while locked")
+        #expect(lines[unlocked...].contains { $0.contains("indexPhotos") && $0.contains("count: 17)") }, "the index did not reach every photo")
+    }
+
     /// The slow tier (`SIMKIT_SLOW=1`): 2,000 seeds in two shards run side by side, merged:
     /// nothing broken, and every "sometimes" situation required of 2,000 seeds reached
     /// (`merge` exits 4 otherwise).
