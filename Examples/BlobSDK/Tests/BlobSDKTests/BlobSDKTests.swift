@@ -157,14 +157,15 @@ import Testing
         #expect(lines[unlocked...].contains { $0.contains("indexPhotos") && $0.contains("count: 17)") }, "the index did not reach every photo")
     }
 
-    /// The slow tier (`SIMKIT_SLOW=1`): 2,000 seeds in two shards run side by side, merged:
-    /// nothing broken, and every "sometimes" situation required of 2,000 seeds reached
-    /// (`merge` exits 4 otherwise).
+    /// The slow tier (`SIMKIT_SLOW=1`): 1,000 seeds in two shards run side by side, merged:
+    /// nothing broken, and every "sometimes" situation required of 1,000 seeds reached
+    /// (`merge` exits 4 otherwise). (2,000 in this debug build cost CI's 40 minutes three
+    /// more; `blob-sim fuzz --seeds 2000` in release takes under two minutes.)
     @Test(.enabled(if: ProcessInfo.processInfo.environment["SIMKIT_SLOW"] == "1", "the slow tier: SIMKIT_SLOW=1"))
-    func twoThousandSeedsBreakNothingAndReachEverySometimes() throws {
+    func aThousandSeedsBreakNothingAndReachEverySometimes() throws {
         let jsons = (1...2).map { Self.scratch + "/shard-\($0).json" }
         let shards = try (1...2).map { k in
-            try Self.start(["fuzz", "--sdk", "custom:blob", "--seeds", "2000", "--shard", "\(k)/2", "--quiet", "--no-shrink",
+            try Self.start(["fuzz", "--sdk", "custom:blob", "--seeds", "1000", "--shard", "\(k)/2", "--quiet", "--no-shrink",
                             "--json", jsons[k - 1], "--out", Self.scratch])
         }
         for started in shards {
