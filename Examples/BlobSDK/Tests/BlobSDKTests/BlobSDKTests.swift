@@ -49,6 +49,16 @@ import Testing
 
     static func run(_ args: [String]) throws -> (status: Int32, out: String, err: String) { try finish(try start(args)) }
 
+    /// Writes `text` to `NAME.scenario` in the scratch folder and runs it with `--trace`:
+    /// the run's status and output, and the trace's lines.
+    static func runScenario(_ name: String, _ text: String) throws -> (status: Int32, out: String, trace: [String]) {
+        let file = scratch + "/\(name).scenario", trace = scratch + "/\(name).trace"
+        try text.write(toFile: file, atomically: true, encoding: .utf8)
+        let r = try run(["run", "--trace", trace, file])
+        let lines = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").map(String.init)
+        return (r.status, r.out + r.err, lines)
+    }
+
     static func fingerprints(_ json: String) throws -> [String] {
         try String(contentsOfFile: json, encoding: .utf8).split(separator: "\n").filter { $0.contains("\"fingerprint\"") }.map(String.init)
     }
@@ -94,8 +104,7 @@ import Testing
     /// its expiration handler ends it (its state leaves `indexing`), so it is not killed,
     /// and the next run resumes (nothing broken).
     @Test func aRunStartedAfterItsCheckIsAskedToStop() throws {
-        let file = Self.scratch + "/expiry.scenario", trace = Self.scratch + "/expiry.trace"
-        try """
+        let r = try Self.runScenario("expiry", """
             scenario "background time runs out"
             seed 53
             duration 2d
@@ -111,10 +120,9 @@ import Testing
             at 6h background all
             at 1d open all
             at 1d1h expect all photos idle
-            """.write(toFile: file, atomically: true, encoding: .utf8)
-        let r = try Self.run(["run", "--trace", trace, file])
-        #expect(r.status == 0, "\(r.out)\(r.err)")
-        let text = try String(contentsOfFile: trace, encoding: .utf8)
+            """)
+        #expect(r.status == 0, "\(r.out)")
+        let text = r.trace.joined(separator: "\n")
         #expect(text.contains("0d02h02m02.000s photos#1  input: background time up"), "the time counts from the firing at 2h2m")
         #expect(!text.contains("fault: killed"), "a run that ends in its expiration handler is not killed")
     }
@@ -125,8 +133,7 @@ import Testing
     /// the next chunk would come 500 ms after the first). The run stops there: no chunk is
     /// indexed while locked, and after the unlock the index goes on to every photo.
     @Test func aLockThatLandsWhileAChunkIsFlushedStopsTheRun() throws {
-        let file = Self.scratch + "/flush.scenario", trace = Self.scratch + "/flush.trace"
-        try """
+        let r = try Self.runScenario("flush", """
             scenario "a lock lands while a chunk is flushed"
             seed 7
             duration 2d
@@ -143,10 +150,9 @@ import Testing
             at 1h enable photos
             at 1h1m open all
             at 1d expect all photos idle
-            """.write(toFile: file, atomically: true, encoding: .utf8)
-        let r = try Self.run(["run", "--trace", trace, file])
-        #expect(r.status == 0, "\(r.out)\(r.err)")
-        let lines = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").map(String.init)
+            """)
+        #expect(r.status == 0, "\(r.out)")
+        let lines = r.trace
         let firstChunk = try #require(lines.firstIndex { $0.contains("store: indexPhotos(from: 0,") }, "no chunk indexed")
         let locked = try #require(lines.firstIndex { $0.contains("state → locked") }, "never locked")
         let unlocked = try #require(lines.firstIndex { $0.contains("state → indexing") && $0 > lines[locked] }, "no run after the unlock")
