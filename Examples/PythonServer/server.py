@@ -101,7 +101,7 @@ class Server:
         q = self.db.executescript
         q("""
         DROP TABLE IF EXISTS accounts; DROP TABLE IF EXISTS apps; DROP TABLE IF EXISTS keys;
-        DROP TABLE IF EXISTS devices; DROP TABLE IF EXISTS intervals;
+        DROP TABLE IF EXISTS devices; DROP TABLE IF EXISTS intervals; DROP TABLE IF EXISTS earlier;
         CREATE TABLE accounts (id INTEGER PRIMARY KEY, status TEXT, before_revocation TEXT);
         CREATE TABLE apps (id INTEGER PRIMARY KEY, account INTEGER, review TEXT, before_revocation TEXT,
                            disabled INTEGER, current_key TEXT,
@@ -109,7 +109,12 @@ class Server:
         CREATE TABLE keys (name TEXT PRIMARY KEY, state TEXT, app INTEGER, deadline INTEGER,
                            issued_at INTEGER, stopped_at INTEGER);
         CREATE TABLE devices (id INTEGER PRIMARY KEY, last_judged_at INTEGER, servable_at INTEGER,
-                              generation INTEGER, owner INTEGER, seen_build INTEGER, seen_key TEXT, live INTEGER);
+                              generation INTEGER, owner INTEGER, seen_build INTEGER, seen_key TEXT, live INTEGER,
+                              last_issued INTEGER);
+        -- S8: a registration supersedes nothing; a device's records older than its newest
+        -- (the one in devices) stay until a reset names them, oldest first by rowid.
+        CREATE TABLE earlier (device INTEGER, generation INTEGER, owner INTEGER);
+        CREATE INDEX earlier_by_device ON earlier (device, generation);
         CREATE TABLE intervals (app INTEGER, kind TEXT, from_t INTEGER, to_t INTEGER);
         CREATE INDEX intervals_by_app ON intervals (app, kind);
         """)
@@ -125,7 +130,7 @@ class Server:
             x("UPDATE keys SET state = 'current', app = ?, issued_at = 0 WHERE name = ?", (a["id"], a["key"]))
         self.app_count = len(m["apps"])
         self.device_count = m["devices"]
-        x("INSERT INTO devices SELECT value, NULL, NULL, 0, 0, 0, '', 0 FROM json_each(?)",
+        x("INSERT INTO devices SELECT value, NULL, NULL, 0, 0, 0, '', 0, 0 FROM json_each(?)",
           (json.dumps(list(range(self.device_count))),))
         self.note_access(0)
         return {"ok": True}
@@ -149,16 +154,16 @@ class Server:
         return self.db.execute("SELECT status FROM accounts WHERE id = ?", (c,)).fetchone()[0]
 
     def device(self, d):
-        r = self.db.execute("SELECT last_judged_at, servable_at, generation, owner, seen_build, seen_key, live "
+        r = self.db.execute("SELECT last_judged_at, servable_at, generation, owner, seen_build, seen_key, live, last_issued "
                             "FROM devices WHERE id = ?", (d,)).fetchone()
         return {"last_judged_at": t_out(r[0]), "servable_at": t_out(r[1]), "generation": r[2], "owner": r[3],
-                "seen_build": r[4], "seen_key": r[5], "live": bool(r[6])}
+                "seen_build": r[4], "seen_key": r[5], "live": bool(r[6]), "last_issued": r[7]}
 
     def put_device(self, d, s):
         self.db.execute("UPDATE devices SET last_judged_at = ?, servable_at = ?, generation = ?, owner = ?, seen_build = ?, "
-                        "seen_key = ?, live = ? WHERE id = ?",
+                        "seen_key = ?, live = ?, last_issued = ? WHERE id = ?",
                         (t_in(s["last_judged_at"]), t_in(s["servable_at"]), s["generation"], s["owner"], s["seen_build"],
-                         s["seen_key"], int(s["live"]), d))
+                         s["seen_key"], int(s["live"]), s["last_issued"], d))
 
     def intervals(self, a, kind):
         return self.db.execute("SELECT from_t, to_t, rowid FROM intervals WHERE app = ? AND kind = ? ORDER BY rowid",
@@ -167,6 +172,11 @@ class Server:
     def record(self, d):
         s = self.device(d)
         return {"owner": s["owner"], "generation": s["generation"]} if s["live"] else None
+
+    def held(self, d):
+        """The device's records besides its newest, oldest first (the reply's "held")."""
+        rows = self.db.execute("SELECT owner, generation FROM earlier WHERE device = ? ORDER BY rowid", (d,)).fetchall()
+        return [{"owner": r[0], "generation": r[1]} for r in rows]
 
     # -- S2: the verdict ----------------------------------------------------------------
 
@@ -190,11 +200,19 @@ class Server:
                 return ("app_pending" if self.app(a)["review"] == "pending" else "ok"), a
         return self.app_answer(a), a
 
-    def known(self, cred):
+    def owner_of(self, cred):
+        """The owner of the record the credential names, if the server holds it (S2.4)."""
         if cred is None or not (0 <= cred["device"] < self.device_count):
-            return False
+            return None
         s = self.device(cred["device"])
-        return s["live"] and s["generation"] == cred["generation"]
+        if s["live"] and s["generation"] == cred["generation"]:
+            return s["owner"]
+        r = self.db.execute("SELECT owner FROM earlier WHERE device = ? AND generation = ?",
+                            (cred["device"], cred["generation"])).fetchone()
+        return None if r is None else r[0]
+
+    def known(self, cred):
+        return self.owner_of(cred) is not None
 
     def handle(self, m):
         now = m["now"]
@@ -206,6 +224,9 @@ class Server:
 
     def reply(self, m, status, credential=None, stopped_since=None):
         out = {"status": status, "servedAt": m["now"], "record": self.record(m["device"])}
+        held = self.held(m["device"])
+        if held:
+            out["held"] = held
         if credential is not None:
             out["credential"] = credential
         if stopped_since is not None:
@@ -221,17 +242,21 @@ class Server:
             if m["attestedApp"] != a:
                 return "attestation_failed", None
             s = self.device(d)
-            s["generation"] += 1
+            if s["live"]:   # S8: the record before it stays, known by its own credential
+                self.db.execute("INSERT INTO earlier VALUES (?, ?, ?)", (d, s["generation"], s["owner"]))
+            s["last_issued"] += 1
+            s["generation"] = s["last_issued"]
             s["owner"] = a
             s["live"] = True
             self.put_device(d, s)
             return "ok", {"device": d, "generation": s["generation"]}
         cred = m["credential"]
-        if not self.known(cred):                             # S2.4
+        owner = self.owner_of(cred)
+        if owner is None:                                    # S2.4
             return "device_unknown", None
         if m["attestedApp"] is None or cred["device"] != d:  # S6: the assertion
             return "attestation_failed", None
-        if self.device(cred["device"])["owner"] != a:        # S2.5
+        if owner != a:                                       # S2.5
             return "app_key_mismatch", None
         return "ok", None                                    # S2.6, S7
 
@@ -242,9 +267,20 @@ class Server:
             return "ok"
         if m["attestedApp"] is None or cred["device"] != m["device"]:
             return "attestation_failed"
-        s = self.device(cred["device"])
-        s["live"] = False
-        self.put_device(cred["device"], s)
+        d = cred["device"]
+        s = self.device(d)
+        if s["live"] and s["generation"] == cred["generation"]:
+            # The newest goes; the newest earlier record, if any, takes its place.
+            last = self.db.execute("SELECT rowid, owner, generation FROM earlier WHERE device = ? ORDER BY rowid DESC LIMIT 1",
+                                   (d,)).fetchone()
+            if last is None:
+                s["live"] = False
+            else:
+                self.db.execute("DELETE FROM earlier WHERE rowid = ?", (last[0],))
+                s["owner"], s["generation"] = last[1], last[2]
+            self.put_device(d, s)
+        else:
+            self.db.execute("DELETE FROM earlier WHERE device = ? AND generation = ?", (d, cred["generation"]))
         return "ok"
 
     # -- S2: stoppedSince -------------------------------------------------------------
@@ -270,7 +306,9 @@ class Server:
     def latest_servable(self, m, now):
         s = self.device(m["device"])
         cred = m["credential"]
-        holds = s["live"] and cred is not None and cred["device"] == m["device"] and cred["generation"] == s["generation"]
+        held_owner = self.owner_of(cred) if cred is not None and cred["device"] == m["device"] else None
+        holds = held_owner is not None
+        owner = s["owner"] if held_owner is None else held_owner
         first = s["last_judged_at"] == NEVER
         frm = 0 if first else s["last_judged_at"] + 1
         build = m["build"]
@@ -280,12 +318,12 @@ class Server:
         # arrived (sent before the update, in flight since): counted from up to
         # MAX_IN_FLIGHT_MS earlier, which dates the stop later (sound).
         key_frm = max(0, frm - MAX_IN_FLIGHT_MS) if new_build and not first else frm
-        candidates = [self.latest_unrefused_key(m["key"], holds, s["owner"], key_frm, now)]
+        candidates = [self.latest_unrefused_key(m["key"], holds, owner, key_frm, now)]
         if new_build and not first:
-            candidates.append(self.latest_unrefused_key(s["seen_key"], holds, s["owner"], frm, now))
+            candidates.append(self.latest_unrefused_key(s["seen_key"], holds, owner, frm, now))
         if skipped:
             for a in range(self.app_count):
-                foreign = holds and a != s["owner"]
+                foreign = holds and a != owner
                 candidates.append(self.latest_pending(a, frm, now) if foreign else self.latest_unrefused_app(a, frm, now))
         found = [t for t in candidates if t is not None]
         return max(found) if found else NEVER
@@ -503,10 +541,11 @@ class Server:
     def forget_device(self, m):
         d = m["device"]
         s = self.device(d)
-        if not s["live"]:
+        if not s["live"]:   # a device with earlier records has a live newest one
             return {"applied": False}
         s["live"] = False
         self.put_device(d, s)
+        self.db.execute("DELETE FROM earlier WHERE device = ?", (d,))
         return {"applied": True}
 
     # -- the protocol -------------------------------------------------------------------

@@ -44,8 +44,9 @@ public struct InvariantChecker: TraceObserver {
     /// so a run without the fault reads nothing of it.
     var kills: [KillTruth] = []
     /// P1: the truth of the device whose reset step is going, as it was before the reset, in
-    /// a run with kills (a reset killed before its first write never happened).
-    var truthBeforeReset: (device: DeviceIndex, truth: DeviceTruth)? = nil
+    /// a run with kills (a reset killed before its first write never happened), and the
+    /// generation of the delete that reset newly owes (D7; 0: none), undone with it.
+    var truthBeforeReset: (device: DeviceIndex, truth: DeviceTruth, owes: UInt32)? = nil
     /// Named run reports, per device, for SDKs that name them (`NamedReports.swift`);
     /// empty for one that does not. Looked up by device, never iterated into a verdict.
     var ledgers: [DeviceIndex: ReportLedger] = [:]
@@ -73,6 +74,10 @@ public struct InvariantChecker: TraceObserver {
     /// D7: the resets whose record the server still holds, and the time counted towards
     /// their bound. Few at once; looked up by device.
     var owedResets: [OwedReset] = []
+    /// The earlier records the server holds, as the `holds` records just read list them
+    /// (with their device), for the `served` record that follows them.
+    var heldListed: [UInt32] = []
+    var heldListedDevice: DeviceIndex = 0
     /// The server is down, or answers 5xx at a rate, until these times (D7's liveness
     /// counts only time with the server up).
     var serverDownUntil: SimTime = 0
@@ -142,6 +147,7 @@ public struct InvariantChecker: TraceObserver {
         statement = facts.sdkStatement
         obligations = Obligations()
         owedResets = []
+        heldListed = []
         serverDownUntil = 0
         serverErrorsUntil = 0
         lastRestartAt = LocalData.never
@@ -253,6 +259,8 @@ public struct InvariantChecker: TraceObserver {
         case .carries:
             if case .carries(let report) = r.event { carries(d, report) }
         case .served: served(d, r)
+        case .holds:
+            if case .holds(let generation) = r.event { holds(d, generation) }
         case .processStarted: processStarted(d)
         case .processKilled: processKilled(d)
         case .person:

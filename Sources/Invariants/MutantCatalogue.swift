@@ -145,6 +145,10 @@ package enum Mutants {
         sdk("reset-retry-current-credential", .resetRetriesCurrentCredential, .resetDeletesEverything,
             [.registersAgainWhenUnknown, .reportsNotLost],
             "a reset's retry sends the credential the SDK holds now: after a new registration it deletes that one and the old record stays"),
+        // Every registration a server keeps (issue 46, part 4): seen only as the record left behind.
+        sdk("second-reset-drops-owed-delete", .secondResetDropsOwedDelete, .resetDeletesEverything,
+            [.registersAgainWhenUnknown, .reportsNotLost],
+            "a second reset() names the registration made since the first and forgets the first one's delete, still owed: that record stays on the server"),
     ]
 
     /// Mutants whose bug needs one exact order of events that random fuzzing does not

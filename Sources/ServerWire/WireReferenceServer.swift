@@ -149,6 +149,9 @@ package struct WireReferenceServer {
                         attestedApp: m["attestedApp"]?.uint.map { AppID(truncatingIfNeeded: $0) }, build: UInt16(truncatingIfNeeded: m["build"]?.uint ?? 0))
         let reply = model.handle(r, now: t)
         var s = "{\"status\":\"\(WireProtocol.statusName(reply.answer))\",\"servedAt\":\(t),\"record\":" + record(d)
+        var held: [DeviceRecord] = []
+        model.forEachEarlierRecord(of: d) { held.append($0) }
+        s += WireProtocol.heldField(held)
         if reply.answer == .ok, kind == .register { s += ",\"credential\":" + WireProtocol.credential(reply.credential) }
         if reply.answer.isLockError { s += ",\"stoppedSince\":\(reply.stoppedSince)" }
         return s

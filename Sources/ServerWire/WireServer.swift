@@ -43,7 +43,7 @@ package enum WireProtocol {
 
     /// The reply to a request, checked against the protocol: the `ServerReply` and the
     /// device's record after it, or why the reply is out of the protocol.
-    static func decodeReply(_ j: WireJSON, request: Request, now: SimTime) -> Result<(ServerReply, DeviceRecord?), WireReplyError> {
+    static func decodeReply(_ j: WireJSON, request: Request, now: SimTime) -> Result<(ServerReply, DeviceRecord?, [DeviceRecord]), WireReplyError> {
         guard let name = j["status"]?.string else { return .failure(.init("the reply has no \"status\" string")) }
         guard let answer = statuses[name] else { return .failure(.init("\"status\" is \(WireJSON.quote(name)), not one of \(statusList)")) }
         guard let servedAt = j["servedAt"]?.uint else { return .failure(.init("the reply has no \"servedAt\" (a whole number of ms)")) }
@@ -70,7 +70,24 @@ package enum WireProtocol {
         case .success(let r): after = r
         case .failure(let e): return .failure(e)
         }
-        return .success((ServerReply(answer, credential: credential, servedAt: servedAt, stoppedSince: stoppedSince), after))
+        var held: [DeviceRecord] = []
+        if let list = j["held"], !list.isNull {
+            guard case .array(let items) = list else {
+                return .failure(.init("\"held\" must be a list of records {\"owner\": APP, \"generation\": G} (the device's earlier records the server still holds), or absent"))
+            }
+            for item in items {
+                guard case .success(let r?) = decodeRecord(item), r.generation != after?.generation else {
+                    return .failure(.init("each of \"held\" must be a record {\"owner\": APP, \"generation\": G} other than \"record\""))
+                }
+                held.append(r)
+            }
+        }
+        return .success((ServerReply(answer, credential: credential, servedAt: servedAt, stoppedSince: stoppedSince), after, held))
+    }
+
+    /// The `"held"` field of a reply: the device's earlier records, or nothing when none.
+    static func heldField(_ held: [DeviceRecord]) -> String {
+        held.isEmpty ? "" : ",\"held\":[" + held.map { "{\"owner\":\($0.owner),\"generation\":\($0.generation)}" }.joined(separator: ",") + "]"
     }
 
     static func decodeRecord(_ record: WireJSON) -> Result<DeviceRecord?, WireReplyError> {
@@ -88,7 +105,7 @@ struct WireReplyError: Error { var reason: String; init(_ r: String) { reason = 
 /// reference's answer, checked against the server's reply when its batch comes back.
 enum WireExpectation {
     case reset
-    case reply(Request, now: SimTime, ServerReply, DeviceRecord?)
+    case reply(Request, now: SimTime, ServerReply, DeviceRecord?, [DeviceRecord])
     case record(DeviceRecord?)
     case applied(Bool)
     case outcome(RotateOutcome)
@@ -100,9 +117,9 @@ extension WireProtocol {
     static func holds(_ expected: WireExpectation, _ reply: WireJSON) -> Bool {
         switch expected {
         case .reset: return reply["ok"]?.bool == true
-        case .reply(let request, let now, let answer, let record):
-            guard case .success(let (r, rec)) = decodeReply(reply, request: request, now: now) else { return false }
-            return r == answer && rec == record
+        case .reply(let request, let now, let answer, let record, let held):
+            guard case .success(let (r, rec, h)) = decodeReply(reply, request: request, now: now) else { return false }
+            return r == answer && rec == record && h == held
         case .record(let record):
             guard let r = reply["record"], case .success(let rec) = decodeRecord(r) else { return false }
             return rec == record
@@ -183,6 +200,7 @@ package struct WireServer: ServerCore {
     let startFailure: WireFailure?
     var lastDevice: DeviceIndex = .max
     var lastRecord: DeviceRecord?
+    var lastHeld: [DeviceRecord] = []
     /// The reference's rules, answering a world that runs ahead (`WireRun`); nil in lock step.
     var model: ServerModel?
     static let aheadKey = "simkit.wire.ahead"
@@ -242,23 +260,34 @@ package struct WireServer: ServerCore {
         if let s = aheadSession {
             let reply = WireProtocol.asRead(model!.handle(request, now: now), request: request, now: now)
             let record = model!.deviceRecord(request.device)
-            s.queue("request", WireProtocol.requestFields(request, now: now, keyNames: keyNames), .reply(request, now: now, reply, record))
+            var held: [DeviceRecord] = []
+            model!.forEachEarlierRecord(of: request.device) { held.append($0) }
+            s.queue("request", WireProtocol.requestFields(request, now: now, keyNames: keyNames), .reply(request, now: now, reply, record, held))
             lastDevice = request.device
             lastRecord = record
+            lastHeld = held
             return reply
         }
         guard let s = live, let json = s.call("request", WireProtocol.requestFields(request, now: now, keyNames: keyNames)) else {
             return ServerReply(.serverError)
         }
         switch WireProtocol.decodeReply(json, request: request, now: now) {
-        case .success(let (reply, record)):
+        case .success(let (reply, record, held)):
             lastDevice = request.device
             lastRecord = record
+            lastHeld = held
             return reply
         case .failure(let e):
             s.fail(.protocolError, e.reason, sent: s.lastSent, received: s.lastReceived)
             return ServerReply(.serverError)
         }
+    }
+
+    /// The earlier records the last reply listed (`"held"`), for its device; none for
+    /// another device (the world asks only right after a reply).
+    package func forEachEarlierRecord(of device: DeviceIndex, _ body: (DeviceRecord) -> Void) {
+        guard device == lastDevice else { return }
+        for r in lastHeld { body(r) }
     }
 
     package func deviceRecord(_ device: DeviceIndex) -> DeviceRecord? {
@@ -355,7 +384,7 @@ package struct WireServer: ServerCore {
 
     package mutating func forgetDevice(_ device: DeviceIndex, now: SimTime) -> Bool {
         let done = applied("forget-device", ",\"now\":\(now),\"device\":\(device)") { $0.forgetDevice(device, now: now) }
-        if done, device == lastDevice { lastRecord = nil }
+        if done, device == lastDevice { lastRecord = nil; lastHeld = [] }
         return done
     }
 }

@@ -698,7 +698,7 @@ import Invariants
             t.served(at: h + 100, 5, .reset, credential: c, .ok, recordAfter: bug ? 1 : 0)
             return t
         }
-        expectFires(run(bug: true), .resetDeletesEverything, at: h + 100, mentions: ["reset", "kept the device's record"])
+        expectFires(run(bug: true), .resetDeletesEverything, at: h + 100, mentions: ["reset of registration 1", "kept its record"])
         expectQuiet(run(bug: false))
     }
 

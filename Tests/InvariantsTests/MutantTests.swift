@@ -556,12 +556,19 @@ enum MutantWorlds {
     /// A reset whose delete the server answers 503 (it deleted nothing), then an open that
     /// registers the device again before the retry: the retry must name the registration
     /// the reset named, not the new one (D7, S8).
-    static var resetFailsThenRegistration: WorldSetup {
+    static var resetFailsThenRegistration: WorldSetup { resetAcrossRegistration(twice: false) }
+
+    /// The same, and reset() again once the new registration is answered, with the first
+    /// delete still owed: both records must go (issue 46, part 4).
+    static var resetTwiceAcrossRegistration: WorldSetup { resetAcrossRegistration(twice: true) }
+
+    static func resetAcrossRegistration(twice: Bool) -> WorldSetup {
         pinned(20, base(2, devices: 1, [
             person(0, .launch),
             person(h, .reset),                            // judged at +10 ms
             .at(h + 9, .serverErrors(rateBp: 10_000, status: 503, forMs: 2)),
             person(h + 10 * Ms.second, .open),            // registers again: generation 2
+        ] + (twice ? [person(h + 20 * Ms.second, .reset)] : []) + [   // owes generations 1 and 2
             person(d, .open),
         ]))
     }
@@ -758,6 +765,7 @@ enum MutantWorlds {
         case "timeout-race-takes-late-answer": stale
         case "check-reenters-on-activation": lockedChecksAnsweredInOrder
         case "reset-retry-current-credential": resetFailsThenRegistration
+        case "second-reset-drops-owed-delete": resetTwiceAcrossRegistration
         case "drop-unwritten-report": diskFullDuringRuns
         case "unreadable-as-absent", "wipe-unreadable-index": rebootBeforeUnlock
         case "reset-marks-pending-last": killDuringReset
@@ -776,8 +784,8 @@ enum MutantWorlds {
 }
 
 @Suite struct MutantTests {
-    @Test("the catalogue names 76 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
-        #expect(Mutants.all.count == 76)
+    @Test("the catalogue names 77 distinct mutants for fuzzing and 1 ordering-only one") func catalogue() {
+        #expect(Mutants.all.count == 77)
         #expect(Mutants.orderingOnly.count == 1)
         #expect(Set(Mutants.names).count == Mutants.all.count + Mutants.orderingOnly.count)
         for m in Mutants.all { #expect(!m.alsoPlausible.contains(m.expected), "\(m.name) lists its expected invariant as plausible") }

@@ -8,14 +8,16 @@ import Scenarios
 import SimKitTesting
 import SimKitCommand
 
-/// A backend team's server core that keeps every rule: it hands every call to the
-/// reference, as a thin adapter over a real server's rules would. Nothing in it is
-/// `ServerModel` to the engine: it runs through the generic `ServerCore` seam.
-struct DelegatingServer: ServerCore {
-    var inner: ServerModel
-    init(setup: ServerSetup) { inner = ServerModel(setup: setup) }
+/// A server core that wraps the reference (`inner`) and hands it every call it does not
+/// implement itself, as a thin adapter over a real server's rules would.
+protocol WrapsReference: ServerCore {
+    var inner: ServerModel { get set }
+}
+
+extension WrapsReference {
     mutating func handle(_ request: Request, now: SimTime) -> ServerReply { inner.handle(request, now: now) }
     func deviceRecord(_ device: DeviceIndex) -> DeviceRecord? { inner.deviceRecord(device) }
+    func forEachEarlierRecord(of device: DeviceIndex, _ body: (DeviceRecord) -> Void) { inner.forEachEarlierRecord(of: device, body) }
     mutating func rotate(app: AppID, newKey: KeyID, oldKey: SimKit.OldKeyPolicy, now: SimTime) -> RotateOutcome {
         inner.rotate(app: app, newKey: newKey, oldKey: oldKey, now: now)
     }
@@ -29,10 +31,18 @@ struct DelegatingServer: ServerCore {
     mutating func forgetDevice(_ device: DeviceIndex, now: SimTime) -> Bool { inner.forgetDevice(device, now: now) }
 }
 
+/// A backend team's server core that keeps every rule: it hands every call to the
+/// reference. Nothing in it is `ServerModel` to the engine: it runs through the generic
+/// `ServerCore` seam.
+struct DelegatingServer: WrapsReference {
+    var inner: ServerModel
+    init(setup: ServerSetup) { inner = ServerModel(setup: setup) }
+}
+
 /// A server core with a bug no `ServerFlaws` mutant has: the dashboard's disable is
 /// stored (and reported as applied) but the request path never reads it, so a disabled
 /// app's installs go on being served (S2.2, S4). Rollup's rejections still stop them.
-struct IgnoresDisableServer: ServerCore {
+struct IgnoresDisableServer: WrapsReference {
     var inner: ServerModel
     /// Per app, whether the developer disabled it, as this server's dashboard table says.
     var disabled: [Bool]
@@ -40,12 +50,6 @@ struct IgnoresDisableServer: ServerCore {
         inner = ServerModel(setup: setup)
         disabled = Array(repeating: false, count: setup.apps.count)
     }
-    mutating func handle(_ request: Request, now: SimTime) -> ServerReply { inner.handle(request, now: now) }
-    func deviceRecord(_ device: DeviceIndex) -> DeviceRecord? { inner.deviceRecord(device) }
-    mutating func rotate(app: AppID, newKey: KeyID, oldKey: SimKit.OldKeyPolicy, now: SimTime) -> RotateOutcome {
-        inner.rotate(app: app, newKey: newKey, oldKey: oldKey, now: now)
-    }
-    mutating func stopOldKey(app: AppID, key: KeyID, now: SimTime) -> Bool { inner.stopOldKey(app: app, key: key, now: now) }
     mutating func disable(app: AppID, now: SimTime) -> Bool {
         guard !disabled[Int(app)] else { return false }
         disabled[Int(app)] = true   // the bug: the rules below never see it
@@ -56,11 +60,6 @@ struct IgnoresDisableServer: ServerCore {
         disabled[Int(app)] = false
         return true
     }
-    mutating func rollup(_ action: RollupAppAction, app: AppID, now: SimTime) -> Bool { inner.rollup(action, app: app, now: now) }
-    mutating func rollup(_ action: RollupAccountAction, account: AccountID, now: SimTime) -> Bool {
-        inner.rollup(action, account: account, now: now)
-    }
-    mutating func forgetDevice(_ device: DeviceIndex, now: SimTime) -> Bool { inner.forgetDevice(device, now: now) }
 }
 
 /// Custom server cores run everywhere the reference server does, by name, and a wrong one

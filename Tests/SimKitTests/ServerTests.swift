@@ -536,22 +536,60 @@ private let keyRuleCases: [ServerKeyRuleCase] = [
         #expect(server.handle(W.request(.query, key: W.keyA, Credential(device: 5, generation: 1)), now: 1).answer == .deviceUnknown)
     }
 
-    @Test func reRegistrationInvalidatesTheOldCredential() {
+    /// The device's records besides its newest, as the server lists them.
+    private func earlier(_ server: ServerModel, _ device: DeviceIndex) -> [DeviceRecord] {
+        var list: [DeviceRecord] = []
+        server.forEachEarlierRecord(of: device) { list.append($0) }
+        return list
+    }
+
+    @Test func reRegistrationKeepsTheEarlierRecordUntilAResetNamesIt() {
         var server = W.server()
         let first = register(&server, device: 2, key: W.keyA, app: W.appA, now: 0)
         #expect(first == Credential(device: 2, generation: 1))
         let second = register(&server, device: 2, key: W.keyA, app: W.appA, now: 1)
         #expect(second == Credential(device: 2, generation: 2))
-        #expect(check(&server, key: W.keyA, first, now: 2) == .deviceUnknown)
+        // S8: a registration supersedes nothing: each record is known by its own credential.
+        #expect(server.deviceRecord(2) == DeviceRecord(owner: W.appA, generation: 2))
+        #expect(earlier(server, 2) == [DeviceRecord(owner: W.appA, generation: 1)])
+        #expect(check(&server, key: W.keyA, first, now: 2) == .ok)
         #expect(check(&server, key: W.keyA, second, now: 2) == .ok)
+        // A reset deletes only the one it names.
+        #expect(server.handle(W.request(.reset, key: W.keyA, first), now: 3).answer == .ok)
+        #expect(check(&server, key: W.keyA, first, now: 4) == .deviceUnknown)
+        #expect(check(&server, key: W.keyA, second, now: 4) == .ok)
+        #expect(earlier(server, 2).isEmpty)
+        #expect(server.deviceRecord(2) == DeviceRecord(owner: W.appA, generation: 2))
     }
 
-    @Test func reRegistrationUnderAnotherAppMovesTheDevice() {
+    @Test func deletingTheNewestRecordLeavesTheEarlierOneTheDevicesRecord() {
+        var server = W.server()
+        let first = register(&server, device: 3, key: W.keyA, app: W.appA, now: 0)
+        let second = register(&server, device: 3, key: W.keyA, app: W.appA, now: 1)
+        let third = register(&server, device: 3, key: W.keyA, app: W.appA, now: 2)
+        #expect(earlier(server, 3).map(\.generation) == [1, 2])
+        #expect(server.handle(W.request(.reset, key: W.keyA, third), now: 3).answer == .ok)
+        #expect(server.deviceRecord(3) == DeviceRecord(owner: W.appA, generation: 2))
+        #expect(earlier(server, 3).map(\.generation) == [1])
+        #expect(check(&server, key: W.keyA, third, now: 4) == .deviceUnknown)
+        #expect(check(&server, key: W.keyA, second, now: 4) == .ok)
+        // A forget loses every record of the device.
+        let forgot = server.forgetDevice(3, now: 5)
+        #expect(forgot)
+        #expect(server.deviceRecord(3) == nil && earlier(server, 3).isEmpty)
+        #expect(check(&server, key: W.keyA, first, now: 6) == .deviceUnknown)
+        #expect(check(&server, key: W.keyA, second, now: 6) == .deviceUnknown)
+        let again = server.forgetDevice(3, now: 7)
+        #expect(!again)
+    }
+
+    @Test func reRegistrationUnderAnotherAppLeavesEachRecordItsOwner() {
         var server = W.server()
         let first = register(&server, device: 2, key: W.keyA, app: W.appA, now: 0)
         let second = register(&server, device: 2, key: W.keyB, app: W.appB, now: 1)
         #expect(server.deviceRecord(2) == DeviceRecord(owner: W.appB, generation: 2))
-        #expect(check(&server, key: W.keyA, first, now: 2) == .deviceUnknown)
+        #expect(check(&server, key: W.keyA, first, now: 2) == .ok)
+        #expect(check(&server, key: W.keyB, first, now: 2) == .appKeyMismatch)
         #expect(check(&server, key: W.keyA, second, now: 2) == .appKeyMismatch)
         #expect(check(&server, key: W.keyB, second, now: 2) == .ok)
     }

@@ -57,6 +57,7 @@ extension InvariantChecker {
             if kills[i].writeMade, step.isReset || step.freshLockError { hit(.killBetweenWrites) }
             if step.isReset, !kills[i].resetWriteMade, let saved = truthBeforeReset, saved.device == d {
                 devices[i] = saved.truth   // no write made: the reset never happened (P1)
+                if saved.owes != 0 { owedResets.removeAll { $0.device == d && $0.generation == saved.owes } }
             }
             // A lock error this step handled locks the truth at once; if the kill came before
             // the lock was written, the lock died with the process (P1): the next launch

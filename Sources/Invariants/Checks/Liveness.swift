@@ -19,7 +19,7 @@ extension InvariantChecker {
                   !dataLocked(due.device) else { return }   // P4: the queue cannot be read yet
             violate(.reportsNotLost, due.device, "\(dev.disk.reportsQueued) run report(s) were queued, the SDK unlocked and its upload back-off (\(DurationText.format(statement.reportRetryBackoffMaxMs)) at most, as it states) run out, but no upload was under way by \(clock(due.deadline)) (D10: an upload is under way at every launch, activation and run end)")
         case .resetDelete:
-            if let k = owedResets.firstIndex(where: { $0.device == due.device }) { refreshOwedReset(k) }
+            owedResetConditionsChanged(due.device)
         }
     }
 
@@ -46,12 +46,12 @@ extension InvariantChecker {
 
     /// `reset()` was called while the server held the record the SDK knew: from now, time
     /// that counts is summed until the record is gone.
-    mutating func oweResetDelete(_ d: DeviceIndex) {
-        if let k = owedResets.firstIndex(where: { $0.device == d }) {
-            refreshOwedReset(k)   // a second reset() inherits the first one's count
+    mutating func oweResetDelete(_ d: DeviceIndex, generation: UInt32) {
+        if let k = owedResets.firstIndex(where: { $0.device == d && $0.generation == generation }) {
+            refreshOwedReset(k)   // a second reset() naming it inherits the first one's count
             return
         }
-        owedResets.append(OwedReset(device: d, owedFrom: now))
+        owedResets.append(OwedReset(device: d, generation: generation, owedFrom: now))
         refreshOwedReset(owedResets.count - 1)
     }
 
@@ -85,13 +85,16 @@ extension InvariantChecker {
     mutating func refreshOwedReset(_ k: Int) {
         var owed = owedResets[k]
         let d = owed.device
-        guard devices[Int(d)].resetOwed else { owedResets.remove(at: k); return }   // the record is gone
+        // The record is gone: a reset named it, a registration superseded it (its trace no
+        // longer lists it), or the server dropped or lost it.
+        guard server.surelyHolds(Credential(device: d, generation: owed.generation)) else { owedResets.remove(at: k); return }
         if owed.since != LocalData.never { owed.countedMs = owed.countedMs.saturatingAdd(now - owed.since) }
         let bound = resetDeleteBoundMs
         if owed.countedMs > bound {
-            owedResets.remove(at: k)
-            devices[Int(d)].resetOwed = false   // reported once
-            violate(.resetDeletesEverything, d, "reset() was called at \(clock(owed.owedFrom)) but the server still holds the device's record after \(DurationText.format(owed.countedMs)) of the app running online with the server up (D7: gone within the SDK's stated back-off, \(DurationText.format(statement.resetRetryBackoffMaxMs)), plus one timeout)")
+            owedResets.remove(at: k)   // reported once
+            let newest = server.records[Int(d)].generation
+            let left = newest != 0 && newest != owed.generation ? " (registration \(owed.generation), left behind beside the newer \(newest))" : " (registration \(owed.generation))"
+            violate(.resetDeletesEverything, d, "reset() was called at \(clock(owed.owedFrom)) but the server still holds the device's record\(left) after \(DurationText.format(owed.countedMs)) of the app running online with the server up (D7: gone within the SDK's stated back-off, \(DurationText.format(statement.resetRetryBackoffMaxMs)), plus one timeout)")
             return
         }
         owed.since = resetTimeCounts(d) ? now : LocalData.never
@@ -104,8 +107,8 @@ extension InvariantChecker {
 
     /// Something that decides whether D7's time counts changed for device `d`.
     mutating func owedResetConditionsChanged(_ d: DeviceIndex) {
-        guard !owedResets.isEmpty, let k = owedResets.firstIndex(where: { $0.device == d }) else { return }
-        refreshOwedReset(k)
+        guard !owedResets.isEmpty else { return }
+        for k in owedResets.indices.reversed() where owedResets[k].device == d { refreshOwedReset(k) }
     }
 
     // MARK: - Fault windows, for what counts

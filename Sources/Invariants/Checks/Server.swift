@@ -28,9 +28,17 @@ extension InvariantChecker {
     @usableFromInline @inline(never) mutating func forgotDevice(_ d: DeviceIndex) {
         guard hasBegun else { return }
         server.records[Int(d)] = .init()
+        if !server.earlier.isEmpty { server.earlier.removeAll(of: d) }
         server.recordChangedAt[Int(d)] = now
-        devices[Int(d)].resetOwed = false   // the record a reset had to delete is gone
+        owedResetConditionsChanged(d)   // the record a reset had to delete is gone
         retruth(d, at: now)
+    }
+
+    /// The server holds an earlier record of the device (`holds`), listed before the
+    /// `served` record of a registration or reset answered 200.
+    @usableFromInline @inline(never) mutating func holds(_ d: DeviceIndex, _ generation: UInt32) {
+        if heldListedDevice != d { heldListed.removeAll(keepingCapacity: true); heldListedDevice = d }
+        heldListed.append(generation)
     }
 
     /// The server answered a request (`r` is its `served` record, passed whole: its fields
@@ -47,10 +55,28 @@ extension InvariantChecker {
             return
         }
         devices[Int(d)].lastServedID = id
+        // The earlier records the server listed right before this record (`holds`).
+        var listed: [UInt32] = []
+        if !heldListed.isEmpty {
+            if heldListedDevice == d { listed = heldListed }
+            heldListed.removeAll(keepingCapacity: true)
+        }
         let genuine = deviceGenuine[Int(d)]
         let attested: AppID? = genuine ? deviceApp[Int(d)] : nil
-        let (expected, cause) = server.expected(kind: kind, key: key, credential: credential, device: d, attestedApp: attested, now: now)
+        var (expected, cause) = server.expected(kind: kind, key: key, credential: credential, device: d, attestedApp: attested, now: now)
         let actual = reply.answer
+        if server.namesEarlier(credential), actual == (kind == .reset ? .ok : .deviceUnknown), actual != expected {
+            // An earlier record, superseded by a newer registration of the device: the
+            // server may have dropped it (S8 leaves the choice), and answers as if it had.
+            server.dropEarlier(credential.device, generation: credential.generation)
+            (expected, cause) = server.expected(kind: kind, key: key, credential: credential, device: d, attestedApp: attested, now: now)
+            owedResetConditionsChanged(d)
+        } else if kind != .reset, actual == expected, expected == .ok || expected == .appKeyMismatch || expected == .attestationFailed,
+                  server.namesEarlier(credential), server.heldOwner(of: credential) == nil {
+            // Its answer shows the server holds it (a server that keeps records unsaid).
+            server.markHeld(credential)
+            retruth(d, at: now)
+        }
         var keyName: String { Int(key) < keyNames.count ? keyNames[Int(key)] : "key \(key)" }
 
         if !genuine, actual == .ok, kind != .reset || cause != .resetOfUnknown {
@@ -86,19 +112,20 @@ extension InvariantChecker {
 
         // Follow what the server did to its device records, so one wrong answer is one violation.
         if kind == .register, actual == .ok, let app = server.app(of: key) {
+            // The records before it stay, surely where the trace lists them (S8: a server may
+            // keep each until a reset names it, or let this one supersede them).
+            let before = server.records[Int(d)]
+            if before.generation != 0 { server.earlier.append(before, to: d) }
+            server.noteListed(d, held: listed, recordAfter: 0)
             server.records[Int(d)] = .init(owner: app, generation: reply.credential.generation)
             server.recordChangedAt[Int(d)] = now
-            devices[Int(d)].resetOwed = false   // a new registration replaced the old record
+            owedResetConditionsChanged(d)   // a record a reset owes may be superseded
             retruth(d, at: now)
         }
-        // A reset of the record the SDK named is done once answered 200, even when that
-        // record was already gone (a registration raced it: the SDK cannot name a record
-        // whose credential it never learned, see docs/semantics.md, "A reset and the stop").
-        if kind == .reset, actual == .ok, credential.device == d { devices[Int(d)].resetOwed = false }
         if kind == .reset, actual == .ok, cause == .resetOfUnknown, !credential.isNone, credential.device == d {
             // S8: a reset naming a registration already gone leaves a newer one alone.
             let live = server.records[Int(d)].generation
-            if live != 0, recordAfter != live {
+            if live != 0, recordAfter != live, !listed.contains(live) {
                 let changedAt = server.recordChangedAt[Int(d)]
                 if lastRestartAt != LocalData.never, changedAt < lastRestartAt {
                     // The registration was acknowledged before a restart the record did not outlive.
@@ -114,14 +141,26 @@ extension InvariantChecker {
             }
         }
         if kind == .reset, actual == .ok, cause == .served {
-            server.records[Int(d)] = .init(owner: 0, generation: 0, deletedByReset: true)
+            let newest = server.records[Int(d)].generation
+            if newest != 0, newest != credential.generation, recordAfter == newest || listed.contains(newest) {
+                hit(.staleResetSparesNewer)   // S8: the reset of an earlier record left the newer one
+            }
+            if server.records[Int(d)].generation == credential.generation {
+                server.records[Int(d)] = .init(owner: 0, generation: 0, deletedByReset: true)
+            } else {
+                server.dropEarlier(d, generation: credential.generation)
+            }
             server.recordChangedAt[Int(d)] = now
             retruth(d, at: now)
             // The one read of the server's store: an audit of what the 200 claims, judged
             // against the checkers' own truth (as Jepsen reads back what was written).
-            if recordAfter != 0 {
-                violate(.resetDeletesEverything, d, "the server answered the reset 200 but kept the device's record")
+            if recordAfter == credential.generation || listed.contains(credential.generation) {
+                violate(.resetDeletesEverything, d, "the server answered the reset of registration \(credential.generation) 200 but kept its record")
             }
+        }
+        if kind == .reset, actual == .ok {
+            server.noteListed(d, held: listed, recordAfter: recordAfter)
+            owedResetConditionsChanged(d)   // a record a reset owes may be gone
         }
     }
 

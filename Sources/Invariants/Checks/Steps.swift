@@ -69,7 +69,7 @@ extension InvariantChecker {
     mutating func resetCalled(_ d: DeviceIndex) {
         let i = Int(d)
         if devices[i].awaiting != 0 { hit(.resetWhileRequestInFlight) }
-        if !kills.isEmpty { truthBeforeReset = (d, devices[i]) }
+        if !kills.isEmpty { truthBeforeReset = (d, devices[i], 0) }
         if !resetAwaitingUnlock.isEmpty { resetAwaitingUnlock[i] = false }   // a later reset() stands for it
         devices[i].reset()
         namedReportsReset(d)
@@ -77,10 +77,12 @@ extension InvariantChecker {
         let named = devices[i].disk.hasCredential ? devices[i].disk.credentialGeneration : devices[i].disk.pendingResetGeneration
         if named != 0 { devices[i].deletedGeneration = named }
         // D7, S8: the record the SDK knows of (its credential, or one a reset still owes)
-        // must go, within the SDK's stated back-off plus a timeout of time that counts.
-        if named != 0, server.records[i].generation != 0 {
-            devices[i].resetOwed = true
-            oweResetDelete(d)
+        // must go, within the SDK's stated back-off plus a timeout of time that counts, if
+        // the server holds it: a record a newer registration superseded is gone already.
+        if named != 0, server.surelyHolds(Credential(device: d, generation: named)) {
+            let owedBefore = owedResets.contains { $0.device == d && $0.generation == named }
+            oweResetDelete(d, generation: named)
+            if !owedBefore, truthBeforeReset?.device == d { truthBeforeReset?.owes = named }
         }
     }
 

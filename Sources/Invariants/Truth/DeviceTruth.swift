@@ -55,9 +55,6 @@ import SimKit
     /// seen only by its state may have been started by any launch, activation or background
     /// run since then, so a check sent since any of them counts for it.
     var checkedSinceRun: Bool { get { bit(32) } set { set(32, newValue) } }
-    /// `reset()` was called while the server held the record the SDK knew, and the server
-    /// has not deleted it since: each launch must send the delete (D7, S8).
-    var resetOwed: Bool { get { bit(64) } set { set(64, newValue) } }
     /// A background task was registered when the lock began: an unlock registers one again
     /// (D4: indexing resumes where it stopped, background runs included).
     var backgroundAtLock: Bool { get { bit(128) } set { set(128, newValue) } }

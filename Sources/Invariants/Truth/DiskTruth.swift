@@ -63,7 +63,9 @@ struct DiskTruth {
         case .setPendingReset(let c): pendingResetGeneration = c.isNone ? 0 : c.generation
         case .scheduleBackground: backgroundScheduled = true
         case .cancelBackground: backgroundScheduled = false
-        case .markPurged, .setLastAnsweredCheck, .setLastCheckWallOffset: break   // no rule reads them off the disk
+        // No rule reads these off the disk: the deletes a reset owes are the server truth's
+        // (`InvariantChecker.owedResets`), judged by whether the server still holds them.
+        case .markPurged, .setLastAnsweredCheck, .setLastCheckWallOffset, .setEarlierPendingReset: break
         }
     }
 }

@@ -61,6 +61,8 @@ struct Obligations {
 /// request timeout.
 struct OwedReset {
     var device: DeviceIndex
+    /// The registration whose record must go: the one a `reset()` named.
+    var generation: UInt32
     /// Counting time summed so far, up to `since` (or up to the last change when not counting).
     var countedMs: SimTime = 0
     /// When the current counting interval began, or `never` while time does not count.

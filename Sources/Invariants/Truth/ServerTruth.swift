@@ -12,10 +12,15 @@ struct ServerTruth {
     struct AppT: Equatable { var account: AccountID; var review: Review; var disabled: Bool; var currentKey: KeyID; var beforeRevoke = Review.approved }
     /// A device's live record: its owner and the generation of its credential (0: none).
     /// One per device: the widest field first, so it takes 8 bytes, not 12.
-    struct RecordT {
+    struct RecordT: Sendable, Equatable {
         var generation: UInt32
         var owner: AppID
         var deletedByReset: Bool
+        /// An earlier record (in `earlier`) that the server's last list of the device's
+        /// records named (`holds`): it surely holds it. One it did not name it may have let
+        /// a newer registration supersede, or may keep without saying (a server that lists
+        /// nothing): its answers decide.
+        var listed = false
         init(owner: AppID = 0, generation: UInt32 = 0, deletedByReset: Bool = false) {
             self.generation = generation; self.owner = owner; self.deletedByReset = deletedByReset
         }
@@ -33,6 +38,14 @@ struct ServerTruth {
     /// Per account, its status when Rollup revoked it, which `restore` gives back.
     var accountsBeforeRevoke: [AccountT]
     var records: [RecordT]
+    /// Per device, the records the server may hold besides its newest (`records`), oldest
+    /// first: S8 lets a server keep each registration until a reset names it, or let a new
+    /// one supersede it, so a record a newer registration followed stays here until the
+    /// server shows it gone: a reset that names it, a `forget-device`, an answer to its
+    /// credential as unknown (the server may drop such a record whenever it likes, never
+    /// the newest). Whether the server surely holds one is what its trace lists (`holds`,
+    /// `RecordT.listed`). Few devices have any; looked up by device, never iterated across them.
+    var earlier = ListsByDevice<RecordT>()
     /// Per device, what the server saw of the install (S2 `stoppedSince`, see `SeenT`).
     var seen: [SeenT]
     /// Per key, when a request with it would have been served, or answered something other
@@ -115,9 +128,62 @@ struct ServerTruth {
     }
 
     /// Whether a record of the credential `credential` is live.
-    func knows(_ credential: Credential) -> Bool {
-        !credential.isNone && Int(credential.device) < records.count
-            && records[Int(credential.device)].generation == credential.generation && credential.generation != 0
+    func knows(_ credential: Credential) -> Bool { owner(of: credential) != nil }
+
+    /// The owner of the record `credential` names, if the server holds it: the device's
+    /// newest record, or an earlier one it still holds.
+    @inline(__always)
+    func owner(of credential: Credential) -> AppID? {
+        let d = Int(credential.device)
+        guard !credential.isNone, credential.generation != 0, d < records.count else { return nil }
+        if records[d].generation == credential.generation { return records[d].owner }
+        if earlier.isEmpty { return nil }
+        return earlier.first(of: credential.device) { $0.generation == credential.generation }?.owner
+    }
+
+    /// The owner of the record `credential` names, if the server surely holds it: the
+    /// device's newest, or an earlier one its trace listed (`surelyHolds`). The truth of
+    /// access reads this: an earlier record the server did not list may be superseded.
+    func heldOwner(of credential: Credential) -> AppID? {
+        let d = Int(credential.device)
+        guard !credential.isNone, credential.generation != 0, d < records.count else { return nil }
+        if records[d].generation == credential.generation { return records[d].owner }
+        if earlier.isEmpty { return nil }
+        return earlier.first(of: credential.device) { $0.generation == credential.generation && $0.listed }?.owner
+    }
+
+    /// The server showed by its answer that it holds the earlier record `credential` names.
+    mutating func markHeld(_ credential: Credential) {
+        earlier.update(of: credential.device, where: { $0.generation == credential.generation }) { $0.listed = true }
+    }
+
+    /// Whether `credential` names an earlier record the server still holds (not the newest).
+    func namesEarlier(_ credential: Credential) -> Bool {
+        guard !earlier.isEmpty, !credential.isNone else { return false }
+        return earlier.first(of: credential.device) { $0.generation == credential.generation } != nil
+    }
+
+    /// The server no longer holds the earlier record of `device` with `generation`.
+    mutating func dropEarlier(_ device: DeviceIndex, generation: UInt32) {
+        guard !earlier.isEmpty else { return }
+        earlier.removeAll(of: device) { $0.generation == generation }
+    }
+
+    /// A registration or a reset answered 200: of the device's earlier records, the server
+    /// surely holds those its trace lists (`held`, with `recordAfter`), and of the others
+    /// says nothing (superseded, or kept unsaid).
+    mutating func noteListed(_ device: DeviceIndex, held: [UInt32], recordAfter: UInt32) {
+        guard !earlier.isEmpty else { return }
+        earlier.update(of: device, where: { _ in true }) { $0.listed = held.contains($0.generation) || $0.generation == recordAfter }
+    }
+
+    /// Whether the server surely holds the record `credential` names: the device's newest,
+    /// or an earlier one its trace listed last (D7: a record a reset owes is gone otherwise).
+    func surelyHolds(_ credential: Credential) -> Bool {
+        let d = Int(credential.device)
+        guard !credential.isNone, credential.generation != 0, d < records.count else { return false }
+        if records[d].generation == credential.generation { return true }
+        return !earlier.isEmpty && earlier.first(of: credential.device) { $0.generation == credential.generation && $0.listed } != nil
     }
 
     /// S2 in order, for a request of `kind` with `key` and `credential` from `device`.
@@ -144,14 +210,12 @@ struct ServerTruth {
         if let cause = appRefusal(app) { return (.appDisabled, cause) }
         if apps[Int(app)].review == .pending { return (.appPending, .pending) }
         if kind == .register { return attestedApp == app ? (.ok, .served) : (.attestationFailed, .clone) }
-        let known = !credential.isNone && Int(credential.device) < records.count
-            && records[Int(credential.device)].generation == credential.generation
-        if !known {
+        guard let owner = owner(of: credential) else {
             let c = Int(credential.device) < records.count ? records[Int(credential.device)] : RecordT()
             return (.deviceUnknown, c.deletedByReset && c.generation == 0 ? .resetRecord : .unknownDevice)
         }
         if !assertion { return (.attestationFailed, .clone) }
-        if records[Int(credential.device)].owner != app { return (.appKeyMismatch, .mismatch) }
+        if owner != app { return (.appKeyMismatch, .mismatch) }
         return (.ok, .served)
     }
 
@@ -173,9 +237,9 @@ struct ServerTruth {
         if apps[Int(app)].review == .pending { return false }
         // S2.5: a genuine install holding its live credential (the record's generation: an
         // older one is unknown, S2.4), sending another app's key.
-        guard genuine, credentialGeneration != 0, Int(device) < records.count else { return false }
-        let r = records[Int(device)]
-        return r.generation == credentialGeneration && r.owner != app
+        guard genuine, credentialGeneration != 0, Int(device) < records.count,
+              let owner = heldOwner(of: Credential(device: device, generation: credentialGeneration)) else { return false }
+        return owner != app
     }
 
     /// The earliest grace deadline of a key after `t`, or `.max` (S3).
@@ -270,8 +334,9 @@ struct ServerTruth {
             let from = first ? 0 : s.lastJudgedAt + 1
             // S2.5 refuses another app's key only from an install holding the live record's
             // credential: one that sends none (reset or purged) would register instead.
-            let record = records[i]
-            let live = record.generation != 0 && credential.device == d && credential.generation == record.generation
+            let heldOwner = credential.device == d ? heldOwner(of: credential) : nil
+            let live = heldOwner != nil
+            let record = RecordT(owner: heldOwner ?? records[i].owner, generation: records[i].generation)
             var latest = s.servableAt
             func consider(_ t: SimTime?, from: SimTime = from) {
                 guard let t, t >= from, t < now else { return }

@@ -45,7 +45,8 @@ extension ScenarioGenerator {
         /// S8, D7: a reset's 200 is lost (read from the trace), or, two times in three, the
         /// server answers it 503 without deleting anything, and the device registers again
         /// before the SDK retries it, so the retry must name the registration the reset named
-        /// and spare the new one.
+        /// and spare the new one; half the time a second reset() follows the registration,
+        /// and both deletes are owed.
         case resetRetriedAcrossRegistration
         /// S2.3, S2.5, D6: a registered device is updated to a build carrying the key of
         /// another app of its account, pending (its calls answered `app_pending`: no
@@ -64,9 +65,14 @@ extension ScenarioGenerator {
         case lockedChecksAnsweredInOrder
     }
 
-    /// A third of the seeds get one interleaving probe.
+    /// A third of the seeds get one interleaving probe; one in 24 of the others gets the
+    /// resets across a registration (issue 46, part 4: its second-reset variant is the one
+    /// place a record is left behind, and needs a 503, a registration and a reset in order).
     mutating func interleave() {
-        guard weaveStream.chance(1, outOf: 3) else { return }
+        guard weaveStream.chance(1, outOf: 3) else {
+            if weaveStream.chance(1, outOf: 24) { weave(.resetRetriedAcrossRegistration) }
+            return
+        }
         let all = Interleaving.allCases
         weave(all[Int(weaveStream.below(UInt64(all.count)))])
     }
@@ -214,7 +220,8 @@ extension ScenarioGenerator {
     /// A device of an app of its own resets at `t`; every answer is lost around the
     /// millisecond its reset is judged in (read from the trace), so the SDK meets its
     /// timeout and retries later; it is opened meanwhile, registers again, and the retry
-    /// reaches the server after the new registration.
+    /// reaches the server after the new registration. Half the time it resets again
+    /// before that retry, with the first delete still owed.
     mutating func resetRetriedAcrossRegistration() {
         guard let t = weaveTime(room: Ms.day) else { return }
         let group = quietApp()
@@ -225,16 +232,24 @@ extension ScenarioGenerator {
         guard let windows = ScenarioGenerator.windows(of: s, untilMs: t + s.network.timeout + answerMax),
               let reset = windows.first(where: { $0.device == device && $0.kind == .reset && $0.sentAt >= t }),
               let judged = reset.servedAt else { return }
+        // Half the time reset() again once the new registration is answered, with the
+        // first delete still owed (a 503): both records must go (D7), each named by its
+        // own delete.
+        let twice = weaveStream.chance(1, outOf: 2)
         // From a millisecond before: a statement at `judged` itself would come after the
         // answer that the server sends in that millisecond. A 503 deletes nothing: the
         // record the reset named stays until the retry deletes it.
-        if weaveStream.chance(2, outOf: 3) {
+        if twice || weaveStream.chance(2, outOf: 3) {
             at(judged - 1, .fault(ServerErrors(share: Share(percent: 100), status: 503, forMs: 2)))
         } else {
             at(judged - 1, .fault(LostResponses(share: Share(percent: 100), forMs: 2)))
         }
         // Opened after the answer would have come, before the SDK's timeout and retry.
-        at(judged + answerMax + weaveStream.below(max(1, s.network.timeout / 2)), .person(.open, who))
+        let opened = judged + answerMax + weaveStream.below(max(1, s.network.timeout / 2))
+        at(opened, .person(.open, who))
+        if twice {
+            at(opened + 2 * answerMax + weaveStream.below(5 * Ms.second), .person(.reset, who))
+        }
         at(t + 6 * Ms.hour + weaveStream.below(Ms.day / 2), .person(.open, who))
     }
 

@@ -46,6 +46,7 @@ import SimKit
         case .probe(let arg): return "probe \(arg)"
         case .unsettled: return "work still in progress"
         case .carries(let report): return "it carries report \(report)"
+        case .holds(let generation): return "the server still holds the device's registration \(generation)"
         case .stepEnd: return "step end"
         }
     }

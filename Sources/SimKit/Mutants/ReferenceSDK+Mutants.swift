@@ -332,6 +332,13 @@ extension ReferenceSDK {
         flaws.contains(.resetRetriesCurrentCredential) && !s.disk.credential.isNone ? s.disk.credential : rule
     }
 
+    /// D7: a delete still owed stays owed when a later `reset()` names a newer
+    /// registration. `secondResetDropsOwedDelete`: the later reset forgets it.
+    @inline(__always)
+    func mutantKeepsOwedDelete(_ rule: Bool) -> Bool {
+        rule && !flaws.contains(.secondResetDropsOwedDelete)
+    }
+
     // MARK: A kill at any write (P1)
 
     /// P1: a reset writes its mark first. `resetMarksPendingLast`: it does not.
@@ -350,6 +357,9 @@ extension ReferenceSDK {
         if s.disk.isLocked { s.store(.unlock) }
         if s.disk.lockedSince != LocalData.never { s.store(.setLockedSince(LocalData.never)) }
         if s.disk.lastAnsweredCheck != LocalData.never { s.store(.setLastAnsweredCheck(LocalData.never)) }
+        if !s.disk.pendingReset.isNone, s.disk.pendingReset != old, s.disk.earlierPendingResetGeneration == 0, mutantKeepsOwedDelete(true) {
+            s.store(.setEarlierPendingReset(generation: s.disk.pendingReset.generation))
+        }
         if !old.isNone, s.disk.pendingReset != old { s.store(.setPendingReset(old)) }
     }
 

@@ -170,6 +170,11 @@
     /// meanwhile, the retry deletes the new registration and the record the reset named is
     /// never deleted (breaks D7, S8).
     @usableFromInline package static let resetRetriesCurrentCredential = SDKFlaws(rawValue: 1 << 57)
+    /// Every registration a server keeps (issue 46, part 4): a second `reset()`, while the
+    /// first one's delete is still owed and the device registered again since, names the
+    /// new registration and forgets the delete still owed: the old record is left on the
+    /// server for good (breaks D7).
+    @usableFromInline package static let secondResetDropsOwedDelete = SDKFlaws(rawValue: 1 << 58)
     /// The disk fails (P3, issue 47).
     /// Queues a run report with `try?`: when a full disk refuses the write, the report is
     /// dropped from memory, never written again nor uploaded (breaks P3, D10).

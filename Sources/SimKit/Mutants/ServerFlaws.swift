@@ -50,7 +50,7 @@
     /// checking the App Attest assertion (S8's "whatever the state" read as coming first),
     /// so a clone with a live copy of a genuine device's credential deletes its record.
     @usableFromInline package static let resetSkipsAssertion = ServerFlaws(rawValue: 1 << 15)
-    /// Breaks S8: a reset deletes the device's live record whatever generation its
+    /// Breaks S8: a reset deletes the device's newest live record whatever generation its
     /// credential names, so a late reset (retried after its 200 was lost) deletes the
     /// registration made since. (Bit 20: bits 16-19 are left to faults of the server.)
     @usableFromInline package static let resetIgnoresGeneration = ServerFlaws(rawValue: 1 << 20)

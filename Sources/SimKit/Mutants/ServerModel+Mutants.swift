@@ -78,7 +78,7 @@ extension ServerModel {
         if reply.answer == .deviceUnknown {
             reply = ServerReply(.ok, servedAt: now)
         } else if reply.answer == .ok, mutantResetDeletesRecord(true) {
-            devices[Int(request.credential.device)].isLive = false
+            deleteRecord(request.credential)
         }
         noteJudged(request, &reply, now: now)
         return reply
@@ -124,6 +124,14 @@ extension ServerModel {
     @usableFromInline @inline(__always)
     func mutantResetNamesRecord(_ names: Bool, live: Bool) -> Bool {
         names || (live && mutation.flaws.contains(.resetIgnoresGeneration))
+    }
+
+    /// S8: the record a reset deletes is the one its credential names. `resetIgnoresGeneration`:
+    /// the device's newest live one, whichever generation the credential names.
+    @usableFromInline @inline(__always)
+    func mutantResetTarget(_ credential: Credential, live: Bool) -> Credential {
+        guard live, mutation.flaws.contains(.resetIgnoresGeneration) else { return credential }
+        return Credential(device: credential.device, generation: devices[Int(credential.device)].generation)
     }
 
     /// S8: a reset deletes the record. `resetKeepsRecord`: it answers 200 and keeps it.

@@ -53,15 +53,25 @@ extension SimWorld {
     }
 
     /// Traces the server's verdict on `slot`'s request, with the generation of the device's
-    /// record after it. A function of its own, as the other busy trace sites are
+    /// record after it, and after a registration or reset answered 200 the earlier records
+    /// the server still holds (`holds`, before it). A function of its own, as the other busy trace sites are
     /// (`traceStepEnd`): inlined into `requestArrives`, `trace` had outgrown that function's
     /// inlining budget and was left a call that switched on the record's case at run time.
     @inlinable @inline(never)
     mutating func traceServed(_ slot: RequestPool.Slot, reply: ServerReply) {
         let d = slot.request.device
         let recordAfter = server.deviceRecord(d)?.generation ?? 0
+        if reply.answer == .ok, slot.request.kind == .register || slot.request.kind == .reset { traceHeld(d) }
         trace(d, .served(id: slot.id, kind: slot.request.kind, key: slot.request.key,
                          credential: slot.request.credential, reply: reply, recordAfter: recordAfter))
+    }
+
+    /// Traces the earlier records the server holds for `d` (`holds`), oldest first.
+    @inlinable @inline(never)
+    mutating func traceHeld(_ d: DeviceIndex) {
+        var held: [UInt32] = []   // no allocation while there is none
+        server.forEachEarlierRecord(of: d) { held.append($0.generation) }
+        for g in held { trace(d, .holds(generation: g)) }
     }
 
     /// `requestArrives` for a request with a pinned fate (`RequestFate`): the same draws;

@@ -21,19 +21,35 @@ public struct LocalData: Sendable, Equatable {
     public var indexedCount: UInt32 = 0
     /// Run reports waiting to be uploaded (D10).
     public var reportsQueued: UInt32 = 0
+    /// A delete still owed from an earlier `reset()` when a later one named a newer
+    /// registration (D7: each is retried until it succeeds): the generation of its
+    /// credential (of this device, as `pendingReset`'s), or 0. Set only while
+    /// `pendingReset` is, and written by the reference SDK only in that case.
+    public var earlierPendingResetGeneration: UInt32 = 0
     /// Model downloads saved since the models were last deleted.
     public var modelDownloads: UInt16 = 0
-    public var modelsPresent = false
-    public var placeDataPresent = false
+    /// The flags below, one bit each, so that the struct stays 56 bytes.
+    @usableFromInline var flags: UInt8 = 0
+    public var modelsPresent: Bool { get { flag(1) } set { setFlag(1, newValue) } }
+    public var placeDataPresent: Bool { get { flag(2) } set { setFlag(2, newValue) } }
     /// Access is stopped (D3): the SDK is locked, `.failed(.accessRevoked)`.
-    public var locked = false
+    public var locked: Bool { get { flag(4) } set { setFlag(4, newValue) } }
     /// Access stopped and the data was deleted after 30 days (D5); cleared when access returns.
-    public var purged = false
+    public var purged: Bool { get { flag(8) } set { setFlag(8, newValue) } }
     /// Whether the SDK has a background indexing task registered with the OS.
-    public var backgroundScheduled = false
+    public var backgroundScheduled: Bool { get { flag(16) } set { setFlag(16, newValue) } }
     /// Pads the size to the stride, 56 bytes; always 0. A struct with a ragged end is
     /// copied in overlapping 16-byte moves, which defeat store forwarding (see `CopyAlignmentTests`).
     var padding: UInt8 = 0
+
+    @inlinable @inline(__always) func flag(_ b: UInt8) -> Bool { flags & b != 0 }
+    @inlinable @inline(__always) mutating func setFlag(_ b: UInt8, _ on: Bool) { flags = on ? flags | b : flags & ~b }
+
+    /// The earlier delete still owed as a credential (`earlierPendingResetGeneration`), or `.none`.
+    @inlinable public var earlierPendingReset: Credential {
+        earlierPendingResetGeneration == 0 || pendingReset.isNone ? .none
+            : Credential(device: pendingReset.device, generation: earlierPendingResetGeneration)
+    }
 
     /// "No such time" for the optional times above, without an Optional's extra bytes.
     public static let never: SimTime = .max
@@ -73,6 +89,7 @@ public struct LocalData: Sendable, Equatable {
         case .setLastAnsweredCheck(let t): lastAnsweredCheck = t
         case .setLastCheckWallOffset(let ms): lastCheckWallOffsetMs = ms
         case .setPendingReset(let c): pendingReset = c
+        case .setEarlierPendingReset(let g): earlierPendingResetGeneration = g
         case .scheduleBackground: backgroundScheduled = true
         case .cancelBackground: backgroundScheduled = false
         }
@@ -113,5 +130,7 @@ public enum StoreOp: Sendable, Equatable {
     case setLastCheckWallOffset(Int64)
     /// `.none` clears it once the server has deleted the record.
     case setPendingReset(Credential)
+    /// An earlier delete still owed (`LocalData.earlierPendingResetGeneration`); 0 clears it.
+    case setEarlierPendingReset(generation: UInt32)
     case scheduleBackground, cancelBackground
 }

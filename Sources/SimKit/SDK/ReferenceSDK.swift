@@ -58,10 +58,19 @@ public struct ReferenceSDK: SDKCore {
         get { bits & 0x80 != 0 }
         set { bits = bits & 0x7F | (newValue ? 0x80 : 0) }
     }
-    /// Resume indexing once a check in flight unlocks the SDK (D4).
-    var resumeAfterUnlock = false
-    var configured = false
+    /// Bit 0: resume indexing once a check in flight unlocks the SDK (D4,
+    /// `resumeAfterUnlock`); bit 1, `configure` was called (`configured`). One byte for
+    /// both, so that this value stays 48 bytes.
+    var modes: UInt8 = 0
+    var resumeAfterUnlock: Bool { get { modes & 1 != 0 } set { modes = modes & ~1 | (newValue ? 1 : 0) } }
+    var configured: Bool { get { modes & 2 != 0 } set { modes = modes & ~2 | (newValue ? 2 : 0) } }
     @usableFromInline var foreground = false
+    /// The low 8 bits of the id of the earlier owed delete in flight
+    /// (`LocalData.earlierPendingReset`), or 0: its answer clears that slot, the others'
+    /// the pending one (D7). Eight bits tell it apart: both deletes go out together, each
+    /// time, and a reset further back than the window of awaited ids (at most 32) is no
+    /// longer awaited.
+    var earlierResetInFlight: UInt8 = 0
     var state: SDKState = .unconfigured
     /// Back-off exponents of the reset and report retries (bounded by `retryMaxMs`).
     var resetAttempts: UInt8 = 0
@@ -315,7 +324,7 @@ public struct ReferenceSDK: SDKCore {
         // A lock had cancelled the background task; the reset SDK indexes again from scratch.
         if configured, !s.disk.backgroundScheduled { s.store(.scheduleBackground) }
         resetAttempts = 0
-        if !old.isNone { sendReset(&s) }
+        if !s.disk.pendingReset.isNone { sendReset(&s) }
         mutantResetting(old, reportsQueued: reportsBefore, &s)
     }
 
@@ -331,6 +340,13 @@ public struct ReferenceSDK: SDKCore {
     /// what is not done yet.
     mutating func deleteForReset(_ s: inout Step) {
         let old = s.disk.credential.isNone ? s.disk.pendingReset : s.disk.credential
+        // A delete still owed stays owed when this reset names a newer registration (made
+        // since, while the delete failed): it moves to the earlier slot. One slot: a third
+        // owed at once (that needs two deletes failing while registrations succeed) gives
+        // up the middle one, a bound docs/reference-sdk.md states.
+        if !s.disk.pendingReset.isNone, s.disk.pendingReset != old, s.disk.earlierPendingResetGeneration == 0, mutantKeepsOwedDelete(true) {
+            s.store(.setEarlierPendingReset(generation: s.disk.pendingReset.generation))
+        }
         if !old.isNone, s.disk.pendingReset != old { s.store(.setPendingReset(old)) }
         if s.disk.indexedCount > 0 { s.store(.deleteIndex) }
         if s.disk.modelsPresent { s.store(.deleteModels) }
@@ -361,8 +377,10 @@ public struct ReferenceSDK: SDKCore {
         if !s.disk.isLocked, s.disk.lockedSince != LocalData.never, mutantClearsLockedSince(true) { s.store(.setLockedSince(LocalData.never)) }
     }
 
+    /// D7: the deletes owed, each naming its own registration (S8).
     mutating func sendReset(_ s: inout Step) {
         send(.reset, credential: mutantResetCredential(s.disk.pendingReset, s), &s)
+        if s.disk.earlierPendingResetGeneration != 0 { earlierResetInFlight = UInt8(truncatingIfNeeded: send(.reset, credential: s.disk.earlierPendingReset, &s)) }
     }
 
     // MARK: - Indexing runs
@@ -484,6 +502,7 @@ public struct ReferenceSDK: SDKCore {
     /// Every request in flight becomes stale: its answer will be ignored (D9).
     mutating func forgetRequestsInFlight() {
         inFlight = 0
+        earlierResetInFlight = 0
         checkInFlight = 0
         apiCallsInFlight = 0
         reportsUploading = 0; uploadInFlight = 0
@@ -516,7 +535,7 @@ public struct ReferenceSDK: SDKCore {
     mutating func response(id: UInt32, kind: RequestKind, reply: ServerReply, _ s: inout Step) {
         mutantCompletesPendingCheck(id, kind)
         guard take(id) else { mutantStaleAnswer(kind, reply, &s); return }   // D9: stale
-        answer(kind, reply, &s)
+        answer(kind, reply, id: id, &s)
     }
 
     @inline(__always)
@@ -526,7 +545,7 @@ public struct ReferenceSDK: SDKCore {
         case .requestTimeout:
             guard let timeout = RequestTimeout(arg: arg), take(timeout.id) else { return }
             mutantTimedOut(timeout.id)
-            answer(timeout.kind, ServerReply(.timedOut), &s)
+            answer(timeout.kind, ServerReply(.timedOut), id: timeout.id, &s)
         case .resetRetry:
             if !s.disk.pendingReset.isNone { sendReset(&s) }
         case .reportRetry:
@@ -539,7 +558,7 @@ public struct ReferenceSDK: SDKCore {
         mutantStopsAccess(reply.answer.isLockError, reply)
     }
 
-    mutating func answer(_ kind: RequestKind, _ reply: ServerReply, _ s: inout Step) {
+    mutating func answer(_ kind: RequestKind, _ reply: ServerReply, id: UInt32 = 0, _ s: inout Step) {
         let a = reply.answer
         let isCheck = kind == .check || kind == .register
         if kind == .query || kind == .profile { apiCallsInFlight -= min(apiCallsInFlight, 1) }
@@ -569,7 +588,7 @@ public struct ReferenceSDK: SDKCore {
                 uploadFailed(&s)
             }
         }
-        if kind == .reset { resetAnswered(a, &s) }
+        if kind == .reset { resetAnswered(a, earlier: id != 0 && UInt8(truncatingIfNeeded: id) == earlierResetInFlight, &s) }
 
         if mutantIgnoredLockOnDownload(a, kind, &s) { return }
         if stopsAccess(reply) {
@@ -727,9 +746,20 @@ public struct ReferenceSDK: SDKCore {
         s.effects.append(.setTimer(.reportRetry, at: s.now + backoff(reportAttempts, s.config), arg: 0))
     }
 
-    mutating func resetAnswered(_ a: Answer, _ s: inout Step) {
+    /// A delete's answer: the pending one, or the `earlier` one (`earlierResetInFlight`).
+    mutating func resetAnswered(_ a: Answer, earlier: Bool, _ s: inout Step) {
+        if earlier { earlierResetInFlight = 0 }
         if a == .ok || a == .deviceUnknown {
-            if !s.disk.pendingReset.isNone { s.store(.setPendingReset(.none)) }
+            let earlierOwed = s.disk.earlierPendingResetGeneration
+            if earlier {
+                if earlierOwed != 0 { s.store(.setEarlierPendingReset(generation: 0)) }
+            } else if earlierOwed != 0 {
+                // The earlier delete, still owed, takes the pending slot (it names this device).
+                s.store(.setPendingReset(s.disk.earlierPendingReset))
+                s.store(.setEarlierPendingReset(generation: 0))
+            } else if !s.disk.pendingReset.isNone {
+                s.store(.setPendingReset(.none))
+            }
             resetAttempts = 0
         } else if mutantRetriesReset(true) {
             resetAttempts = min(resetAttempts + 1, 30)

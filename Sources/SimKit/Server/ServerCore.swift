@@ -43,6 +43,13 @@ public protocol ServerCore: Sendable {
     /// each request (`served … recordAfter`), so the checkers see what a request did to it.
     func deviceRecord(_ device: DeviceIndex) -> DeviceRecord?
 
+    /// The device's other records the server still holds, oldest first, besides its newest
+    /// (`deviceRecord`): a server that keeps each registration until a reset names it (S8)
+    /// lists the earlier ones here, and the world traces them after every registration and
+    /// reset answered 200, so the checkers see a record a reset left behind (D7). A server
+    /// whose new registration supersedes the old holds none: the default.
+    func forEachEarlierRecord(of device: DeviceIndex, _ body: (DeviceRecord) -> Void)
+
     /// The dashboard rotates `app` to `newKey` (S3): `newKey` becomes current; the old
     /// current key keeps working until `now + graceMs` (`.keep`) or stops now (`.stopNow`).
     /// Refused (`.newKeyAlreadyIssued`, nothing changes) when `newKey` was ever issued.
@@ -88,6 +95,7 @@ public protocol ServerCore: Sendable {
 
 extension ServerCore {
     @inlinable public func prefetch(device: DeviceIndex) {}
+    @inlinable public func forEachEarlierRecord(of device: DeviceIndex, _ body: (DeviceRecord) -> Void) {}
     @inlinable public mutating func restart(now: SimTime) {}
 }
 

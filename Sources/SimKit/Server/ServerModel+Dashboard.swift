@@ -151,8 +151,11 @@ extension ServerModel {
     @discardableResult
     public mutating func forgetDevice(_ device: DeviceIndex, now: SimTime) -> Bool {
         let d = checkedDevice(device)
+        // A device with earlier records has a live newest one (a delete of the newest
+        // moves the newest earlier one up): one test tells whether it holds any.
         guard devices[d].isLive else { return false }
         devices[d].isLive = false
+        if !earlierRecords.isEmpty { earlierRecords.removeAll(of: device) }
         return true
     }
 }

@@ -35,20 +35,23 @@ extension ServerModel {
     @inlinable
     public func prefetch(device: DeviceIndex) { Prefetch.element(of: devices, at: Int(device)) }
 
-    /// The live record of `device`, or nil when the server has none.
+    /// The newest record of `device` the server holds, or nil when it holds none.
     /// - Complexity: O(1).
     @inlinable public func deviceRecord(_ device: DeviceIndex) -> DeviceRecord? {
         let slot = devices[checkedDevice(device)]
         return slot.isLive ? DeviceRecord(owner: slot.owner, generation: slot.generation) : nil
     }
 
-    /// Whether `credential` names a live registration (S2.4).
-    /// - Complexity: O(1).
-    public func knows(_ credential: Credential) -> Bool {
-        guard !credential.isNone, Int(credential.device) < devices.count else { return false }
-        let slot = devices[Int(credential.device)]
-        return slot.isLive && slot.generation == credential.generation
+    /// The records of `device` the server holds besides its newest (`deviceRecord`), oldest
+    /// first: registrations made before it that no reset has named yet (S8).
+    public func forEachEarlierRecord(of device: DeviceIndex, _ body: (DeviceRecord) -> Void) {
+        guard !earlierRecords.isEmpty else { return }
+        earlierRecords.forEach(of: device, body)
     }
+
+    /// Whether `credential` names a registration the server holds (S2.4).
+    /// - Complexity: O(1), but for a credential older than its device's newest.
+    public func knows(_ credential: Credential) -> Bool { owner(of: credential) != nil }
 
     @usableFromInline func checkedApp(_ app: AppID) -> Int {
         precondition(Int(app) < apps.count, "app \(app) out of range (\(apps.count) apps)")

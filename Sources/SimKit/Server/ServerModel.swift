@@ -27,10 +27,14 @@
 ///   builds, while the install's record lives (another app's key is then a mismatch) and no
 ///   other app is pending; a key cause counts from later where another key may have been
 ///   carried. A mismatch is refused only while the key's app is not pending (S2.3 first).
-/// - A `register` replaces the device's record whatever app owned it, if App Attest
-///   passes for the key's app; S2.5 does not apply to `register` (it creates the owner).
+/// - A `register` creates a new record of the device (a new generation) whatever app owned
+///   the earlier one, if App Attest passes for the key's app; S2.5 does not apply to
+///   `register` (it creates the owner). The earlier records stay, each known by its own
+///   credential, until a reset names it (S8): the server cannot tell a phone that
+///   registers anew from another, so a registration supersedes nothing, and a record that
+///   no reset names (a purge's, D5, or one whose reset named another) is left behind.
 /// - Generations count up per device for the whole run, also across resets and forgets,
-///   so a credential from before a reset, forget or re-registration stays unknown.
+///   so a credential from before a reset or forget stays unknown.
 /// - A credential naming a device outside the table is unknown (`device_unknown`): the
 ///   server never trusts what a request claims. The request's `key` and, on `register`,
 ///   its `device` are world identifiers and must be in range (a precondition).
@@ -50,12 +54,17 @@ public struct ServerModel: Sendable {
     @usableFromInline var apps: [AppRecord]
     @usableFromInline var keys: [KeyState]
     @usableFromInline var devices: [DeviceSlot]
+    /// Per device, its records older than its newest one, oldest first (see the choices
+    /// above): few devices have any, so they live apart from `devices`, read only when a
+    /// credential is not the newest.
+    @usableFromInline var earlierRecords = ListsByDevice<DeviceRecord>()
     /// The history behind `stoppedSince` (S2): when each key was issued and stopped, and
     /// when each app was refused (`app_disabled`) by rules S2.2.
     @usableFromInline var history: AccessHistory
 
-    /// A device's record: the last generation issued (never reset) and whether that
-    /// registration is live; and what the server saw of the install for `stoppedSince`
+    /// A device's newest record: its generation and owner and whether it is live (its
+    /// earlier ones are in `earlierRecords`), and the last generation issued (never reset);
+    /// and what the server saw of the install for `stoppedSince`
     /// (S2): its last request judged by S2, that request's build and key, and the latest
     /// moment up to it at which the install could have been served.
     @usableFromInline struct DeviceSlot: Sendable {
@@ -67,6 +76,7 @@ public struct ServerModel: Sendable {
         /// `never` when there was none (refused since the start).
         @usableFromInline var servableAt: SimTime = AccessHistory.never
         @usableFromInline var generation: UInt32 = 0
+        @usableFromInline var lastIssued: UInt32 = 0
         @usableFromInline var owner: AppID = 0
         /// The build and key of the request at `lastJudgedAt`.
         @usableFromInline var seenBuild: UInt16 = 0
@@ -158,20 +168,21 @@ public struct ServerModel: Sendable {
             }
             let d = Int(request.device)
             precondition(d < devices.count, "register from device \(request.device) out of range (deviceCount \(devices.count))")
-            precondition(devices[d].generation < UInt32.max, "device \(d): registration generations exhausted")
-            devices[d].generation += 1
+            precondition(devices[d].lastIssued < UInt32.max, "device \(d): registration generations exhausted")
+            if devices[d].isLive {
+                earlierRecords.append(DeviceRecord(owner: devices[d].owner, generation: devices[d].generation), to: request.device)
+            }
+            devices[d].lastIssued += 1
+            devices[d].generation = devices[d].lastIssued
             devices[d].owner = app
             devices[d].isLive = true
             return ServerReply(.ok, credential: Credential(device: request.device, generation: devices[d].generation),
                                servedAt: now)
         }
 
-        // S2.4: the credential must name the device's live registration.
+        // S2.4: the credential must name a registration the server holds.
         let credential = request.credential
-        let d = Int(credential.device)
-        let known = !credential.isNone && d < devices.count
-            && devices[d].isLive && devices[d].generation == credential.generation
-        guard known else {
+        guard let owner = owner(of: credential) else {
             return ServerReply(.deviceUnknown, servedAt: now)
         }
         // S6: the assertion of the install that registered the credential; a copy fails it.
@@ -179,11 +190,38 @@ public struct ServerModel: Sendable {
             return ServerReply(.attestationFailed, servedAt: now)
         }
         // S2.5: every device belongs to the app that registered it.
-        if mutantRefusesOtherApp(devices[d].owner != app) {
+        if mutantRefusesOtherApp(owner != app) {
             return ServerReply(.appKeyMismatch, servedAt: now)
         }
         // S2.6: served.
         return ServerReply(.ok, servedAt: now)
+    }
+
+    /// The owner app of the record `credential` names, if the server holds it (S2.4).
+    @usableFromInline @inline(__always)
+    func owner(of credential: Credential) -> AppID? {
+        let d = Int(credential.device)
+        guard !credential.isNone, d < devices.count else { return nil }
+        if devices[d].isLive, devices[d].generation == credential.generation { return devices[d].owner }
+        if earlierRecords.isEmpty { return nil }
+        return earlierRecords.first(of: credential.device) { $0.generation == credential.generation }?.owner
+    }
+
+    /// Deletes the record `credential` names (it is held): the newest, whose place the
+    /// newest earlier one takes, or an earlier one.
+    @usableFromInline
+    mutating func deleteRecord(_ credential: Credential) {
+        let d = Int(credential.device)
+        if devices[d].isLive, devices[d].generation == credential.generation {
+            devices[d].isLive = false
+            guard !earlierRecords.isEmpty, let last = earlierRecords.last(of: credential.device) else { return }
+            earlierRecords.removeAll(of: credential.device) { $0 == last }
+            devices[d].owner = last.owner
+            devices[d].generation = last.generation
+            devices[d].isLive = true
+        } else if !earlierRecords.isEmpty {
+            earlierRecords.removeAll(of: credential.device) { $0.generation == credential.generation }
+        }
     }
 
     /// S8: a reset deletes the record its credential names, whatever the key's state; a
@@ -191,15 +229,16 @@ public struct ServerModel: Sendable {
     /// can delete it (S6): a clone's copy of its credential is refused.
     @usableFromInline
     mutating func reset(_ request: Request, now: SimTime) -> ServerReply {
-        let credential = request.credential
+        var credential = request.credential
         let d = Int(credential.device)
         let live = !credential.isNone && d < devices.count && devices[d].isLive
-        let known = live && devices[d].generation == credential.generation
+        let known = owner(of: credential) != nil
         guard mutantResetNamesRecord(known, live: live) else { return ServerReply(.ok, servedAt: now) }
+        credential = mutantResetTarget(credential, live: live)
         if mutantRefusesResetAssertion(!request.assertionMatchesCredential) {
             return ServerReply(.attestationFailed, servedAt: now)
         }
-        if mutantResetDeletesRecord(true) { devices[d].isLive = false }
+        if mutantResetDeletesRecord(true) { deleteRecord(credential) }
         return ServerReply(.ok, servedAt: now)
     }
 
@@ -239,7 +278,8 @@ public struct ServerModel: Sendable {
         // S2.5 refuses another app's key only from an install holding the live record's
         // credential: one that sends none (it was reset or purged) would register instead.
         let credential = request.credential
-        let holdsRecord = slot.isLive && credential.device == request.device && credential.generation == slot.generation
+        let heldOwner = credential.device == request.device ? owner(of: credential) : nil
+        let holdsRecord = heldOwner != nil
         let first = slot.lastJudgedAt == AccessHistory.never
         let from = first ? 0 : slot.lastJudgedAt + 1
         // Another key on the same build is no history an install can have (a clone's): it
@@ -259,14 +299,15 @@ public struct ServerModel: Sendable {
         // arrived: that request may have been sent before the update and been in flight
         // since, up to `maxInFlightMs` (sound: the later date).
         let keyFrom = newBuild && !first ? from.saturatingSubtract(ServerModel.maxInFlightMs) : from
-        consider(latestUnrefused(key: request.key, holdsRecord: holdsRecord, owner: slot.owner, from: keyFrom, now: now))
-        if newBuild, !first { consider(latestUnrefused(key: slot.seenKey, holdsRecord: holdsRecord, owner: slot.owner, from: from, now: now)) }
+        let owner = heldOwner ?? slot.owner
+        consider(latestUnrefused(key: request.key, holdsRecord: holdsRecord, owner: owner, from: keyFrom, now: now))
+        if newBuild, !first { consider(latestUnrefused(key: slot.seenKey, holdsRecord: holdsRecord, owner: owner, from: from, now: now)) }
         // A build never seen may have carried any app's key (its current one works unless
         // the app is refused): served, or answered device_unknown, unless the record the
         // install holds belongs to another app (a mismatch), which only `app_pending` precedes.
         if skipped {
             for a in apps.indices {
-                let foreign = holdsRecord && a != Int(slot.owner)
+                let foreign = holdsRecord && a != Int(owner)
                 consider(foreign ? history.latestPending(app: a, from: from, now: now)
                                  : history.latestUnrefused(app: a, from: from, now: now))
             }

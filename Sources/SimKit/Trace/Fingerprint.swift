@@ -87,10 +87,11 @@ public enum TraceEncoding {
         case .stepEnd: return (19, 0, 0)
         case .unsettled: return (21, 0, 0)
         case .carries(let report): return (22, report, 0)
+        case .holds(let generation): return (23, UInt64(generation), 0)
         }
     }
 
-    @inlinable static func storeWords(_ op: StoreOp) -> (UInt64, UInt64) {
+    @inlinable @inline(__always) static func storeWords(_ op: StoreOp) -> (UInt64, UInt64) {
         switch op {
         case .indexPhotos(let from, let count): return (1, UInt64(from) << 16 | UInt64(count))
         case .deleteIndex: return (2, 0)
@@ -115,6 +116,7 @@ public enum TraceEncoding {
         case .reportQueued(let id): return (21, id)
         case .reportLeft(let id): return (22, id)
         case .setLastCheckWallOffset(let ms): return (23, UInt64(bitPattern: ms))
+        case .setEarlierPendingReset(let g): return (24, UInt64(g))
         }
     }
 

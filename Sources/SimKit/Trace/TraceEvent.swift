@@ -91,6 +91,10 @@ public enum TraceEvent: Sendable, Equatable {
     /// `recordAfter` audits the server's store: the generation of the device's record
     /// after the request (0: none), so checkers can see a reset that did not delete.
     case served(id: UInt32, kind: RequestKind, key: KeyID, credential: Credential, reply: ServerReply, recordAfter: UInt32)
+    /// The server still holds an earlier record of the device (`generation`) besides the
+    /// newest (`recordAfter`): one record each, oldest first, right before the `served`
+    /// record of a registration or a reset answered 200 (`ServerCore.forEachEarlierRecord`).
+    case holds(generation: UInt32)
     /// A lifecycle input starts an SDK step (responses start theirs with `delivered`,
     /// timers with `timerFired`); every step ends with `stepEnd`.
     case input(LifecycleInput)
