@@ -28,6 +28,8 @@ public final class AccessController {
         var resumeOnUnlock = false
         var published: PublicState = .notConfigured
         var deletionFailures: UInt8 = 0
+        /// The deletion of the earlier token awaiting it, in flight (its answer clears that slot).
+        var earlierDeletionID: UInt32?
         var uploadFailures: UInt8 = 0
         /// Run reports a full disk refused: written when it has room (lost with the process).
         var unwrittenReports: UInt32 = 0
@@ -186,6 +188,12 @@ public final class AccessController {
     /// Done again from the disk, it writes only what is not done yet.
     func deleteForReset() {
         if let old = store.token ?? store.tokenAwaitingDeletion, store.tokenAwaitingDeletion != old {
+            // A deletion still owed stays owed when this reset names a newer token (a
+            // registration since, while that deletion failed). One more slot: a third owed
+            // at once gives up the middle one.
+            if let owed = store.tokenAwaitingDeletion, store.earlierTokenAwaitingDeletion == nil {
+                store.write(.setEarlierTokenAwaitingDeletion(owed))
+            }
             store.write(.setTokenAwaitingDeletion(old))
         }
         if store.indexedPhotos > 0 { store.write(.deleteIndex) }
@@ -221,7 +229,7 @@ public final class AccessController {
     /// The answer to request `id` arrived.
     public func received(_ reply: Reply, for id: UInt32) {
         guard storeReadable(), let endpoint = take(id) else { return }   // given up, or from before a reset: stale
-        handle(reply, to: endpoint)
+        handle(reply, to: endpoint, id: id)
     }
 
     public func fired(_ timer: TimerName, tag: UInt32) {
@@ -230,13 +238,13 @@ public final class AccessController {
         case .nextChunk: indexNextChunk()
         case .requestDeadline:
             guard let endpoint = take(tag) else { return }
-            handle(.unreachable, to: endpoint)
+            handle(.unreachable, to: endpoint, id: tag)
         case .retryDeviceDeletion: if store.tokenAwaitingDeletion != nil { sendDeletion() }
         case .retryReportUpload: uploadReports()
         }
     }
 
-    func handle(_ reply: Reply, to endpoint: Endpoint) {
+    func handle(_ reply: Reply, to endpoint: Endpoint, id: UInt32) {
         if endpoint.isKeyCheck { memory.keyCheckID = nil }
         if endpoint.call != nil { memory.callsInFlight = max(0, memory.callsInFlight - 1) }
         // Only the newest verdict counts: a deletion's 200 says nothing about access.
@@ -254,7 +262,7 @@ public final class AccessController {
             store.write(.setLastKeyVerdictWallClock(host.wallClock))
         }
         if endpoint == .runReport { reportUploadAnswered(reply) }
-        if endpoint == .deleteDevice { deletionAnswered(reply) }
+        if endpoint == .deleteDevice { deletionAnswered(reply, earlier: id == memory.earlierDeletionID) }
 
         if stopsAccess(reply) {
             lockOrPurge(reply)
@@ -483,14 +491,26 @@ public final class AccessController {
 
     // MARK: - Deleting the device on the server
 
+    /// Each deletion owed, naming its own token: the current one, and an earlier reset's.
     func sendDeletion() {
         send(.deleteDevice, token: store.tokenAwaitingDeletion)
+        if let earlier = store.earlierTokenAwaitingDeletion { memory.earlierDeletionID = send(.deleteDevice, token: earlier) }
     }
 
-    func deletionAnswered(_ reply: Reply) {
+    /// A deletion's answer: the current one's, or the `earlier` one's.
+    func deletionAnswered(_ reply: Reply, earlier: Bool) {
+        if earlier { memory.earlierDeletionID = nil }
         switch reply {
         case .served, .refused(.deviceUnknown, _, _):
-            if store.tokenAwaitingDeletion != nil { store.write(.setTokenAwaitingDeletion(nil)) }
+            if earlier {
+                if store.earlierTokenAwaitingDeletion != nil { store.write(.setEarlierTokenAwaitingDeletion(nil)) }
+            } else if let owed = store.earlierTokenAwaitingDeletion {
+                // The earlier deletion, still owed, takes the current one's place.
+                store.write(.setTokenAwaitingDeletion(owed))
+                store.write(.setEarlierTokenAwaitingDeletion(nil))
+            } else if store.tokenAwaitingDeletion != nil {
+                store.write(.setTokenAwaitingDeletion(nil))
+            }
             memory.deletionFailures = 0
         default:
             memory.deletionFailures = min(memory.deletionFailures + 1, 30)
@@ -541,6 +561,7 @@ public final class AccessController {
         memory.downloadID = nil
         memory.uploadID = nil; memory.uploadCount = 0
         memory.callsInFlight = 0
+        memory.earlierDeletionID = nil
     }
 
     func backoff(_ failures: UInt8) -> Millis {

@@ -17,6 +17,10 @@ public protocol IndexStore: AnyObject {
     var token: DeviceToken? { get }
     /// A reset whose deletion on the server has not been confirmed yet: the old token.
     var tokenAwaitingDeletion: DeviceToken? { get }
+    /// A deletion still owed from an earlier reset when a later one named a newer token
+    /// (each reset's deletion is retried until confirmed); set only while
+    /// `tokenAwaitingDeletion` is.
+    var earlierTokenAwaitingDeletion: DeviceToken? { get }
     var indexedPhotos: UInt32 { get }
     var hasModels: Bool { get }
     var hasPlaceData: Bool { get }
@@ -40,6 +44,7 @@ public protocol IndexStore: AnyObject {
 public enum StoreChange: Equatable, Sendable {
     case setToken(DeviceToken?)
     case setTokenAwaitingDeletion(DeviceToken?)
+    case setEarlierTokenAwaitingDeletion(DeviceToken?)
     /// Photos `from..<from+count` are indexed.
     case indexed(from: UInt32, count: UInt16)
     case deleteIndex

@@ -225,6 +225,12 @@ public actor Rollup {
     /// Done again from the disk, it writes only what is not done yet.
     func deleteForReset() {
         if let old = store.token ?? store.tokenAwaitingDeletion, store.tokenAwaitingDeletion != old {
+            // D7: a deletion still owed stays owed when this reset names a newer token (a
+            // registration since, while that deletion failed). One more slot: a third owed
+            // at once gives up the middle one.
+            if let owed = store.tokenAwaitingDeletion, store.earlierTokenAwaitingDeletion == nil {
+                store.write(.setEarlierTokenAwaitingDeletion(owed))
+            }
             store.write(.setTokenAwaitingDeletion(old))
         }
         if store.indexedPhotos > 0 { store.write(.deleteIndex) }
@@ -621,34 +627,48 @@ public actor Rollup {
     func startDeletion() {
         deletionRetry?.cancel()
         let token = store.tokenAwaitingDeletion
-        deletionRetry = Task { await self.deleteOnServer(token: token) }
+        let earlier = store.earlierTokenAwaitingDeletion
+        deletionRetry = Task { await self.deleteOnServer(token: token, earlier: earlier) }
     }
 
-    /// Sends the deletion until the server confirms it, backing off between tries.
-    func deleteOnServer(token: DeviceToken?) async {
+    /// Sends the deletions owed until the server confirms each, backing off between tries:
+    /// an earlier reset's first (still owed when a later reset named a newer token), then
+    /// the current one.
+    func deleteOnServer(token: DeviceToken?, earlier: DeviceToken?) async {
+        if let earlier {
+            guard await deleteUntilConfirmed(earlier, current: false) else { return }
+            if store.earlierTokenAwaitingDeletion != nil { store.write(.setEarlierTokenAwaitingDeletion(nil)) }
+        }
+        guard await deleteUntilConfirmed(token, current: true) else { return }
+        if store.tokenAwaitingDeletion != nil { store.write(.setTokenAwaitingDeletion(nil)) }
+        deletionRetry = nil
+    }
+
+    /// Sends the deletion of `token` until the server confirms it: true then; false when
+    /// cancelled (a newer reset, or a purge while it was in flight: the next launch sends
+    /// it again) or out of tries.
+    func deleteUntilConfirmed(_ token: DeviceToken?, current: Bool) async -> Bool {
         for _ in 0..<1_000 {
             let sentEpoch = epoch
             // The bug: each try reads the token again, so a registration since is the one named.
-            let reply = await race(.deleteDevice, token: bugs.contains(.resetRetryReadsCurrentToken) ? (store.token ?? token) : token)
-            // Cancelled by a newer reset, or a purge came while it was in flight (D9): the
-            // next launch sends it again.
-            if Task.isCancelled || epoch != sentEpoch { return }
+            let named = current && bugs.contains(.resetRetryReadsCurrentToken) ? (store.token ?? token) : token
+            let reply = await race(.deleteDevice, token: named)
+            if Task.isCancelled || epoch != sentEpoch { return false }
             if stopsAccess(reply), let at = reply.verdictAt, at >= newestVerdict {
                 newestVerdict = at
                 await lockOrPurge(reply)
-                if Task.isCancelled || epoch != sentEpoch { return }   // a reset came while the lock was written
+                if Task.isCancelled || epoch != sentEpoch { return false }   // a reset came while the lock was written
             }
             switch reply {
             case .served, .refused(.deviceUnknown, _, _):
-                if store.tokenAwaitingDeletion != nil { store.write(.setTokenAwaitingDeletion(nil)) }
                 deletionFailures = 0
-                deletionRetry = nil
-                return
+                return true
             default:
                 deletionFailures = min(deletionFailures + 1, 30)
-                do { try await clock.sleep(for: .milliseconds(backoff(deletionFailures))) } catch { return }
+                do { try await clock.sleep(for: .milliseconds(backoff(deletionFailures))) } catch { return false }
             }
         }
+        return false
     }
 
     func forgetInFlight() {

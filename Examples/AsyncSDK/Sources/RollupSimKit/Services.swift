@@ -31,6 +31,7 @@ struct SimStore: RollupStore {
     var isReadable: Bool { !device.dataLocked }
     var token: DeviceToken? { DeviceToken(disk.credential) }
     var tokenAwaitingDeletion: DeviceToken? { DeviceToken(disk.pendingReset) }
+    var earlierTokenAwaitingDeletion: DeviceToken? { DeviceToken(disk.earlierPendingReset) }
     var indexedPhotos: UInt32 { disk.indexedCount }
     var hasModels: Bool { disk.modelsPresent }
     var hasPlaceData: Bool { disk.placeDataPresent }
@@ -64,6 +65,7 @@ struct SimStore: RollupStore {
             op = .setLastCheckWallOffset(offset)
         case .setToken(let t): op = t.map { .setCredential(Credential($0)) } ?? .deleteCredential
         case .setTokenAwaitingDeletion(let t): op = .setPendingReset(t.map(Credential.init) ?? .none)
+        case .setEarlierTokenAwaitingDeletion(let t): op = .setEarlierPendingReset(generation: t.map { Credential($0).generation } ?? 0)
         case .indexed(let from, let count): op = .indexPhotos(from: from, count: count)
         case .deleteIndex: op = .deleteIndex
         case .saveModels: op = .saveModels
