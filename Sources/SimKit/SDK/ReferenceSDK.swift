@@ -65,12 +65,13 @@ public struct ReferenceSDK: SDKCore {
     var resumeAfterUnlock: Bool { get { modes & 1 != 0 } set { modes = modes & ~1 | (newValue ? 1 : 0) } }
     var configured: Bool { get { modes & 2 != 0 } set { modes = modes & ~2 | (newValue ? 2 : 0) } }
     @usableFromInline var foreground = false
-    /// The low 8 bits of the id of the earlier owed delete in flight
-    /// (`LocalData.earlierPendingReset`), or 0: its answer clears that slot, the others'
-    /// the pending one (D7). Eight bits tell it apart: both deletes go out together, each
-    /// time, and a reset further back than the window of awaited ids (at most 32) is no
-    /// longer awaited.
+    /// The earlier owed delete in flight (`LocalData.earlierPendingReset`), as its id's
+    /// `tag`, or 0: its answer clears that slot, the others' the pending one (D7). A tag
+    /// tells it apart: both deletes go out together, each time, and a reset further back
+    /// than the window of awaited ids (at most 32) is no longer awaited.
     var earlierResetInFlight: UInt8 = 0
+    /// A request id in one byte, never 0: ids less than 255 apart have different tags.
+    static func tag(_ id: UInt32) -> UInt8 { UInt8(id % 255) + 1 }
     var state: SDKState = .unconfigured
     /// Back-off exponents of the reset and report retries (bounded by `retryMaxMs`).
     var resetAttempts: UInt8 = 0
@@ -380,7 +381,7 @@ public struct ReferenceSDK: SDKCore {
     /// D7: the deletes owed, each naming its own registration (S8).
     mutating func sendReset(_ s: inout Step) {
         send(.reset, credential: mutantResetCredential(s.disk.pendingReset, s), &s)
-        if s.disk.earlierPendingResetGeneration != 0 { earlierResetInFlight = UInt8(truncatingIfNeeded: send(.reset, credential: s.disk.earlierPendingReset, &s)) }
+        if s.disk.earlierPendingResetGeneration != 0 { earlierResetInFlight = Self.tag(send(.reset, credential: s.disk.earlierPendingReset, &s)) }
     }
 
     // MARK: - Indexing runs
@@ -588,7 +589,7 @@ public struct ReferenceSDK: SDKCore {
                 uploadFailed(&s)
             }
         }
-        if kind == .reset { resetAnswered(a, earlier: id != 0 && UInt8(truncatingIfNeeded: id) == earlierResetInFlight, &s) }
+        if kind == .reset { resetAnswered(a, earlier: id != 0 && Self.tag(id) == earlierResetInFlight, &s) }
 
         if mutantIgnoredLockOnDownload(a, kind, &s) { return }
         if stopsAccess(reply) {
