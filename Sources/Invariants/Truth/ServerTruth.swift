@@ -133,23 +133,21 @@ struct ServerTruth {
     /// The owner of the record `credential` names, if the server holds it: the device's
     /// newest record, or an earlier one it still holds.
     @inline(__always)
-    func owner(of credential: Credential) -> AppID? {
-        let d = Int(credential.device)
-        guard !credential.isNone, credential.generation != 0, d < records.count else { return nil }
-        if records[d].generation == credential.generation { return records[d].owner }
-        if earlier.isEmpty { return nil }
-        return earlier.first(of: credential.device) { $0.generation == credential.generation }?.owner
-    }
+    func owner(of credential: Credential) -> AppID? { owner(of: credential, listedOnly: false) }
 
     /// The owner of the record `credential` names, if the server surely holds it: the
     /// device's newest, or an earlier one its trace listed (`surelyHolds`). The truth of
     /// access reads this: an earlier record the server did not list may be superseded.
-    func heldOwner(of credential: Credential) -> AppID? {
+    func heldOwner(of credential: Credential) -> AppID? { owner(of: credential, listedOnly: true) }
+
+    /// The one lookup behind `owner(of:)` and `heldOwner(of:)`.
+    @inline(__always)
+    private func owner(of credential: Credential, listedOnly: Bool) -> AppID? {
         let d = Int(credential.device)
         guard !credential.isNone, credential.generation != 0, d < records.count else { return nil }
         if records[d].generation == credential.generation { return records[d].owner }
         if earlier.isEmpty { return nil }
-        return earlier.first(of: credential.device) { $0.generation == credential.generation && $0.listed }?.owner
+        return earlier.first(of: credential.device) { $0.generation == credential.generation && ($0.listed || !listedOnly) }?.owner
     }
 
     /// The server showed by its answer that it holds the earlier record `credential` names.
@@ -179,12 +177,7 @@ struct ServerTruth {
 
     /// Whether the server surely holds the record `credential` names: the device's newest,
     /// or an earlier one its trace listed last (D7: a record a reset owes is gone otherwise).
-    func surelyHolds(_ credential: Credential) -> Bool {
-        let d = Int(credential.device)
-        guard !credential.isNone, credential.generation != 0, d < records.count else { return false }
-        if records[d].generation == credential.generation { return true }
-        return !earlier.isEmpty && earlier.first(of: credential.device) { $0.generation == credential.generation && $0.listed } != nil
-    }
+    func surelyHolds(_ credential: Credential) -> Bool { heldOwner(of: credential) != nil }
 
     /// S2 in order, for a request of `kind` with `key` and `credential` from `device`.
     /// A reset is judged by S8 alone: it deletes a known record whatever the key's state,
